@@ -1,0 +1,2 @@
+#include <stdio.h>
+int main(void) { puts("offwheel skeleton"); return 0; }
