@@ -1,0 +1,187 @@
+/* digest.c - OpenSSL EVP streaming SHA-256 and helpers. */
+#include "digest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+
+#define OW_READ_CHUNK (1u << 20)
+
+struct ow_sha256 {
+	EVP_MD_CTX *ctx;
+};
+
+int ow_sha256_new(ow_sha256 **out)
+{
+	ow_sha256 *h = calloc(1, sizeof *h);
+	if (!h)
+		return ow_err(OW_ENOMEM, "sha256: out of memory");
+	h->ctx = EVP_MD_CTX_new();
+	if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+		ow_sha256_free(h);
+		return ow_err(OW_EINTERNAL, "sha256: OpenSSL could not initialise SHA-256");
+	}
+	*out = h;
+	return 0;
+}
+
+int ow_sha256_update(ow_sha256 *h, const void *data, size_t len)
+{
+	if (len && EVP_DigestUpdate(h->ctx, data, len) != 1)
+		return ow_err(OW_EINTERNAL, "sha256: update failed");
+	return 0;
+}
+
+int ow_sha256_final(ow_sha256 *h, uint8_t out[OW_SHA256_LEN])
+{
+	unsigned int n = 0;
+	if (EVP_DigestFinal_ex(h->ctx, out, &n) != 1 || n != OW_SHA256_LEN)
+		return ow_err(OW_EINTERNAL, "sha256: final failed");
+	return 0;
+}
+
+int ow_sha256_reset(ow_sha256 *h)
+{
+	if (EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1)
+		return ow_err(OW_EINTERNAL, "sha256: reset failed");
+	return 0;
+}
+
+int ow_sha256_copy(ow_sha256 *dst, const ow_sha256 *src)
+{
+	if (EVP_MD_CTX_copy_ex(dst->ctx, src->ctx) != 1)
+		return ow_err(OW_EINTERNAL, "sha256: copy failed");
+	return 0;
+}
+
+void ow_sha256_free(ow_sha256 *h)
+{
+	if (!h)
+		return;
+	EVP_MD_CTX_free(h->ctx);
+	free(h);
+}
+
+int ow_sha256_buf(const void *data, size_t len, uint8_t out[OW_SHA256_LEN])
+{
+	unsigned int n = 0;
+	if (EVP_Digest(data, len, out, &n, EVP_sha256(), NULL) != 1)
+		return ow_err(OW_EINTERNAL, "sha256: digest failed");
+	return 0;
+}
+
+int ow_sha256_fd(int fd, uint8_t out[OW_SHA256_LEN], uint64_t *size)
+{
+	ow_sha256 *h;
+	int rc = ow_sha256_new(&h);
+	if (rc)
+		return rc;
+	uint8_t *buf = malloc(OW_READ_CHUNK);
+	if (!buf) {
+		ow_sha256_free(h);
+		return ow_err(OW_ENOMEM, "sha256: out of memory");
+	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	uint64_t total = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf, OW_READ_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = ow_err(OW_EIO, "read failed: %s", strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			rc = ow_sha256_final(h, out);
+			break;
+		}
+		total += (uint64_t)n;
+		if ((rc = ow_sha256_update(h, buf, (size_t)n)))
+			break;
+	}
+	free(buf);
+	ow_sha256_free(h);
+	if (!rc && size)
+		*size = total;
+	return rc;
+}
+
+void ow_hex(const uint8_t *d, size_t len, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < len; i++) {
+		hex[2 * i] = digits[d[i] >> 4];
+		hex[2 * i + 1] = digits[d[i] & 15];
+	}
+	hex[2 * len] = '\0';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int ow_sha256_from_hex(const char *hex, uint8_t out[OW_SHA256_LEN])
+{
+	if (!hex || strlen(hex) != 2 * OW_SHA256_LEN)
+		return ow_err(OW_EPARSE, "sha256 '%.80s': not 64 hex digits", hex ? hex : "(null)");
+	for (size_t i = 0; i < OW_SHA256_LEN; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return ow_err(OW_EPARSE, "sha256 '%.80s': not 64 hex digits", hex);
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+int ow_is_sha256_hex(const char *s)
+{
+	if (!s || strlen(s) != 64)
+		return 0;
+	for (size_t i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+int ow_digest_eq(const void *a, const void *b, size_t len)
+{
+	return CRYPTO_memcmp(a, b, len) == 0;
+}
+
+int ow_b64url_nopad(const uint8_t *d, size_t len, char *out, size_t outsz)
+{
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	size_t need = (len * 4 + 2) / 3 + 1, o = 0;
+	if (outsz < need)
+		return ow_err(OW_ERANGE, "base64: output buffer too small");
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)d[i] << 16;
+		size_t rem = len - i;
+		if (rem > 1)
+			v |= (uint32_t)d[i + 1] << 8;
+		if (rem > 2)
+			v |= d[i + 2];
+		out[o++] = tab[(v >> 18) & 63];
+		out[o++] = tab[(v >> 12) & 63];
+		if (rem > 1)
+			out[o++] = tab[(v >> 6) & 63];
+		if (rem > 2)
+			out[o++] = tab[v & 63];
+	}
+	out[o] = '\0';
+	return 0;
+}

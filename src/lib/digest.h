@@ -1,0 +1,41 @@
+/* digest.h - hashing and signatures (the only module that includes OpenSSL).
+ * Streaming SHA-256 with hex / urlsafe-base64 output, constant-time compare,
+ * and Ed25519 keys, signing and verification. */
+#ifndef OW_DIGEST_H
+#define OW_DIGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OW_SHA256_LEN 32
+#define OW_SHA256_HEX 65 /* 64 hex digits + NUL */
+
+typedef struct ow_sha256 ow_sha256;
+
+int ow_sha256_new(ow_sha256 **out);
+int ow_sha256_update(ow_sha256 *h, const void *data, size_t len);
+/* Finish; `h` may be reused after ow_sha256_reset. */
+int ow_sha256_final(ow_sha256 *h, uint8_t out[OW_SHA256_LEN]);
+int ow_sha256_reset(ow_sha256 *h);
+/* Copy the running state of `src` into `dst` (both allocated). */
+int ow_sha256_copy(ow_sha256 *dst, const ow_sha256 *src);
+void ow_sha256_free(ow_sha256 *h);
+
+/* One-shot over a buffer. */
+int ow_sha256_buf(const void *data, size_t len, uint8_t out[OW_SHA256_LEN]);
+/* Hash a whole open file descriptor from its current offset to EOF with
+ * large sequential reads; *size gets the byte count (may be NULL). */
+int ow_sha256_fd(int fd, uint8_t out[OW_SHA256_LEN], uint64_t *size);
+
+/* Lowercase hex of a digest into `hex` (65 bytes). */
+void ow_hex(const uint8_t *d, size_t len, char *hex);
+/* Parse exactly 64 hex digits (either case) into 32 bytes; OW_EPARSE else. */
+int ow_sha256_from_hex(const char *hex, uint8_t out[OW_SHA256_LEN]);
+/* True when `s` is exactly 64 lowercase hex digits. */
+int ow_is_sha256_hex(const char *s);
+/* Constant-time equality of two byte strings of equal length. */
+int ow_digest_eq(const void *a, const void *b, size_t len);
+/* RECORD-style "sha256=<urlsafe b64, no padding>" digest text. */
+int ow_b64url_nopad(const uint8_t *d, size_t len, char *out, size_t outsz);
+
+#endif
