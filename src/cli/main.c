@@ -1,2 +1,94 @@
+/* main.c - the command table and global options. */
 #include <stdio.h>
-int main(void) { puts("offwheel skeleton"); return 0; }
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Only commands that work are listed (the rest of DESIGN.md §2 lands with
+ * their issues). */
+static const struct cli_command commands[] = {
+	{"verify", cmd_verify, "re-hash every object in the store"},
+	{"ls", cmd_ls, "list objects"},
+	{"fsck", cmd_fsck, "check every invariant of the workspace"},
+	{"gc", cmd_gc, "remove garbage: objects without a row, leftover temp files"},
+	{NULL, NULL, NULL},
+};
+
+static void main_usage(FILE *f)
+{
+	fprintf(f, "offwheel %s — offline wheel fetcher and verifier for PyTorch\n\n"
+	           "usage: offwheel [--home DIR] [--json] [-q|-v] [--jobs N] COMMAND [ARGS]\n\n"
+	           "commands:\n",
+	        OW_VERSION);
+	for (const struct cli_command *c = commands; c->name; c++)
+		fprintf(f, "  %-8s %s\n", c->name, c->summary);
+	fprintf(f, "\n'offwheel COMMAND --help' shows a command's options.\n"
+	           "Exit codes: 0 done, 1 error, 2 usage, 3 verification failed, 4 incomplete, "
+	           "5 no GPU/driver.\n");
+}
+
+static long default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 64 ? 64 : n;
+}
+
+/* Global options before the command: the same as after it, so move them
+ * behind the command name and let the command parse them all. */
+static int find_command(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (a[0] != '-')
+			return i;
+		if (!strcmp(a, "--home") || !strcmp(a, "--jobs") || !strcmp(a, "--progress") ||
+		    !strcmp(a, "--lock-timeout"))
+			i++;
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = {.jobs = (int)default_jobs(), .lock_timeout = 600};
+	int ci = find_command(argc, argv);
+	for (int i = 1; i < (ci < 0 ? argc : ci); i++) {
+		if (!strcmp(argv[i], "--version")) {
+			printf("offwheel %s\n", OW_VERSION);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			main_usage(stdout);
+			return 0;
+		}
+	}
+	if (ci < 0) {
+		main_usage(stderr);
+		return 2;
+	}
+	const struct cli_command *cmd = commands;
+	while (cmd->name && strcmp(cmd->name, argv[ci]))
+		cmd++;
+	if (!cmd->name) {
+		fprintf(stderr, "offwheel: '%s' is not a command; see 'offwheel --help'\n", argv[ci]);
+		return 2;
+	}
+	/* argv for the command: name, then the globals given before it, then the rest */
+	char **av = calloc((size_t)argc + 1, sizeof *av);
+	if (!av)
+		return 1;
+	int n = 0;
+	av[n++] = argv[ci];
+	for (int i = 1; i < ci; i++)
+		av[n++] = argv[i];
+	for (int i = ci + 1; i < argc; i++)
+		av[n++] = argv[i];
+	c.cmd = cmd->name;
+	cli_events_init(&c);
+	int rc = cmd->run(&c, n, av);
+	cli_events_finish();
+	free(av);
+	return rc;
+}

@@ -1,0 +1,283 @@
+/* cli.c - option parsing, rendering of events, errors and JSON. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "event.h"
+
+enum { OPT_HOME = 1000, OPT_JSON, OPT_JOBS, OPT_PROGRESS, OPT_LOCK_TIMEOUT, OPT_HELP };
+
+static const struct cli_opt global_opts[] = {
+	{"home", OPT_HOME, required_argument, "DIR", "workspace (default $OFFWHEEL_HOME, else ~/.cache/offwheel)"},
+	{"json", OPT_JSON, no_argument, NULL, "print exactly one JSON document on stdout"},
+	{"quiet", 'q', no_argument, NULL, "only errors"},
+	{"verbose", 'v', no_argument, NULL, "more detail (twice for debug)"},
+	{"jobs", OPT_JOBS, required_argument, "N", "parallel transfers / hashing threads"},
+	{"progress", OPT_PROGRESS, required_argument, "WHEN", "auto|always|never (progress on stderr)"},
+	{"lock-timeout", OPT_LOCK_TIMEOUT, required_argument, "S", "seconds to wait for the workspace lock (600)"},
+	{"help", OPT_HELP, no_argument, NULL, "show this help"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static size_t count_opts(const struct cli_opt *o)
+{
+	size_t n = 0;
+	while (o && o[n].name)
+		n++;
+	return n;
+}
+
+static void print_opts(FILE *f, const struct cli_opt *o)
+{
+	for (; o && o->name; o++) {
+		char left[64];
+		char shortp[8] = "    ";
+		if (o->key > 0 && o->key < 128)
+			snprintf(shortp, sizeof shortp, "-%c, ", o->key);
+		snprintf(left, sizeof left, "%s--%s%s%s", shortp, o->name, o->arg ? " " : "",
+		         o->arg ? o->arg : "");
+		fprintf(f, "  %-28s %s\n", left, o->help);
+	}
+}
+
+void cli_usage(FILE *f, const struct cli *c, const struct cli_opt *opts, const char *usage,
+               const char *description)
+{
+	fprintf(f, "usage: offwheel %s\n\n%s\n", usage, description);
+	if (count_opts(opts)) {
+		fprintf(f, "\noptions:\n");
+		print_opts(f, opts);
+	}
+	fprintf(f, "\nglobal options:\n");
+	print_opts(f, global_opts);
+	(void)c;
+}
+
+static int global_opt(struct cli *c, int key, const char *arg)
+{
+	switch (key) {
+	case OPT_HOME:
+		c->home_opt = arg;
+		return 0;
+	case OPT_JSON:
+		c->json = 1;
+		return 0;
+	case 'q':
+		c->verbosity = -1;
+		return 0;
+	case 'v':
+		c->verbosity = c->verbosity < 0 ? 1 : c->verbosity + 1;
+		return 0;
+	case OPT_JOBS:
+		return cli_int_arg(c, "--jobs", arg, 1, 256, &c->jobs);
+	case OPT_LOCK_TIMEOUT:
+		return cli_int_arg(c, "--lock-timeout", arg, 0, 86400, &c->lock_timeout);
+	case OPT_PROGRESS:
+		if (!strcmp(arg, "auto"))
+			c->progress = CLI_PROGRESS_AUTO;
+		else if (!strcmp(arg, "always"))
+			c->progress = CLI_PROGRESS_ALWAYS;
+		else if (!strcmp(arg, "never"))
+			c->progress = CLI_PROGRESS_NEVER;
+		else
+			return cli_usage_error(c, "--progress: '%s' is not auto, always or never", arg);
+		return 0;
+	}
+	return -1;
+}
+
+static int build_longopts(const struct cli_opt *opts, struct option *lo, char *shorts, size_t n)
+{
+	size_t k = 0, s = 0;
+	shorts[s++] = '+';
+	shorts[s++] = ':';
+	const struct cli_opt *tables[2] = {global_opts, opts};
+	for (int t = 0; t < 2; t++)
+		for (const struct cli_opt *o = tables[t]; o && o->name && k + 1 < n; o++) {
+			lo[k++] = (struct option){o->name, o->has_arg, NULL, o->key};
+			if (o->key > 0 && o->key < 128 && s + 3 < 64) {
+				shorts[s++] = (char)o->key;
+				if (o->has_arg)
+					shorts[s++] = ':';
+			}
+		}
+	lo[k] = (struct option){NULL, 0, NULL, 0};
+	shorts[s] = '\0';
+	return 0;
+}
+
+int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
+              const char *usage, const char *description,
+              int (*on_opt)(struct cli *c, int key, const char *arg, void *ud), void *ud)
+{
+	struct option lo[96];
+	char shorts[64];
+	build_longopts(opts, lo, shorts, sizeof lo / sizeof lo[0]);
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		int key = getopt_long(argc, argv, shorts + 1, lo, NULL);
+		if (key == -1)
+			break;
+		if (key == '?' || key == ':')
+			return -cli_usage_error(c, "%s: %s '%s' (see 'offwheel %s --help')", c->cmd,
+			                        key == ':' ? "missing value for" : "unknown option",
+			                        argv[optind - 1], c->cmd);
+		if (key == OPT_HELP) {
+			cli_usage(stdout, c, opts, usage, description);
+			return CLI_HELP_SHOWN;
+		}
+		int rc = global_opt(c, key, optarg);
+		if (rc == -1)
+			rc = on_opt ? on_opt(c, key, optarg, ud) : 2;
+		if (rc)
+			return -rc;
+	}
+	return optind;
+}
+
+int cli_int_arg(struct cli *c, const char *opt, const char *arg, int lo, int hi, int *out)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+	if (*arg == '\0' || *end || v < lo || v > hi)
+		return cli_usage_error(c, "%s: '%s' is not a number from %d to %d", opt, arg, lo, hi);
+	*out = (int)v;
+	return 0;
+}
+
+int cli_open_store(struct cli *c, enum ow_store_mode mode, ow_store **out)
+{
+	int rc = 0;
+	if (c->home_opt)
+		snprintf(c->home, sizeof c->home, "%s", c->home_opt);
+	else
+		rc = ow_store_default_home(c->home, sizeof c->home);
+	if (!rc)
+		rc = ow_store_open(c->home, mode, c->lock_timeout, c->cmd, out);
+	return rc ? cli_fail(c, rc) : 0;
+}
+
+int cli_fail(struct cli *c, int rc)
+{
+	const char *d = ow_err_detail();
+	fprintf(stderr, "offwheel %s: %s\n", c->cmd ? c->cmd : "", *d ? d : ow_err_text(rc));
+	return ow_err_exit_code(rc);
+}
+
+int cli_usage_error(struct cli *c, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "offwheel: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	(void)c;
+	return 2;
+}
+
+void cli_say(const struct cli *c, const char *fmt, ...)
+{
+	va_list ap;
+	if (c->json || c->verbosity < 0)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+void cli_json_out(json_t *doc)
+{
+	char *s = json_dumps(doc, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	if (s) {
+		puts(s);
+		free(s);
+	}
+	json_decref(doc);
+}
+
+const char *cli_bytes(unsigned long long n, char *buf, size_t len)
+{
+	static const char *const units[] = {"B", "kB", "MB", "GB", "TB"};
+	double v = (double)n;
+	int u = 0;
+	while (v >= 1000 && u < 4) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", v, units[u]);
+	return buf;
+}
+
+/* --- events ----------------------------------------------------------------- */
+
+struct ev_state {
+	const struct cli *c;
+	int bars;
+	int bar_shown;
+	unsigned long long items, bytes;
+	struct timespec last;
+};
+static struct ev_state evs;
+
+static void clear_bar(void)
+{
+	if (evs.bar_shown)
+		fputs("\r\033[K", stderr);
+	evs.bar_shown = 0;
+}
+
+static void on_event(const struct ow_event *ev, void *ud)
+{
+	(void)ud;
+	if (ev->kind == OW_EV_LOG) {
+		int show = (int)ev->level <= (evs.c->verbosity < 0 ? 0 : evs.c->verbosity + 1);
+		if (!show)
+			return;
+		clear_bar();
+		fprintf(stderr, "%s%s\n",
+		        ev->level == OW_LOG_ERROR ? "error: " : ev->level == OW_LOG_WARN ? "warning: " : "",
+		        ev->msg);
+		return;
+	}
+	if (ev->kind == OW_EV_DONE) {
+		evs.items++;
+		evs.bytes += ev->done;
+	}
+	if (!evs.bars)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long ms = (now.tv_sec - evs.last.tv_sec) * 1000 + (now.tv_nsec - evs.last.tv_nsec) / 1000000;
+	if (ms < 100)
+		return;
+	evs.last = now;
+	char b[32];
+	if (ev->kind == OW_EV_PROGRESS && ev->total)
+		fprintf(stderr, "\r\033[K%.40s %3d%% (%s)", ev->what ? ev->what : "",
+		        (int)(100.0 * (double)ev->done / (double)ev->total),
+		        cli_bytes(ev->total, b, sizeof b));
+	else
+		fprintf(stderr, "\r\033[K%llu done, %s", evs.items, cli_bytes(evs.bytes, b, sizeof b));
+	evs.bar_shown = 1;
+}
+
+void cli_events_init(struct cli *c)
+{
+	memset(&evs, 0, sizeof evs);
+	evs.c = c;
+	evs.bars = c->verbosity >= 0 && (c->progress == CLI_PROGRESS_ALWAYS ||
+	                                 (c->progress == CLI_PROGRESS_AUTO && isatty(2)));
+	ow_event_set_handler(on_event, NULL);
+}
+
+void cli_events_finish(void)
+{
+	clear_bar();
+	ow_event_set_handler(NULL, NULL);
+}

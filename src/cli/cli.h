@@ -1,0 +1,78 @@
+/* cli.h - what the command files share: global options, option parsing,
+ * rendering of events, errors and JSON.  The CLI parses, calls the library
+ * and renders; it holds no logic a test would want to reach. */
+#ifndef OW_CLI_H
+#define OW_CLI_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "store.h"
+
+enum cli_progress { CLI_PROGRESS_AUTO, CLI_PROGRESS_ALWAYS, CLI_PROGRESS_NEVER };
+
+struct cli {
+	const char *home_opt; /* --home, NULL when not given */
+	char home[4096];      /* resolved workspace */
+	int json;
+	int verbosity; /* -q: -1, default 0, -v: 1, -vv: 2 */
+	int jobs;
+	int lock_timeout;
+	enum cli_progress progress;
+	const char *cmd;
+};
+
+struct cli_opt {
+	const char *name; /* long name */
+	int key;          /* short letter or a value >= 256 */
+	int has_arg;      /* no_argument / required_argument */
+	const char *arg;  /* argument name for the usage, e.g. "N" */
+	const char *help;
+};
+
+struct cli_command {
+	const char *name;
+	int (*run)(struct cli *c, int argc, char **argv);
+	const char *summary;
+};
+
+/* Parse argv of a command: the command's own options and the global ones,
+ * in any order.  on_opt is called for the command's options; it returns 0
+ * or an exit code.  Returns the index of the first operand, or -(exit
+ * code) for --help (0 → -1000 meaning "help printed") and usage errors. */
+#define CLI_HELP_SHOWN (-1000)
+int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
+              const char *usage, const char *description,
+              int (*on_opt)(struct cli *c, int key, const char *arg, void *ud), void *ud);
+/* Print the usage of a command (its synopsis, options and the global ones). */
+void cli_usage(FILE *f, const struct cli *c, const struct cli_opt *opts, const char *usage,
+               const char *description);
+
+/* Open the workspace (resolving --home); on failure prints the error and
+ * returns nonzero (the exit code). */
+int cli_open_store(struct cli *c, enum ow_store_mode mode, ow_store **out);
+/* Print "offwheel: <detail>" for a library error and return its exit code. */
+int cli_fail(struct cli *c, int rc);
+/* Print a usage error, return 2. */
+int cli_usage_error(struct cli *c, const char *fmt, ...) OW_PRINTF(2, 3);
+/* Human output (suppressed with --json and -q). */
+void cli_say(const struct cli *c, const char *fmt, ...) OW_PRINTF(2, 3);
+/* Emit the one JSON document of the command on stdout (steals the ref). */
+void cli_json_out(json_t *doc);
+/* Install the event handler (logs and progress to stderr). */
+void cli_events_init(struct cli *c);
+void cli_events_finish(void);
+/* "1.23 GB" style. */
+const char *cli_bytes(unsigned long long n, char *buf, size_t len);
+/* Parse a positive int option value; 0 or an exit code. */
+int cli_int_arg(struct cli *c, const char *opt, const char *arg, int lo, int hi, int *out);
+
+/* Every command, one line each (main.c holds the table). */
+int cmd_verify(struct cli *c, int argc, char **argv);
+int cmd_fsck(struct cli *c, int argc, char **argv);
+int cmd_ls(struct cli *c, int argc, char **argv);
+int cmd_gc(struct cli *c, int argc, char **argv);
+
+#endif

@@ -1,0 +1,69 @@
+/* cmd_fsck.c - offwheel fsck: every invariant of the workspace. */
+#include <stdlib.h>
+
+#include "cli.h"
+#include "fsck.h"
+
+static const char usage[] = "fsck [OPTIONS]";
+static const char description[] =
+	"Check every invariant of the workspace: the index database's integrity, that\n"
+	"every row's object exists and hashes to its name, and what lies around as\n"
+	"garbage (objects without a row, stray files, temp files) or as partial\n"
+	"downloads.  Garbage is not an error ('offwheel gc' removes it); a missing or\n"
+	"damaged object or a database problem is (exit 3).";
+
+static json_t *issues_json(const struct ow_fsck_report *r)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < r->nissues; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "kind",
+		                                   ow_fsck_kind_name(r->issues[i].kind), "what",
+		                                   r->issues[i].what, "detail", r->issues[i].detail));
+	return a;
+}
+
+static void render_text(struct cli *c, const struct ow_fsck_report *r)
+{
+	for (size_t i = 0; i < r->nissues; i++) {
+		const struct ow_fsck_issue *is = &r->issues[i];
+		int err = is->kind <= OW_FSCK_DB;
+		if (err || c->verbosity > 0)
+			fprintf(err ? stderr : stdout, "%s %s: %s\n", ow_fsck_kind_name(is->kind), is->what,
+			        is->detail);
+	}
+	char b[32];
+	cli_say(c, "checked %zu objects (%s): %zu error(s), %zu garbage file(s), %zu partial(s)%s\n",
+	        r->rows, cli_bytes(r->bytes, b, sizeof b), r->errors, r->garbage, r->partials,
+	        r->errors ? "" : " — clean");
+	if (r->garbage && !c->json)
+		cli_say(c, "run 'offwheel gc' to remove the garbage (-v lists it)\n");
+}
+
+int cmd_fsck(struct cli *c, int argc, char **argv)
+{
+	int first = cli_parse(c, argc, argv, NULL, usage, description, NULL, NULL);
+	if (first < 0)
+		return first == CLI_HELP_SHOWN ? 0 : -first;
+	if (first < argc)
+		return cli_usage_error(c, "fsck: unexpected argument '%s'", argv[first]);
+	ow_store *s;
+	int rc = cli_open_store(c, OW_STORE_READ, &s);
+	if (rc)
+		return rc;
+	struct ow_fsck_report r;
+	rc = ow_fsck(s, c->jobs, &r);
+	ow_store_close(s);
+	if (rc)
+		return cli_fail(c, rc);
+	if (c->json)
+		cli_json_out(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:b}", "command", "fsck",
+		                       "objects", (json_int_t)r.rows, "bytes", (json_int_t)r.bytes,
+		                       "errors", (json_int_t)r.errors, "garbage",
+		                       (json_int_t)r.garbage, "partials", (json_int_t)r.partials,
+		                       "issues", issues_json(&r), "clean", r.errors == 0));
+	else
+		render_text(c, &r);
+	int exitc = r.errors ? 3 : 0;
+	ow_fsck_report_free(&r);
+	return exitc;
+}

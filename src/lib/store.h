@@ -1,0 +1,104 @@
+/* store.h - the content-addressed object store.
+ *
+ *   HOME/objects/sha256/ab/<64 hex>   immutable verified bytes
+ *   HOME/tmp/                          temp and partial files (same fs)
+ *   HOME/index.db                      the index; table `objects` lists objects
+ *   HOME/lock                          one writer process at a time
+ *
+ * Write order: the object is published (fsynced, renamed, dir fsynced)
+ * before its row is inserted; a row never points to a missing object, and
+ * an object without a row is garbage that fsck reports and gc removes. */
+#ifndef OW_STORE_H
+#define OW_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "digest.h"
+
+enum ow_store_mode {
+	OW_STORE_READ = 0, /* no lock: listing, verify (reads are safe alongside a writer) */
+	OW_STORE_WRITE = 1 /* takes HOME/lock, waiting up to lock_timeout seconds */
+};
+
+/* Temp file prefixes in HOME/tmp: store writers (never resumable) and
+ * partial downloads (resumable; kept by gc unless asked). */
+#define OW_TMP_OBJECT_PREFIX "obj-"
+#define OW_TMP_PARTIAL_PREFIX "part-"
+
+typedef struct ow_store ow_store;
+typedef struct ow_obj_writer ow_obj_writer;
+
+/* --home, else $OFFWHEEL_HOME, else $XDG_CACHE_HOME/offwheel, else
+ * ~/.cache/offwheel. */
+int ow_store_default_home(char *buf, size_t n);
+
+int ow_store_open(const char *home, enum ow_store_mode mode, int lock_timeout, const char *what,
+                  ow_store **out);
+void ow_store_close(ow_store *s);
+ow_db *ow_store_db(ow_store *s);
+const char *ow_store_home(const ow_store *s);
+const char *ow_store_tmpdir(const ow_store *s);
+int ow_store_object_path(const ow_store *s, const char *hex, char *buf, size_t n);
+
+/* Streaming publish: bytes are hashed as they are written to HOME/tmp.
+ * `cap` (0 = none) limits the size while writing.  commit checks the hash
+ * against `expect_hex` (NULL = accept whatever it is), publishes the object
+ * and inserts its row; on any failure nothing is published.  Both commit
+ * and abort free the writer. */
+int ow_obj_begin(ow_store *s, uint64_t cap, ow_obj_writer **out);
+int ow_obj_write(ow_obj_writer *w, const void *data, size_t len);
+int ow_obj_commit(ow_obj_writer *w, const char *expect_hex, const char *kind,
+                  char hex_out[OW_SHA256_HEX]);
+void ow_obj_abort(ow_obj_writer *w);
+
+/* Publish a buffer / the whole of an open fd, same rules. */
+int ow_store_put_buf(ow_store *s, const void *data, size_t len, const char *expect_hex,
+                     const char *kind, char hex_out[OW_SHA256_HEX]);
+int ow_store_put_fd(ow_store *s, int fd, const char *expect_hex, const char *kind,
+                    char hex_out[OW_SHA256_HEX]);
+/* Publish a temp file in HOME/tmp whose hash the caller already computed
+ * while writing it (a finished download).  fsyncs, renames, inserts the row. */
+int ow_store_adopt(ow_store *s, int fd, const char *tmp_path, const char *hex, uint64_t size,
+                   const char *kind);
+
+/* Is there a row for this object? (1 yes, 0 no, < 0 error); size/kind optional. */
+int ow_store_has(ow_store *s, const char *hex, uint64_t *size, char *kind, size_t kind_n);
+/* Read a whole object into memory (at most `max` bytes) and verify its
+ * hash before returning it; OW_EHASH when the bytes on disk are wrong. */
+int ow_store_load(ow_store *s, const char *hex, size_t max, char **buf, size_t *len);
+/* Open an object for reading (the caller streams it; use ow_store_verify to
+ * check the bytes). */
+int ow_store_open_object(ow_store *s, const char *hex, int *fd_out);
+/* Re-hash one object: 0 ok, OW_EHASH wrong bytes, OW_ENOENT missing. */
+int ow_store_verify(const ow_store *s, const char *hex, uint64_t expect_size);
+/* Drop the row, then the file (a row never points to a missing file). */
+int ow_store_remove(ow_store *s, const char *hex);
+
+struct ow_obj_row {
+	char sha256[OW_SHA256_HEX];
+	uint64_t size;
+	char kind[32];
+	int64_t created_at;
+};
+/* Every object row; `kind` NULL for all.  *rows is malloc'd. */
+int ow_store_list(ow_store *s, const char *kind, struct ow_obj_row **rows, size_t *n);
+
+struct ow_verify_result {
+	int rc;        /* 0 ok, OW_EHASH, OW_ENOENT, OW_EIO ... */
+	uint64_t size; /* bytes hashed */
+	char detail[320];
+};
+/* Re-hash `n` objects with `jobs` threads, each file read once; results[i]
+ * for rows[i].  Returns the number of objects that failed. */
+size_t ow_store_verify_many(const ow_store *s, const struct ow_obj_row *rows, size_t n, int jobs,
+                            struct ow_verify_result *results);
+
+/* Walk the object files on disk: cb(ud, hex_or_NULL, path) for each file
+ * under objects/ (hex NULL when the name is not a well-formed object name
+ * in the right fan-out directory). */
+typedef int (*ow_disk_fn)(void *ud, const char *hex, const char *path);
+int ow_store_scan_disk(const ow_store *s, ow_disk_fn cb, void *ud);
+
+#endif
