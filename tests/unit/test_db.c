@@ -1,0 +1,138 @@
+#include "testutil.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db.h"
+#include "error.h"
+
+static char *db_path(const char *dir)
+{
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s/index.db", dir);
+	return strdup(buf);
+}
+
+static void raw_exec(const char *path, const char *sql)
+{
+	sqlite3 *h;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+}
+
+static void test_fresh_db_is_migrated(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp(), *path = db_path(dir);
+	ow_db *db;
+	assert_int_equal(ow_db_open(path, &db), 0);
+	assert_true(ow_db_schema_known() >= 1);
+	assert_int_equal(ow_db_schema_version(db), ow_db_schema_known());
+	ow_stmt *st = ow_db_stmt(db, OW_SQL_OBJ_INSERT);
+	assert_non_null(st);
+	ow_stmt_text(st, 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	ow_stmt_int(st, 2, 0);
+	ow_stmt_text(st, 3, "blob");
+	ow_stmt_int(st, 4, 1);
+	assert_int_equal(ow_stmt_run(st), 0);
+	char *problems = (char *)1;
+	assert_int_equal(ow_db_check(db, &problems), 0);
+	assert_null(problems);
+	ow_db_close(db);
+	/* reopening applies nothing and keeps the row */
+	assert_int_equal(ow_db_open(path, &db), 0);
+	st = ow_db_stmt(db, OW_SQL_OBJ_COUNT);
+	assert_int_equal(ow_stmt_step(st), 1);
+	assert_int_equal(ow_col_int(st, 0), 1);
+	ow_db_close(db);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+
+static void test_newer_schema_is_refused_untouched(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp(), *path = db_path(dir);
+	ow_db *db;
+	assert_int_equal(ow_db_open(path, &db), 0);
+	ow_db_close(db);
+	char sql[64];
+	snprintf(sql, sizeof sql, "PRAGMA user_version=%d", ow_db_schema_known() + 1);
+	raw_exec(path, sql);
+	assert_int_equal(ow_db_open(path, &db), OW_ESCHEMA);
+	assert_non_null(strstr(ow_err_detail(), "newer offwheel"));
+	assert_non_null(strstr(ow_err_detail(), "nothing was changed"));
+	/* still at the newer version: nothing was changed */
+	sqlite3 *h;
+	sqlite3_stmt *s;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &s, NULL);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(s, 0), ow_db_schema_known() + 1);
+	sqlite3_finalize(s);
+	sqlite3_close(h);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+
+static void test_foreign_database_is_refused(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp(), *path = db_path(dir);
+	raw_exec(path, "CREATE TABLE t(x); PRAGMA application_id=1234; PRAGMA user_version=3;");
+	ow_db *db;
+	assert_int_equal(ow_db_open(path, &db), OW_ESCHEMA);
+	assert_non_null(strstr(ow_err_detail(), "not an offwheel index"));
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+
+static void test_wal_and_foreign_keys_on(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp(), *path = db_path(dir);
+	ow_db *db;
+	assert_int_equal(ow_db_open(path, &db), 0);
+	/* a failing script is reported with the database path */
+	assert_int_equal(ow_db_exec(db, "SELECT * FROM no_such_table"), OW_EDB);
+	assert_non_null(strstr(ow_err_detail(), "index.db"));
+	/* transactions roll back */
+	assert_int_equal(ow_db_begin(db), 0);
+	assert_int_equal(ow_db_exec(db, "INSERT INTO objects VALUES('" 
+	                                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'"
+	                                ", 0, 'blob', 0)"), 0);
+	assert_int_equal(ow_db_rollback(db), 0);
+	ow_stmt *st = ow_db_stmt(db, OW_SQL_OBJ_COUNT);
+	assert_int_equal(ow_stmt_step(st), 1);
+	assert_int_equal(ow_col_int(st, 0), 0);
+	ow_db_close(db);
+	char wal[4200];
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	sqlite3 *h;
+	sqlite3_stmt *s;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &s, NULL);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(s, 0), "wal");
+	sqlite3_finalize(s);
+	sqlite3_close(h);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fresh_db_is_migrated),
+		cmocka_unit_test(test_newer_schema_is_refused_untouched),
+		cmocka_unit_test(test_foreign_database_is_refused),
+		cmocka_unit_test(test_wal_and_foreign_keys_on),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
