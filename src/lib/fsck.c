@@ -76,7 +76,7 @@ static int on_disk_file(void *ud, const char *hex, const char *path)
 		return add_issue(w->r, OW_FSCK_STRAY, path, "not an object name (garbage)");
 	struct ow_obj_row key;
 	snprintf(key.sha256, sizeof key.sha256, "%s", hex);
-	if (bsearch(&key, w->rows, w->nrows, sizeof key, cmp_row))
+	if (w->nrows && bsearch(&key, w->rows, w->nrows, sizeof key, cmp_row))
 		return 0;
 	struct ow_obj_row *g = realloc(w->orphans, (w->norphans + 1) * sizeof *g);
 	if (!g)
@@ -159,7 +159,8 @@ static int fsck_run(ow_store *s, int jobs, int hash, struct ow_fsck_report *r)
 		rc = ow_store_list(s, NULL, &rows, &n);
 	if (rc)
 		return rc;
-	qsort(rows, n, sizeof *rows, cmp_row);
+	if (n)
+		qsort(rows, n, sizeof *rows, cmp_row);
 	r->rows = n;
 	struct disk_walk w = {.r = r, .rows = rows, .nrows = n};
 	if (!(rc = ow_store_scan_disk(s, on_disk_file, &w))) {
