@@ -1,0 +1,652 @@
+/* fatbin.c - ELF/PE section headers and CUDA fatbin container headers.
+ *
+ * Every read goes through src_read(), which bounds-checks against the input
+ * size with overflow-safe arithmetic; file inputs are read with pread of the
+ * headers only, so listing a 500 MB library touches a few hundred kB. */
+#include "fatbin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+
+#define CONTAINER_HDR 16u
+#define ENTRY_HDR 64u
+#define MAX_MODULES 1000000u
+#define MAX_ENTRIES 10000000u
+#define MAX_SECTIONS 100000u
+#define MAX_SHSTRTAB (16u << 20)
+#define SCAN_WINDOW (1u << 20)
+
+struct src {
+	const uint8_t *buf; /* whole input in memory, or NULL for fd */
+	int fd;
+	uint64_t size;
+	uint64_t bytes_read;
+	uint8_t *win;       /* file mode scan window */
+	uint64_t win_off, win_len;
+};
+
+struct ctx {
+	struct src *s;
+	struct ow_fatbin *fb;
+	size_t cap_modules, cap_entries;
+	unsigned opts;
+};
+
+static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t le32(const uint8_t *p) { return (uint32_t)le16(p) | (uint32_t)le16(p + 2) << 16; }
+static uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
+static uint64_t align8(uint64_t v) { return v > UINT64_MAX - 7 ? UINT64_MAX : (v + 7) & ~(uint64_t)7; }
+
+/* off + n <= size without overflow. */
+static int in_bounds(uint64_t off, uint64_t n, uint64_t size)
+{
+	return off <= size && n <= size - off;
+}
+
+static int src_read(struct src *s, uint64_t off, void *dst, size_t n)
+{
+	if (!in_bounds(off, n, s->size))
+		return ow_err(OW_EPARSE, "truncated input: %zu bytes needed at offset %" PRIu64
+			      " of a %" PRIu64 "-byte file — the file is cut short or corrupt",
+			      n, off, s->size);
+	if (s->buf) {
+		memcpy(dst, s->buf + off, n);
+		return 0;
+	}
+	size_t done = 0;
+	while (done < n) {
+		ssize_t r = pread(s->fd, (uint8_t *)dst + done, n - done, (off_t)(off + done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return ow_err(OW_EIO, "read at offset %" PRIu64 ": %s", off + done, strerror(errno));
+		if (r == 0)
+			return ow_err(OW_EIO, "read at offset %" PRIu64 ": file shrank while reading",
+				      off + done);
+		done += (size_t)r;
+	}
+	s->bytes_read += n;
+	return 0;
+}
+
+/* The bytes from `off` on, at most up to `end`, for a scan: in memory, or
+ * through a window of SCAN_WINDOW bytes that is reused while `off` is in it. */
+static int src_view(struct src *s, uint64_t off, uint64_t end, const uint8_t **p, uint64_t *len)
+{
+	if (off >= end || end > s->size)
+		return ow_err(OW_EPARSE, "truncated input at offset %" PRIu64, off);
+	if (s->buf) {
+		*p = s->buf + off;
+		*len = end - off;
+		return 0;
+	}
+	uint64_t have = off >= s->win_off && off < s->win_off + s->win_len
+				? s->win_off + s->win_len - off : 0;
+	if (have < CONTAINER_HDR && have < end - off) {
+		if (!s->win && !(s->win = malloc(SCAN_WINDOW)))
+			return ow_err(OW_ENOMEM, "fatbin scan window: out of memory");
+		uint64_t n = end - off < SCAN_WINDOW ? end - off : SCAN_WINDOW;
+		int rc = src_read(s, off, s->win, (size_t)n);
+		if (rc)
+			return rc;
+		s->win_off = off;
+		s->win_len = n;
+	}
+	uint64_t wend = s->win_off + s->win_len;
+	*p = s->win + (off - s->win_off);
+	*len = (wend < end ? wend : end) - off;
+	return 0;
+}
+
+static int add_module(struct ctx *c, const char *section, int reloc, int scanned,
+		      uint64_t off, struct ow_fatbin_module **out)
+{
+	struct ow_fatbin *fb = c->fb;
+	if (fb->n_modules >= MAX_MODULES)
+		return ow_err(OW_ETOOBIG, "more than %u fatbin containers — refusing the input",
+			      MAX_MODULES);
+	if (fb->n_modules == c->cap_modules) {
+		size_t cap = c->cap_modules ? c->cap_modules * 2 : 16;
+		void *p = realloc(fb->modules, cap * sizeof *fb->modules);
+		if (!p)
+			return ow_err(OW_ENOMEM, "fatbin module list: out of memory");
+		fb->modules = p;
+		c->cap_modules = cap;
+	}
+	struct ow_fatbin_module *m = &fb->modules[fb->n_modules++];
+	memset(m, 0, sizeof *m);
+	snprintf(m->section, sizeof m->section, "%s", section);
+	m->relocatable = reloc;
+	m->scanned = scanned;
+	m->offset = off;
+	m->first = fb->n_entries;
+	*out = m;
+	return 0;
+}
+
+static int add_entry(struct ctx *c, const struct ow_fatbin_entry *e)
+{
+	struct ow_fatbin *fb = c->fb;
+	if (fb->n_entries >= MAX_ENTRIES)
+		return ow_err(OW_ETOOBIG, "more than %u fatbin entries — refusing the input",
+			      MAX_ENTRIES);
+	if (fb->n_entries == c->cap_entries) {
+		size_t cap = c->cap_entries ? c->cap_entries * 2 : 64;
+		void *p = realloc(fb->entries, cap * sizeof *fb->entries);
+		if (!p)
+			return ow_err(OW_ENOMEM, "fatbin entry list: out of memory");
+		fb->entries = p;
+		c->cap_entries = cap;
+	}
+	fb->entries[fb->n_entries++] = *e;
+	return 0;
+}
+
+static int known_kind(uint16_t kind)
+{
+	return kind == OW_FB_PTX || kind == OW_FB_SASS || kind == OW_FB_OLDCUBIN ||
+	       kind == OW_FB_LTOIR;
+}
+
+static void decode_entry(const uint8_t *h, uint64_t off, struct ow_fatbin_entry *e)
+{
+	memset(e, 0, sizeof *e);
+	e->kind = le16(h);
+	e->header_size = le32(h + 4);
+	e->payload_size = le64(h + 8);
+	e->ver_minor = le16(h + 0x18);
+	e->ver_major = le16(h + 0x1A);
+	uint32_t arch = le32(h + 0x1C);
+	e->arch = arch > UINT16_MAX ? UINT16_MAX : (uint16_t)arch;
+	e->flags = le64(h + 0x28);
+	e->uncompressed_size = le64(h + 0x38);
+	e->offset = off;
+	if (e->flags & OW_FB_FLAG_ARCH_A)
+		e->variant = 'a';
+	else if (e->flags & OW_FB_FLAG_FAMILY_F)
+		e->variant = 'f';
+	int lz4 = !!(e->flags & OW_FB_FLAG_LZ4), zstd = !!(e->flags & OW_FB_FLAG_ZSTD);
+	if (lz4 && zstd)
+		e->compression = OW_FB_COMP_UNKNOWN;
+	else if (lz4)
+		e->compression = OW_FB_COMP_LZ4;
+	else if (zstd)
+		e->compression = OW_FB_COMP_ZSTD;
+	else if (le32(h + 0x10) != 0)
+		e->compression = OW_FB_COMP_UNKNOWN;
+}
+
+/* The entries of the container whose header is at `off`, which must end by
+ * `limit`.  *end gets the offset after its body. */
+static int walk_entries(struct ctx *c, uint64_t off, uint64_t limit, int scanned,
+			uint64_t *end)
+{
+	uint8_t h[ENTRY_HDR];
+	int rc = src_read(c->s, off, h, CONTAINER_HDR);
+	if (rc)
+		return rc;
+	uint16_t version = le16(h + 4), hsize = le16(h + 6);
+	uint64_t body = le64(h + 8);
+	if (le32(h) != OW_FATBIN_MAGIC)
+		return ow_err(OW_EPARSE, "no fatbin magic at offset %" PRIu64, off);
+	if (version != 1 || hsize < CONTAINER_HDR)
+		return ow_err(OW_EPARSE, "fatbin container at offset %" PRIu64
+			      ": unknown version %u or header size %u", off, version, hsize);
+	if (!in_bounds(off, hsize, limit) || !in_bounds(off + hsize, body, limit))
+		return ow_err(OW_EPARSE, "fatbin container at offset %" PRIu64 ": body of %" PRIu64
+			      " bytes runs past the end of its section (offset %" PRIu64 ")",
+			      off, body, limit);
+	uint64_t cend = off + hsize + body;
+	for (uint64_t e = off + hsize; e < cend;) {
+		if (!in_bounds(e, ENTRY_HDR, cend))
+			return ow_err(OW_EPARSE, "fatbin entry at offset %" PRIu64
+				      ": header cut by the end of its container", e);
+		if ((rc = src_read(c->s, e, h, ENTRY_HDR)))
+			return rc;
+		struct ow_fatbin_entry ent;
+		decode_entry(h, e, &ent);
+		if (ent.header_size < ENTRY_HDR || !in_bounds(e, ent.header_size, cend) ||
+		    !in_bounds(e + ent.header_size, ent.payload_size, cend))
+			return ow_err(OW_EPARSE, "fatbin entry at offset %" PRIu64
+				      ": header size %u or payload size %" PRIu64
+				      " runs past its container", e, ent.header_size, ent.payload_size);
+		if (scanned && !known_kind(ent.kind))
+			return ow_err(OW_EPARSE, "fatbin entry at offset %" PRIu64 ": unknown kind %u",
+				      e, ent.kind);
+		if ((rc = add_entry(c, &ent)))
+			return rc;
+		e += ent.header_size + ent.payload_size;
+	}
+	*end = cend;
+	return 0;
+}
+
+/* One container at `off` as a module; on a parse failure nothing is kept. */
+static int take_container(struct ctx *c, const char *section, int reloc, int scanned,
+			  uint64_t off, uint64_t limit, uint64_t *end)
+{
+	size_t nm = c->fb->n_modules, ne = c->fb->n_entries;
+	struct ow_fatbin_module *m;
+	int rc = add_module(c, section, reloc, scanned, off, &m);
+	if (rc)
+		return rc;
+	rc = walk_entries(c, off, limit, scanned, end);
+	if (rc) {
+		c->fb->n_modules = nm;
+		c->fb->n_entries = ne;
+		return rc;
+	}
+	m = &c->fb->modules[nm];
+	m->size = *end - off;
+	m->count = c->fb->n_entries - ne;
+	return 0;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+/* A fatbin section: containers back to back at 8-aligned steps; zero
+ * padding may end it. */
+static int walk_section(struct ctx *c, const char *name, uint64_t start, uint64_t size)
+{
+	if (!in_bounds(start, size, c->s->size))
+		return ow_err(OW_EPARSE, "section %s (offset %" PRIu64 ", %" PRIu64
+			      " bytes) lies past the end of the file — truncated or corrupt",
+			      name, start, size);
+	int reloc = strcmp(name, "__nv_relfatbin") == 0;
+	uint64_t end = start + size, pos = start;
+	while (end - pos >= CONTAINER_HDR) {
+		uint8_t h[CONTAINER_HDR];
+		int rc = src_read(c->s, pos, h, sizeof h);
+		if (rc)
+			return rc;
+		if (le32(h) != OW_FATBIN_MAGIC) {
+			if (all_zero(h, sizeof h))
+				return 0;
+			return ow_err(OW_EPARSE, "section %s: no fatbin container at offset %" PRIu64
+				      " (found 0x%08x) — corrupt fatbin", name, pos, le32(h));
+		}
+		uint64_t cend;
+		if ((rc = take_container(c, name, reloc, 0, pos, end, &cend)))
+			return ow_err_prefix(rc, "section %s: ", name);
+		pos = align8(cend);
+		if (pos > end)
+			break;
+	}
+	return 0;
+}
+
+/* Magic scan of [start, start+size) at 8-aligned file offsets. */
+static int scan_range(struct ctx *c, const char *name, uint64_t start, uint64_t size)
+{
+	if (!in_bounds(start, size, c->s->size))
+		return ow_err(OW_EPARSE, "section %s (offset %" PRIu64 ", %" PRIu64
+			      " bytes) lies past the end of the file — truncated or corrupt",
+			      name, start, size);
+	uint64_t end = start + size, pos = align8(start);
+	while (pos < end && end - pos >= CONTAINER_HDR) {
+		uint64_t len = 0;
+		const uint8_t *p = NULL;
+		int rc = src_view(c->s, pos, end, &p, &len);
+		if (rc)
+			return rc;
+		uint64_t i = 0, hit = UINT64_MAX;
+		for (; i + 4 <= len; i += 8)
+			if (p[i] == 0x50 && le32(p + i) == OW_FATBIN_MAGIC) {
+				hit = pos + i;
+				break;
+			}
+		if (hit == UINT64_MAX) {
+			pos += len >= 16 ? len & ~(uint64_t)7 : 8;
+			continue;
+		}
+		uint64_t cend;
+		rc = take_container(c, name, 0, 1, hit, end, &cend);
+		if (rc == OW_ENOMEM || rc == OW_ETOOBIG || rc == OW_EIO)
+			return rc;
+		if (rc) {
+			c->fb->n_false_magic++;
+			ow_err_clear();
+			pos = hit + 8;
+		} else {
+			pos = align8(cend);
+		}
+	}
+	return 0;
+}
+
+/* ---- ELF64 -------------------------------------------------------------- */
+
+struct shdr {
+	uint32_t name, type;
+	uint64_t flags, offset, size, link;
+};
+
+static void decode_shdr(const uint8_t *p, struct shdr *sh)
+{
+	sh->name = le32(p);
+	sh->type = le32(p + 4);
+	sh->flags = le64(p + 8);
+	sh->offset = le64(p + 0x18);
+	sh->size = le64(p + 0x20);
+	sh->link = le32(p + 0x28);
+}
+
+static int is_scannable(const struct shdr *sh, const char *name)
+{
+	return sh->type == 1 /* PROGBITS */ && !(sh->flags & 0x4 /* EXECINSTR */) &&
+	       strcmp(name, ".nvFatBinSegment") != 0 && strcmp(name, "__nv_module_id") != 0;
+}
+
+static int elf_sections(struct ctx *c, const uint8_t *eh, uint8_t **tab, uint64_t *n,
+			uint64_t *strndx)
+{
+	uint64_t shoff = le64(eh + 0x28);
+	uint16_t entsize = le16(eh + 0x3A);
+	*n = le16(eh + 0x3C);
+	*strndx = le16(eh + 0x3E);
+	if (shoff == 0)
+		return 0; /* no section headers: nothing to list */
+	if (entsize < 64)
+		return ow_err(OW_EPARSE, "ELF section header size %u is too small (64 expected)",
+			      entsize);
+	uint8_t first[64];
+	int rc = src_read(c->s, shoff, first, sizeof first);
+	if (rc)
+		return ow_err_prefix(rc, "ELF section headers: ");
+	if (*n == 0)
+		*n = le64(first + 0x20); /* extended numbering */
+	if (*strndx == 0xFFFF)
+		*strndx = le32(first + 0x28);
+	if (*n > MAX_SECTIONS)
+		return ow_err(OW_ETOOBIG, "ELF file claims %" PRIu64 " sections — corrupt", *n);
+	if (*n == 0 || !in_bounds(shoff, *n * entsize, c->s->size))
+		return ow_err(OW_EPARSE, "ELF section header table (%" PRIu64 " x %u bytes at %" PRIu64
+			      ") runs past the end of the file — truncated", *n, entsize, shoff);
+	if (!(*tab = malloc(*n * entsize)))
+		return ow_err(OW_ENOMEM, "ELF section headers: out of memory");
+	return src_read(c->s, shoff, *tab, (size_t)(*n * entsize));
+}
+
+static int elf_strtab(struct ctx *c, const uint8_t *tab, uint16_t entsize, uint64_t n,
+		      uint64_t strndx, char **str, uint64_t *len)
+{
+	if (strndx >= n)
+		return ow_err(OW_EPARSE, "ELF section name table index %" PRIu64 " out of range", strndx);
+	struct shdr sh;
+	decode_shdr(tab + strndx * entsize, &sh);
+	if (sh.size > MAX_SHSTRTAB)
+		return ow_err(OW_ETOOBIG, "ELF section name table of %" PRIu64 " bytes — corrupt", sh.size);
+	if (!(*str = malloc(sh.size + 1)))
+		return ow_err(OW_ENOMEM, "ELF section names: out of memory");
+	(*str)[sh.size] = 0;
+	*len = sh.size;
+	int rc = src_read(c->s, sh.offset, *str, (size_t)sh.size);
+	return rc ? ow_err_prefix(rc, "ELF section name table: ") : 0;
+}
+
+static const char *sec_name(const char *str, uint64_t len, uint32_t off)
+{
+	return off < len ? str + off : "";
+}
+
+static int elf_walk(struct ctx *c, const uint8_t *tab, uint16_t entsize, uint64_t n,
+		    const char *str, uint64_t len)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		struct shdr sh;
+		decode_shdr(tab + i * entsize, &sh);
+		const char *name = sec_name(str, len, sh.name);
+		int rc = 0;
+		if (sh.type == 8 /* NOBITS */)
+			continue;
+		if (!strcmp(name, ".nv_fatbin") || !strcmp(name, "__nv_relfatbin"))
+			rc = walk_section(c, name, sh.offset, sh.size);
+		else if ((c->opts & OW_FATBIN_SCAN_DATA) && is_scannable(&sh, name))
+			rc = scan_range(c, name, sh.offset, sh.size);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int elf_list(struct ctx *c, const uint8_t *eh)
+{
+	if (eh[4] != 2 || eh[5] != 1)
+		return ow_err(OW_EUNSUPPORTED, "ELF class %u / data %u: only little-endian ELF64 is read",
+			      eh[4], eh[5]);
+	uint8_t *tab = NULL;
+	char *str = NULL;
+	uint64_t n = 0, strndx = 0, len = 0;
+	int rc = elf_sections(c, eh, &tab, &n, &strndx);
+	if (!rc && tab)
+		rc = elf_strtab(c, tab, le16(eh + 0x3A), n, strndx, &str, &len);
+	if (!rc && tab)
+		rc = elf_walk(c, tab, le16(eh + 0x3A), n, str, len);
+	free(tab);
+	free(str);
+	return rc;
+}
+
+/* ---- PE ----------------------------------------------------------------- */
+
+static int pe_list(struct ctx *c, uint32_t lfanew)
+{
+	uint8_t coff[24];
+	int rc = src_read(c->s, lfanew, coff, sizeof coff);
+	if (rc)
+		return ow_err_prefix(rc, "PE header: ");
+	if (memcmp(coff, "PE\0\0", 4) != 0)
+		return ow_err(OW_EPARSE, "PE signature missing at offset %u", lfanew);
+	uint16_t nsec = le16(coff + 6), optsize = le16(coff + 20);
+	uint64_t tab = (uint64_t)lfanew + 24 + optsize;
+	uint8_t *secs = malloc((size_t)nsec * 40 + 1);
+	if (!secs)
+		return ow_err(OW_ENOMEM, "PE sections: out of memory");
+	if ((rc = src_read(c->s, tab, secs, (size_t)nsec * 40))) {
+		free(secs);
+		return ow_err_prefix(rc, "PE section table: ");
+	}
+	int have_nvf = 0;
+	for (unsigned i = 0; i < nsec; i++)
+		have_nvf |= memcmp(secs + i * 40, ".nv_fatb", 8) == 0;
+	for (unsigned i = 0; i < nsec && !rc; i++) {
+		const uint8_t *p = secs + i * 40;
+		char name[9] = {0};
+		memcpy(name, p, 8);
+		uint64_t size = le32(p + 16), off = le32(p + 20);
+		if (!strcmp(name, ".nv_fatb"))
+			rc = walk_section(c, name, off, size);
+		else if (!have_nvf || (c->opts & OW_FATBIN_SCAN_DATA))
+			rc = scan_range(c, name, off, size);
+	}
+	free(secs);
+	return rc;
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+static int list_any(struct src *s, unsigned opts, struct ow_fatbin **out)
+{
+	*out = NULL;
+	struct ow_fatbin *fb = calloc(1, sizeof *fb);
+	if (!fb)
+		return ow_err(OW_ENOMEM, "fatbin listing: out of memory");
+	struct ctx c = {.s = s, .fb = fb, .opts = opts};
+	uint8_t h[64] = {0};
+	size_t hn = s->size < sizeof h ? (size_t)s->size : sizeof h;
+	int rc = src_read(s, 0, h, hn);
+	if (!rc && hn >= 4 && !memcmp(h, "\x7f" "ELF", 4)) {
+		fb->format = OW_FB_FMT_ELF;
+		rc = hn < 64 ? ow_err(OW_EPARSE, "ELF header truncated (%zu of 64 bytes)", hn)
+			     : elf_list(&c, h);
+	} else if (!rc && hn >= 64 && h[0] == 'M' && h[1] == 'Z') {
+		fb->format = OW_FB_FMT_PE;
+		rc = pe_list(&c, le32(h + 0x3C));
+	} else if (!rc) {
+		fb->format = OW_FB_FMT_RAW;
+		rc = scan_range(&c, "(scan)", 0, s->size);
+	}
+	fb->bytes_read = s->bytes_read;
+	free(s->win);
+	s->win = NULL;
+	if (rc) {
+		ow_fatbin_free(fb);
+		return rc;
+	}
+	*out = fb;
+	return 0;
+}
+
+int ow_fatbin_scan_buffer(const void *buf, size_t len, unsigned opts, struct ow_fatbin **out)
+{
+	if (!out || (!buf && len))
+		return ow_err(OW_EINVAL, "ow_fatbin_scan_buffer: NULL argument");
+	static const uint8_t empty[1];
+	struct src s = {.buf = buf ? buf : empty, .fd = -1, .size = len};
+	return list_any(&s, opts, out);
+}
+
+int ow_fatbin_read_fd(int fd, unsigned opts, struct ow_fatbin **out)
+{
+	struct stat st;
+	if (!out)
+		return ow_err(OW_EINVAL, "ow_fatbin_read_fd: NULL argument");
+	if (fstat(fd, &st) != 0)
+		return ow_err(OW_EIO, "fstat: %s", strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return ow_err(OW_EINVAL, "not a regular file");
+	struct src s = {.fd = fd, .size = (uint64_t)st.st_size};
+	return list_any(&s, opts, out);
+}
+
+int ow_fatbin_read_file(const char *path, unsigned opts, struct ow_fatbin **out)
+{
+	if (!path || !out)
+		return ow_err(OW_EINVAL, "ow_fatbin_read_file: NULL argument");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: %s", path, strerror(errno));
+	int rc = ow_fatbin_read_fd(fd, opts, out);
+	close(fd);
+	return rc ? ow_err_prefix(rc, "%s: ", path) : 0;
+}
+
+void ow_fatbin_free(struct ow_fatbin *fb)
+{
+	if (!fb)
+		return;
+	free(fb->modules);
+	free(fb->entries);
+	free(fb);
+}
+
+/* ---- names and listings ------------------------------------------------- */
+
+int ow_fatbin_entry_name(const struct ow_fatbin_entry *e, char *buf, size_t size)
+{
+	const char *prefix;
+	char other[16];
+	switch (e->kind) {
+	case OW_FB_SASS: prefix = "sm_"; break;
+	case OW_FB_PTX: prefix = "compute_"; break;
+	case OW_FB_LTOIR: prefix = "lto_"; break;
+	case OW_FB_OLDCUBIN: prefix = "cubin_"; break;
+	default:
+		snprintf(other, sizeof other, "kind%u_", e->kind);
+		prefix = other;
+	}
+	int n = e->variant ? snprintf(buf, size, "%s%u%c", prefix, e->arch, e->variant)
+			   : snprintf(buf, size, "%s%u", prefix, e->arch);
+	if (n < 0 || (size_t)n >= size)
+		return ow_err(OW_ERANGE, "fatbin entry name: buffer too small");
+	return 0;
+}
+
+const char *ow_fatbin_compression_name(int compression)
+{
+	switch (compression) {
+	case OW_FB_COMP_NONE: return "none";
+	case OW_FB_COMP_LZ4: return "lz4";
+	case OW_FB_COMP_ZSTD: return "zstd";
+	default: return "unknown";
+	}
+}
+
+static int kind_rank(uint16_t kind)
+{
+	switch (kind) {
+	case OW_FB_SASS: return 0;
+	case OW_FB_PTX: return 1;
+	case OW_FB_LTOIR: return 2;
+	case OW_FB_OLDCUBIN: return 3;
+	default: return 4 + kind;
+	}
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct ow_fatbin_entry *x = *(const struct ow_fatbin_entry *const *)a;
+	const struct ow_fatbin_entry *y = *(const struct ow_fatbin_entry *const *)b;
+	int d = kind_rank(x->kind) - kind_rank(y->kind);
+	if (!d)
+		d = (int)x->arch - (int)y->arch;
+	if (!d)
+		d = (int)x->variant - (int)y->variant;
+	if (!d)
+		d = (x->offset > y->offset) - (x->offset < y->offset);
+	return d;
+}
+
+static int format_entry(const struct ow_fatbin_entry *e, char *buf, size_t size, size_t *at)
+{
+	char name[32], isa[24] = "", comp[16] = "";
+	int rc = ow_fatbin_entry_name(e, name, sizeof name);
+	if (rc)
+		return rc;
+	if (e->kind == OW_FB_PTX)
+		snprintf(isa, sizeof isa, "@%u.%u", e->ver_major, e->ver_minor);
+	if (e->compression != OW_FB_COMP_NONE)
+		snprintf(comp, sizeof comp, ":%s", ow_fatbin_compression_name(e->compression));
+	int n = snprintf(buf + *at, size - *at, "%s%s%s%s", *at ? " " : "", name, isa, comp);
+	if (n < 0 || (size_t)n >= size - *at)
+		return ow_err(OW_ERANGE, "fatbin module listing: buffer too small");
+	*at += (size_t)n;
+	return 0;
+}
+
+int ow_fatbin_module_format(const struct ow_fatbin *fb, const struct ow_fatbin_module *m,
+			    char *buf, size_t size)
+{
+	if (!size)
+		return ow_err(OW_ERANGE, "fatbin module listing: empty buffer");
+	buf[0] = 0;
+	if (m->count == 0)
+		return snprintf(buf, size, "empty") < (int)size ? 0
+			: ow_err(OW_ERANGE, "fatbin module listing: buffer too small");
+	const struct ow_fatbin_entry **v = malloc(m->count * sizeof *v);
+	if (!v)
+		return ow_err(OW_ENOMEM, "fatbin module listing: out of memory");
+	for (size_t i = 0; i < m->count; i++)
+		v[i] = &fb->entries[m->first + i];
+	qsort(v, m->count, sizeof *v, cmp_entry);
+	size_t at = 0;
+	int rc = 0;
+	for (size_t i = 0; i < m->count && !rc; i++)
+		rc = format_entry(v[i], buf, size, &at);
+	free(v);
+	return rc;
+}

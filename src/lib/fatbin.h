@@ -1,0 +1,109 @@
+/* fatbin.h - list the CUDA fat binaries inside ELF, PE and unknown files.
+ *
+ * Reads headers only: ELF64 section headers, the 16-byte container headers
+ * (magic 0xBA55ED50) and the 64-byte entry headers; payloads are never
+ * read, copied or decompressed.  Where the containers are:
+ *   ELF  .nv_fatbin (loadable modules) and __nv_relfatbin (-rdc code, not
+ *        loadable); with OW_FATBIN_SCAN_DATA also other PROGBITS data
+ *        sections (.ldata, .rodata, .cask_resource ...) by a magic scan.
+ *   PE   section .nv_fatb; other sections scanned with OW_FATBIN_SCAN_DATA,
+ *        or always when there is no .nv_fatb.
+ *   else the whole input is magic-scanned (section name "(scan)").
+ * Containers walked from a fatbin section must be well-formed (an error
+ * otherwise); in a magic scan (8-aligned) a magic whose container does not
+ * validate is a false positive and is skipped (counted in n_false_magic).
+ * Layout and flag bits: REFERENCE.md §2 (checked against nvcc 13.0). */
+#ifndef OW_FATBIN_H
+#define OW_FATBIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OW_FATBIN_MAGIC 0xBA55ED50u
+
+enum ow_fatbin_kind {
+	OW_FB_PTX = 1,
+	OW_FB_SASS = 2,    /* ELF cubin */
+	OW_FB_OLDCUBIN = 4,
+	OW_FB_LTOIR = 8,   /* link-time IR: not loadable */
+};
+
+enum ow_fatbin_compression {
+	OW_FB_COMP_NONE = 0,
+	OW_FB_COMP_LZ4,
+	OW_FB_COMP_ZSTD,
+	OW_FB_COMP_UNKNOWN, /* compressed size set but no known method bit */
+};
+
+enum ow_fatbin_format { OW_FB_FMT_RAW = 0, OW_FB_FMT_ELF, OW_FB_FMT_PE };
+
+/* Flag bits of the entry header (u64 at 0x28). */
+#define OW_FB_FLAG_64BIT 0x1ull
+#define OW_FB_FLAG_DEBUG 0x2ull
+#define OW_FB_FLAG_LZ4 0x2000ull
+#define OW_FB_FLAG_ZSTD 0x8000ull
+#define OW_FB_FLAG_ARCH_A 0x100000ull   /* sm_90a */
+#define OW_FB_FLAG_FAMILY_F 0x200000ull /* sm_100f */
+
+/* Options for ow_fatbin_scan_buffer / ow_fatbin_read_*. */
+#define OW_FATBIN_SCAN_DATA 0x1u /* also magic-scan ELF/PE data sections */
+
+struct ow_fatbin_entry {
+	uint16_t kind;        /* enum ow_fatbin_kind (other values kept as read) */
+	uint16_t arch;        /* 10 * major + minor: 120 = sm_120 / CC 12.0 */
+	char variant;         /* 0, 'a' (arch-specific) or 'f' (family) */
+	uint8_t compression;  /* enum ow_fatbin_compression */
+	uint16_t ver_major;   /* PTX: the PTX ISA (9.0); SASS: cubin version */
+	uint16_t ver_minor;
+	uint64_t flags;
+	uint64_t offset;      /* of the entry header in the input */
+	uint32_t header_size;
+	uint64_t payload_size;      /* bytes stored */
+	uint64_t uncompressed_size; /* 0 when not compressed */
+};
+
+struct ow_fatbin_module {
+	char section[32];   /* ".nv_fatbin", "__nv_relfatbin", ".nv_fatb", "(scan)" ... */
+	int relocatable;    /* from __nv_relfatbin: not loadable, no verdict */
+	int scanned;        /* found by the magic scan */
+	uint64_t offset;    /* container header offset in the input */
+	uint64_t size;      /* header + body */
+	size_t first;       /* index of its first entry in ow_fatbin.entries */
+	size_t count;       /* number of entries; 0 = nothing to load */
+};
+
+struct ow_fatbin {
+	int format;         /* enum ow_fatbin_format */
+	struct ow_fatbin_module *modules;
+	size_t n_modules;
+	struct ow_fatbin_entry *entries;
+	size_t n_entries;
+	size_t n_false_magic; /* magics skipped in scans */
+	uint64_t bytes_read;  /* file reader: bytes read from disk */
+};
+
+/* List the fatbins in `len` bytes of anything (ELF, PE, raw container, a
+ * zip member streamed into memory).  *out is allocated; free it with
+ * ow_fatbin_free.  An input without any container is success with zero
+ * modules.  Errors: OW_EPARSE (malformed ELF/PE/container, with offset),
+ * OW_ETOOBIG (more than 1,000,000 containers or 10,000,000 entries),
+ * OW_ENOMEM. */
+int ow_fatbin_scan_buffer(const void *buf, size_t len, unsigned opts,
+			  struct ow_fatbin **out);
+/* The same for a file, reading only headers with pread (plus the data
+ * sections for OW_FATBIN_SCAN_DATA).  OW_EIO/OW_ENOENT when unreadable. */
+int ow_fatbin_read_file(const char *path, unsigned opts, struct ow_fatbin **out);
+int ow_fatbin_read_fd(int fd, unsigned opts, struct ow_fatbin **out);
+void ow_fatbin_free(struct ow_fatbin *fb);
+
+/* "sm_90a", "compute_120", "lto_100f", "cubin_80", "kind9_80". */
+int ow_fatbin_entry_name(const struct ow_fatbin_entry *e, char *buf, size_t size);
+/* "none", "lz4", "zstd", "unknown". */
+const char *ow_fatbin_compression_name(int compression);
+/* The canonical one-line listing of a module, as in the .expect files:
+ * "sm_75 sm_90a:zstd compute_120@9.0:zstd" (SASS, PTX, LTO-IR, other, each
+ * by arch then variant) or "empty".  OW_ERANGE if buf is too small. */
+int ow_fatbin_module_format(const struct ow_fatbin *fb, const struct ow_fatbin_module *m,
+			    char *buf, size_t size);
+
+#endif
