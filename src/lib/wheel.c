@@ -1,0 +1,260 @@
+/* wheel.c - the libarchive pass over a validated wheel (the only file that
+ * includes libarchive).  Seekable zip reader only: it reads the central
+ * directory, which zipcheck has already proven to agree with the local
+ * headers; streaming mode would trust local headers instead.  Every entry
+ * libarchive returns is matched against the validated table, and any status
+ * other than ARCHIVE_OK (ARCHIVE_WARN included: bad CRC, short data) fails. */
+#include "wheel.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+
+#define READ_BUF (1u << 20)
+#define TAIL "the file is not a valid wheel"
+
+struct ow_wheel {
+	int fd;
+	char *label;
+	struct ow_wheel_limits lim;
+	struct ow_zip *z;
+	uint8_t *buf;
+};
+
+/* The pread-backed input libarchive reads from. */
+struct src {
+	int fd;
+	uint64_t off, size;
+	uint8_t *buf;
+};
+
+struct pass {
+	ow_wheel *w;
+	struct archive *a;
+	ow_wheel_filter_fn filter;
+	ow_wheel_data_fn data;
+	void *ud;
+};
+
+void ow_wheel_limits_default(struct ow_wheel_limits *lim)
+{
+	ow_zip_limits_default(&lim->zip);
+	lim->max_meta_size = 64u << 20;
+}
+
+int ow_wheel_open_fd(int fd, const char *label, const struct ow_wheel_limits *lim, ow_wheel **out)
+{
+	ow_wheel *w = calloc(1, sizeof *w);
+	*out = NULL;
+	if (!w)
+		return ow_err(OW_ENOMEM, "out of memory");
+	w->fd = fd;
+	w->label = strdup(label ? label : "archive");
+	w->buf = malloc(READ_BUF);
+	if (lim)
+		w->lim = *lim;
+	else
+		ow_wheel_limits_default(&w->lim);
+	int rc = w->label && w->buf ? 0 : ow_err(OW_ENOMEM, "out of memory");
+	if (!rc)
+		rc = ow_zip_check_fd(fd, w->label, &w->lim.zip, &w->z);
+	if (rc) {
+		ow_wheel_close(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+const struct ow_zip *ow_wheel_zip(const ow_wheel *w)
+{
+	return w->z;
+}
+
+void ow_wheel_close(ow_wheel *w)
+{
+	if (!w)
+		return;
+	ow_zip_free(w->z);
+	free(w->buf);
+	free(w->label);
+	free(w);
+}
+
+/* ---- libarchive input callbacks ------------------------------------------ */
+
+static la_ssize_t src_read(struct archive *a, void *ud, const void **buf)
+{
+	struct src *s = ud;
+	size_t want = s->size - s->off < READ_BUF ? (size_t)(s->size - s->off) : READ_BUF;
+	ssize_t r;
+	do
+		r = pread(s->fd, s->buf, want, (off_t)s->off);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		archive_set_error(a, errno, "read failed: %s", strerror(errno));
+		return ARCHIVE_FATAL;
+	}
+	s->off += (uint64_t)r;
+	*buf = s->buf;
+	return r;
+}
+
+static la_int64_t src_seek(struct archive *a, void *ud, la_int64_t off, int whence)
+{
+	struct src *s = ud;
+	int64_t base = whence == SEEK_SET   ? 0
+	               : whence == SEEK_CUR ? (int64_t)s->off
+	                                    : (int64_t)s->size;
+	(void)a;
+	if (off < -base || base + off > (int64_t)s->size)
+		return ARCHIVE_FATAL;
+	s->off = (uint64_t)(base + off);
+	return (la_int64_t)s->off;
+}
+
+static la_int64_t src_skip(struct archive *a, void *ud, la_int64_t req)
+{
+	struct src *s = ud;
+	uint64_t n = req < 0 ? 0 : (uint64_t)req;
+	(void)a;
+	if (n > s->size - s->off)
+		n = s->size - s->off;
+	s->off += n;
+	return (la_int64_t)n;
+}
+
+/* ---- the pass ------------------------------------------------------------ */
+
+static int la_fail(const struct pass *p, const char *what)
+{
+	const char *e = archive_error_string(p->a);
+	return ow_err(OW_EZIP, "%s: %s: %s — " TAIL, p->w->label, what, e ? e : "unknown error");
+}
+
+static int member_fail(const struct pass *p, const struct ow_zip_entry *en, const char *why)
+{
+	char shown[600];
+	ow_zip_name_show(en->name, en->name_len, shown, sizeof shown);
+	return ow_err(OW_EZIP, "%s: member '%s': %s — " TAIL, p->w->label, shown, why);
+}
+
+static int pass_open(struct pass *p, struct src *s)
+{
+	p->a = archive_read_new();
+	if (!p->a)
+		return ow_err(OW_ENOMEM, "out of memory");
+	if (archive_read_support_format_zip_seekable(p->a) != ARCHIVE_OK ||
+	    archive_read_set_options(p->a, "zip:hdrcharset=UTF-8") != ARCHIVE_OK)
+		return la_fail(p, "libarchive setup");
+	archive_read_set_callback_data(p->a, s);
+	archive_read_set_read_callback(p->a, src_read);
+	archive_read_set_seek_callback(p->a, src_seek);
+	archive_read_set_skip_callback(p->a, src_skip);
+	if (archive_read_open1(p->a) != ARCHIVE_OK)
+		return la_fail(p, "libarchive cannot open the archive");
+	return 0;
+}
+
+static int check_header(const struct pass *p, struct archive_entry *ae,
+                        const struct ow_zip_entry *en)
+{
+	const char *name = archive_entry_pathname_utf8(ae);
+	if (!name)
+		name = archive_entry_pathname(ae);
+	if (!name || strcmp(name, en->name) != 0)
+		return member_fail(p, en, "libarchive returns a different member here");
+	if (archive_entry_filetype(ae) != (en->is_dir ? AE_IFDIR : AE_IFREG))
+		return member_fail(p, en, "libarchive sees another file type");
+	if (!en->is_dir &&
+	    (!archive_entry_size_is_set(ae) || (uint64_t)archive_entry_size(ae) != en->usize))
+		return member_fail(p, en, "libarchive sees another size");
+	return 0;
+}
+
+static int stream_data(const struct pass *p, const struct ow_zip_entry *en, int want)
+{
+	uint64_t done = 0;
+	for (;;) {
+		const void *buf;
+		size_t len;
+		la_int64_t off;
+		int r = archive_read_data_block(p->a, &buf, &len, &off);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r != ARCHIVE_OK)
+			return la_fail(p, en->name);
+		if ((uint64_t)off != done || len > en->usize - done)
+			return member_fail(p, en,
+			                   "decompressed data does not match the declared size");
+		done += len;
+		int rc = want && len ? p->data(en->name, buf, len, p->ud) : 0;
+		if (rc < 0)
+			return rc;
+	}
+	if (done != en->usize)
+		return member_fail(p, en, "decompressed data is shorter than the declared size");
+	return want ? p->data(en->name, NULL, 0, p->ud) : 0;
+}
+
+static int pass_entry(const struct pass *p, const struct ow_zip_entry *en)
+{
+	struct archive_entry *ae;
+	int r = archive_read_next_header(p->a, &ae);
+	if (r != ARCHIVE_OK)
+		return la_fail(p,
+		               r == ARCHIVE_EOF ? "libarchive lists fewer members" : "libarchive");
+	int rc = check_header(p, ae, en);
+	if (rc || en->is_dir)
+		return rc;
+	int want = p->filter ? p->filter(en->name, en->usize, p->ud) : 1;
+	if (want < 0)
+		return want;
+	return stream_data(p, en, want && p->data);
+}
+
+static int pass_run(struct pass *p)
+{
+	const struct ow_zip *z = p->w->z;
+	struct archive_entry *ae;
+	for (size_t i = 0; i < z->n; i++) {
+		int rc = pass_entry(p, &z->e[i]);
+		if (rc)
+			return rc;
+	}
+	if (archive_read_next_header(p->a, &ae) != ARCHIVE_EOF)
+		return la_fail(p, "libarchive lists more members than the central directory");
+	return 0;
+}
+
+/* libarchive converts member names to the current locale's charset and
+ * warns when it cannot (any non-ASCII name under LC_CTYPE=C); run the pass
+ * under a UTF-8 LC_CTYPE for this thread only. */
+static int pass_with_utf8(struct pass *p, struct src *s)
+{
+	locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	locale_t old = utf8 ? uselocale(utf8) : (locale_t)0;
+	int rc = pass_open(p, s);
+	if (!rc)
+		rc = pass_run(p);
+	if (p->a)
+		archive_read_free(p->a);
+	if (utf8) {
+		uselocale(old);
+		freelocale(utf8);
+	}
+	return rc;
+}
+
+int ow_wheel_each_member(ow_wheel *w, ow_wheel_filter_fn filter, ow_wheel_data_fn data, void *ud)
+{
+	struct src s = {.fd = w->fd, .size = w->z->file_size, .buf = w->buf};
+	struct pass p = {.w = w, .filter = filter, .data = data, .ud = ud};
+	return pass_with_utf8(&p, &s);
+}

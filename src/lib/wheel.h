@@ -1,0 +1,75 @@
+/* wheel.h - wheel archives: structural validation (zipcheck.h), then one pass
+ * through libarchive's seekable zip reader (the only module that includes
+ * libarchive; ARCHIVE_WARN is an error) that streams each member's bytes,
+ * hashes them for RECORD and captures METADATA / RECORD / WHEEL; then the
+ * wheel semantics: one .dist-info matching the filename, every member listed
+ * in RECORD with the right sha256 and size, METADATA Name/Version equal to
+ * the filename's. */
+#ifndef OW_WHEEL_H
+#define OW_WHEEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wheelmeta.h"
+#include "zipcheck.h"
+
+struct ow_wheel_limits {
+	struct ow_zip_limits zip;
+	size_t max_meta_size; /* METADATA, RECORD and WHEEL are read into memory */
+};
+
+/* ow_zip_limits_default plus 64 MiB for the .dist-info text files. */
+void ow_wheel_limits_default(struct ow_wheel_limits *lim);
+
+/* Before each file member: return 1 to receive its bytes, 0 to skip them,
+ * a negative OW_E* code to stop the pass (returned as is). */
+typedef int (*ow_wheel_filter_fn)(const char *name, uint64_t size, void *ud);
+/* Decompressed bytes of a wanted member, in order; a final call with
+ * data == NULL and len == 0 marks its end.  Negative return stops the pass. */
+typedef int (*ow_wheel_data_fn)(const char *name, const void *data, size_t len, void *ud);
+
+struct ow_wheel_consumer {
+	ow_wheel_filter_fn filter;
+	ow_wheel_data_fn data;
+	void *ud;
+};
+
+typedef struct ow_wheel ow_wheel;
+
+/* Run the structural validator on `fd` (read with pread; the fd offset is
+ * not used) and prepare a pass.  `label` names the file in errors.  `lim`
+ * may be NULL.  The fd must stay open until ow_wheel_close. */
+int ow_wheel_open_fd(int fd, const char *label, const struct ow_wheel_limits *lim, ow_wheel **out);
+/* The validated entry table (sorted by offset, the order of the pass). */
+const struct ow_zip *ow_wheel_zip(const ow_wheel *w);
+/* One pass over the file members (directories are skipped) through
+ * libarchive; each byte count and name is checked against the validated
+ * table.  May be called more than once. */
+int ow_wheel_each_member(ow_wheel *w, ow_wheel_filter_fn filter, ow_wheel_data_fn data, void *ud);
+void ow_wheel_close(ow_wheel *w);
+
+struct ow_wheel_info {
+	char *dist_info;              /* "torch-2.7.0.dist-info" */
+	struct ow_metadata *metadata; /* parsed METADATA */
+	char *wheel_text;             /* WHEEL file, NUL-terminated */
+	size_t n_members;             /* file members */
+	uint64_t total_size;          /* uncompressed bytes */
+};
+
+/* Split a wheel filename (a path is allowed; its basename is used) into the
+ * distribution name and version as written; OW_EINVAL when it is not
+ * {name}-{version}(-{build})?-{python}-{abi}-{platform}.whl. */
+int ow_wheel_filename_name_version(const char *filename, char *name, size_t namesz, char *version,
+                                   size_t versionsz);
+
+/* Full validation of the wheel open on `fd`: structure, one libarchive pass
+ * (hashing every member, feeding `consumer` when not NULL), RECORD file by
+ * file, .dist-info and METADATA name/version against `filename`.  OW_EZIP or
+ * OW_ERECORD (or the consumer's code) with a detail naming the problem.
+ * `out` may be NULL. */
+int ow_wheel_verify_fd(int fd, const char *filename, const struct ow_wheel_limits *lim,
+                       const struct ow_wheel_consumer *consumer, struct ow_wheel_info **out);
+void ow_wheel_info_free(struct ow_wheel_info *info);
+
+#endif
