@@ -1,0 +1,1227 @@
+/* http.c - the transfer engine on one curl multi handle (see http.h).
+ *
+ * Shape after curl's own tool: one multi handle, curl_multi_poll +
+ * curl_multi_info_read, per-transfer state through CURLINFO_PRIVATE.  Each
+ * attempt gets a fresh easy handle (connections stay cached in the multi);
+ * queueing, caps, redirects, retries and resume are ours, so every hop and
+ * every response is checked here rather than trusted to libcurl. */
+#include "http.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "event.h"
+
+#define MAX_VISITED 32
+#define DISCARD_MAX (1u << 20) /* bytes of an error page we read and drop */
+#define PROGRESS_MS 250
+
+enum verdict { V_NONE, V_OK, V_FATAL, V_RETRY, V_RESTART, V_REDIRECT };
+enum xstate { X_QUEUED, X_RUNNING, X_DONE };
+
+/* What one response said (reset at each status line). */
+struct resp {
+	long status;
+	int64_t clen; /* -1: absent */
+	int clen_bad;
+	int begun;     /* body checks done */
+	int body_sink; /* body goes to the caller (2xx) */
+	int discard_cut;
+	uint64_t got; /* body bytes of this attempt */
+	char crange[128];
+	char cenc[64];
+	char etag[256];
+	char lastmod[64];
+	char retry_after[128];
+};
+
+struct xfer {
+	struct ow_http *h;
+	struct ow_http_req *req;
+	struct xfer *next;
+	enum xstate state;
+	CURL *easy;
+	struct curl_slist *hdrs;
+	char url[2048]; /* current hop */
+	char host[256];
+	int is_file;
+	int hop; /* next start follows a redirect (not an attempt) */
+	int64_t started, not_before, last_progress;
+	int64_t last_byte; /* when this attempt last received anything */
+	uint64_t pos;        /* offset of the next byte the sink expects */
+	uint64_t total;      /* total size learned from responses, 0 unknown */
+	uint64_t cap;
+	uint64_t range_from; /* this attempt's Range start, 0 = none */
+	int no_range;
+	char validator[256]; /* for If-Range */
+	uint64_t visited[MAX_VISITED];
+	unsigned nvisited;
+	size_t hdr_bytes;
+	unsigned hdr_count;
+	struct resp r;
+	enum verdict v; /* decision about the current attempt */
+	int rc;
+	long delay_ms; /* for V_RETRY; -1 = own backoff */
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+struct ow_http {
+	struct ow_http_opts o;
+	char *ca_file;
+	char *user_agent;
+	CURLM *multi;
+	struct xfer *head, *tail;
+	struct xfer **run; /* o.jobs slots */
+	unsigned nrun;
+	uint64_t rng;
+	volatile sig_atomic_t cancel;
+	int first_rc;
+	char first_detail[1024];
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t hv = 1469598103934665603ull;
+	for (; *s; s++)
+		hv = (hv ^ (unsigned char)*s) * 1099511628211ull;
+	return hv;
+}
+
+static uint64_t rng_next(struct ow_http *h)
+{
+	h->rng ^= h->rng << 13;
+	h->rng ^= h->rng >> 7;
+	h->rng ^= h->rng << 17;
+	return h->rng;
+}
+
+static void copy_str(char *dst, size_t n, const char *src)
+{
+	size_t l = strnlen(src, n - 1);
+	memcpy(dst, src, l);
+	dst[l] = '\0';
+}
+
+/* A sink's nonzero return as an OW_E* code. */
+static int ow_code(int rc)
+{
+	return rc > OW__ERROR_BASE && rc < OW__ERROR_END ? rc : OW_EIO;
+}
+
+static const char *label(const struct xfer *x)
+{
+	return x->req->what ? x->req->what : x->req->url;
+}
+
+/* Decide the current attempt: verdict, code, detail "GET <url>: <msg>". */
+OW_PRINTF(4, 5)
+static void decide(struct xfer *x, enum verdict v, int rc, const char *fmt, ...)
+{
+	char *d = x->req->res.detail;
+	size_t n = sizeof x->req->res.detail;
+	int k = snprintf(d, n, "GET %s: ", x->url);
+	va_list ap;
+	va_start(ap, fmt);
+	if (k >= 0 && (size_t)k < n)
+		vsnprintf(d + k, n - (size_t)k, fmt, ap);
+	va_end(ap);
+	x->v = v;
+	x->rc = rc;
+	x->delay_ms = -1;
+}
+
+static void append_detail(struct xfer *x, const char *fmt, ...) OW_PRINTF(2, 3);
+static void append_detail(struct xfer *x, const char *fmt, ...)
+{
+	char *d = x->req->res.detail;
+	size_t l = strlen(d), n = sizeof x->req->res.detail;
+	va_list ap;
+	va_start(ap, fmt);
+	if (l + 1 < n)
+		vsnprintf(d + l, n - l, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- URL checks ------------------------------------------------------------ */
+
+static int url_part(const char *url, CURLUPart part, char *out, size_t n)
+{
+	CURLU *u = curl_url();
+	char *p = NULL;
+	int ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	         curl_url_get(u, part, &p, 0) == CURLUE_OK;
+	if (ok)
+		copy_str(out, n, p);
+	curl_free(p);
+	curl_url_cleanup(u);
+	return ok ? 0 : -1;
+}
+
+static int scheme_allowed(const struct xfer *x, const char *scheme, int redirect)
+{
+	unsigned fl = x->req->flags;
+	if (!strcmp(scheme, "https"))
+		return 1;
+	if (!strcmp(scheme, "http"))
+		return (fl & OW_HTTP_ALLOW_HTTP) && (!redirect || !strncmp(x->url, "http:", 5));
+	if (!strcmp(scheme, "file"))
+		return (fl & OW_HTTP_ALLOW_FILE) && !redirect;
+	return 0;
+}
+
+/* 0 when `url` may be fetched next; else decides V_FATAL with a reason. */
+static int check_hop(struct xfer *x, const char *url, int redirect)
+{
+	char scheme[16];
+	const char *how = redirect ? "redirect to" : "URL";
+	if (strlen(url) >= sizeof x->url || url_part(url, CURLUPART_SCHEME, scheme, sizeof scheme)) {
+		decide(x, V_FATAL, OW_EPOLICY, "%s %.300s refused: malformed or over-long URL", how, url);
+		return -1;
+	}
+	if (!scheme_allowed(x, scheme, redirect)) {
+		decide(x, V_FATAL, OW_EPOLICY,
+		       "%s %.300s refused: scheme %s not allowed (https only; http only for "
+		       "--trusted-host, file: only for a local index, never by redirect)",
+		       how, url, scheme);
+		return -1;
+	}
+	if (x->h->o.allow_url && x->h->o.allow_url(x->h->o.allow_ud, url)) {
+		decide(x, V_FATAL, OW_EPOLICY,
+		       "%s %.300s refused: host not allowed by policy (add it to the allowed "
+		       "hosts if you trust it)", how, url);
+		return -1;
+	}
+	return 0;
+}
+
+static void set_url(struct xfer *x, const char *url)
+{
+	copy_str(x->url, sizeof x->url, url);
+	x->is_file = !strncasecmp(url, "file:", 5);
+	if (x->is_file || url_part(url, CURLUPART_HOST, x->host, sizeof x->host))
+		x->host[0] = '\0';
+}
+
+/* ---- response headers ------------------------------------------------------ */
+
+static int64_t parse_clen(const char *v)
+{
+	if (!*v || strlen(v) > 18 || strspn(v, "0123456789") != strlen(v))
+		return -2;
+	return (int64_t)strtoll(v, NULL, 10);
+}
+
+static void on_clen(struct resp *r, const char *v)
+{
+	int64_t n = parse_clen(v);
+	if (n < 0 || (r->clen >= 0 && r->clen != n))
+		r->clen_bad = 1;
+	else
+		r->clen = n;
+}
+
+static void on_header(struct resp *r, const char *name, const char *v)
+{
+	size_t vl = strlen(v);
+	if (!strcasecmp(name, "content-length"))
+		on_clen(r, v);
+	else if (!strcasecmp(name, "content-range"))
+		copy_str(r->crange, sizeof r->crange, v);
+	else if (!strcasecmp(name, "content-encoding"))
+		copy_str(r->cenc, sizeof r->cenc, v);
+	else if (!strcasecmp(name, "etag") && vl < sizeof r->etag)
+		copy_str(r->etag, sizeof r->etag, v);
+	else if (!strcasecmp(name, "last-modified") && vl < sizeof r->lastmod)
+		copy_str(r->lastmod, sizeof r->lastmod, v);
+	else if (!strcasecmp(name, "retry-after"))
+		copy_str(r->retry_after, sizeof r->retry_after, v);
+}
+
+/* Split "Name: value\r\n" (trimmed) and hand it to on_header. */
+static void parse_header_line(struct resp *r, const char *line, size_t n)
+{
+	char buf[1024];
+	if (n >= sizeof buf)
+		return; /* no header we read is that long; the total is capped */
+	memcpy(buf, line, n);
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\r' || buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+		buf[--n] = '\0';
+	char *colon = strchr(buf, ':');
+	if (!colon)
+		return;
+	*colon = '\0';
+	char *v = colon + 1;
+	v += strspn(v, " \t");
+	on_header(r, buf, v);
+}
+
+static int begin_body(struct xfer *x);
+
+static size_t header_cb(char *p, size_t size, size_t nitems, void *ud)
+{
+	struct xfer *x = ud;
+	size_t n = size * nitems;
+	const struct ow_http_opts *o = &x->h->o;
+	x->hdr_bytes += n;
+	x->last_byte = now_ms();
+	if (++x->hdr_count > o->header_max_count || x->hdr_bytes > o->header_max_bytes) {
+		decide(x, V_FATAL, OW_ETOOBIG,
+		       "response headers exceed %u lines or %zu bytes — the server is "
+		       "misbehaving; try another mirror", o->header_max_count, o->header_max_bytes);
+		return 0;
+	}
+	if (n >= 5 && !memcmp(p, "HTTP/", 5)) {
+		memset(&x->r, 0, sizeof x->r);
+		x->r.clen = -1;
+		const char *sp = memchr(p, ' ', n);
+		x->r.status = sp ? strtol(sp + 1, NULL, 10) : 0;
+	} else if (n <= 2 && (p[0] == '\r' || p[0] == '\n')) {
+		if (x->r.status >= 200 && begin_body(x))
+			return 0;
+	} else {
+		parse_header_line(&x->r, p, n);
+	}
+	return n;
+}
+
+/* ---- body checks ------------------------------------------------------------ */
+
+/* "bytes A-B/T" (T may be "*"): 0 with *a, *t (0 = unknown), or -1. */
+static int parse_crange(const char *s, uint64_t *a, uint64_t *t)
+{
+	unsigned long long first, last;
+	char tot[32];
+	if (sscanf(s, "bytes %llu-%llu/%31s", &first, &last, tot) != 3 || last < first)
+		return -1;
+	*a = first;
+	*t = 0;
+	if (strcmp(tot, "*")) {
+		char *end;
+		*t = strtoull(tot, &end, 10);
+		if (*end || *t <= last)
+			return -1;
+	}
+	return 0;
+}
+
+/* A 206: accept only a Content-Range that continues where we are. */
+static int check_partial(struct xfer *x, uint64_t *start)
+{
+	uint64_t a, t;
+	uint64_t want = x->req->expected_size ? x->req->expected_size : x->total;
+	if (!x->range_from) {
+		decide(x, V_FATAL, OW_EHTTP,
+		       "206 Partial Content to a request without Range — the server is broken; "
+		       "use another mirror");
+		return -1;
+	}
+	if (parse_crange(x->r.crange, &a, &t) || a != x->range_from || (want && t && t != want)) {
+		decide(x, V_RESTART, OW_EHTTP,
+		       "206 with Content-Range '%s' does not continue at byte %llu; restarting "
+		       "from zero without Range", x->r.crange, (unsigned long long)x->range_from);
+		x->no_range = 1;
+		return -1;
+	}
+	*start = a;
+	if (t)
+		x->total = t;
+	return 0;
+}
+
+/* Content-Length against the cap and the expected size. */
+static int check_length(struct xfer *x, uint64_t start)
+{
+	uint64_t end = start + (uint64_t)x->r.clen, exp = x->req->expected_size;
+	if (end > x->cap) {
+		decide(x, V_FATAL, OW_ETOOBIG,
+		       "Content-Length %lld is over the size cap of %llu bytes — refusing to "
+		       "download", (long long)x->r.clen, (unsigned long long)x->cap);
+		return -1;
+	}
+	if (exp && end != exp) {
+		decide(x, V_FATAL, OW_EHTTP,
+		       "Content-Length %lld (ending at byte %llu) disagrees with the expected "
+		       "size %llu — the server or the index is wrong", (long long)x->r.clen,
+		       (unsigned long long)end, (unsigned long long)exp);
+		return -1;
+	}
+	if (x->r.status == 200)
+		x->total = end;
+	return 0;
+}
+
+static int restart_sink(struct xfer *x)
+{
+	struct ow_http_req *q = x->req;
+	int rc = q->on_restart ? q->on_restart(q->ud) : 0;
+	if (rc) {
+		decide(x, V_FATAL, ow_code(rc),
+		       "discarding the partial download failed: %s", ow_err_detail());
+		return -1;
+	}
+	ow_log(OW_LOG_INFO, "%s: server sent the whole file; restarting from zero", label(x));
+	q->res.restarted = 1;
+	q->res.resumed = 0;
+	x->pos = 0;
+	return 0;
+}
+
+static void learn_validator(struct xfer *x)
+{
+	struct resp *r = &x->r;
+	if (r->etag[0] && strncmp(r->etag, "W/", 2))
+		copy_str(x->validator, sizeof x->validator, r->etag);
+	else
+		copy_str(x->validator, sizeof x->validator, r->lastmod);
+}
+
+static int check_encoding(struct xfer *x)
+{
+	if (x->r.clen_bad) {
+		decide(x, V_FATAL, OW_EHTTP, "malformed or conflicting Content-Length — the "
+		       "server is broken; use another mirror");
+		return -1;
+	}
+	if (x->r.cenc[0] && strcasecmp(x->r.cenc, "identity")) {
+		decide(x, V_FATAL, OW_EHTTP,
+		       "server sent Content-Encoding '%s' although offwheel asked for identity; "
+		       "an encoded body cannot be verified — check the server or proxy", x->r.cenc);
+		return -1;
+	}
+	return 0;
+}
+
+/* First sight of a body (or the end of a body-less response): decide
+ * whether it goes to the caller and where it starts.  -1 = abort. */
+static int begin_body(struct xfer *x)
+{
+	uint64_t start = 0;
+	if (x->r.begun)
+		return 0;
+	x->r.begun = 1;
+	if (!x->is_file && x->r.status / 100 != 2)
+		return 0;
+	if (check_encoding(x))
+		return -1;
+	if (x->r.status == 206 && check_partial(x, &start))
+		return -1;
+	if (x->r.clen >= 0 && check_length(x, start))
+		return -1;
+	if (start != x->pos && restart_sink(x))
+		return -1;
+	x->req->res.resumed = start > 0;
+	learn_validator(x);
+	x->r.body_sink = 1;
+	return 0;
+}
+
+/* ---- body bytes ----------------------------------------------------------- */
+
+static int sink_bytes(struct xfer *x, const char *p, size_t n)
+{
+	struct ow_http_req *q = x->req;
+	if (x->pos + n > x->cap || (q->expected_size && x->pos + n > q->expected_size)) {
+		uint64_t lim = q->expected_size && q->expected_size < x->cap ? q->expected_size : x->cap;
+		decide(x, V_FATAL, OW_ETOOBIG,
+		       "body is longer than %llu bytes (the %s) — refusing the rest",
+		       (unsigned long long)lim, lim == x->cap ? "size cap" : "expected size");
+		return -1;
+	}
+	int rc = q->on_data(q->ud, p, n);
+	if (rc) {
+		decide(x, V_FATAL, ow_code(rc),
+		       "storing the body failed: %s", ow_err_detail());
+		return -1;
+	}
+	x->pos += n;
+	q->res.received += n;
+	return 0;
+}
+
+static void report_progress(struct xfer *x)
+{
+	int64_t t = now_ms();
+	if (t - x->last_progress < PROGRESS_MS)
+		return;
+	x->last_progress = t;
+	uint64_t tot = x->req->expected_size ? x->req->expected_size : x->total;
+	ow_progress(label(x), x->pos, tot);
+}
+
+static size_t write_cb(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct xfer *x = ud;
+	size_t n = size * nmemb;
+	if (begin_body(x))
+		return 0;
+	x->r.got += n;
+	x->last_byte = now_ms();
+	if (!x->r.body_sink) {
+		if (x->r.got <= DISCARD_MAX)
+			return n;
+		x->r.discard_cut = 1;
+		return 0;
+	}
+	if (sink_bytes(x, p, n))
+		return 0;
+	report_progress(x);
+	return n;
+}
+
+/* Stall detection of our own: curl's low-speed check averages over a
+ * window of several seconds, so a burst then silence goes unnoticed for
+ * long.  This aborts when nothing at all arrived for low_speed_time_s. */
+static int xferinfo_cb(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct xfer *x = ud;
+	long lim = x->h->o.low_speed_time_s;
+	if (lim <= 0 || now_ms() - x->last_byte <= lim * 1000)
+		return 0;
+	decide(x, V_RETRY, OW_ETIMEOUT,
+	       "nothing received for %ld s after %llu body bytes (stalled) — check the "
+	       "network or raise the stall timeout", lim, (unsigned long long)x->r.got);
+	return 1;
+}
+
+/* ---- classification of a finished attempt ----------------------------------- */
+
+static int is_tls_error(CURLcode c)
+{
+	switch (c) {
+	case CURLE_PEER_FAILED_VERIFICATION: case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SSL_CERTPROBLEM: case CURLE_SSL_CIPHER: case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR: case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_INVALIDCERTSTATUS: case CURLE_SSL_CRL_BADFILE:
+	case CURLE_USE_SSL_FAILED: case CURLE_SSL_ENGINE_INITFAILED:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int is_transient(CURLcode c)
+{
+	switch (c) {
+	case CURLE_COULDNT_CONNECT: case CURLE_PARTIAL_FILE: case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR: case CURLE_GOT_NOTHING: case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static const char *cerr(const struct xfer *x, CURLcode c)
+{
+	return x->errbuf[0] ? x->errbuf : curl_easy_strerror(c);
+}
+
+static void classify_curl(struct xfer *x, CURLcode c)
+{
+	const struct ow_http_opts *o = &x->h->o;
+	if (is_tls_error(c))
+		decide(x, V_FATAL, OW_ETLS,
+		       "TLS failed: %s — check the host name and the system clock; for a "
+		       "private CA pass --cert FILE (or set SSL_CERT_FILE)", cerr(x, c));
+	else if (c == CURLE_OPERATION_TIMEDOUT)
+		decide(x, V_RETRY, OW_ETIMEOUT,
+		       "timed out (%s; stall limit %ld s below %ld B/s) — check the network or "
+		       "raise the timeouts", cerr(x, c), o->low_speed_time_s, o->low_speed_bytes);
+	else if (is_transient(c))
+		decide(x, V_RETRY, OW_ENET, "%s after %llu body bytes — network or server "
+		       "trouble", cerr(x, c), (unsigned long long)x->r.got);
+	else if (c == CURLE_FILESIZE_EXCEEDED)
+		decide(x, V_FATAL, OW_ETOOBIG, "file is larger than the size cap of %llu bytes",
+		       (unsigned long long)x->cap);
+	else if (c == CURLE_FILE_COULDNT_READ_FILE)
+		decide(x, V_FATAL, OW_ENOENT, "%s — check the path of the local index", cerr(x, c));
+	else if (c == CURLE_UNSUPPORTED_PROTOCOL)
+		decide(x, V_FATAL, OW_EPOLICY, "%s — only https (http for trusted hosts) is allowed",
+		       cerr(x, c));
+	else if (c == CURLE_COULDNT_RESOLVE_HOST || c == CURLE_COULDNT_RESOLVE_PROXY)
+		decide(x, V_FATAL, OW_ENET, "%s — check the URL and that this machine is online",
+		       cerr(x, c));
+	else
+		decide(x, V_FATAL, c == CURLE_WEIRD_SERVER_REPLY ? OW_EHTTP : OW_ENET,
+		       "%s (curl error %d)", cerr(x, c), (int)c);
+}
+
+/* Retry-After in seconds: -1 absent or unparsable (use own backoff). */
+static int64_t retry_after_s(const char *v)
+{
+	if (!*v)
+		return -1;
+	if (strspn(v, "0123456789") == strlen(v))
+		return strlen(v) > 9 ? INT64_MAX : strtoll(v, NULL, 10);
+	time_t when = curl_getdate(v, NULL);
+	if (when == (time_t)-1)
+		return -1;
+	int64_t d = (int64_t)when - (int64_t)time(NULL);
+	return d < 0 ? 0 : d;
+}
+
+static void classify_retryable_status(struct xfer *x)
+{
+	long st = x->r.status;
+	int64_t ra = retry_after_s(x->r.retry_after);
+	long max = x->h->o.retry_after_max_s;
+	if (ra > max) {
+		decide(x, V_FATAL, OW_EHTTP,
+		       "HTTP %ld with Retry-After '%.60s', more than the %ld s offwheel waits — "
+		       "the server is overloaded; try again later", st, x->r.retry_after, max);
+		return;
+	}
+	decide(x, V_RETRY, OW_EHTTP, "HTTP %ld from the server — it is failing or "
+	       "overloaded; try again later", st);
+	x->delay_ms = ra >= 0 ? (long)ra * 1000 : -1;
+}
+
+static int recheck_effective(struct xfer *x)
+{
+	char *eff = NULL;
+	curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &eff);
+	copy_str(x->req->res.effective_url, sizeof x->req->res.effective_url, eff ? eff : x->url);
+	return x->is_file ? 0 : check_hop(x, x->req->res.effective_url, 0);
+}
+
+static void note_validators(struct xfer *x)
+{
+	struct ow_http_result *res = &x->req->res;
+	const char *et = x->r.etag[0] || x->r.status != 304 ? x->r.etag : x->req->if_none_match;
+	const char *lm = x->r.lastmod[0] || x->r.status != 304 ? x->r.lastmod
+	                                                      : x->req->if_modified_since;
+	copy_str(res->etag, sizeof res->etag, et ? et : "");
+	copy_str(res->last_modified, sizeof res->last_modified, lm ? lm : "");
+}
+
+static void classify_success(struct xfer *x)
+{
+	uint64_t exp = x->req->expected_size;
+	if (begin_body(x))
+		return;
+	if (x->r.clen >= 0 && x->r.got < (uint64_t)x->r.clen)
+		decide(x, V_RETRY, OW_ENET, "short body: %llu of %lld bytes", (unsigned long long)x->r.got,
+		       (long long)x->r.clen);
+	else if (exp && x->pos < exp)
+		decide(x, V_RETRY, OW_ENET, "connection closed after %llu of %llu bytes",
+		       (unsigned long long)x->pos, (unsigned long long)exp);
+	else if (!recheck_effective(x)) {
+		note_validators(x);
+		x->v = V_OK;
+	}
+}
+
+static void classify_redirect(struct xfer *x)
+{
+	char *loc = NULL;
+	unsigned max = x->h->o.max_redirects;
+	curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
+	if (!loc) {
+		decide(x, V_FATAL, OW_EHTTP, "HTTP %ld without a usable Location", x->r.status);
+		return;
+	}
+	if (x->req->res.redirects >= max) {
+		decide(x, V_FATAL, OW_EPOLICY, "more than %u redirects — refusing to follow %.300s",
+		       max, loc);
+		return;
+	}
+	if (check_hop(x, loc, 1))
+		return;
+	uint64_t hv = fnv1a(loc);
+	for (unsigned i = 0; i < x->nvisited; i++)
+		if (x->visited[i] == hv) {
+			decide(x, V_FATAL, OW_EPOLICY, "redirect loop back to %.300s — the server is "
+			       "misconfigured", loc);
+			return;
+		}
+	if (x->nvisited < MAX_VISITED)
+		x->visited[x->nvisited++] = hv;
+	x->req->res.redirects++;
+	set_url(x, loc);
+	x->v = V_REDIRECT;
+}
+
+static void classify_status(struct xfer *x)
+{
+	long st = x->r.status;
+	x->req->res.status = st;
+	if (x->is_file || st / 100 == 2) {
+		classify_success(x);
+	} else if (st == 304) {
+		x->req->res.not_modified = 1;
+		note_validators(x);
+		if (!recheck_effective(x))
+			x->v = V_OK;
+	} else if (st / 100 == 3) {
+		classify_redirect(x);
+	} else if (st == 416 && x->range_from) {
+		decide(x, V_RESTART, OW_EHTTP, "HTTP 416 to Range bytes=%llu- — the file is not "
+		       "what was partly downloaded; restarting from zero",
+		       (unsigned long long)x->range_from);
+		x->no_range = 1;
+	} else if (st == 403 || st == 404 || st == 410) {
+		decide(x, V_FATAL, OW_ENOENT, "not found (HTTP %ld) — check the name and the index "
+		       "URL", st);
+	} else if (st == 408 || st == 429 || st / 100 == 5) {
+		classify_retryable_status(x);
+	} else {
+		decide(x, V_FATAL, OW_EHTTP, "unexpected HTTP status %ld", st);
+	}
+}
+
+static void classify(struct xfer *x, CURLcode c)
+{
+	if (x->v != V_NONE)
+		return; /* a callback already decided */
+	if (c != CURLE_OK && !x->r.discard_cut)
+		classify_curl(x, c);
+	else
+		classify_status(x);
+}
+
+/* ---- scheduling -------------------------------------------------------------- */
+
+static void finish(struct xfer *x, int rc)
+{
+	struct ow_http *h = x->h;
+	struct ow_http_result *res = &x->req->res;
+	res->rc = rc;
+	res->bytes = x->pos;
+	if (!res->effective_url[0])
+		copy_str(res->effective_url, sizeof res->effective_url, x->url);
+	if (rc == 0)
+		res->detail[0] = '\0';
+	else if (!h->first_rc) {
+		h->first_rc = rc;
+		copy_str(h->first_detail, sizeof h->first_detail, res->detail);
+	}
+	x->state = X_DONE;
+	ow_progress_done(label(x), x->pos);
+	if (x->req->on_done)
+		x->req->on_done(x->req->ud, x->req);
+}
+
+static long backoff_ms(struct xfer *x)
+{
+	const struct ow_http_opts *o = &x->h->o;
+	unsigned n = x->req->res.attempts ? x->req->res.attempts - 1 : 0;
+	long d = o->backoff_base_ms;
+	while (n-- && d < o->backoff_max_ms)
+		d *= 2;
+	if (d > o->backoff_max_ms)
+		d = o->backoff_max_ms;
+	return d / 2 + (long)(rng_next(x->h) % (uint64_t)(d / 2 + 1));
+}
+
+static void requeue(struct xfer *x, long delay_ms)
+{
+	x->state = X_QUEUED;
+	x->not_before = now_ms() + delay_ms;
+}
+
+static void retry(struct xfer *x)
+{
+	const struct ow_http_opts *o = &x->h->o;
+	unsigned att = x->req->res.attempts;
+	long d = x->delay_ms >= 0 ? x->delay_ms : backoff_ms(x);
+	if (att >= o->max_attempts) {
+		append_detail(x, " (gave up after %u attempts)", att);
+		finish(x, x->rc);
+	} else if (now_ms() + d - x->started > o->retry_budget_ms) {
+		append_detail(x, " (gave up after %u attempts: retry budget of %ld ms spent)", att,
+		              o->retry_budget_ms);
+		finish(x, x->rc);
+	} else {
+		ow_log(OW_LOG_INFO, "retrying in %ld ms: %s", d, x->req->res.detail);
+		requeue(x, d);
+	}
+}
+
+static void apply(struct xfer *x)
+{
+	switch (x->v) {
+	case V_OK: finish(x, 0); break;
+	case V_RETRY: retry(x); break;
+	case V_RESTART:
+		if (x->req->res.attempts >= x->h->o.max_attempts)
+			finish(x, x->rc);
+		else
+			requeue(x, 0);
+		break;
+	case V_REDIRECT: x->hop = 1; requeue(x, 0); break;
+	default: finish(x, x->rc ? x->rc : OW_EINTERNAL); break;
+	}
+}
+
+/* ---- attempts ----------------------------------------------------------------- */
+
+static int add_header(struct xfer *x, const char *fmt, ...) OW_PRINTF(2, 3);
+static int add_header(struct xfer *x, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof line || strpbrk(line, "\r\n"))
+		return -1;
+	struct curl_slist *l = curl_slist_append(x->hdrs, line);
+	if (!l)
+		return -1;
+	x->hdrs = l;
+	return 0;
+}
+
+static int build_headers(struct xfer *x)
+{
+	const struct ow_http_req *q = x->req;
+	int bad = add_header(x, "Accept-Encoding: identity");
+	x->range_from = 0;
+	if (x->pos > 0 && !x->no_range && x->validator[0] && !x->is_file) {
+		x->range_from = x->pos;
+		bad |= add_header(x, "Range: bytes=%llu-", (unsigned long long)x->pos);
+		bad |= add_header(x, "If-Range: %s", x->validator);
+	} else if (x->pos == 0 && q->if_none_match && *q->if_none_match) {
+		bad |= add_header(x, "If-None-Match: %s", q->if_none_match);
+	}
+	if (!x->range_from && x->pos == 0 && q->if_modified_since && *q->if_modified_since)
+		bad |= add_header(x, "If-Modified-Since: %s", q->if_modified_since);
+	return bad ? -1 : 0;
+}
+
+static const char *protocols(const struct xfer *x)
+{
+	unsigned f = x->req->flags & (OW_HTTP_ALLOW_HTTP | OW_HTTP_ALLOW_FILE);
+	static const char *const tab[] = {"https", "https,http", "https,file", "https,http,file"};
+	return tab[f];
+}
+
+static void set_options(struct xfer *x)
+{
+	CURL *e = x->easy;
+	const struct ow_http *h = x->h;
+	curl_easy_setopt(e, CURLOPT_URL, x->url);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, protocols(x));
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (h->ca_file)
+		curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_file);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->o.connect_timeout_ms);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, h->o.low_speed_bytes);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, h->o.low_speed_time_s);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, h->o.attempt_timeout_ms);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, h->user_agent);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
+	curl_easy_setopt(e, CURLOPT_XFERINFODATA, x);
+	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+}
+
+static void reset_attempt(struct xfer *x)
+{
+	memset(&x->r, 0, sizeof x->r);
+	x->r.clen = -1;
+	x->v = V_NONE;
+	x->rc = 0;
+	x->errbuf[0] = '\0';
+	x->hdr_bytes = 0;
+	x->hdr_count = 0;
+	x->last_byte = now_ms();
+}
+
+static void start_attempt(struct xfer *x)
+{
+	struct ow_http *h = x->h;
+	reset_attempt(x);
+	if (!x->hop)
+		x->req->res.attempts++;
+	x->hop = 0;
+	x->easy = curl_easy_init();
+	if (!x->easy || build_headers(x)) {
+		decide(x, V_FATAL, OW_ENOMEM, "cannot set up the request");
+		curl_slist_free_all(x->hdrs);
+		x->hdrs = NULL;
+		curl_easy_cleanup(x->easy);
+		x->easy = NULL;
+		finish(x, x->rc);
+		return;
+	}
+	set_options(x);
+	curl_multi_add_handle(h->multi, x->easy);
+	x->state = X_RUNNING;
+	h->run[h->nrun++] = x;
+}
+
+static void detach(struct xfer *x)
+{
+	struct ow_http *h = x->h;
+	curl_multi_remove_handle(h->multi, x->easy);
+	curl_easy_cleanup(x->easy);
+	curl_slist_free_all(x->hdrs);
+	x->easy = NULL;
+	x->hdrs = NULL;
+	for (unsigned i = 0; i < h->nrun; i++)
+		if (h->run[i] == x) {
+			h->run[i] = h->run[--h->nrun];
+			break;
+		}
+}
+
+static unsigned host_running(const struct ow_http *h, const char *host)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < h->nrun; i++)
+		n += !strcmp(h->run[i]->host, host);
+	return n;
+}
+
+static void start_ready(struct ow_http *h)
+{
+	int64_t t = now_ms();
+	for (struct xfer *x = h->head; x && h->nrun < h->o.jobs; x = x->next) {
+		if (x->state != X_QUEUED || x->not_before > t)
+			continue;
+		if (host_running(h, x->host) >= h->o.per_host)
+			continue;
+		start_attempt(x);
+	}
+}
+
+static void drain(struct ow_http *h)
+{
+	CURLMsg *m;
+	int left;
+	while ((m = curl_multi_info_read(h->multi, &left))) {
+		char *p = NULL;
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		CURLcode c = m->data.result;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &p);
+		struct xfer *x = (void *)p;
+		if (!x)
+			continue;
+		classify(x, c);
+		detach(x);
+		apply(x);
+	}
+}
+
+static void reap(struct ow_http *h)
+{
+	struct xfer **pp = &h->head;
+	h->tail = NULL;
+	while (*pp) {
+		struct xfer *x = *pp;
+		if (x->state == X_DONE) {
+			*pp = x->next;
+			free(x);
+		} else {
+			h->tail = x;
+			pp = &x->next;
+		}
+	}
+}
+
+static long next_wait_ms(const struct ow_http *h)
+{
+	int64_t t = now_ms(), w = 1000;
+	for (const struct xfer *x = h->head; x; x = x->next)
+		if (x->state == X_QUEUED && x->not_before > t && x->not_before - t < w)
+			w = x->not_before - t;
+	return (long)w;
+}
+
+static void cancel_all(struct ow_http *h)
+{
+	for (struct xfer *x = h->head; x; x = x->next) {
+		if (x->state == X_DONE)
+			continue;
+		if (x->state == X_RUNNING)
+			detach(x);
+		decide(x, V_FATAL, OW_EINCOMPLETE, "cancelled; %llu bytes kept for a later resume",
+		       (unsigned long long)x->pos);
+		finish(x, OW_EINCOMPLETE);
+	}
+}
+
+/* ---- public API ----------------------------------------------------------------- */
+
+void ow_http_opts_default(struct ow_http_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->jobs = 8;
+	o->per_host = 4;
+	o->connect_timeout_ms = 15000;
+	o->low_speed_bytes = 1;
+	o->low_speed_time_s = 30;
+	o->max_redirects = 5;
+	o->max_attempts = 5;
+	o->retry_budget_ms = 120000;
+	o->backoff_base_ms = 500;
+	o->backoff_max_ms = 30000;
+	o->retry_after_max_s = 60;
+	o->max_size = 4ull << 30;
+	o->header_max_bytes = 64 * 1024;
+	o->header_max_count = 200;
+}
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc;
+static void global_init(void) { global_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+static int pick_ca(struct ow_http *h)
+{
+	const char *ca = h->o.ca_file ? h->o.ca_file : getenv("SSL_CERT_FILE");
+	if (!ca || !*ca)
+		return 0;
+	if (access(ca, R_OK))
+		return ow_err(OW_EINVAL, "CA file %s cannot be read — pass an existing PEM file "
+		              "with --cert (or fix SSL_CERT_FILE)", ca);
+	h->ca_file = strdup(ca);
+	return h->ca_file ? 0 : ow_err(OW_ENOMEM, "out of memory");
+}
+
+static int check_opts(const struct ow_http_opts *o)
+{
+	if (!o->jobs || !o->per_host || !o->max_attempts || o->max_redirects > MAX_VISITED - 1 ||
+	    o->backoff_base_ms < 1 || o->backoff_max_ms < o->backoff_base_ms)
+		return ow_err(OW_EINVAL, "http options: jobs, per_host and max_attempts must be "
+		              "positive, max_redirects at most %d, backoff_base_ms >= 1 and <= "
+		              "backoff_max_ms", MAX_VISITED - 1);
+	return 0;
+}
+
+static int engine_setup(struct ow_http *h)
+{
+	const char *ua = h->o.user_agent ? h->o.user_agent : "offwheel/" OW_VERSION;
+	int rc = pick_ca(h);
+	if (rc)
+		return rc;
+	h->user_agent = strdup(ua);
+	h->run = calloc(h->o.jobs, sizeof *h->run);
+	h->multi = curl_multi_init();
+	if (!h->user_agent || !h->run || !h->multi)
+		return ow_err(OW_ENOMEM, "cannot create the transfer engine: out of memory");
+	curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)h->o.per_host);
+	curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)h->o.jobs);
+	h->rng = (uint64_t)now_ms() * 2654435761u ^ (uint64_t)getpid() ^ (uintptr_t)h;
+	h->rng |= 1;
+	return 0;
+}
+
+int ow_http_new(struct ow_http **out, const struct ow_http_opts *opts)
+{
+	*out = NULL;
+	pthread_once(&global_once, global_init);
+	if (global_rc != CURLE_OK)
+		return ow_err(OW_EINTERNAL, "libcurl initialisation failed: %s",
+		              curl_easy_strerror(global_rc));
+	struct ow_http *h = calloc(1, sizeof *h);
+	if (!h)
+		return ow_err(OW_ENOMEM, "cannot create the transfer engine: out of memory");
+	if (opts)
+		h->o = *opts;
+	else
+		ow_http_opts_default(&h->o);
+	int rc = check_opts(&h->o);
+	if (!rc)
+		rc = engine_setup(h);
+	if (rc) {
+		ow_http_free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+void ow_http_free(struct ow_http *h)
+{
+	if (!h)
+		return;
+	for (struct xfer *x = h->head; x; x = x->next)
+		if (x->state == X_RUNNING)
+			detach(x);
+	while (h->head) {
+		struct xfer *x = h->head;
+		h->head = x->next;
+		free(x);
+	}
+	if (h->multi)
+		curl_multi_cleanup(h->multi);
+	free(h->run);
+	free(h->ca_file);
+	free(h->user_agent);
+	free(h);
+}
+
+static int init_xfer(struct xfer *x, struct ow_http *h, struct ow_http_req *q)
+{
+	x->h = h;
+	x->req = q;
+	memset(&q->res, 0, sizeof q->res);
+	x->cap = q->max_size ? q->max_size : h->o.max_size;
+	x->pos = q->resume_from;
+	x->started = now_ms();
+	x->not_before = x->started;
+	if (q->if_range && q->resume_from)
+		copy_str(x->validator, sizeof x->validator, q->if_range);
+	copy_str(x->url, sizeof x->url, q->url ? q->url : "");
+	if (!q->url || !q->on_data)
+		decide(x, V_FATAL, OW_EINVAL, "request without URL or data sink");
+	else if (!check_hop(x, q->url, 0)) {
+		set_url(x, q->url);
+		x->visited[x->nvisited++] = fnv1a(q->url);
+		return 0;
+	}
+	return -1;
+}
+
+int ow_http_add(struct ow_http *h, struct ow_http_req *req)
+{
+	struct xfer *x = calloc(1, sizeof *x);
+	if (!x)
+		return ow_err(OW_ENOMEM, "cannot queue %s: out of memory", req->url);
+	x->state = X_QUEUED;
+	if (h->tail)
+		h->tail->next = x;
+	else
+		h->head = x;
+	h->tail = x;
+	if (init_xfer(x, h, req)) {
+		finish(x, x->rc);
+		return ow_err(x->rc, "%s", req->res.detail);
+	}
+	return 0;
+}
+
+static int has_work(const struct ow_http *h)
+{
+	for (const struct xfer *x = h->head; x; x = x->next)
+		if (x->state != X_DONE)
+			return 1;
+	return 0;
+}
+
+int ow_http_run(struct ow_http *h)
+{
+	reap(h);
+	while (has_work(h)) {
+		int still = 0;
+		if (h->cancel)
+			cancel_all(h);
+		start_ready(h);
+		if (curl_multi_perform(h->multi, &still) != CURLM_OK)
+			return ow_err(OW_EINTERNAL, "curl_multi_perform failed");
+		drain(h);
+		reap(h);
+		start_ready(h); /* retries, redirects and adds from on_done */
+		if (has_work(h) && curl_multi_poll(h->multi, NULL, 0, (int)next_wait_ms(h), NULL) != CURLM_OK)
+			return ow_err(OW_EINTERNAL, "curl_multi_poll failed");
+	}
+	int rc = h->first_rc;
+	h->first_rc = 0;
+	return rc ? ow_err(rc, "%s", h->first_detail) : 0;
+}
+
+void ow_http_cancel(struct ow_http *h) { h->cancel = 1; }
+
+/* ---- memory sink and the one-shot helper -------------------------------------- */
+
+int ow_http_membuf_write(void *ud, const void *buf, size_t len)
+{
+	struct ow_http_membuf *m = ud;
+	if (len > m->cap - m->len)
+		return ow_err(OW_ETOOBIG, "body is larger than %zu bytes", m->cap);
+	if (m->len + len + 1 > m->alloc) {
+		size_t want = m->alloc ? m->alloc : 16384;
+		while (want < m->len + len + 1)
+			want *= 2;
+		char *p = realloc(m->data, want);
+		if (!p)
+			return ow_err(OW_ENOMEM, "out of memory for a %zu-byte body", m->len + len);
+		m->data = p;
+		m->alloc = want;
+	}
+	memcpy(m->data + m->len, buf, len);
+	m->len += len;
+	m->data[m->len] = '\0';
+	return 0;
+}
+
+int ow_http_membuf_restart(void *ud)
+{
+	struct ow_http_membuf *m = ud;
+	m->len = 0;
+	if (m->data)
+		m->data[0] = '\0';
+	return 0;
+}
+
+void ow_http_membuf_free(struct ow_http_membuf *m)
+{
+	if (!m)
+		return;
+	free(m->data);
+	memset(m, 0, sizeof *m);
+}
+
+int ow_http_get_buffer(const struct ow_http_opts *opts, struct ow_http_req *req,
+                       size_t cap, char **out, size_t *len)
+{
+	struct ow_http *h;
+	struct ow_http_membuf m = {.cap = cap};
+	*out = NULL;
+	*len = 0;
+	int rc = ow_http_new(&h, opts);
+	if (rc)
+		return rc;
+	req->on_data = ow_http_membuf_write;
+	req->on_restart = ow_http_membuf_restart;
+	req->on_done = NULL;
+	req->ud = &m;
+	req->resume_from = 0;
+	if (!req->max_size || req->max_size > cap)
+		req->max_size = cap;
+	rc = ow_http_add(h, req);
+	if (!rc)
+		rc = ow_http_run(h);
+	ow_http_free(h);
+	if (rc || req->res.not_modified) {
+		ow_http_membuf_free(&m);
+		return rc;
+	}
+	if (!m.data && !(m.data = calloc(1, 1)))
+		return ow_err(OW_ENOMEM, "out of memory");
+	*out = m.data;
+	*len = m.len;
+	return 0;
+}

@@ -1,0 +1,134 @@
+/* http.h - the transfer engine (the only module that includes libcurl).
+ *
+ * One engine = one curl multi handle running many transfers in parallel,
+ * capped in total (`jobs`) and per host (`per_host`).  Every transfer:
+ *   - streams its body to the caller's on_data sink (the caller hashes and
+ *     writes); a hard size cap is enforced while receiving;
+ *   - follows redirects itself, re-checking every hop with allow_url (plus
+ *     scheme rules: https only; http only when the request allows it and the
+ *     current hop is already http; never file: on a redirect), capped, with
+ *     loop detection;
+ *   - retries transient failures (connection errors, resets, timeouts,
+ *     short bodies, 408/429/5xx) with capped exponential backoff + jitter,
+ *     honouring a sane Retry-After, within a count and time budget;
+ *   - resumes with Range + If-Range after a mid-body failure or from the
+ *     caller's resume_from, accepting a 206 only with the right
+ *     Content-Range; otherwise it calls on_restart (the caller truncates)
+ *     before delivering any byte from offset zero;
+ *   - does conditional GETs (If-None-Match / If-Modified-Since -> 304).
+ * TLS verification is always on. */
+#ifndef OW_HTTP_H
+#define OW_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Return nonzero to refuse `url` (every hop, including the first, and the
+ * effective URL at the end are passed through it). */
+typedef int (*ow_http_allow_fn)(void *ud, const char *url);
+
+struct ow_http_opts {
+	unsigned jobs;              /* transfers in parallel (default 8) */
+	unsigned per_host;          /* of which to one host (default 4) */
+	const char *ca_file;        /* NULL: $SSL_CERT_FILE, else system CAs */
+	long connect_timeout_ms;    /* default 15000 */
+	long low_speed_bytes;       /* stall: below this many bytes/s ... */
+	long low_speed_time_s;      /* ... for this long aborts (default 1, 30) */
+	long attempt_timeout_ms;    /* whole-attempt limit, 0 = none (default) */
+	unsigned max_redirects;     /* default 5 */
+	unsigned max_attempts;      /* first try included (default 5) */
+	long retry_budget_ms;       /* no new attempt after this (default 120000) */
+	long backoff_base_ms;       /* first backoff (default 500) */
+	long backoff_max_ms;        /* cap of one backoff (default 30000) */
+	long retry_after_max_s;     /* larger Retry-After = give up (default 60) */
+	uint64_t max_size;          /* body cap when the request gives none
+	                             * (default 4 GiB) */
+	size_t header_max_bytes;    /* per response (default 64 KiB) */
+	unsigned header_max_count;  /* per response (default 200) */
+	const char *user_agent;     /* default "offwheel/<version>" */
+	ow_http_allow_fn allow_url; /* NULL: scheme rules only */
+	void *allow_ud;
+};
+
+/* Request flags. */
+#define OW_HTTP_ALLOW_HTTP 0x1u /* plain http allowed (trusted host) */
+#define OW_HTTP_ALLOW_FILE 0x2u /* file:// allowed for the first URL */
+
+struct ow_http_result {
+	int rc;                 /* 0 or OW_E* (ENOENT for 403/404/410) */
+	long status;            /* last HTTP status (0 for file: / none) */
+	uint64_t bytes;         /* bytes the caller now holds (final offset) */
+	uint64_t received;      /* body bytes delivered during this run */
+	unsigned attempts;      /* requests made, redirects not counted */
+	unsigned redirects;     /* hops followed */
+	int resumed;            /* the final body continued earlier bytes */
+	int restarted;          /* on_restart was called at least once */
+	int not_modified;       /* 304 to a conditional GET */
+	char effective_url[2048];
+	char etag[256];         /* of the last 200/206/304 ("" if none) */
+	char last_modified[64]; /* likewise */
+	char detail[1024];      /* why it failed: URL, cause, what to do */
+};
+
+struct ow_http_req {
+	const char *url;
+	/* Body bytes in order; return nonzero (an OW_E* code with ow_err set,
+	 * or any nonzero) to abort the transfer. */
+	int (*on_data)(void *ud, const void *buf, size_t len);
+	/* Discard every byte delivered so far (truncate to 0); the next bytes
+	 * start at offset 0.  NULL = nothing to discard. Nonzero aborts. */
+	int (*on_restart)(void *ud);
+	/* Called once when the transfer has finished (success or not); the
+	 * engine accepts ow_http_add() from here. May be NULL. */
+	void (*on_done)(void *ud, struct ow_http_req *req);
+	void *ud;
+	const char *what;           /* progress label (default: url) */
+	uint64_t expected_size;     /* total size when known, else 0 */
+	uint64_t max_size;          /* hard cap on total size, 0 = engine's */
+	uint64_t resume_from;       /* bytes the caller already holds */
+	const char *if_range;       /* validator of those bytes (ETag or date);
+	                             * without it resume_from restarts at 0 */
+	const char *if_none_match;  /* conditional GET (ignored when resuming) */
+	const char *if_modified_since;
+	unsigned flags;             /* OW_HTTP_ALLOW_* */
+	struct ow_http_result res;  /* filled by the engine */
+};
+
+struct ow_http;
+
+/* Defaults as documented above. */
+void ow_http_opts_default(struct ow_http_opts *o);
+/* A new engine; `opts` may be NULL (defaults) and is copied (the strings
+ * must outlive the engine). */
+int ow_http_new(struct ow_http **out, const struct ow_http_opts *opts);
+void ow_http_free(struct ow_http *h);
+/* Queue a request; `req` must stay valid until its on_done / run returns.
+ * Allowed before ow_http_run and from callbacks during it. */
+int ow_http_add(struct ow_http *h, struct ow_http_req *req);
+/* Run until every queued transfer has finished.  0 when all succeeded
+ * (304 included), else the code of the first failure (with ow_err set to
+ * its detail); each request's own outcome is in req->res. */
+int ow_http_run(struct ow_http *h);
+/* Ask ow_http_run to stop soon (async-signal-safe): running and queued
+ * transfers end with OW_EINCOMPLETE, their partial bytes kept. */
+void ow_http_cancel(struct ow_http *h);
+
+/* A growable capped memory sink for small bodies (index pages). */
+struct ow_http_membuf {
+	char *data; /* NUL-terminated when len > 0 */
+	size_t len;
+	size_t cap; /* refuse beyond this many bytes */
+	size_t alloc;
+};
+int ow_http_membuf_write(void *membuf, const void *buf, size_t len);
+int ow_http_membuf_restart(void *membuf);
+void ow_http_membuf_free(struct ow_http_membuf *m);
+
+/* One GET into memory with its own short-lived engine: `req` gives the URL,
+ * flags and conditional headers (its sink fields are overwritten).  On
+ * success *out is a malloc'd NUL-terminated body (NULL on 304) and *len its
+ * size; req->res tells status, etag, last-modified. */
+int ow_http_get_buffer(const struct ow_http_opts *opts, struct ow_http_req *req,
+                       size_t cap, char **out, size_t *len);
+
+#endif

@@ -1,0 +1,149 @@
+# servers.bash - test servers for bats tests (load with
+#   load "$OW_SOURCE_DIR/tests/lib/servers.bash").
+#
+# ow_start_nginx ROOT [ROOT2]
+#   Starts a real nginx as the current user (no root needed) on free loopback
+#   ports, serving ROOT over HTTP and HTTPS and ROOT2 (default ROOT) over a
+#   second HTTPS port standing in for the second download host.  The test PKI
+#   (tests/tools/mkcerts.sh) is made at start.  Exports:
+#     OW_HTTP_PORT OW_HTTPS_PORT OW_HTTPS_PORT2
+#     OW_HTTP_URL  = http://127.0.0.1:$OW_HTTP_PORT
+#     OW_HTTPS_URL = https://localhost:$OW_HTTPS_PORT
+#     OW_HTTPS_URL2 = https://r2.localhost:$OW_HTTPS_PORT2 (resolved by curl
+#                    to loopback; name is in the certificate)
+#     OW_CA_FILE   test CA (PEM)     OW_CERT_DIR  all test certificates
+#     OW_NGINX_DIR nginx prefix      OW_NGINX_LOG access log, one line each:
+#       <server_port> "<request>" <status> <bytes> range="<Range>"
+#       if_range="<If-Range>" inm="<If-None-Match>" ims="<If-Modified-Since>"
+#       ae="<Accept-Encoding>"
+#   (escape=json: an absent header is logged as "", a quote as \").
+# ow_stop_nginx            stops it (call from teardown).
+# ow_nginx_log_count PATTERN   number of access-log lines matching (grep -E).
+# ow_start_faultserver ROOT [--cert PEM --key PEM]
+#   Starts tests/tools/faultserver.py; exports OW_FAULT_PORT, OW_FAULT_URL
+#   (http://127.0.0.1:PORT); ow_stop_faultserver stops it.
+
+_ow_src() { echo "${OW_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"; }
+
+# A free TCP port on 127.0.0.1 (the kernel picks it; tiny race accepted).
+ow_free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+_ow_nginx_conf() { # dir root root2
+	local d=$1 root=$2 root2=$3 user=
+	# as root, nginx would drop its workers to nobody, who cannot read the
+	# test directories; keep them as the current user
+	[ "$(id -u)" = 0 ] && user="user $(id -un) $(id -gn);"
+	cat > "$d/nginx.conf" <<EOF
+$user
+worker_processes 1;
+pid $d/nginx.pid;
+error_log $d/error.log warn;
+daemon on;
+events { worker_connections 256; }
+http {
+	types { text/html html; application/octet-stream whl bin; text/plain txt metadata; }
+	default_type application/octet-stream;
+	client_body_temp_path $d/tmp/body;
+	proxy_temp_path $d/tmp/proxy;
+	fastcgi_temp_path $d/tmp/fastcgi;
+	uwsgi_temp_path $d/tmp/uwsgi;
+	scgi_temp_path $d/tmp/scgi;
+	log_format ow escape=json '\$server_port "\$request" \$status \$body_bytes_sent range="\$http_range" '
+	              'if_range="\$http_if_range" inm="\$http_if_none_match" '
+	              'ims="\$http_if_modified_since" ae="\$http_accept_encoding"';
+	access_log $d/access.log ow;
+	sendfile on;
+	etag on;
+	autoindex off;
+	server {
+		listen 127.0.0.1:$OW_HTTP_PORT;
+		listen 127.0.0.1:$OW_HTTPS_PORT ssl;
+		server_name localhost 127.0.0.1;
+		ssl_certificate $OW_CERT_DIR/server.pem;
+		ssl_certificate_key $OW_CERT_DIR/server.key;
+		root $root;
+	}
+	server {
+		listen 127.0.0.1:$OW_HTTPS_PORT2 ssl;
+		server_name r2.localhost;
+		ssl_certificate $OW_CERT_DIR/server.pem;
+		ssl_certificate_key $OW_CERT_DIR/server.key;
+		root $root2;
+	}
+}
+EOF
+}
+
+ow_start_nginx() {
+	local root=${1:?ow_start_nginx ROOT [ROOT2]} root2=${2:-$1} d try
+	command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
+	command -v nginx >/dev/null || { echo "nginx not installed (apt-get install nginx)" >&2; return 1; }
+	d=$(mktemp -d "${BATS_TEST_TMPDIR:-${TMPDIR:-/tmp}}/nginx.XXXXXX")
+	mkdir -p "$d/tmp" "$d/certs"
+	export OW_NGINX_DIR=$d OW_CERT_DIR=$d/certs OW_NGINX_LOG=$d/access.log
+	sh "$(_ow_src)/tests/tools/mkcerts.sh" "$OW_CERT_DIR" || return 1
+	export OW_CA_FILE=$OW_CERT_DIR/ca.pem
+	root=$(cd "$root" && pwd) root2=$(cd "$root2" && pwd)
+	for try in 1 2 3 4 5; do
+		export OW_HTTP_PORT=$(ow_free_port) OW_HTTPS_PORT=$(ow_free_port) OW_HTTPS_PORT2=$(ow_free_port)
+		_ow_nginx_conf "$d" "$root" "$root2"
+		if nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" 2>>"$d/start.log"; then
+			export OW_HTTP_URL=http://127.0.0.1:$OW_HTTP_PORT
+			export OW_HTTPS_URL=https://localhost:$OW_HTTPS_PORT
+			export OW_HTTPS_URL2=https://r2.localhost:$OW_HTTPS_PORT2
+			_ow_wait_port "$OW_HTTPS_PORT" && return 0
+		fi
+	done
+	echo "nginx did not start:" >&2
+	cat "$d/start.log" "$d/error.log" >&2 2>/dev/null
+	return 1
+}
+
+_ow_wait_port() {
+	local i
+	for i in $(seq 50); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+ow_stop_nginx() {
+	[ -n "${OW_NGINX_DIR:-}" ] && [ -f "$OW_NGINX_DIR/nginx.pid" ] || return 0
+	nginx -p "$OW_NGINX_DIR" -c "$OW_NGINX_DIR/nginx.conf" -e "$OW_NGINX_DIR/error.log" -s stop 2>/dev/null \
+		|| kill "$(cat "$OW_NGINX_DIR/nginx.pid")" 2>/dev/null
+	local i
+	for i in $(seq 30); do
+		[ -f "$OW_NGINX_DIR/nginx.pid" ] || break
+		sleep 0.1
+	done
+}
+
+ow_nginx_log_count() {
+	grep -cE "$1" "$OW_NGINX_LOG" 2>/dev/null || true
+}
+
+ow_start_faultserver() {
+	local root=${1:?ow_start_faultserver ROOT [args]} out
+	shift
+	out=$(mktemp "${BATS_TEST_TMPDIR:-${TMPDIR:-/tmp}}/fault.XXXXXX")
+	python3 "$(_ow_src)/tests/tools/faultserver.py" --root "$root" "$@" > "$out" &
+	export OW_FAULT_PID=$!
+	local i
+	for i in $(seq 100); do
+		[ -s "$out" ] && break
+		sleep 0.05
+	done
+	export OW_FAULT_PORT=$(head -n1 "$out")
+	[ -n "$OW_FAULT_PORT" ] || { echo "faultserver did not start" >&2; return 1; }
+	export OW_FAULT_URL=http://127.0.0.1:$OW_FAULT_PORT
+}
+
+ow_stop_faultserver() {
+	[ -n "${OW_FAULT_PID:-}" ] && kill "$OW_FAULT_PID" 2>/dev/null
+	[ -n "${OW_FAULT_PID:-}" ] && wait "$OW_FAULT_PID" 2>/dev/null
+	OW_FAULT_PID=
+	return 0
+}

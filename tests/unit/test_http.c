@@ -1,0 +1,705 @@
+/* test_http.c - the transfer engine against tests/tools/faultserver.py
+ * (plain HTTP and HTTPS with a test PKI made by tests/tools/mkcerts.sh). */
+#include "testutil.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "http.h"
+
+#define BIG_SIZE 200000
+
+struct server {
+	pid_t pid;
+	int port;
+};
+
+static char *root;  /* files served */
+static char *certs; /* test PKI */
+static unsigned char *big;
+static struct server plain;
+static char big_etag[256], big_lastmod[64];
+
+/* ---- fixtures ---------------------------------------------------------------- */
+
+static char *tool_path(const char *name)
+{
+	const char *src = getenv("OW_SOURCE_DIR");
+	char *p = NULL;
+	if (src && asprintf(&p, "%s/tests/tools/%s", src, name) > 0)
+		return p;
+	if (asprintf(&p, "%s/../tools/%s", ".", name) < 0)
+		return NULL;
+	return p;
+}
+
+static int start_server(struct server *s, const char *cert)
+{
+	int fd[2];
+	char *script = tool_path("faultserver.py");
+	char certp[512], keyp[512];
+	if (pipe(fd))
+		return -1;
+	snprintf(certp, sizeof certp, "%s/%s", certs ? certs : "", cert ? cert : "");
+	snprintf(keyp, sizeof keyp, "%s/server.key", certs ? certs : "");
+	s->pid = fork();
+	if (s->pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		if (cert)
+			execlp("python3", "python3", script, "--root", root, "--cert", certp, "--key", keyp,
+			       (char *)NULL);
+		else
+			execlp("python3", "python3", script, "--root", root, (char *)NULL);
+		_exit(127);
+	}
+	free(script);
+	close(fd[1]);
+	FILE *f = fdopen(fd[0], "r");
+	int ok = f && fscanf(f, "%d", &s->port) == 1;
+	if (f)
+		fclose(f);
+	return ok ? 0 : -1;
+}
+
+static void stop_server(struct server *s)
+{
+	if (s->pid > 0) {
+		kill(s->pid, SIGTERM);
+		waitpid(s->pid, NULL, 0);
+	}
+	s->pid = 0;
+}
+
+static int setup_all(void **state)
+{
+	(void)state;
+	root = tu_mkdtemp();
+	big = malloc(BIG_SIZE);
+	for (size_t i = 0; i < BIG_SIZE; i++)
+		big[i] = (unsigned char)((i * 2654435761u) >> 13);
+	char p[512];
+	snprintf(p, sizeof p, "%s/big.bin", root);
+	tu_write_file(p, big, BIG_SIZE);
+	snprintf(p, sizeof p, "%s/small.txt", root);
+	tu_write_file(p, "hello\n", 6);
+	return start_server(&plain, NULL);
+}
+
+static int teardown_all(void **state)
+{
+	(void)state;
+	stop_server(&plain);
+	tu_rmtree(root);
+	if (certs)
+		tu_rmtree(certs);
+	free(root);
+	free(certs);
+	free(big);
+	return 0;
+}
+
+/* ---- a sink that records restarts ------------------------------------------ */
+
+struct sink {
+	struct ow_http_membuf m;
+	int restarts;
+	int fail_after; /* >0: return OW_EIO once this many bytes arrived */
+	struct ow_http *cancel;
+};
+
+static int sink_data(void *ud, const void *buf, size_t len)
+{
+	struct sink *s = ud;
+	if (s->fail_after && s->m.len >= (size_t)s->fail_after)
+		return ow_err(OW_ENOSPC, "disk full (test)");
+	if (s->cancel && s->m.len > 100000)
+		ow_http_cancel(s->cancel);
+	return ow_http_membuf_write(&s->m, buf, len);
+}
+
+static int sink_restart(void *ud)
+{
+	struct sink *s = ud;
+	s->restarts++;
+	return ow_http_membuf_restart(&s->m);
+}
+
+static int allow_ud_hosts(void *ud, const char *url)
+{
+	const char *extra = ud;
+	if (strstr(url, "://127.0.0.1:"))
+		return 0;
+	return extra && strstr(url, extra) ? 0 : 1;
+}
+
+static void test_opts(struct ow_http_opts *o)
+{
+	ow_http_opts_default(o);
+	o->backoff_base_ms = 10;
+	o->backoff_max_ms = 100;
+	o->low_speed_time_s = 1;
+	o->connect_timeout_ms = 2000;
+	o->retry_budget_ms = 15000;
+	o->max_attempts = 3;
+	o->allow_url = allow_ud_hosts;
+}
+
+static void url_of(char *buf, size_t n, const struct server *s, const char *scheme,
+                   const char *path)
+{
+	snprintf(buf, n, "%s://127.0.0.1:%d%s", scheme, s->port, path);
+}
+
+/* One transfer through a fresh engine; the sink keeps the body. */
+static int run_one(struct ow_http_opts *o, struct ow_http_req *q, struct sink *s)
+{
+	struct ow_http *h;
+	int rc = ow_http_new(&h, o);
+	if (rc)
+		return rc;
+	s->m.cap = s->m.cap ? s->m.cap : 64u << 20;
+	q->on_data = sink_data;
+	q->on_restart = sink_restart;
+	q->ud = s;
+	if (s->cancel)
+		s->cancel = h;
+	rc = ow_http_add(h, q);
+	if (!rc)
+		rc = ow_http_run(h);
+	ow_http_free(h);
+	return rc;
+}
+
+static int get_path(const char *path, struct ow_http_req *q, struct sink *s)
+{
+	struct ow_http_opts o;
+	static char url[512];
+	test_opts(&o);
+	url_of(url, sizeof url, &plain, "http", path);
+	q->url = url;
+	q->flags |= OW_HTTP_ALLOW_HTTP;
+	return run_one(&o, q, s);
+}
+
+/* The fault server's /stats document (malloc'd). */
+static char *server_stats(const struct server *srv, int reset)
+{
+	struct ow_http_opts o;
+	struct ow_http_req q = {0};
+	char url[256], *body = NULL;
+	size_t len;
+	test_opts(&o);
+	url_of(url, sizeof url, srv, "http", reset ? "/stats/reset" : "/stats");
+	q.url = url;
+	q.flags = OW_HTTP_ALLOW_HTTP;
+	assert_int_equal(ow_http_get_buffer(&o, &q, 1u << 24, &body, &len), 0);
+	return body;
+}
+
+static void assert_big(const struct sink *s)
+{
+	assert_int_equal(s->m.len, BIG_SIZE);
+	assert_memory_equal(s->m.data, big, BIG_SIZE);
+}
+
+/* ---- plain transfers and conditional GET ----------------------------------- */
+
+static void test_plain_get(void **state)
+{
+	(void)state;
+	struct ow_http_req q = {0};
+	struct sink s = {0};
+	assert_int_equal(get_path("/big.bin", &q, &s), 0);
+	assert_big(&s);
+	assert_int_equal(q.res.status, 200);
+	assert_int_equal(q.res.bytes, BIG_SIZE);
+	assert_int_equal(q.res.attempts, 1);
+	assert_int_equal(s.restarts, 0);
+	assert_true(q.res.etag[0] == '"');
+	assert_true(strstr(q.res.last_modified, "GMT") != NULL);
+	snprintf(big_etag, sizeof big_etag, "%s", q.res.etag);
+	snprintf(big_lastmod, sizeof big_lastmod, "%s", q.res.last_modified);
+	ow_http_membuf_free(&s.m);
+}
+
+static void test_conditional_304(void **state)
+{
+	(void)state;
+	struct ow_http_req q = {.if_none_match = big_etag};
+	struct sink s = {0};
+	assert_int_equal(get_path("/big.bin", &q, &s), 0);
+	assert_int_equal(q.res.status, 304);
+	assert_true(q.res.not_modified);
+	assert_int_equal(s.m.len, 0);
+	assert_string_equal(q.res.etag, big_etag);
+
+	struct ow_http_req q2 = {.if_modified_since = big_lastmod};
+	assert_int_equal(get_path("/big.bin", &q2, &s), 0);
+	assert_int_equal(q2.res.status, 304);
+
+	struct ow_http_req q3 = {.if_none_match = "\"stale\""};
+	assert_int_equal(get_path("/big.bin", &q3, &s), 0);
+	assert_int_equal(q3.res.status, 200);
+	assert_big(&s);
+	ow_http_membuf_free(&s.m);
+}
+
+static void test_get_buffer_and_cap(void **state)
+{
+	(void)state;
+	struct ow_http_opts o;
+	char url[256], *body = NULL;
+	size_t len = 0;
+	test_opts(&o);
+	url_of(url, sizeof url, &plain, "http", "/small.txt");
+	struct ow_http_req q = {.url = url, .flags = OW_HTTP_ALLOW_HTTP};
+	assert_int_equal(ow_http_get_buffer(&o, &q, 1000, &body, &len), 0);
+	assert_int_equal(len, 6);
+	assert_string_equal(body, "hello\n");
+	free(body);
+	url_of(url, sizeof url, &plain, "http", "/big.bin");
+	struct ow_http_req q2 = {.url = url, .flags = OW_HTTP_ALLOW_HTTP};
+	assert_int_equal(ow_http_get_buffer(&o, &q2, 1000, &body, &len), OW_ETOOBIG);
+	assert_null(body);
+	url_of(url, sizeof url, &plain, "http", "/nope.html");
+	struct ow_http_req q3 = {.url = url, .flags = OW_HTTP_ALLOW_HTTP};
+	assert_int_equal(ow_http_get_buffer(&o, &q3, 1000, &body, &len), OW_ENOENT);
+	assert_non_null(strstr(ow_err_detail(), "not found (HTTP 404)"));
+	assert_non_null(strstr(ow_err_detail(), "/nope.html"));
+}
+
+/* ---- faults ---------------------------------------------------------------------- */
+
+struct fault_case {
+	const char *path;
+	uint64_t expected; /* expected_size for the request, 0 = none */
+	int rc;
+	unsigned attempts; /* 0 = don't check */
+	const char *detail; /* substring of the detail, NULL = don't check */
+};
+
+/* Transient faults: they hit once (or twice), then the file is served. */
+static const struct fault_case transient[] = {
+	{"/fault/truncate/big.bin?fail=1", 0, 0, 2, NULL},
+	{"/fault/truncate-nocl/big.bin?fail=1", BIG_SIZE, 0, 2, NULL},
+	{"/fault/reset/big.bin?fail=2", 0, 0, 3, NULL},
+	{"/fault/stall/big.bin?fail=1", 0, 0, 2, NULL},
+	{"/fault/hang/big.bin?fail=1", 0, 0, 2, NULL},
+	{"/fault/lie-cl-long/big.bin?fail=1", 0, 0, 3, NULL}, /* 416 then restart */
+	{"/fault/503/big.bin?fail=2", 0, 0, 3, NULL},
+	{"/fault/500/big.bin?fail=1", 0, 0, 2, NULL},
+	{"/fault/429/big.bin?fail=1&ra=0", 0, 0, 2, NULL},
+	{"/fault/503/big.bin?fail=1&ra=date-5", 0, 0, 2, NULL},
+	{"/fault/range-wrong/big.bin?fail=1", 0, 0, 1, NULL},
+};
+
+/* Persistent faults: each ends with its own clear error. */
+static const struct fault_case persistent[] = {
+	{"/fault/truncate/big.bin", 0, OW_ENET, 3, "gave up after 3 attempts"},
+	{"/fault/truncate-nocl/big.bin", BIG_SIZE, OW_ENET, 3, "closed after"},
+	{"/fault/reset/big.bin", 0, OW_ENET, 3, NULL},
+	{"/fault/stall/big.bin", 0, OW_ETIMEOUT, 3, "stalled"},
+	{"/fault/503/big.bin", 0, OW_EHTTP, 3, "HTTP 503"},
+	{"/fault/429/big.bin?ra=999999", 0, OW_EHTTP, 1, "Retry-After '999999'"},
+	{"/fault/503/big.bin?ra=date+86400", 0, OW_EHTTP, 1, "more than the 60 s"},
+	{"/fault/404/big.bin", 0, OW_ENOENT, 1, "HTTP 404"},
+	{"/fault/403/big.bin", 0, OW_ENOENT, 1, "HTTP 403"},
+	{"/fault/400/big.bin", 0, OW_EHTTP, 1, "status 400"},
+	{"/fault/lie-cl-short/big.bin", BIG_SIZE, OW_EHTTP, 1, "disagrees with the expected"},
+	{"/fault/lie-cl-long/big.bin", BIG_SIZE, OW_EHTTP, 1, "disagrees with the expected"},
+	{"/fault/lie-cl-long/big.bin", 0, OW_ENET, 3, NULL},
+	{"/big.bin", BIG_SIZE - 1, OW_EHTTP, 1, "disagrees"},
+	{"/fault/nocl/big.bin", BIG_SIZE - 1, OW_ETOOBIG, 1, "expected size"},
+	{"/fault/cl-garbage/big.bin", 0, OW_EHTTP, 1, "Content-Length"},
+	{"/fault/cl-negative/big.bin", 0, OW_EHTTP, 1, NULL},
+	{"/fault/cl-double/big.bin", 0, OW_EHTTP, 1, "Content-Length"},
+	{"/fault/cl-huge/big.bin", 0, OW_ETOOBIG, 1, "size cap"},
+	{"/fault/gzip/big.bin", 0, OW_EHTTP, 1, "Content-Encoding 'gzip'"},
+	{"/fault/endless/big.bin", 0, OW_ETOOBIG, 1, "size cap"},
+	{"/fault/endless-chunked/big.bin", 0, OW_ETOOBIG, 1, "size cap"},
+	{"/fault/header-flood/big.bin", 0, OW_ETOOBIG, 1, "headers exceed"},
+	{"/fault/range-norange/big.bin", 0, OW_EHTTP, 1, "without Range"},
+	{"/fault/redirect-file/big.bin", 0, OW_EPOLICY, 1, "scheme file not allowed"},
+	{"/fault/redirect-other-host/big.bin", 0, OW_EPOLICY, 1, "localhost"},
+	{"/fault/redirect-loop/big.bin", 0, OW_EPOLICY, 1, "redirect loop"},
+	{"/fault/redirect/big.bin?n=9", 0, OW_EPOLICY, 1, "more than 5 redirects"},
+	{"/fault/nonsense/big.bin", 0, OW_EHTTP, 1, "status 400"},
+};
+
+static void run_case(const struct fault_case *c)
+{
+	struct ow_http_req q = {.expected_size = c->expected, .max_size = 1u << 20};
+	struct sink s = {0};
+	int rc = get_path(c->path, &q, &s);
+	if (rc != c->rc || (c->attempts && q.res.attempts != c->attempts) ||
+	    (c->detail && !strstr(q.res.detail, c->detail)))
+		fail_msg("%s: rc %s attempts %u detail '%s'", c->path, ow_err_name(rc),
+		         q.res.attempts, q.res.detail);
+	if (rc == 0)
+		assert_big(&s);
+	else
+		assert_non_null(strstr(q.res.detail, "127.0.0.1"));
+	ow_http_membuf_free(&s.m);
+}
+
+static void test_transient_faults_recover(void **state)
+{
+	(void)state;
+	free(server_stats(&plain, 1));
+	for (size_t i = 0; i < sizeof transient / sizeof transient[0]; i++)
+		run_case(&transient[i]);
+	/* the retries after mid-body failures asked for the rest only */
+	char *st = server_stats(&plain, 0);
+	assert_non_null(strstr(st, "\"range\": \"bytes=100000-\", \"if_range\": \"\\\""));
+	assert_null(strstr(st, "\"accept_encoding\": null"));
+	free(st);
+}
+
+static void test_persistent_faults_fail_clearly(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof persistent / sizeof persistent[0]; i++)
+		run_case(&persistent[i]);
+}
+
+static void test_redirects_followed_when_allowed(void **state)
+{
+	(void)state;
+	struct ow_http_req q = {0};
+	struct sink s = {0};
+	assert_int_equal(get_path("/fault/redirect/big.bin?n=3", &q, &s), 0);
+	assert_big(&s);
+	assert_int_equal(q.res.redirects, 3);
+	assert_int_equal(q.res.attempts, 1);
+	assert_non_null(strstr(q.res.effective_url, "127.0.0.1"));
+	assert_null(strstr(q.res.effective_url, "fault"));
+	ow_http_membuf_free(&s.m);
+}
+
+static void test_retry_after_honoured(void **state)
+{
+	(void)state;
+	struct ow_http_req q = {0};
+	struct sink s = {0};
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	assert_int_equal(get_path("/fault/429/big.bin?fail=1&ra=1", &q, &s), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double dt = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	assert_true(dt >= 0.95);
+	assert_int_equal(q.res.attempts, 2);
+	assert_big(&s);
+	ow_http_membuf_free(&s.m);
+}
+
+static void test_retry_budget(void **state)
+{
+	(void)state;
+	struct ow_http_opts o;
+	char url[256];
+	struct sink s = {0};
+	test_opts(&o);
+	o.retry_budget_ms = 300;
+	o.max_attempts = 10;
+	url_of(url, sizeof url, &plain, "http", "/fault/503/big.bin?ra=2");
+	struct ow_http_req q = {.url = url, .flags = OW_HTTP_ALLOW_HTTP};
+	assert_int_equal(run_one(&o, &q, &s), OW_EHTTP);
+	assert_int_equal(q.res.attempts, 1);
+	assert_non_null(strstr(q.res.detail, "retry budget"));
+}
+
+/* ---- resume ----------------------------------------------------------------------- */
+
+static void prefill(struct sink *s, size_t n)
+{
+	s->m.cap = 64u << 20;
+	assert_int_equal(ow_http_membuf_write(&s->m, big, n), 0);
+}
+
+static void test_resume_with_right_206(void **state)
+{
+	(void)state;
+	struct ow_http_req q = {.resume_from = 1000, .if_range = big_etag,
+	                        .expected_size = BIG_SIZE};
+	struct sink s = {0};
+	free(server_stats(&plain, 1));
+	prefill(&s, 1000);
+	assert_int_equal(get_path("/big.bin", &q, &s), 0);
+	assert_big(&s);
+	assert_int_equal(q.res.status, 206);
+	assert_true(q.res.resumed);
+	assert_false(q.res.restarted);
+	assert_int_equal(s.restarts, 0);
+	assert_int_equal(q.res.received, BIG_SIZE - 1000);
+	char *st = server_stats(&plain, 0);
+	assert_non_null(strstr(st, "\"range\": \"bytes=1000-\""));
+	free(st);
+	ow_http_membuf_free(&s.m);
+}
+
+struct restart_case {
+	const char *path;
+	const char *if_range;
+	unsigned attempts;
+};
+
+static void test_resume_restarts(void **state)
+{
+	(void)state;
+	static const struct restart_case cases[] = {
+		{"/big.bin", "\"changed\"", 1},                 /* If-Range fails: 200 */
+		{"/fault/range-ignore/big.bin", NULL, 1},       /* 200 to a Range */
+		{"/fault/range-wrong/big.bin", NULL, 2},        /* 206 off by one */
+		{"/fault/range-badtotal/big.bin", NULL, 2},     /* 206, wrong total */
+		{"/big.bin", "", 1},                            /* no validator: no Range */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct restart_case *c = &cases[i];
+		struct ow_http_req q = {.resume_from = 5000, .expected_size = BIG_SIZE,
+		                        .if_range = c->if_range ? c->if_range : big_etag};
+		struct sink s = {0};
+		prefill(&s, 5000);
+		memset(s.m.data, 'x', 5000); /* bytes that must be discarded */
+		int rc = get_path(c->path, &q, &s);
+		if (rc || s.restarts != 1 || !q.res.restarted || q.res.resumed ||
+		    q.res.attempts != c->attempts)
+			fail_msg("%s: rc %s restarts %d attempts %u %s", c->path, ow_err_name(rc),
+			         s.restarts, q.res.attempts, q.res.detail);
+		assert_big(&s);
+		ow_http_membuf_free(&s.m);
+	}
+}
+
+/* ---- engine: parallelism, callbacks, policy ----------------------------------------- */
+
+static void test_parallel_caps(void **state)
+{
+	(void)state;
+	struct ow_http_opts o;
+	struct ow_http *h;
+	struct ow_http_req q[12];
+	struct sink s[12];
+	char url[12][256];
+	test_opts(&o);
+	o.jobs = 4;
+	o.per_host = 2;
+	o.allow_ud = (void *)"://localhost:";
+	free(server_stats(&plain, 1));
+	assert_int_equal(ow_http_new(&h, &o), 0);
+	for (int i = 0; i < 12; i++) {
+		snprintf(url[i], sizeof url[i], "http://%s:%d/fault/slow/small.txt?delay=0.3",
+		         i % 2 ? "localhost" : "127.0.0.1", plain.port);
+		memset(&s[i], 0, sizeof s[i]);
+		s[i].m.cap = 100;
+		q[i] = (struct ow_http_req){.url = url[i], .flags = OW_HTTP_ALLOW_HTTP,
+		                            .on_data = sink_data, .ud = &s[i]};
+		assert_int_equal(ow_http_add(h, &q[i]), 0);
+	}
+	assert_int_equal(ow_http_run(h), 0);
+	ow_http_free(h);
+	for (int i = 0; i < 12; i++) {
+		assert_string_equal(s[i].m.data, "hello\n");
+		ow_http_membuf_free(&s[i].m);
+	}
+	char *st = server_stats(&plain, 0);
+	assert_non_null(strstr(st, "\"max_active\": 4"));
+	assert_non_null(strstr(st, "\"127.0.0.1\": 2"));
+	assert_non_null(strstr(st, "\"localhost\": 2"));
+	free(st);
+}
+
+static void test_sink_error_and_cancel(void **state)
+{
+	(void)state;
+	struct ow_http_req q = {0};
+	struct sink s = {.fail_after = 50000};
+	assert_int_equal(get_path("/big.bin", &q, &s), OW_ENOSPC);
+	assert_non_null(strstr(q.res.detail, "disk full (test)"));
+	assert_int_equal(q.res.attempts, 1);
+	ow_http_membuf_free(&s.m);
+
+	struct ow_http_req q2 = {0};
+	struct sink s2 = {.cancel = (struct ow_http *)&s2}; /* run_one sets the engine */
+	assert_int_equal(get_path("/fault/endless/big.bin", &q2, &s2), OW_EINCOMPLETE);
+	assert_true(q2.res.bytes > 100000);
+	assert_non_null(strstr(q2.res.detail, "cancelled"));
+	ow_http_membuf_free(&s2.m);
+}
+
+static struct ow_http_req chained;
+static struct sink chained_sink;
+static char chained_url[256];
+
+static void add_more(void *ud, struct ow_http_req *req)
+{
+	struct ow_http *h = ud;
+	assert_int_equal(req->res.rc, 0);
+	url_of(chained_url, sizeof chained_url, &plain, "http", "/small.txt");
+	chained = (struct ow_http_req){.url = chained_url, .flags = OW_HTTP_ALLOW_HTTP,
+	                               .on_data = sink_data, .ud = &chained_sink};
+	chained_sink.m.cap = 100;
+	assert_int_equal(ow_http_add(h, &chained), 0);
+}
+
+static int discard(void *ud, const void *buf, size_t len)
+{
+	(void)ud, (void)buf, (void)len;
+	return 0;
+}
+
+static void test_add_from_on_done(void **state)
+{
+	(void)state;
+	struct ow_http_opts o;
+	struct ow_http *h;
+	char url[256];
+	test_opts(&o);
+	assert_int_equal(ow_http_new(&h, &o), 0);
+	url_of(url, sizeof url, &plain, "http", "/small.txt");
+	struct ow_http_req q = {.url = url, .flags = OW_HTTP_ALLOW_HTTP, .on_data = discard,
+	                        .on_done = add_more, .ud = h};
+	/* on_done gets ud = h; the sink ignores it */
+	assert_int_equal(ow_http_add(h, &q), 0);
+	assert_int_equal(ow_http_run(h), 0);
+	ow_http_free(h);
+	assert_int_equal(chained.res.rc, 0);
+	assert_string_equal(chained_sink.m.data, "hello\n");
+	ow_http_membuf_free(&chained_sink.m);
+}
+
+static void test_policy_first_url(void **state)
+{
+	(void)state;
+	struct ow_http_opts o;
+	char url[512];
+	struct sink s = {0};
+	test_opts(&o);
+	url_of(url, sizeof url, &plain, "http", "/small.txt");
+	struct ow_http_req q = {.url = url}; /* http without ALLOW_HTTP */
+	assert_int_equal(run_one(&o, &q, &s), OW_EPOLICY);
+	assert_non_null(strstr(q.res.detail, "scheme http not allowed"));
+
+	snprintf(url, sizeof url, "http://localhost:%d/small.txt", plain.port);
+	struct ow_http_req q2 = {.url = url, .flags = OW_HTTP_ALLOW_HTTP};
+	assert_int_equal(run_one(&o, &q2, &s), OW_EPOLICY);
+	assert_non_null(strstr(q2.res.detail, "host not allowed"));
+
+	snprintf(url, sizeof url, "file://%s/small.txt", root);
+	struct ow_http_req q3 = {.url = url};
+	assert_int_equal(run_one(&o, &q3, &s), OW_EPOLICY);
+	struct ow_http_req q4 = {.url = url, .flags = OW_HTTP_ALLOW_FILE};
+	o.allow_url = NULL;
+	assert_int_equal(run_one(&o, &q4, &s), 0);
+	assert_string_equal(s.m.data, "hello\n");
+	snprintf(url, sizeof url, "file://%s/missing", root);
+	struct ow_http_req q5 = {.url = url, .flags = OW_HTTP_ALLOW_FILE};
+	assert_int_equal(run_one(&o, &q5, &s), OW_ENOENT);
+	struct ow_http_req q6 = {.url = "ftp://127.0.0.1/x"};
+	assert_int_equal(run_one(&o, &q6, &s), OW_EPOLICY);
+	ow_http_membuf_free(&s.m);
+}
+
+static void test_bad_options(void **state)
+{
+	(void)state;
+	struct ow_http_opts o;
+	struct ow_http *h = (struct ow_http *)&o;
+	ow_http_opts_default(&o);
+	o.jobs = 0;
+	assert_int_equal(ow_http_new(&h, &o), OW_EINVAL);
+	assert_null(h);
+	ow_http_opts_default(&o);
+	o.ca_file = "/nonexistent/ca.pem";
+	assert_int_equal(ow_http_new(&h, &o), OW_EINVAL);
+	assert_non_null(strstr(ow_err_detail(), "/nonexistent/ca.pem"));
+	ow_http_free(NULL);
+}
+
+/* ---- TLS ------------------------------------------------------------------------------ */
+
+struct tls_case {
+	const char *cert;
+	int use_ca;
+	int rc;
+	const char *detail;
+};
+
+static void test_tls(void **state)
+{
+	(void)state;
+	static const struct tls_case cases[] = {
+		{"server.pem", 1, 0, NULL},
+		{"server.pem", 0, OW_ETLS, "--cert"},
+		{"untrusted.pem", 1, OW_ETLS, "TLS failed"},
+		{"wrongname.pem", 1, OW_ETLS, "TLS failed"},
+		{"expired.pem", 1, OW_ETLS, "expired"},
+	};
+	char cmd[1024], ca[512], url[256];
+	certs = tu_mkdtemp();
+	char *mk = tool_path("mkcerts.sh");
+	snprintf(cmd, sizeof cmd, "sh '%s' '%s'", mk, certs);
+	free(mk);
+	assert_int_equal(system(cmd), 0);
+	snprintf(ca, sizeof ca, "%s/ca.pem", certs);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct tls_case *c = &cases[i];
+		struct server srv = {0};
+		struct ow_http_opts o;
+		struct sink s = {0};
+		assert_int_equal(start_server(&srv, c->cert), 0);
+		test_opts(&o);
+		o.ca_file = c->use_ca ? ca : NULL;
+		url_of(url, sizeof url, &srv, "https", "/big.bin");
+		struct ow_http_req q = {.url = url};
+		int rc = run_one(&o, &q, &s);
+		if (rc != c->rc || (c->detail && !strstr(q.res.detail, c->detail)))
+			fail_msg("%s: rc %s: %s", c->cert, ow_err_name(rc), q.res.detail);
+		if (!rc) {
+			assert_big(&s);
+			/* a redirect from https to http is refused even for trusted http */
+			url_of(url, sizeof url, &srv, "https", "/fault/redirect-http/big.bin");
+			struct ow_http_req q2 = {.url = url, .flags = OW_HTTP_ALLOW_HTTP};
+			assert_int_equal(run_one(&o, &q2, &s), OW_EPOLICY);
+			assert_non_null(strstr(q2.res.detail, "scheme http not allowed"));
+			/* SSL_CERT_FILE is the fallback CA file */
+			setenv("SSL_CERT_FILE", ca, 1);
+			o.ca_file = NULL;
+			url_of(url, sizeof url, &srv, "https", "/big.bin");
+			struct ow_http_req q3 = {.url = url};
+			assert_int_equal(run_one(&o, &q3, &s), 0);
+			unsetenv("SSL_CERT_FILE");
+		}
+		ow_http_membuf_free(&s.m);
+		stop_server(&srv);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plain_get),
+		cmocka_unit_test(test_conditional_304),
+		cmocka_unit_test(test_get_buffer_and_cap),
+		cmocka_unit_test(test_transient_faults_recover),
+		cmocka_unit_test(test_persistent_faults_fail_clearly),
+		cmocka_unit_test(test_redirects_followed_when_allowed),
+		cmocka_unit_test(test_retry_after_honoured),
+		cmocka_unit_test(test_retry_budget),
+		cmocka_unit_test(test_resume_with_right_206),
+		cmocka_unit_test(test_resume_restarts),
+		cmocka_unit_test(test_parallel_caps),
+		cmocka_unit_test(test_sink_error_and_cancel),
+		cmocka_unit_test(test_add_from_on_done),
+		cmocka_unit_test(test_policy_first_url),
+		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_tls),
+	};
+	return cmocka_run_group_tests(tests, setup_all, teardown_all);
+}
