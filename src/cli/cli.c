@@ -73,6 +73,7 @@ static int global_opt(struct cli *c, int key, const char *arg)
 		c->verbosity = c->verbosity < 0 ? 1 : c->verbosity + 1;
 		return 0;
 	case OPT_JOBS:
+		c->jobs_given = 1;
 		return cli_int_arg(c, "--jobs", arg, 1, 256, &c->jobs);
 	case OPT_LOCK_TIMEOUT:
 		return cli_int_arg(c, "--lock-timeout", arg, 0, 86400, &c->lock_timeout);

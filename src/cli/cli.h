@@ -19,6 +19,7 @@ struct cli {
 	int json;
 	int verbosity; /* -q: -1, default 0, -v: 1, -vv: 2 */
 	int jobs;
+	int jobs_given; /* --jobs was on the command line */
 	int lock_timeout;
 	enum cli_progress progress;
 	const char *cmd;
@@ -74,5 +75,6 @@ int cmd_verify(struct cli *c, int argc, char **argv);
 int cmd_fsck(struct cli *c, int argc, char **argv);
 int cmd_ls(struct cli *c, int argc, char **argv);
 int cmd_gc(struct cli *c, int argc, char **argv);
+int cmd_crawl(struct cli *c, int argc, char **argv);
 
 #endif

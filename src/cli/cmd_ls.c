@@ -1,39 +1,61 @@
 /* cmd_ls.c - offwheel ls: list what the workspace holds. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
+#include "db.h"
 
-static const char usage[] = "ls objects [--kind KIND]";
+static const char usage[] = "ls pages|files|objects [FILTERS]";
 static const char description[] =
-	"List what the workspace holds.  'objects': every verified object with its\n"
-	"size and kind (wheel, metadata, page, ...).";
+	"List what the workspace holds.\n"
+	"  pages    index pages crawled: status, files listed, when fetched\n"
+	"  files    wheels recorded by the crawl (filters: --project, --variant,\n"
+	"           --version GLOB, --python GLOB (python or abi tag), --platform GLOB)\n"
+	"  objects  verified objects with size and kind (--kind)";
 
-enum { OPT_KIND = 256 };
+enum { OPT_KIND = 256, OPT_PROJECT, OPT_VARIANT, OPT_VERSION, OPT_PYTHON, OPT_PLATFORM };
 static const struct cli_opt opts[] = {
-	{"kind", OPT_KIND, required_argument, "KIND", "only objects of this kind"},
+	{"project", OPT_PROJECT, required_argument, "NAME", "only this project"},
+	{"variant", OPT_VARIANT, required_argument, "V", "only this variant folder (cu128, cpu, ...)"},
+	{"version", OPT_VERSION, required_argument, "GLOB", "versions matching, e.g. '2.10.0.dev2025*'"},
+	{"python", OPT_PYTHON, required_argument, "GLOB", "python or abi tag matching, e.g. cp312"},
+	{"platform", OPT_PLATFORM, required_argument, "GLOB", "platform tag matching, e.g. '*x86_64'"},
+	{"kind", OPT_KIND, required_argument, "KIND", "objects of this kind only"},
 	{NULL, 0, 0, NULL, NULL},
+};
+
+struct filters {
+	const char *v[6]; /* indexed by key - OPT_KIND */
 };
 
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 {
 	(void)c;
-	if (key != OPT_KIND)
+	if (key < OPT_KIND || key > OPT_PLATFORM)
 		return 2;
-	*(const char **)ud = arg;
+	((struct filters *)ud)->v[key - OPT_KIND] = arg;
 	return 0;
 }
 
-static int ls_objects(struct cli *c, const char *kind)
+static const char *col(ow_stmt *st, int i) { return ow_col_is_null(st, i) ? NULL : ow_col_text(st, i); }
+
+static json_t *jstr(ow_stmt *st, int i)
 {
-	ow_store *s;
-	int rc = cli_open_store(c, OW_STORE_READ, &s);
-	if (rc)
-		return rc;
+	const char *t = col(st, i);
+	return t ? json_string(t) : json_null();
+}
+
+static json_t *jint(ow_stmt *st, int i)
+{
+	return ow_col_is_null(st, i) ? json_null() : json_integer(ow_col_int(st, i));
+}
+
+static int ls_objects(struct cli *c, ow_store *s, const char *kind)
+{
 	struct ow_obj_row *rows = NULL;
 	size_t n = 0;
-	rc = ow_store_list(s, kind, &rows, &n);
-	ow_store_close(s);
+	int rc = ow_store_list(s, kind, &rows, &n);
 	if (rc)
 		return cli_fail(c, rc);
 	json_t *a = c->json ? json_array() : NULL;
@@ -56,15 +78,113 @@ static int ls_objects(struct cli *c, const char *kind)
 	return 0;
 }
 
+static const char *const file_cols[] = {
+	"filename", "project", "version", "variant", "python_tag", "abi_tag", "platform_tag",
+	"url", "sha256", "meta_sha256", "has_metadata", "requires_python", "yanked",
+	"first_seen", "last_seen", "gone_at", "object_sha256", "trust"};
+
+static json_t *row_json(ow_stmt *st, const char *const *names, size_t n, unsigned int_mask)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; i < n; i++)
+		json_object_set_new(o, names[i], (int_mask >> i) & 1 ? jint(st, (int)i) : jstr(st, (int)i));
+	return o;
+}
+
+static int ls_files(struct cli *c, ow_store *s, const struct filters *f)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FILES_LIST);
+	if (!st)
+		return cli_fail(c, OW_EDB);
+	for (int i = 0; i < 5; i++)
+		ow_stmt_text(st, i + 1, f->v[i + 1]);
+	json_t *a = c->json ? json_array() : NULL;
+	size_t n = 0;
+	int rc;
+	while ((rc = ow_stmt_step(st)) == 1) {
+		n++;
+		if (a) {
+			/* integer columns: has_metadata 10, yanked 12, first/last seen 13 14, gone 15 */
+			json_array_append_new(a, row_json(st, file_cols, 18, 1u << 10 | 1u << 12 |
+			                                                      1u << 13 | 1u << 14 | 1u << 15));
+			continue;
+		}
+		const char *state = col(st, 16) ? "fetched" : col(st, 15) ? "gone" : "";
+		cli_say(c, "%-72s %-6s %s %s\n", ow_col_text(st, 0), ow_col_text(st, 3),
+		        col(st, 8) ? "sha256" : "  -   ", state);
+	}
+	if (rc < 0) {
+		json_decref(a);
+		return cli_fail(c, rc);
+	}
+	if (a)
+		cli_json_out(json_pack("{s:s, s:I, s:o}", "command", "ls files", "count",
+		                       (json_int_t)n, "files", a));
+	else
+		cli_say(c, "%zu files\n", n);
+	return 0;
+}
+
+static const char *const page_cols[] = {
+	"url", "variant", "project", "status", "etag", "last_modified", "body_sha256",
+	"page_time", "fetched_at", "changed_at", "files", "rejected", "error"};
+
+static int ls_pages(struct cli *c, ow_store *s, const struct filters *f)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_PAGES_LIST);
+	if (!st)
+		return cli_fail(c, OW_EDB);
+	ow_stmt_text(st, 1, f->v[OPT_PROJECT - OPT_KIND]);
+	ow_stmt_text(st, 2, f->v[OPT_VARIANT - OPT_KIND]);
+	json_t *a = c->json ? json_array() : NULL;
+	size_t n = 0;
+	int rc;
+	while ((rc = ow_stmt_step(st)) == 1) {
+		n++;
+		if (a) {
+			json_array_append_new(a, row_json(st, page_cols, 13, 1u << 7 | 1u << 8 |
+			                                                      1u << 9 | 1u << 10 | 1u << 11));
+			continue;
+		}
+		char when[32];
+		time_t t = (time_t)ow_col_int(st, 8);
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
+		cli_say(c, "%-60s %-8s %5lld files %3lld rejected  %s\n", ow_col_text(st, 0),
+		        ow_col_text(st, 3), (long long)ow_col_int(st, 10), (long long)ow_col_int(st, 11),
+		        when);
+	}
+	if (rc < 0) {
+		json_decref(a);
+		return cli_fail(c, rc);
+	}
+	if (a)
+		cli_json_out(json_pack("{s:s, s:I, s:o}", "command", "ls pages", "count",
+		                       (json_int_t)n, "pages", a));
+	return 0;
+}
+
 int cmd_ls(struct cli *c, int argc, char **argv)
 {
-	const char *kind = NULL;
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &kind);
+	struct filters f = {{0}};
+	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &f);
 	if (first < 0)
 		return first == CLI_HELP_SHOWN ? 0 : -first;
 	if (first >= argc)
-		return cli_usage_error(c, "ls: say what to list: objects (see 'offwheel ls --help')");
-	if (!strcmp(argv[first], "objects"))
-		return ls_objects(c, kind);
-	return cli_usage_error(c, "ls: '%s' is not something to list; try: objects", argv[first]);
+		return cli_usage_error(c, "ls: say what to list: pages, files or objects");
+	const char *what = argv[first];
+	if (strcmp(what, "objects") && strcmp(what, "files") && strcmp(what, "pages"))
+		return cli_usage_error(c, "ls: '%s' is not something to list; try pages, files or objects",
+		                       what);
+	ow_store *s;
+	int rc = cli_open_store(c, OW_STORE_READ, &s);
+	if (rc)
+		return rc;
+	if (!strcmp(what, "objects"))
+		rc = ls_objects(c, s, f.v[0]);
+	else if (!strcmp(what, "files"))
+		rc = ls_files(c, s, &f);
+	else
+		rc = ls_pages(c, s, &f);
+	ow_store_close(s);
+	return rc;
 }

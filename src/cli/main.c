@@ -9,8 +9,9 @@
 /* Only commands that work are listed (the rest of DESIGN.md §2 lands with
  * their issues). */
 static const struct cli_command commands[] = {
+	{"crawl", cmd_crawl, "fetch index pages, record every file"},
 	{"verify", cmd_verify, "re-hash every object in the store"},
-	{"ls", cmd_ls, "list objects"},
+	{"ls", cmd_ls, "list pages, files or objects"},
 	{"fsck", cmd_fsck, "check every invariant of the workspace"},
 	{"gc", cmd_gc, "remove garbage: objects without a row, leftover temp files"},
 	{NULL, NULL, NULL},

@@ -28,7 +28,9 @@ static const char *const sql_text[OW_SQL__COUNT] = {
 
 static int db_fail(ow_db *db, const char *what)
 {
-	return ow_err(OW_EDB, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->h));
+	/* statements are long: name the start of one, the error says the rest */
+	return ow_err(OW_EDB, "%s: %.48s%s: %s", db->path, what, strlen(what) > 48 ? "..." : "",
+	              sqlite3_errmsg(db->h));
 }
 
 int ow_db_exec(ow_db *db, const char *sql)

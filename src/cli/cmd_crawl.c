@@ -1,0 +1,120 @@
+/* cmd_crawl.c - offwheel crawl: fetch index pages, record every file. */
+#include <string.h>
+
+#include "cli.h"
+#include "crawl.h"
+#include "indexopts.h"
+
+static const char usage[] = "crawl [--channel CH | --index-url URL] [--variant LIST] [--project LIST]";
+static const char description[] =
+	"Fetch the index pages {index}/{variant}/{project}/ in parallel and record\n"
+	"every wheel they list (version, tags, variant folder, published hashes).\n"
+	"A page seen before is asked for with a conditional GET; files that vanish\n"
+	"from a page are kept (marked gone).  Bad links are rejected with a reason\n"
+	"while the good links of the same page are kept.  Exit 4 when some pages\n"
+	"could not be fetched (the others are recorded).";
+
+static const struct cli_opt opts[] = {CLI_INDEX_OPTS, {NULL, 0, 0, NULL, NULL}};
+
+static int on_opt(struct cli *c, int key, const char *arg, void *ud)
+{
+	int rc = index_opt(c, ud, key, arg);
+	return rc == -1 ? 2 : rc;
+}
+
+static json_t *page_json(const struct ow_crawl_page *p)
+{
+	json_t *reasons = json_array();
+	for (size_t i = 0; i < p->rejected; i++)
+		json_array_append_new(reasons, json_string(p->reasons[i]));
+	return json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:s?}", "url", p->url,
+	                 "variant", p->variant, "project", p->project, "outcome",
+	                 ow_page_outcome_name(p->outcome), "http_status", (int)p->status, "files",
+	                 (json_int_t)p->files, "added", (json_int_t)p->added, "gone",
+	                 (json_int_t)p->gone, "rejected", (json_int_t)p->rejected,
+	                 "rejected_reasons", reasons, "error",
+	                 p->outcome == OW_PAGE_FAILED || p->outcome == OW_PAGE_MISSING ? p->detail
+	                                                                              : NULL);
+}
+
+static void page_text(const struct cli *c, const struct ow_crawl_page *p)
+{
+	char where[200];
+	snprintf(where, sizeof where, "%s%s%s", p->variant, *p->variant ? "/" : "", p->project);
+	if (p->outcome == OW_PAGE_FAILED || p->outcome == OW_PAGE_MISSING) {
+		cli_say(c, "%-28s %-9s %s\n", where, ow_page_outcome_name(p->outcome), p->detail);
+		return;
+	}
+	cli_say(c, "%-28s %-9s %5zu files: %zu new, %zu gone, %zu rejected\n", where,
+	        ow_page_outcome_name(p->outcome), p->files, p->added, p->gone, p->rejected);
+	size_t show = c->verbosity > 0 ? p->rejected : p->rejected < 3 ? p->rejected : 3;
+	for (size_t i = 0; i < show; i++)
+		cli_say(c, "    rejected: %s\n", p->reasons[i]);
+	if (show < p->rejected)
+		cli_say(c, "    ... %zu more rejected links (-v lists them)\n", p->rejected - show);
+}
+
+static void render(struct cli *c, const struct index_opts *o, const struct ow_crawl_report *r)
+{
+	size_t files = 0, added = 0, gone = 0, rejected = 0;
+	json_t *pages = c->json ? json_array() : NULL;
+	for (size_t i = 0; i < r->npages; i++) {
+		const struct ow_crawl_page *p = &r->pages[i];
+		files += p->files, added += p->added, gone += p->gone, rejected += p->rejected;
+		if (pages)
+			json_array_append_new(pages, page_json(p));
+		else
+			page_text(c, p);
+	}
+	if (pages)
+		cli_json_out(json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:b}", "command",
+		                       "crawl", "index_url", o->index, "pages", pages, "files",
+		                       (json_int_t)files, "added", (json_int_t)added, "gone",
+		                       (json_int_t)gone, "rejected", (json_int_t)rejected,
+		                       "pages_failed", (json_int_t)r->failed, "complete",
+		                       r->failed == 0));
+	else
+		cli_say(c, "%s: %zu pages, %zu files listed (%zu new, %zu gone), %zu links rejected, "
+		           "%zu pages failed\n",
+		        o->index, r->npages, files, added, gone, rejected, r->failed);
+}
+
+int cmd_crawl(struct cli *c, int argc, char **argv)
+{
+	struct index_opts o = {0};
+	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
+	int rc = first < 0 ? (first == CLI_HELP_SHOWN ? 0 : -first) : 0;
+	if (first >= 0 && first < argc)
+		rc = cli_usage_error(c, "crawl: unexpected argument '%s'", argv[first]);
+	if (first < 0 || rc || (rc = index_opts_finish(c, &o))) {
+		index_opts_free(&o);
+		return rc;
+	}
+	ow_store *s;
+	if ((rc = cli_open_store(c, OW_STORE_WRITE, &s))) {
+		index_opts_free(&o);
+		return rc;
+	}
+	struct ow_crawl_opts co = {
+		.index_url = o.index,
+		.variants = (const char *const *)o.variants.v,
+		.nvariants = o.variants.n,
+		.projects = (const char *const *)o.projects.v,
+		.nprojects = o.projects.n,
+		.policy = &o.policy,
+		.http = &o.http,
+		.force = o.force,
+	};
+	struct ow_crawl_report r;
+	int crc = ow_crawl(s, &co, &r);
+	if (crc == 0 || crc == OW_EINCOMPLETE)
+		render(c, &o, &r);
+	else
+		rc = cli_fail(c, crc);
+	if (crc == OW_EINCOMPLETE)
+		rc = 4;
+	ow_crawl_report_free(&r);
+	ow_store_close(s);
+	index_opts_free(&o);
+	return rc;
+}

@@ -1,0 +1,150 @@
+/* indexopts.c - parsing of the index options shared by several commands. */
+#include "indexopts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "crawl.h"
+
+int strlist_add_csv(struct strlist *l, const char *arg)
+{
+	const char *p = arg;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		if (n) {
+			char **g = realloc(l->v, (l->n + 1) * sizeof *g);
+			if (!g)
+				return 1;
+			l->v = g;
+			if (!(l->v[l->n] = strndup(p, n)))
+				return 1;
+			l->n++;
+		}
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
+void strlist_free(struct strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+static int add_cuda(struct cli *c, struct index_opts *o, const char *arg)
+{
+	char buf[32];
+	int major, minor, used = 0;
+	if (sscanf(arg, "%d.%d%n", &major, &minor, &used) != 2 || arg[used] || major < 1 ||
+	    major > 99 || minor < 0 || minor > 9)
+		return cli_usage_error(c, "--cuda: '%s' is not a CUDA version like 12.8", arg);
+	snprintf(buf, sizeof buf, "cu%d%d", major, minor);
+	return strlist_add_csv(&o->variants, buf);
+}
+
+int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg)
+{
+	switch (key) {
+	case IDX_INDEX_URL:
+		o->index_url = arg;
+		return 0;
+	case IDX_CHANNEL:
+		if (!ow_channel_index(arg))
+			return cli_usage_error(c, "--channel: '%s' is not nightly, stable or test", arg);
+		o->channel = arg;
+		return 0;
+	case IDX_VARIANT:
+		if (strlist_add_csv(&o->variants, arg))
+			return 1;
+		for (size_t i = 0; i < o->variants.n; i++)
+			if (!strcmp(o->variants.v[i], "all"))
+				o->variants.v[i][0] = '\0'; /* {index}/{project}/: every variant */
+		return 0;
+	case IDX_CUDA:
+		return add_cuda(c, o, arg);
+	case IDX_PROJECT:
+		return strlist_add_csv(&o->projects, arg);
+	case IDX_TRUSTED_HOST:
+		return strlist_add_csv(&o->trusted, arg);
+	case IDX_ALLOW_HOST:
+		return strlist_add_csv(&o->allowed, arg);
+	case IDX_CERT:
+		o->cert = arg;
+		return 0;
+	case IDX_FORCE:
+		o->force = 1;
+		return 0;
+	}
+	return -1;
+}
+
+static int host_of(const char *url, char *buf, size_t n)
+{
+	struct ow_url u;
+	if (ow_url_parse(url, &u))
+		return 1;
+	if (u.port > 0)
+		snprintf(buf, n, "%s:%d", u.host, u.port);
+	else
+		snprintf(buf, n, "%s", u.host ? u.host : "");
+	ow_url_clear(&u);
+	return 0;
+}
+
+static int build_policy(struct cli *c, struct index_opts *o)
+{
+	char host[512];
+	int rc = ow_url_policy_init(&o->policy);
+	for (size_t i = 0; !rc && i < o->allowed.n; i++)
+		rc = ow_url_policy_add_host(&o->policy, o->allowed.v[i]);
+	for (size_t i = 0; !rc && i < o->trusted.n; i++)
+		rc = ow_url_policy_add_trusted(&o->policy, o->trusted.v[i]);
+	if (rc)
+		return cli_fail(c, rc);
+	if (host_of(o->index, host, sizeof host))
+		return cli_usage_error(c, "--index-url: '%s' is not a URL: %s", o->index,
+		                       ow_err_detail());
+	o->policy.allow_file = !strncmp(o->index, "file:", 5);
+	if (*host && (rc = ow_url_policy_add_host(&o->policy, host)))
+		return cli_fail(c, rc);
+	if ((rc = ow_url_check_page(&o->policy, o->index)))
+		return cli_usage_error(c, "--index-url: %s%s", ow_err_detail(),
+		                       !strncmp(o->index, "http:", 5)
+		                           ? " (plain http: add --trusted-host HOST, as with pip)"
+		                           : "");
+	return 0;
+}
+
+int index_opts_finish(struct cli *c, struct index_opts *o)
+{
+	const char *base = o->index_url ? o->index_url
+	                                : ow_channel_index(o->channel ? o->channel : "nightly");
+	size_t n = strlen(base);
+	while (n && base[n - 1] == '/')
+		n--;
+	if (n >= sizeof o->index)
+		return cli_usage_error(c, "--index-url: too long");
+	memcpy(o->index, base, n);
+	o->index[n] = '\0';
+	if (!o->variants.n && strlist_add_csv(&o->variants, "cu126,cu128,cu130,cpu"))
+		return 1;
+	if (!o->projects.n && strlist_add_csv(&o->projects, "torch,torchvision,torchaudio"))
+		return 1;
+	ow_http_opts_default(&o->http);
+	o->http.ca_file = o->cert;
+	if (c->jobs_given)
+		o->http.jobs = (unsigned)c->jobs;
+	return build_policy(c, o);
+}
+
+void index_opts_free(struct index_opts *o)
+{
+	strlist_free(&o->variants);
+	strlist_free(&o->projects);
+	strlist_free(&o->trusted);
+	strlist_free(&o->allowed);
+	ow_url_policy_clear(&o->policy);
+}

@@ -1,0 +1,69 @@
+/* indexopts.h - the options that say which index to read and how
+ * (crawl, resolve, fetch, sync): --index-url, --channel, --variant,
+ * --project, --trusted-host, --allow-host, --cert, --force. */
+#ifndef OW_INDEXOPTS_H
+#define OW_INDEXOPTS_H
+
+#include <stddef.h>
+
+#include "cli.h"
+#include "http.h"
+#include "url.h"
+
+struct strlist {
+	char **v;
+	size_t n;
+};
+/* Append the comma-separated items of `arg`; 0 or an exit code. */
+int strlist_add_csv(struct strlist *l, const char *arg);
+void strlist_free(struct strlist *l);
+
+enum {
+	IDX_INDEX_URL = 300,
+	IDX_CHANNEL,
+	IDX_VARIANT,
+	IDX_CUDA,
+	IDX_PROJECT,
+	IDX_TRUSTED_HOST,
+	IDX_ALLOW_HOST,
+	IDX_CERT,
+	IDX_FORCE
+};
+
+/* The entries for a command's option table (no terminator). */
+#define CLI_INDEX_OPTS                                                                          \
+	{"index-url", IDX_INDEX_URL, required_argument, "URL",                                  \
+	 "index root (default: the --channel's, https://download.pytorch.org/whl/nightly)"},     \
+	{"channel", IDX_CHANNEL, required_argument, "CH", "nightly (default) | stable | test"},  \
+	{"variant", IDX_VARIANT, required_argument, "LIST",                                     \
+	 "variant folders, e.g. cu126,cu128,cu130,cpu (default: those four); all = the mixed page"},                  \
+	{"cuda", IDX_CUDA, required_argument, "X.Y", "same as --variant cuXY (12.8 -> cu128)"},  \
+	{"project", IDX_PROJECT, required_argument, "LIST",                                     \
+	 "projects (default torch,torchvision,torchaudio)"},                                    \
+	{"trusted-host", IDX_TRUSTED_HOST, required_argument, "HOST",                           \
+	 "allow plain http to HOST, as pip's flag does"},                                       \
+	{"allow-host", IDX_ALLOW_HOST, required_argument, "HOST",                               \
+	 "allow downloads from HOST too (besides the PyTorch and PyPI hosts)"},                 \
+	{"cert", IDX_CERT, required_argument, "FILE", "CA bundle for TLS (else $SSL_CERT_FILE)"}, \
+	{"force", IDX_FORCE, no_argument, NULL, "fetch pages even when unchanged (no conditional GET)"}
+
+struct index_opts {
+	const char *index_url;
+	const char *channel;
+	const char *cert;
+	int force;
+	struct strlist variants, projects, trusted, allowed;
+	/* filled by index_opts_finish */
+	char index[2048];
+	struct ow_url_policy policy;
+	struct ow_http_opts http;
+};
+
+/* Handle one option if it is an index option: 0 handled, an exit code on a
+ * bad value, -1 when the key is not one of ours. */
+int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg);
+/* Defaults, the URL policy and the HTTP options; 0 or an exit code. */
+int index_opts_finish(struct cli *c, struct index_opts *o);
+void index_opts_free(struct index_opts *o);
+
+#endif

@@ -1,0 +1,509 @@
+/* crawl.c - index pages -> pages, files and page_files rows. */
+#include "crawl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "digest.h"
+#include "error.h"
+#include "event.h"
+#include "pagelinks.h"
+#include "tags.h"
+
+#define PAGE_CAP ((size_t)64 << 20)
+
+struct page_job {
+	struct ow_http_req req;
+	struct ow_http_membuf body;
+	struct ow_crawl_page *page;
+	struct crawl *cr;
+	char index_url[1024];
+	char fetch_url[1100]; /* file:// pages are read from <dir>/index.html */
+	char old_body[OW_SHA256_HEX];
+	char etag[256], last_modified[64];
+	int seen_before;
+};
+
+struct crawl {
+	ow_store *s;
+	const struct ow_crawl_opts *o;
+	int64_t now;
+};
+
+const char *ow_channel_index(const char *channel)
+{
+	if (!strcmp(channel, "nightly"))
+		return OW_INDEX_NIGHTLY;
+	if (!strcmp(channel, "stable"))
+		return OW_INDEX_STABLE;
+	if (!strcmp(channel, "test"))
+		return OW_INDEX_TEST;
+	return NULL;
+}
+
+const char *ow_page_outcome_name(enum ow_page_outcome o)
+{
+	static const char *const n[] = {"new", "changed", "same", "unchanged", "missing", "failed"};
+	return (unsigned)o < sizeof n / sizeof n[0] ? n[o] : "?";
+}
+
+static int is_variant_folder(const char *s, size_t n)
+{
+	if (n >= 3 && !strncmp(s, "cu", 2) && strspn(s + 2, "0123456789") == n - 2)
+		return 1;
+	if (n > 4 && !strncmp(s, "rocm", 4) && strspn(s + 4, "0123456789.") == n - 4)
+		return 1;
+	if ((n == 3 && !strncmp(s, "cpu", 3)) || (n == 3 && !strncmp(s, "xpu", 3)))
+		return 1;
+	return n > 4 && (!strncmp(s, "cpu-", 4) || !strncmp(s, "cpu_", 4));
+}
+
+void ow_variant_of_url(const char *url, char *buf, size_t n)
+{
+	const char *end = strrchr(url, '/');
+	buf[0] = '\0';
+	if (!end)
+		return;
+	const char *start = end;
+	while (start > url && start[-1] != '/')
+		start--;
+	size_t len = (size_t)(end - start);
+	if (is_variant_folder(start, len) && len < n) {
+		memcpy(buf, start, len);
+		buf[len] = '\0';
+	}
+}
+
+/* --- the database side of one page ---------------------------------------- */
+
+static int load_previous(struct crawl *cr, struct page_job *j)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_PAGE_GET);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, j->page->url);
+	int rc = ow_stmt_step(st);
+	if (rc == 1 && !ow_col_is_null(st, 3) && !strcmp(ow_col_text(st, 4), "ok")) {
+		j->seen_before = 1;
+		snprintf(j->etag, sizeof j->etag, "%s", ow_col_is_null(st, 1) ? "" : ow_col_text(st, 1));
+		snprintf(j->last_modified, sizeof j->last_modified, "%s",
+		         ow_col_is_null(st, 2) ? "" : ow_col_text(st, 2));
+		snprintf(j->old_body, sizeof j->old_body, "%s", ow_col_text(st, 3));
+	}
+	return rc < 0 ? rc : 0;
+}
+
+static const char *opt_text(const char *s) { return s && *s ? s : NULL; }
+
+static int upsert_page(struct crawl *cr, struct page_job *j, const char *status, const char *body,
+                       const struct ow_page *pg, int64_t *page_id)
+{
+	struct ow_crawl_page *p = j->page;
+	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_PAGE_UPSERT);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, p->url);
+	ow_stmt_text(st, 2, j->index_url);
+	ow_stmt_text(st, 3, p->variant);
+	ow_stmt_text(st, 4, p->project);
+	ow_stmt_text(st, 5, status);
+	ow_stmt_text(st, 6, opt_text(j->req.res.etag));
+	ow_stmt_text(st, 7, opt_text(j->req.res.last_modified));
+	ow_stmt_text(st, 8, body);
+	if (pg && pg->has_timestamp)
+		ow_stmt_int(st, 9, pg->timestamp);
+	ow_stmt_int(st, 10, cr->now);
+	if (body && strcmp(body, j->old_body))
+		ow_stmt_int(st, 11, cr->now);
+	if (pg) {
+		ow_stmt_int(st, 12, (int64_t)p->files);
+		ow_stmt_int(st, 13, (int64_t)p->rejected);
+	}
+	ow_stmt_text(st, 14, opt_text(p->detail));
+	int rc = ow_stmt_step(st);
+	if (rc == 1)
+		*page_id = ow_col_int(st, 0);
+	ow_stmt_run(st);
+	return rc < 0 ? rc : 0;
+}
+
+static int add_reason(struct ow_crawl_page *p, const char *fmt, ...) OW_PRINTF(2, 3);
+static int add_reason(struct ow_crawl_page *p, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	char **g = realloc(p->reasons, (p->rejected + 1) * sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "out of memory");
+	p->reasons = g;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (!(g[p->rejected] = strdup(buf)))
+		return ow_err(OW_ENOMEM, "out of memory");
+	p->rejected++;
+	return 0;
+}
+
+static void bind_link_attrs(ow_stmt *st, const struct ow_link *l, int first)
+{
+	/* FILE_SEEN: ?3 sha256 ?4 meta ?5 has_meta ?6 requires_python ?7 yanked
+	 * ?8 reason ?9 upload_time; FILE_INSERT uses 11..17 for the same */
+	int o = first;
+	ow_stmt_text(st, o, opt_text(l->sha256));
+	ow_stmt_text(st, o + 1, opt_text(l->meta_sha256));
+	ow_stmt_int(st, o + 2, l->has_meta);
+	ow_stmt_text(st, o + 3, l->requires_python);
+	ow_stmt_int(st, o + 4, l->yanked);
+	ow_stmt_text(st, o + 5, l->yanked_reason);
+	ow_stmt_text(st, o + 6, l->upload_time);
+}
+
+static int insert_file(struct crawl *cr, struct page_job *j, const struct ow_link *l,
+                       const struct ow_wheel_name *w, int64_t *id)
+{
+	char variant[64];
+	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_FILE_INSERT);
+	if (!st)
+		return OW_EDB;
+	ow_variant_of_url(l->url, variant, sizeof variant);
+	ow_stmt_text(st, 1, l->url);
+	ow_stmt_text(st, 2, l->filename);
+	ow_stmt_text(st, 3, w->name);
+	ow_stmt_text(st, 4, w->version_text);
+	ow_stmt_text(st, 5, opt_text(w->build));
+	ow_stmt_text(st, 6, w->python);
+	ow_stmt_text(st, 7, w->abi);
+	ow_stmt_text(st, 8, w->platform);
+	ow_stmt_text(st, 9, variant);
+	ow_stmt_text(st, 10, j->index_url);
+	bind_link_attrs(st, l, 11);
+	ow_stmt_int(st, 18, cr->now);
+	int rc = ow_stmt_run(st);
+	*id = ow_db_last_rowid(ow_store_db(cr->s));
+	return rc;
+}
+
+/* Record one link; *id gets its file row.  A link whose file name is not a
+ * wheel of this project, or whose published hash changed, is rejected. */
+static int record_link(struct crawl *cr, struct page_job *j, const struct ow_link *l, int64_t *id)
+{
+	struct ow_crawl_page *p = j->page;
+	struct ow_wheel_name w;
+	*id = 0;
+	if (ow_wheel_name_parse(&w, l->filename))
+		return add_reason(p, "%s: %s", l->filename, ow_err_detail());
+	if (strcmp(w.name, p->project))
+		return add_reason(p, "%s: a file of project '%s' on the page of another project",
+		                  l->filename, w.name);
+	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_FILE_ID_BY_URL);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, l->url);
+	int rc = ow_stmt_step(st);
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		p->added++;
+		return insert_file(cr, j, l, &w, id);
+	}
+	*id = ow_col_int(st, 0);
+	if (!ow_col_is_null(st, 1) && *l->sha256 && strcmp(ow_col_text(st, 1), l->sha256)) {
+		char was[OW_SHA256_HEX];
+		snprintf(was, sizeof was, "%s", ow_col_text(st, 1));
+		ow_stmt_run(st);
+		*id = 0;
+		return add_reason(p, "%s: the published sha256 changed (was %.12s…) — kept the old "
+		                     "record; report it to the index",
+		                  l->filename, was);
+	}
+	ow_stmt_run(st);
+	if (!(st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_FILE_SEEN)))
+		return OW_EDB;
+	ow_stmt_int(st, 1, *id);
+	ow_stmt_int(st, 2, cr->now);
+	bind_link_attrs(st, l, 3);
+	return ow_stmt_run(st);
+}
+
+static int link_page_file(struct crawl *cr, int64_t page_id, int64_t file_id)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_PAGE_FILES_ADD);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, page_id);
+	ow_stmt_int(st, 2, file_id);
+	return ow_stmt_run(st);
+}
+
+static int mark_gone(struct crawl *cr, size_t *gone)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_FILES_MARK_GONE);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, cr->now);
+	int rc = ow_stmt_run(st);
+	*gone = (size_t)ow_db_changes(ow_store_db(cr->s));
+	return rc;
+}
+
+static int clear_links(struct crawl *cr, int64_t page_id)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_PAGE_FILES_CLEAR);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, page_id);
+	return ow_stmt_run(st);
+}
+
+static int record_links(struct crawl *cr, struct page_job *j, const struct ow_page *pg,
+                        int64_t page_id)
+{
+	struct ow_crawl_page *p = j->page;
+	int rc = clear_links(cr, page_id);
+	for (size_t i = 0; !rc && i < pg->nrejected; i++)
+		rc = add_reason(p, "%s", pg->rejected[i].reason);
+	for (size_t i = 0; !rc && i < pg->nlinks; i++) {
+		int64_t id;
+		if (pg->links[i].is_sdist)
+			continue;
+		if (!(rc = record_link(cr, j, &pg->links[i], &id)) && id) {
+			p->files++;
+			rc = link_page_file(cr, page_id, id);
+		}
+	}
+	return rc ? rc : mark_gone(cr, &p->gone);
+}
+
+/* A 200: parse first (nothing of a refused page is stored), then the body
+ * object, then every row in one transaction. */
+static int store_page(struct crawl *cr, struct page_job *j)
+{
+	struct ow_page *pg = NULL;
+	char hex[OW_SHA256_HEX];
+	int64_t page_id = 0;
+	ow_db *db = ow_store_db(cr->s);
+	int rc = ow_page_parse(j->page->url, j->body.data ? j->body.data : "", j->body.len, NULL,
+	                       cr->o->policy, &pg);
+	if (rc)
+		return ow_err_prefix(rc, "%s: ", j->page->url);
+	if ((rc = ow_store_put_buf(cr->s, j->body.data, j->body.len, NULL, "page", hex)))
+		goto out;
+	j->page->outcome = !j->seen_before ? OW_PAGE_NEW
+	                   : strcmp(hex, j->old_body) ? OW_PAGE_CHANGED : OW_PAGE_SAME;
+	if ((rc = ow_db_begin(db)))
+		goto out;
+	if ((rc = upsert_page(cr, j, "ok", hex, NULL, &page_id)) ||
+	    (rc = record_links(cr, j, pg, page_id)) ||
+	    (rc = upsert_page(cr, j, "ok", hex, pg, &page_id)) || (rc = ow_db_commit(db)))
+		ow_db_rollback(db);
+out:
+	ow_page_free(pg);
+	return rc;
+}
+
+static int touch_unchanged(struct crawl *cr, struct page_job *j)
+{
+	int64_t page_id = 0;
+	ow_db *db = ow_store_db(cr->s);
+	int rc = ow_db_begin(db);
+	if (rc)
+		return rc;
+	if ((rc = upsert_page(cr, j, "ok", NULL, NULL, &page_id)))
+		goto fail;
+	ow_stmt *st = ow_db_stmt(db, OW_SQL_PAGE_FILES_TOUCH);
+	if (!st) {
+		rc = OW_EDB;
+		goto fail;
+	}
+	ow_stmt_int(st, 1, page_id);
+	ow_stmt_int(st, 2, cr->now);
+	if (!(rc = ow_stmt_run(st)) && !(rc = ow_db_commit(db)))
+		return 0;
+fail:
+	ow_db_rollback(db);
+	return rc;
+}
+
+static void record_missing(struct crawl *cr, struct page_job *j)
+{
+	int64_t id;
+	if (j->req.res.status)
+		snprintf(j->page->detail, sizeof j->page->detail, "no such project here (HTTP %ld)",
+		         j->req.res.status);
+	else
+		snprintf(j->page->detail, sizeof j->page->detail, "no such project here (no %.900s)",
+		         j->fetch_url);
+	if (ow_db_begin(ow_store_db(cr->s)) == 0 &&
+	    upsert_page(cr, j, "missing", NULL, NULL, &id) == 0)
+		ow_db_commit(ow_store_db(cr->s));
+	else
+		ow_db_rollback(ow_store_db(cr->s));
+}
+
+static void fail_page(struct page_job *j, int rc, const char *detail)
+{
+	j->page->outcome = OW_PAGE_FAILED;
+	j->page->rc = rc;
+	snprintf(j->page->detail, sizeof j->page->detail, "%s", detail);
+}
+
+static void on_page_done(void *ud, struct ow_http_req *req)
+{
+	struct page_job *j = ud;
+	struct crawl *cr = j->cr;
+	int rc = req->res.rc;
+	j->page->status = req->res.status;
+	if (rc == OW_ENOENT) {
+		j->page->outcome = OW_PAGE_MISSING;
+		record_missing(cr, j);
+	} else if (rc) {
+		fail_page(j, rc, req->res.detail);
+	} else if (req->res.not_modified) {
+		j->page->outcome = OW_PAGE_UNCHANGED;
+		if ((rc = touch_unchanged(cr, j)))
+			fail_page(j, rc, ow_err_detail());
+	} else if ((rc = store_page(cr, j))) {
+		fail_page(j, rc, ow_err_detail());
+	}
+	ow_http_membuf_free(&j->body);
+	ow_progress_done(j->page->url, 0);
+}
+
+/* --- setting up the jobs ---------------------------------------------------- */
+
+static int page_url(char *buf, size_t n, const char *index, const char *variant,
+                    const char *project)
+{
+	int w = *variant ? snprintf(buf, n, "%s/%s/%s/", index, variant, project)
+	                 : snprintf(buf, n, "%s/%s/", index, project);
+	if (w < 0 || (size_t)w >= n)
+		return ow_err(OW_ERANGE, "%s: index URL too long", index);
+	return 0;
+}
+
+/* The engine hands `ud` to on_data/on_restart; route them to the body. */
+static int job_data(void *ud, const void *buf, size_t len)
+{
+	return ow_http_membuf_write(&((struct page_job *)ud)->body, buf, len);
+}
+
+static int job_restart(void *ud) { return ow_http_membuf_restart(&((struct page_job *)ud)->body); }
+
+static int prepare_job(struct crawl *cr, struct page_job *j, struct ow_crawl_page *p,
+                       const char *variant, const char *project)
+{
+	int rc;
+	j->cr = cr;
+	j->page = p;
+	snprintf(j->index_url, sizeof j->index_url, "%s", cr->o->index_url);
+	snprintf(p->variant, sizeof p->variant, "%s", variant);
+	if ((rc = ow_name_normalize(project, strlen(project), p->project, sizeof p->project)))
+		return ow_err_prefix(rc, "project '%s': ", project);
+	if ((rc = page_url(p->url, sizeof p->url, cr->o->index_url, variant, p->project)) ||
+	    (rc = load_previous(cr, j)))
+		return rc;
+	j->body.cap = PAGE_CAP;
+	struct ow_http_req *r = &j->req;
+	snprintf(j->fetch_url, sizeof j->fetch_url, "%s%s", p->url,
+	         !strncmp(p->url, "file:", 5) ? "index.html" : "");
+	r->url = j->fetch_url;
+	r->what = p->url;
+	r->on_data = job_data;
+	r->on_restart = job_restart;
+	r->on_done = on_page_done;
+	r->ud = j;
+	r->max_size = PAGE_CAP;
+	r->flags = !strncmp(p->url, "file:", 5) ? OW_HTTP_ALLOW_FILE : 0;
+	if (!strncmp(p->url, "http:", 5))
+		r->flags |= OW_HTTP_ALLOW_HTTP; /* the index URL passed the trusted-host check */
+	if (j->seen_before && !cr->o->force) {
+		r->if_none_match = opt_text(j->etag);
+		r->if_modified_since = opt_text(j->last_modified);
+	}
+	return 0;
+}
+
+static int check_index(const struct ow_crawl_opts *o)
+{
+	if (!o->index_url || !*o->index_url)
+		return ow_err(OW_EINVAL, "no index URL");
+	if (ow_url_check_page(o->policy, o->index_url))
+		return ow_err_prefix(OW_EPOLICY, "index %s: ", o->index_url);
+	return 0;
+}
+
+/* Every hop of every transfer, redirects included, passes the link policy. */
+static int allow_hop(void *ud, const char *url)
+{
+	return ow_url_check_page(ud, url) != 0;
+}
+
+static int run_jobs(struct crawl *cr, struct page_job *jobs, size_t n)
+{
+	struct ow_http *h;
+	struct ow_http_opts ho;
+	if (cr->o->http)
+		ho = *cr->o->http;
+	else
+		ow_http_opts_default(&ho);
+	ho.allow_url = allow_hop;
+	ho.allow_ud = (void *)(uintptr_t)cr->o->policy;
+	int rc = ow_http_new(&h, &ho);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = ow_http_add(h, &jobs[i].req);
+	if (!rc)
+		ow_http_run(h); /* each page's outcome is recorded by on_page_done */
+	ow_http_free(h);
+	return rc;
+}
+
+int ow_crawl(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report *out)
+{
+	struct crawl cr = {.s = s, .o = o, .now = (int64_t)time(NULL)};
+	size_t n = o->nvariants * o->nprojects;
+	memset(out, 0, sizeof *out);
+	int rc = check_index(o);
+	if (rc)
+		return rc;
+	struct page_job *jobs = calloc(n ? n : 1, sizeof *jobs);
+	out->pages = calloc(n ? n : 1, sizeof *out->pages);
+	if (!jobs || !out->pages) {
+		free(jobs);
+		return ow_err(OW_ENOMEM, "out of memory");
+	}
+	out->npages = n;
+	for (size_t v = 0; !rc && v < o->nvariants; v++)
+		for (size_t p = 0; !rc && p < o->nprojects; p++) {
+			size_t i = v * o->nprojects + p;
+			rc = prepare_job(&cr, &jobs[i], &out->pages[i], o->variants[v], o->projects[p]);
+		}
+	if (!rc)
+		rc = run_jobs(&cr, jobs, n);
+	for (size_t i = 0; i < n; i++)
+		ow_http_membuf_free(&jobs[i].body);
+	free(jobs);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		out->failed += out->pages[i].outcome == OW_PAGE_FAILED;
+	return out->failed ? ow_err(OW_EINCOMPLETE, "%zu of %zu pages could not be crawled",
+	                            out->failed, n)
+	                   : 0;
+}
+
+void ow_crawl_report_free(struct ow_crawl_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->npages; i++) {
+		for (size_t k = 0; k < r->pages[i].rejected; k++)
+			free(r->pages[i].reasons[k]);
+		free(r->pages[i].reasons);
+	}
+	free(r->pages);
+	memset(r, 0, sizeof *r);
+}

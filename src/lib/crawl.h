@@ -1,0 +1,76 @@
+/* crawl.h - the first stage: fetch index pages, record every file.
+ *
+ * For every variant × project it fetches {index}/{variant}/{project}/ (the
+ * trailing slash matters), in parallel, with a conditional GET when the page
+ * was seen before.  A new body is parsed (pagelinks.h) before anything of it
+ * is stored; then the body becomes an object and, in one transaction, the
+ * page row, one row per file and the page→file links are written.  Files
+ * that vanish from a page are kept and marked gone (the nightly pages list
+ * only the newest versions; older files stay downloadable). */
+#ifndef OW_CRAWL_H
+#define OW_CRAWL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http.h"
+#include "store.h"
+#include "url.h"
+
+#define OW_INDEX_NIGHTLY "https://download.pytorch.org/whl/nightly"
+#define OW_INDEX_STABLE "https://download.pytorch.org/whl"
+#define OW_INDEX_TEST "https://download.pytorch.org/whl/test"
+
+/* "nightly" | "stable" | "test" -> the index URL; NULL if unknown. */
+const char *ow_channel_index(const char *channel);
+
+/* The variant folder a file URL lies in, judged by the name of its parent
+ * directory (cu128, rocm6.4, cpu, cpu-cxx11-abi, xpu), "" when none. */
+void ow_variant_of_url(const char *url, char *buf, size_t n);
+
+struct ow_crawl_opts {
+	const char *index_url;   /* without trailing slash */
+	const char *const *variants; /* "" = the channel root folder */
+	size_t nvariants;
+	const char *const *projects;
+	size_t nprojects;
+	const struct ow_url_policy *policy; /* hosts; must allow the index's host */
+	const struct ow_http_opts *http;    /* engine options (jobs, CA, timeouts) */
+	int force;                          /* no conditional GET */
+};
+
+enum ow_page_outcome {
+	OW_PAGE_NEW,       /* first fetch of this page */
+	OW_PAGE_CHANGED,   /* 200 with a different body */
+	OW_PAGE_SAME,      /* 200, same bytes as before */
+	OW_PAGE_UNCHANGED, /* 304: the stored page still holds */
+	OW_PAGE_MISSING,   /* 403/404: no such project here */
+	OW_PAGE_FAILED     /* could not be fetched or was refused */
+};
+
+struct ow_crawl_page {
+	char url[1024];
+	char variant[64];
+	char project[128];
+	enum ow_page_outcome outcome;
+	int rc;       /* for FAILED */
+	long status;  /* HTTP status */
+	size_t files, added, gone, rejected;
+	char **reasons; /* `rejected` messages */
+	char detail[1024];
+};
+
+struct ow_crawl_report {
+	struct ow_crawl_page *pages;
+	size_t npages;
+	size_t failed; /* pages FAILED */
+};
+
+const char *ow_page_outcome_name(enum ow_page_outcome o);
+/* Crawl; returns 0 when every page was done (missing projects included),
+ * OW_EINCOMPLETE when some failed (the rest is stored), < 0 when nothing
+ * could start.  *out is filled in both of the first cases. */
+int ow_crawl(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report *out);
+void ow_crawl_report_free(struct ow_crawl_report *r);
+
+#endif
