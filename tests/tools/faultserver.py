@@ -10,7 +10,8 @@ Normal files: GET /<file> serves DIR/<file> with a strong ETag,
 Last-Modified, If-None-Match / If-Modified-Since (304), Range "bytes=N-" /
 "bytes=N-M" with If-Range (206), HEAD.
 
-Faults: GET /fault/<mode>/<file>[?fail=N&...].  With fail=N the fault hits
+Faults: GET /fault/<mode>/<file>[?fail=N&...] (or /fault/<mode>,fail=N,.../<file>;
+a directory is served as its index.html).  With fail=N the fault hits
 only the first N requests for that exact mode+file+query, later ones are served
 normally (transient faults); without it the fault is persistent.
 
@@ -188,6 +189,8 @@ class Handler(BaseHTTPRequestHandler):
     def load(self, rel):
         rel = urllib.parse.unquote(rel).lstrip("/")
         path = os.path.realpath(os.path.join(self.server.root, rel))
+        if os.path.isdir(path):  # index pages: <dir>/index.html, as nginx does
+            path = os.path.join(path, "index.html")
         if not path.startswith(self.server.root + os.sep) or not os.path.isfile(path):
             return None
         return File(path)
@@ -217,6 +220,10 @@ class Handler(BaseHTTPRequestHandler):
             parts = u.path.split("/", 3)
             if len(parts) == 4:
                 mode, rel = parts[2], parts[3]
+                # parameters may also ride in the mode segment, for clients
+                # that append to a base URL: /fault/503,fail=2,ra=1/<file>
+                mode, *extra = mode.split(",")
+                q.update(dict(kv.split("=", 1) for kv in extra if "=" in kv))
                 n = bump((mode, rel, u.query))
                 fail = q.get("fail")
                 if fail is None or n <= int(fail):
