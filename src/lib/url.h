@@ -1,0 +1,96 @@
+/* url.h - strict URL parsing, RFC 3986 reference resolution, percent-decoding
+ * and the link policy of the index crawler (DESIGN.md §5, REFERENCE.md §6).
+ *
+ * Every href of an index page is hostile until ow_url_check() has accepted
+ * it: the check resolves it against the page URL and refuses, with a message
+ * naming the href and the reason, anything that is not an https (or trusted
+ * http, or file-from-file) link to an allowed host with a clean path. */
+#ifndef OW_URL_H
+#define OW_URL_H
+
+#include <stddef.h>
+
+/* Longest href or URL accepted (bytes). */
+#define OW_URL_MAX_LEN 8192
+
+/* A parsed URL or relative reference. Strings are owned (malloc'd). */
+struct ow_url {
+	char *scheme; /* lowercase; NULL for a relative reference */
+	int has_authority;
+	char *userinfo; /* NULL when absent */
+	char *host;     /* lowercase; "" when absent or empty */
+	int port;       /* -1 when absent */
+	char *path;     /* as written (still percent-encoded); "" possible */
+	char *query;    /* without '?'; NULL when absent */
+	char *fragment; /* without '#'; NULL when absent */
+};
+
+/* Parse an absolute URL ("scheme:..."); OW_EPARSE with a detail otherwise.
+ * http/https need a non-empty host. `u` is cleared on failure. */
+int ow_url_parse(const char *s, struct ow_url *u);
+/* Parse an absolute URL or a relative reference. */
+int ow_url_parse_ref(const char *s, struct ow_url *u);
+/* Free the strings of `u` (not `u` itself); safe on a zeroed struct. */
+void ow_url_clear(struct ow_url *u);
+/* Recompose `u` into a malloc'd string. */
+int ow_url_format(const struct ow_url *u, char **out);
+
+/* Resolve `href` against the absolute `base` as RFC 3986 §5.2 says (the
+ * fragment of `href` is kept). *out is malloc'd. */
+int ow_url_resolve(const char *base, const char *href, char **out);
+
+/* Decode %XX escapes exactly once (so "%252B" gives "%2B", not "+").
+ * Refuses a malformed escape and %00. *out is malloc'd, NUL-terminated. */
+int ow_url_percent_decode(const char *s, size_t len, char **out);
+
+/* The last path segment of `url` (query and fragment ignored), decoded once.
+ * Refuses an empty basename and one that decodes to '/', '\\' or a control
+ * character. */
+int ow_url_basename_decoded(const char *url, char **out);
+
+/* The `#sha256=<hex>` of an href or URL. `out` gets 64 lowercase hex digits,
+ * or "" when the fragment has no sha256. Other hash names (md5=...) are
+ * ignored; a sha256 of the wrong length, with a non-hex digit, or given twice
+ * (or a second '#') is OW_EPARSE. */
+int ow_url_fragment_sha256(const char *href, char out[65]);
+
+/* Where links may point. Hosts are "name" (any port) or "name:port". */
+struct ow_url_policy {
+	char **hosts; /* allowed hosts */
+	size_t nhosts;
+	char **trusted; /* hosts where plain http is allowed (pip --trusted-host);
+	                   a trusted host is also an allowed host */
+	size_t ntrusted;
+	int allow_file; /* file:// page URLs (local indexes) are allowed */
+	size_t max_len; /* longest href accepted; 0 means OW_URL_MAX_LEN */
+};
+
+/* A policy with the default hosts: download.pytorch.org,
+ * download-r2.pytorch.org, files.pythonhosted.org, pypi.org, pypi.nvidia.com.
+ * The caller adds the index URL's own host with ow_url_policy_add_host. */
+int ow_url_policy_init(struct ow_url_policy *p);
+int ow_url_policy_add_host(struct ow_url_policy *p, const char *host);
+int ow_url_policy_add_trusted(struct ow_url_policy *p, const char *host);
+void ow_url_policy_clear(struct ow_url_policy *p);
+
+/* Check a page URL on its own: http(s) to an allowed host (http only when
+ * trusted) or file:// when allowed. */
+int ow_url_check_page(const struct ow_url_policy *pol, const char *page_url);
+
+/* Resolve `href` against `page_url` and apply the policy. On success *out is
+ * the absolute URL without its fragment (malloc'd). On failure the detail
+ * names the href and the reason; the code is OW_EPOLICY (refused by policy),
+ * OW_EPARSE (malformed) or OW_ETOOBIG (overlong). */
+int ow_url_check(const struct ow_url_policy *pol, const char *page_url, const char *href,
+                 char **out);
+
+/* The same against a page URL parsed once (ow_url_parse), for pages with
+ * thousands of links. */
+int ow_url_check_at(const struct ow_url_policy *pol, const struct ow_url *page, const char *href,
+                    char **out);
+
+/* A printable, truncated copy of untrusted text for messages: control and
+ * non-ASCII bytes become \xNN, the result is cut with "..." to fit. */
+void ow_url_printable(const char *s, char *buf, size_t bufsz);
+
+#endif

@@ -1,0 +1,35 @@
+/* urlint.h - helpers shared by url.c and urlpolicy.c (not a public API). */
+#ifndef OW_URLINT_H
+#define OW_URLINT_H
+
+#include <stddef.h>
+
+#include "url.h"
+
+/* A growable string; on allocation failure `oom` is set and puts are ignored. */
+struct ow_sb {
+	char *p;
+	size_t n, cap;
+	int oom;
+};
+
+void ow_sb_put(struct ow_sb *b, const char *s, size_t n);
+void ow_sb_puts(struct ow_sb *b, const char *s);
+/* Hand the string to *out (OW_ENOMEM if an append failed). */
+int ow_sb_take(struct ow_sb *b, char **out);
+
+int ow_url_is_alpha(int c);
+int ow_url_is_digit(int c);
+/* 0..15 for a hex digit, -1 otherwise. */
+int ow_url_hexval(int c);
+/* Length of a leading "scheme" followed by ':', else 0. */
+size_t ow_url_scheme_len(const char *s);
+/* Decode %XX of s[0..len) into d (room for len + 1), NUL-terminate, set
+ * *outlen; OW_EPARSE on a malformed escape or %00. */
+int ow_url_decode_into(const char *s, size_t len, char *d, size_t *outlen);
+/* RFC 3986 §5.2.2 on parsed parts; `t` gets its own copies. */
+int ow_url_resolve_refs(const struct ow_url *b, const struct ow_url *r, struct ow_url *t);
+/* Resolve `href` against the parsed absolute `base` into `t`. */
+int ow_url_resolve_parsed(const struct ow_url *base, const char *href, struct ow_url *t);
+
+#endif

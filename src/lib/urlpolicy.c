@@ -1,0 +1,405 @@
+/* urlpolicy.c - which links an index page may contain (DESIGN.md §5,
+ * REFERENCE.md §6). Every refusal names the href and the reason. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "error.h"
+#include "url.h"
+#include "urlint.h"
+
+static const char *const default_hosts[] = {
+    "download.pytorch.org", "download-r2.pytorch.org", "files.pythonhosted.org", "pypi.org",
+    "pypi.nvidia.com",
+};
+
+/* --- the host lists ------------------------------------------------------ */
+
+/* Normalize "Host[:port]" to "host" or "host:port" (malloc'd). */
+static int normalize_host(const char *spec, char **out)
+{
+	char buf[600];
+	struct ow_url u;
+	if (strlen(spec) > 512 ||
+	    (size_t)snprintf(buf, sizeof buf, "https://%s/", spec) >= sizeof buf)
+		return ow_err(OW_EINVAL, "host \"%.40s...\": too long", spec);
+	int rc = ow_url_parse(buf, &u);
+	if (!rc && (u.userinfo || strcmp(u.path, "/") || u.query || u.fragment))
+		rc = ow_err(OW_EINVAL, "not a plain host[:port]");
+	if (rc) {
+		ow_url_clear(&u);
+		return ow_err_prefix(OW_EINVAL, "host \"%s\": ", spec);
+	}
+	struct ow_sb b = {0};
+	ow_sb_puts(&b, u.host);
+	if (u.port >= 0) {
+		snprintf(buf, sizeof buf, ":%d", u.port);
+		ow_sb_puts(&b, buf);
+	}
+	ow_url_clear(&u);
+	return ow_sb_take(&b, out);
+}
+
+static int list_add(char ***list, size_t *n, const char *spec)
+{
+	char *h = NULL;
+	int rc = normalize_host(spec, &h);
+	if (rc)
+		return rc;
+	char **l = realloc(*list, (*n + 1) * sizeof *l);
+	if (!l) {
+		free(h);
+		return ow_err(OW_ENOMEM, "url policy: out of memory");
+	}
+	l[(*n)++] = h;
+	*list = l;
+	return 0;
+}
+
+int ow_url_policy_add_host(struct ow_url_policy *p, const char *host)
+{
+	return list_add(&p->hosts, &p->nhosts, host);
+}
+
+int ow_url_policy_add_trusted(struct ow_url_policy *p, const char *host)
+{
+	return list_add(&p->trusted, &p->ntrusted, host);
+}
+
+int ow_url_policy_init(struct ow_url_policy *p)
+{
+	memset(p, 0, sizeof *p);
+	for (size_t i = 0; i < sizeof default_hosts / sizeof default_hosts[0]; i++) {
+		int rc = ow_url_policy_add_host(p, default_hosts[i]);
+		if (rc) {
+			ow_url_policy_clear(p);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void list_free(char **l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(l[i]);
+	free(l);
+}
+
+void ow_url_policy_clear(struct ow_url_policy *p)
+{
+	if (!p)
+		return;
+	list_free(p->hosts, p->nhosts);
+	list_free(p->trusted, p->ntrusted);
+	memset(p, 0, sizeof *p);
+}
+
+static int is_web(const char *scheme)
+{
+	return !strcmp(scheme, "http") || !strcmp(scheme, "https");
+}
+
+static int effective_port(const struct ow_url *u)
+{
+	if (u->port >= 0)
+		return u->port;
+	return strcmp(u->scheme, "https") ? 80 : 443;
+}
+
+/* "host" matches any port, "host:port" only that port. */
+static int entry_matches(const char *e, const struct ow_url *u)
+{
+	const char *after = e[0] == '[' ? strchr(e, ']') : e;
+	const char *colon = after ? strchr(after, ':') : NULL;
+	size_t hl = colon ? (size_t)(colon - e) : strlen(e);
+	if (strlen(u->host) != hl || memcmp(e, u->host, hl))
+		return 0;
+	return !colon || strtol(colon + 1, NULL, 10) == effective_port(u);
+}
+
+static int in_list(char *const *l, size_t n, const struct ow_url *u)
+{
+	for (size_t i = 0; i < n; i++)
+		if (entry_matches(l[i], u))
+			return 1;
+	return 0;
+}
+
+static int is_trusted(const struct ow_url_policy *p, const struct ow_url *u)
+{
+	return in_list(p->trusted, p->ntrusted, u);
+}
+
+static int is_allowed(const struct ow_url_policy *p, const struct ow_url *u)
+{
+	return in_list(p->hosts, p->nhosts, u) || is_trusted(p, u);
+}
+
+/* --- raw href checks ----------------------------------------------------- */
+
+static int check_chars(const char *href)
+{
+	for (const unsigned char *p = (const unsigned char *)href; *p; p++) {
+		if (*p == '\r' || *p == '\n')
+			return ow_err(OW_EPOLICY, "contains a CR/LF control character");
+		if (*p < 0x20 || *p == 0x7f)
+			return ow_err(OW_EPOLICY, "contains a control character \\x%02x", *p);
+		if (*p == ' ')
+			return ow_err(OW_EPOLICY, "contains a space (not a valid URL)");
+		if (*p >= 0x80)
+			return ow_err(OW_EPOLICY, "contains a non-ASCII byte (not a valid URL)");
+		if (*p == '\\')
+			return ow_err(OW_EPOLICY, "contains a backslash");
+	}
+	return 0;
+}
+
+static int check_escapes(const char *href)
+{
+	for (const char *p = strchr(href, '%'); p; p = strchr(p + 1, '%')) {
+		int hi = ow_url_hexval((unsigned char)p[1]);
+		int lo = hi >= 0 ? ow_url_hexval((unsigned char)p[2]) : -1;
+		if (lo < 0)
+			return ow_err(OW_EPARSE, "malformed percent-escape \"%.3s\"", p);
+		if (hi == 0 && lo == 0)
+			return ow_err(OW_EPOLICY, "contains %%00 (an encoded NUL byte)");
+		if (hi == 2 && lo == 5 && ow_url_hexval((unsigned char)p[3]) >= 0 &&
+		    ow_url_hexval((unsigned char)p[4]) >= 0)
+			return ow_err(OW_EPOLICY,
+			              "double-encoded escape \"%.5s\" (%%25 followed by "
+			              "hex digits)",
+			              p);
+	}
+	return 0;
+}
+
+static int check_scheme(const char *href)
+{
+	size_t n = ow_url_scheme_len(href);
+	if (n == 0)
+		return 0;
+	if ((n == 5 && !strncasecmp(href, "https", 5)) ||
+	    (n == 4 && !strncasecmp(href, "http", 4)) || (n == 4 && !strncasecmp(href, "file", 4)))
+		return 0;
+	return ow_err(OW_EPOLICY,
+	              "scheme \"%.*s:\" is not allowed in index links (only https; http for "
+	              "--trusted-host hosts; file for file:// indexes)",
+	              (int)(n > 20 ? 20 : n), href);
+}
+
+static int is_dot_piece(const char *s, size_t n)
+{
+	return (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/* A decoded path segment: no '.'/'..' pieces, no '/', '\\' or controls. */
+static int check_decoded_segment(const char *d, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		size_t n = strcspn(d + i, "/");
+		if (is_dot_piece(d + i, n))
+			return ow_err(OW_EPOLICY,
+			              "path traversal: a \"%.*s\" segment after "
+			              "percent-decoding",
+			              (int)n, d + i);
+		i += n + 1;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)d[i];
+		if (c == '/')
+			return ow_err(OW_EPOLICY, "encoded '/' (%%2F) inside a path segment");
+		if (c == '\\')
+			return ow_err(OW_EPOLICY, "encoded backslash (%%5C) in the path");
+		if (c < 0x20 || c == 0x7f)
+			return ow_err(OW_EPOLICY, "encoded control character in the path");
+	}
+	return 0;
+}
+
+static int check_segment(const char *p, size_t n)
+{
+	char small[256];
+	char *d = n < sizeof small ? small : malloc(n + 1);
+	size_t len = 0;
+	if (!d)
+		return ow_err(OW_ENOMEM, "url: out of memory");
+	int rc = ow_url_decode_into(p, n, d, &len);
+	if (!rc)
+		rc = check_decoded_segment(d, len);
+	if (d != small)
+		free(d);
+	return rc;
+}
+
+static int check_path(const char *path)
+{
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+		int rc = n ? check_segment(p, n) : 0;
+		if (rc)
+			return rc;
+		p += n + (p[n] == '/');
+	}
+	return 0;
+}
+
+/* The href as text: length, characters, escapes, scheme. */
+static int check_text(const struct ow_url_policy *pol, const char *href)
+{
+	size_t max = pol->max_len ? pol->max_len : OW_URL_MAX_LEN;
+	size_t n = strnlen(href, max + 1);
+	if (n > max)
+		return ow_err(OW_ETOOBIG, "longer than %zu bytes", max);
+	if (n == 0)
+		return ow_err(OW_EPARSE, "empty href");
+	int rc = check_chars(href);
+	if (!rc)
+		rc = check_escapes(href);
+	return rc ? rc : check_scheme(href);
+}
+
+static int check_ref(const struct ow_url *r)
+{
+	if (r->userinfo)
+		return ow_err(OW_EPOLICY, "has userinfo (user@host); credentials in index links "
+		                          "are refused");
+	return check_path(r->path);
+}
+
+/* --- the resolved target ------------------------------------------------- */
+
+static int check_file_target(const struct ow_url *page, const struct ow_url *t)
+{
+	if (strcmp(page->scheme, "file"))
+		return ow_err(OW_EPOLICY, "file: link from a non-file index (only a file:// index "
+		                          "may link to local files)");
+	if (t->host && t->host[0] && strcmp(t->host, "localhost"))
+		return ow_err(OW_EPOLICY, "file: URL with a remote host \"%s\"", t->host);
+	return 0;
+}
+
+static int check_web_target(const struct ow_url_policy *pol, const struct ow_url *page,
+                            const struct ow_url *t, const char *href)
+{
+	if (!t->host || !t->host[0])
+		return ow_err(OW_EPARSE, "%s link without a host", t->scheme);
+	if (href[0] == '/' && href[1] == '/' && strcmp(t->host, page->host ? page->host : ""))
+		return ow_err(OW_EPOLICY,
+		              "scheme-relative link (//host/...) to a foreign host \"%s\"",
+		              t->host);
+	if (!is_allowed(pol, t))
+		return ow_err(OW_EPOLICY, "host \"%s\" is not an allowed download host", t->host);
+	if (!strcmp(t->scheme, "http") && !is_trusted(pol, t))
+		return ow_err(OW_EPOLICY,
+		              "plain http link%s refused: https is required (pass "
+		              "--trusted-host %s to allow http from it)",
+		              strcmp(page->scheme, "https") ? "" : " from an https index", t->host);
+	return 0;
+}
+
+static int check_target(const struct ow_url_policy *pol, const struct ow_url *page,
+                        const struct ow_url *t, const char *href)
+{
+	int rc;
+	if (t->userinfo)
+		return ow_err(OW_EPOLICY, "has userinfo (user@host); credentials in index links "
+		                          "are refused");
+	if (!strcmp(t->scheme, "file"))
+		rc = check_file_target(page, t);
+	else if (is_web(t->scheme))
+		rc = check_web_target(pol, page, t, href);
+	else
+		rc = ow_err(OW_EPOLICY, "scheme \"%s:\" is not allowed in index links", t->scheme);
+	return rc ? rc : check_path(t->path);
+}
+
+static int check_parsed(const struct ow_url_policy *pol, const struct ow_url *page,
+                        const char *href, char **out)
+{
+	struct ow_url r, t;
+	int rc = ow_url_parse_ref(href, &r);
+	if (rc)
+		return rc;
+	rc = check_ref(&r);
+	if (!rc)
+		rc = ow_url_resolve_refs(page, &r, &t);
+	ow_url_clear(&r);
+	if (rc)
+		return rc;
+	rc = check_target(pol, page, &t, href);
+	if (!rc) {
+		free(t.fragment);
+		t.fragment = NULL;
+		rc = ow_url_format(&t, out);
+	}
+	ow_url_clear(&t);
+	return rc;
+}
+
+int ow_url_check_at(const struct ow_url_policy *pol, const struct ow_url *page, const char *href,
+                    char **out)
+{
+	char q[320];
+	int rc = check_text(pol, href);
+	if (!rc)
+		rc = check_parsed(pol, page, href, out);
+	if (rc) {
+		ow_url_printable(href, q, sizeof q);
+		return ow_err_prefix(rc, "href \"%s\": ", q);
+	}
+	return 0;
+}
+
+int ow_url_check(const struct ow_url_policy *pol, const char *page_url, const char *href,
+                 char **out)
+{
+	struct ow_url page;
+	int rc = ow_url_parse(page_url, &page);
+	if (rc)
+		return ow_err_prefix(OW_EINVAL, "page URL: ");
+	rc = ow_url_check_at(pol, &page, href, out);
+	ow_url_clear(&page);
+	return rc;
+}
+
+/* --- the page itself ----------------------------------------------------- */
+
+static int check_page_parsed(const struct ow_url_policy *pol, const struct ow_url *u)
+{
+	if (u->userinfo)
+		return ow_err(OW_EPOLICY, "has userinfo (user@host); put credentials elsewhere");
+	if (!strcmp(u->scheme, "file"))
+		return pol->allow_file ? 0
+		                       : ow_err(OW_EPOLICY, "file:// indexes are not allowed here");
+	if (!is_web(u->scheme))
+		return ow_err(OW_EPOLICY, "scheme \"%s:\" is not supported", u->scheme);
+	if (!is_allowed(pol, u))
+		return ow_err(OW_EPOLICY, "host \"%s\" is not an allowed index host", u->host);
+	if (!strcmp(u->scheme, "http") && !is_trusted(pol, u))
+		return ow_err(OW_EPOLICY,
+		              "plain http refused: https is required (pass "
+		              "--trusted-host %s to allow http from it)",
+		              u->host);
+	return 0;
+}
+
+int ow_url_check_page(const struct ow_url_policy *pol, const char *page_url)
+{
+	struct ow_url u;
+	char q[320];
+	int rc = check_chars(page_url);
+	if (!rc)
+		rc = ow_url_parse(page_url, &u);
+	if (!rc) {
+		rc = check_page_parsed(pol, &u);
+		ow_url_clear(&u);
+	}
+	if (rc) {
+		ow_url_printable(page_url, q, sizeof q);
+		return ow_err_prefix(rc, "index page URL \"%s\": ", q);
+	}
+	return 0;
+}
