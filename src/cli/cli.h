@@ -76,5 +76,7 @@ int cmd_fsck(struct cli *c, int argc, char **argv);
 int cmd_ls(struct cli *c, int argc, char **argv);
 int cmd_gc(struct cli *c, int argc, char **argv);
 int cmd_crawl(struct cli *c, int argc, char **argv);
+int cmd_smoke(struct cli *c, int argc, char **argv);
+int cmd_doctor(struct cli *c, int argc, char **argv);
 
 #endif

@@ -14,6 +14,8 @@ static const struct cli_command commands[] = {
 	{"ls", cmd_ls, "list pages, files or objects"},
 	{"fsck", cmd_fsck, "check every invariant of the workspace"},
 	{"gc", cmd_gc, "remove garbage: objects without a row, leftover temp files"},
+	{"smoke", cmd_smoke, "on a GPU: run the smoke kernel and load the installed set's images"},
+	{"doctor", cmd_doctor, "diagnose \"no kernel image\" end to end and print the fix"},
 	{NULL, NULL, NULL},
 };
 

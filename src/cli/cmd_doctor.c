@@ -1,0 +1,129 @@
+/* cmd_doctor.c - offwheel doctor: "no kernel image" diagnosed end to end. */
+#include <string.h>
+
+#include "cli.h"
+#include "doctor.h"
+#include "gpucompat.h"
+#include "gpurender.h"
+
+static const char usage[] = "doctor [--python PY | --site-packages DIR] [--device CC] "
+                            "[--driver VER]";
+static const char description[] =
+	"Walk the whole path behind \"no kernel image is available for execution on the\n"
+	"device\", step by step with pass / FAIL: the driver and its version; the devices\n"
+	"and their compute capabilities; the smoke kernel; the installed torch, its CUDA\n"
+	"variant and architectures; the verdict.  When it fails, print the fix: which\n"
+	"channel and CUDA variant carry images for the device (a stable release first,\n"
+	"the nightly channel only when no stable build does) and the exact commands,\n"
+	"online or through 'offwheel export' on a stick.  Without a GPU, --device CC\n"
+	"audits the installed set for that device statically.\n"
+	"Exit status: 0 the set runs; 3 it cannot; 5 no GPU and no --device; 1 errors.";
+
+enum { OPT_PYTHON = 256, OPT_SITE, OPT_DEVICE, OPT_DRIVER };
+static const struct cli_opt opts[] = {
+	{"python", OPT_PYTHON, required_argument, "PY", "the Python whose torch to check (default python3)"},
+	{"site-packages", OPT_SITE, required_argument, "DIR", "check the torch installed in DIR instead"},
+	{"device", OPT_DEVICE, required_argument, "CC", "judge for compute capability CC (12.0, sm_86)"},
+	{"driver", OPT_DRIVER, required_argument, "VER", "driver version for the static rules (12.8)"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static int on_opt(struct cli *c, int key, const char *arg, void *ud)
+{
+	struct ow_doctor_opts *o = ud;
+	switch (key) {
+	case OPT_PYTHON: o->python = arg; return 0;
+	case OPT_SITE: o->site = arg; return 0;
+	case OPT_DEVICE:
+		if (ow_gpu_parse_device(arg, &o->cc))
+			return cli_usage_error(c, "--device: '%s' is not a compute capability (12.0, sm_86)", arg);
+		return 0;
+	case OPT_DRIVER:
+		if (ow_gpu_parse_driver(arg, &o->driver))
+			return cli_usage_error(c, "--driver: '%s' is not a driver version (12.8, 12080)", arg);
+		return 0;
+	}
+	return 2;
+}
+
+static json_t *fix_json(const struct ow_doctor_fix *f)
+{
+	if (!f->needed)
+		return json_null();
+	json_t *cmds = json_array();
+	for (size_t i = 0; i < f->n_commands; i++)
+		json_array_append_new(cmds, json_pack("{s:s, s:s}", "label", f->labels[i], "command",
+		                                      f->commands[i]));
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o}", "channel", f->channel,
+	                 "variant", f->variant, "since", f->since, "why", f->why, "note",
+	                 f->note[0] ? json_string(f->note) : json_null(), "python", f->python,
+	                 "platform", f->platform, "commands", cmds);
+}
+
+static void render_json(const struct ow_doctor_report *r, int rc)
+{
+	char cc[16], drv[16];
+	json_t *steps = json_array();
+	for (int i = 0; i < OW_DOC_NSTEPS; i++)
+		json_array_append_new(steps, json_pack("{s:s, s:s, s:s}", "step", r->steps[i].name,
+		                                       "state", ow_step_state_name(r->steps[i].state),
+		                                       "text", r->steps[i].text));
+	cli_json_out(json_pack(
+	        "{s:s, s:b, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o}", "command", "doctor", "ok",
+	        rc == 0, "exit_code", ow_err_exit_code(rc), "error", gr_error_json(rc, ow_err_detail()),
+	        "cc", r->cc ? json_string(gr_cc(r->cc, cc, sizeof cc)) : json_null(), "driver",
+	        r->driver ? json_string(gr_driver(r->driver, drv, sizeof drv)) : json_null(),
+	        "cc_from_gpu", r->cc_from_gpu, "steps", steps, "install",
+	        gr_install_json(r->smoke->install, r->smoke->install_rc, r->smoke->install_detail),
+	        "libraries", gr_libs_json(r->libs, r->n_libs), "fix", fix_json(&r->fix)));
+}
+
+static void render_fix(const struct ow_doctor_fix *f)
+{
+	printf("\nfix: install %s %s wheels: %s.\n", f->channel, f->variant, f->why);
+	if (f->note[0])
+		printf("note: %s.\n", f->note);
+	for (size_t i = 0; i < f->n_commands; i++)
+		printf("  # %s\n  %s\n", f->labels[i], f->commands[i]);
+	if (!strcmp(f->python, "X.Y"))
+		printf("(replace X.Y with the target's Python version)\n");
+}
+
+static void render_text(const struct ow_doctor_report *r, int rc)
+{
+	for (int i = 0; i < OW_DOC_NSTEPS; i++)
+		printf("[%-11s] %-12s %s\n", ow_step_state_name(r->steps[i].state), r->steps[i].name,
+		       r->steps[i].text);
+	if (r->n_libs) {
+		printf("\nlibraries:\n");
+		gr_libs_lines(stdout, r->smoke->install, r->libs, r->n_libs, "  ");
+	}
+	if (r->fix.needed)
+		render_fix(&r->fix);
+	if (rc)
+		fprintf(stderr, "offwheel doctor: %s\n", ow_err_detail());
+}
+
+int cmd_doctor(struct cli *c, int argc, char **argv)
+{
+	struct ow_doctor_opts o = {0};
+	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
+	if (first < 0)
+		return first == CLI_HELP_SHOWN ? 0 : -first;
+	if (first < argc)
+		return cli_usage_error(c, "doctor: unexpected argument '%s'", argv[first]);
+	if (o.python && o.site)
+		return cli_usage_error(c, "doctor: give --python or --site-packages, not both");
+	struct ow_doctor_report *r = NULL;
+	int rc = ow_doctor_run(&o, &r);
+	if (!r || !r->smoke) {
+		ow_doctor_report_free(r);
+		return cli_fail(c, rc);
+	}
+	if (c->json)
+		render_json(r, rc);
+	else if (c->verbosity >= 0 || rc)
+		render_text(r, rc);
+	ow_doctor_report_free(r);
+	return ow_err_exit_code(rc);
+}

@@ -1,0 +1,175 @@
+/* cmd_smoke.c - offwheel smoke: on the GPU, run the smoke kernel and load
+ * the installed set's own images. */
+#include <string.h>
+
+#include "cli.h"
+#include "gpurender.h"
+#include "smoke.h"
+
+static const char usage[] = "smoke [--python PY | --site-packages DIR] [--device N] [--all] "
+                            "[--no-kernel]";
+static const char description[] =
+	"On this machine's GPU: report the driver version and each device's name and\n"
+	"compute capability, run offwheel's smoke kernel and check its result exactly,\n"
+	"then find the installed torch, torchvision and torchaudio and load their\n"
+	"libraries' CUDA modules with the Driver API (a sample of each library, every\n"
+	"module with --all), reporting per library: loaded, NO_BINARY_FOR_GPU (209),\n"
+	"UNSUPPORTED_PTX_VERSION (222) or another error, beside the static verdict.\n"
+	"The driver is libcuda.so.1, or $OFFWHEEL_LIBCUDA.\n"
+	"Exit status: 0 the device(s) can run the set; 3 they cannot (no image, or a\n"
+	"wrong kernel result); 5 no GPU or driver; 1 other errors (a failed launch).";
+
+enum { OPT_PYTHON = 256, OPT_SITE, OPT_DEVICE, OPT_ALL, OPT_NO_KERNEL, OPT_SAMPLE };
+static const struct cli_opt opts[] = {
+	{"python", OPT_PYTHON, required_argument, "PY", "the Python whose torch to check (default python3)"},
+	{"site-packages", OPT_SITE, required_argument, "DIR", "check the torch installed in DIR instead"},
+	{"device", OPT_DEVICE, required_argument, "N", "only device N (default: every device)"},
+	{"all", OPT_ALL, no_argument, NULL, "load every module, not a sample per library"},
+	{"sample", OPT_SAMPLE, required_argument, "N", "modules per library without --all (8)"},
+	{"no-kernel", OPT_NO_KERNEL, no_argument, NULL, "skip the smoke kernel; only load the images"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static int on_opt(struct cli *c, int key, const char *arg, void *ud)
+{
+	struct ow_smoke_opts *o = ud;
+	int v = 0, rc = 0;
+	switch (key) {
+	case OPT_PYTHON: o->python = arg; return 0;
+	case OPT_SITE: o->site = arg; return 0;
+	case OPT_ALL: o->all = 1; return 0;
+	case OPT_NO_KERNEL: o->no_kernel = 1; return 0;
+	case OPT_DEVICE:
+		rc = cli_int_arg(c, "--device", arg, 0, 63, &o->device);
+		return rc;
+	case OPT_SAMPLE:
+		rc = cli_int_arg(c, "--sample", arg, 1, 100000, &v);
+		o->sample = (size_t)v;
+		return rc;
+	}
+	return 2;
+}
+
+static json_t *kernel_json(const struct ow_smoke_dev *d)
+{
+	const struct ow_smoke_result *k = &d->kernel;
+	if (!d->kernel_run)
+		return json_pack("{s:b, s:s}", "run", 0, "status", "skipped");
+	return json_pack("{s:b, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:f, s:o}", "run", 1,
+	                 "status", ow_smoke_status_name(k->status), "image",
+	                 k->image == OW_GPU_IMG_SASS ? "sass" : "ptx", "elements", (json_int_t)k->n,
+	                 "expected", (json_int_t)k->expected, "got", (json_int_t)k->got,
+	                 "bad_elements", (json_int_t)k->n_bad, "call",
+	                 k->call[0] ? json_string(k->call) : json_null(), "result",
+	                 k->res ? json_string(ow_cuda_result_name(NULL, k->res)) : json_null(),
+	                 "seconds", k->seconds, "error", gr_error_json(d->kernel_rc, d->kernel_detail));
+}
+
+static json_t *device_json(const struct ow_smoke_dev *d)
+{
+	char cc[16];
+	return json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:b, s:o}", "ordinal", d->dev.ordinal,
+	                 "name", d->dev.name, "cc", gr_cc(d->dev.cc, cc, sizeof cc), "kernel",
+	                 kernel_json(d), "libraries", gr_libs_json(d->libs, d->n_libs), "libraries_same_as",
+	                 d->same_as >= 0 ? json_integer(d->same_as) : json_null(), "ok", d->rc == 0,
+	                 "error", gr_error_json(d->rc, d->detail));
+}
+
+static void render_json(const struct ow_smoke_report *r, int rc)
+{
+	char drv[16];
+	json_t *devs = json_array();
+	for (size_t i = 0; i < r->n_devs; i++)
+		json_array_append_new(devs, device_json(&r->devs[i]));
+	json_t *driver = json_pack("{s:s, s:b, s:o, s:i, s:i, s:o}", "library", r->libcuda, "ok",
+	                           r->driver_rc == 0, "version",
+	                           r->driver ? json_string(gr_driver(r->driver, drv, sizeof drv))
+	                                     : json_null(),
+	                           "version_raw", r->driver, "devices", r->n_devices, "error",
+	                           gr_error_json(r->driver_rc, r->driver_detail));
+	cli_json_out(json_pack("{s:s, s:b, s:i, s:o, s:o, s:o, s:o, s:I}", "command", "smoke", "ok",
+	                       rc == 0, "exit_code", ow_err_exit_code(rc), "error",
+	                       gr_error_json(rc, ow_err_detail()), "driver", driver, "install",
+	                       gr_install_json(r->install, r->install_rc, r->install_detail),
+	                       "devices", devs, "libraries_without_device_code",
+	                       (json_int_t)r->n_libs_without_code));
+}
+
+static void kernel_line(const struct ow_smoke_dev *d)
+{
+	const struct ow_smoke_result *k = &d->kernel;
+	const char *img = k->image == OW_GPU_IMG_SASS ? "SASS from the fatbin" : "PTX through the JIT";
+	if (!d->kernel_run)
+		printf("  smoke kernel: skipped (--no-kernel)\n");
+	else if (k->status == OW_SMOKE_PASSED)
+		printf("  smoke kernel: passed (%s; %u elements, checksum %llu as computed on the CPU; "
+		       "%.2f s)\n", img, k->n, (unsigned long long)k->got, k->seconds);
+	else
+		printf("  smoke kernel: %s (%s): %s\n",
+		       k->status == OW_SMOKE_NOT_RUN ? "NOT RUN" : "FAILED", img, d->kernel_detail);
+}
+
+static void render_device(const struct ow_smoke_report *r, const struct ow_smoke_dev *d)
+{
+	char cc[16];
+	printf("device %d: %s, compute capability %s\n", d->dev.ordinal, d->dev.name,
+	       gr_cc(d->dev.cc, cc, sizeof cc));
+	kernel_line(d);
+	if (d->same_as >= 0)
+		printf("  libraries: as device %d (same compute capability)\n",
+		       r->devs[d->same_as].dev.ordinal);
+	else if (r->install)
+		gr_libs_lines(stdout, r->install, d->libs, d->n_libs, "  ");
+	printf("  => %s\n", d->rc ? d->detail : "this device runs the installed set");
+}
+
+static void render_text(const struct cli *c, const struct ow_smoke_report *r, int rc)
+{
+	char drv[16];
+	if (c->verbosity < 0)
+		goto verdict;
+	if (r->install) {
+		printf("installed (%s): ", r->install->site);
+		gr_install_line(stdout, r->install);
+	} else {
+		printf("installed: not found: %s\n", r->install_detail);
+	}
+	if (r->driver_rc) {
+		printf("driver: %s\n", r->driver_detail);
+		goto verdict;
+	}
+	printf("driver: %s, CUDA driver version %s, %d device(s)\n", r->libcuda,
+	       gr_driver(r->driver, drv, sizeof drv), r->n_devices);
+	for (size_t i = 0; i < r->n_devs; i++)
+		render_device(r, &r->devs[i]);
+	if (r->n_libs_without_code)
+		printf("(%zu more librar%s of the set hold no device code)\n", r->n_libs_without_code,
+		       r->n_libs_without_code == 1 ? "y" : "ies");
+verdict:
+	if (rc)
+		fprintf(stderr, "offwheel smoke: %s\n", ow_err_detail());
+	else
+		printf("smoke: PASSED — the installed set runs on %zu device(s)\n", r->n_devs);
+}
+
+int cmd_smoke(struct cli *c, int argc, char **argv)
+{
+	struct ow_smoke_opts o = {.device = -1};
+	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
+	if (first < 0)
+		return first == CLI_HELP_SHOWN ? 0 : -first;
+	if (first < argc)
+		return cli_usage_error(c, "smoke: unexpected argument '%s'", argv[first]);
+	if (o.python && o.site)
+		return cli_usage_error(c, "smoke: give --python or --site-packages, not both");
+	struct ow_smoke_report *r = NULL;
+	int rc = ow_smoke_run(&o, &r);
+	if (!r)
+		return cli_fail(c, rc);
+	if (c->json)
+		render_json(r, rc);
+	else
+		render_text(c, r, rc);
+	ow_smoke_report_free(r);
+	return ow_err_exit_code(rc);
+}

@@ -1,0 +1,347 @@
+/* doctor.c - diagnose "no kernel image" and print the fix (see doctor.h). */
+#include "doctor.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "error.h"
+#include "gpucompat.h"
+
+/* PyTorch's published CUDA builds, in order of preference (REFERENCE.md §1):
+ * stable cu128 carries sm_75..sm_120 (+ compute_120 PTX) since 2.7.0, the
+ * first release with Blackwell; stable cu126 stops at sm_90 but keeps the
+ * older architectures; the nightly cu130 builds add sm_110 (Thor).  The
+ * check below applies gpucompat's rules to these lists, so the advice
+ * follows the same rules as the audit. */
+struct build {
+	const char *channel, *variant, *since;
+	int cuda;             /* driver version the CUDA runtime wants */
+	const char *sass;     /* space-separated sm_ numbers */
+	int ptx;              /* compute_ arch of the PTX, 0 none */
+};
+
+static const struct build builds[] = {
+	{"stable", "cu128", "2.7.0", 12080, "75 80 86 90 100 120", 120},
+	{"stable", "cu126", "2.6.0", 12060, "50 60 70 75 80 86 90", 0},
+	{"nightly", "cu130", "latest", 13000, "75 80 86 90 100 110 120", 120},
+};
+
+const char *ow_step_state_name(int state)
+{
+	return state == OW_STEP_PASS ? "pass" : state == OW_STEP_FAIL ? "FAIL" : "not checked";
+}
+
+/* ---- the suggestion ---------------------------------------------------------- */
+
+static int build_runs(const struct build *b, int cc)
+{
+	const char *p = b->sass;
+	while (*p) {
+		char *end;
+		long arch = strtol(p, &end, 10);
+		struct ow_fatbin_entry e = {.kind = OW_FB_SASS, .arch = (uint16_t)arch};
+		if (ow_gpu_entry_image(&e, cc) == OW_GPU_IMG_SASS)
+			return 1;
+		p = end + strspn(end, " ");
+	}
+	struct ow_fatbin_entry ptx = {.kind = OW_FB_PTX, .arch = (uint16_t)b->ptx};
+	return b->ptx && ow_gpu_entry_image(&ptx, cc) == OW_GPU_IMG_PTX;
+}
+
+static void host_platform(char *buf, size_t size)
+{
+	struct utsname u;
+	const char *m = uname(&u) == 0 ? u.machine : "x86_64";
+	if (!strcmp(m, "arm64"))
+		m = "aarch64";
+	snprintf(buf, size, "manylinux_2_28_%.32s", m);
+}
+
+static void add_cmd(struct ow_doctor_fix *f, const char *label, const char *fmt, ...)
+	OW_PRINTF(3, 4);
+static void add_cmd(struct ow_doctor_fix *f, const char *label, const char *fmt, ...)
+{
+	va_list ap;
+	if (f->n_commands >= OW_FIX_MAX_CMDS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(f->commands[f->n_commands], sizeof f->commands[0], fmt, ap);
+	va_end(ap);
+	f->labels[f->n_commands++] = label;
+}
+
+static void fix_commands(struct ow_doctor_fix *f)
+{
+	int nightly = !strcmp(f->channel, "nightly");
+	char target[128];
+	snprintf(target, sizeof target, "%s-%s-py%s-%s", f->channel, f->variant, f->python,
+		 f->platform);
+	add_cmd(f, "online, straight from PyTorch's index",
+		"pip install %s--index-url https://download.pytorch.org/whl/%s%s torch torchvision "
+		"torchaudio",
+		nightly ? "--pre " : "", nightly ? "nightly/" : "", f->variant);
+	add_cmd(f, "with offwheel, on a machine with internet",
+		"offwheel sync --channel %s --variant %s --python %s --platform %s", f->channel,
+		f->variant, f->python, f->platform);
+	add_cmd(f, "then write it to a stick or file server",
+		"offwheel export DIR --channel %s --variant %s --python %s --platform %s", f->channel,
+		f->variant, f->python, f->platform);
+	add_cmd(f, "on this machine, from the stick", "offwheel check DIR");
+	add_cmd(f, "and install", "pip install --no-index --find-links DIR/wheels -r "
+		"DIR/requirements/%s.txt", target);
+}
+
+static void fix_note(struct ow_doctor_fix *f, const struct build *b, int driver)
+{
+	char have[16], want[16];
+	if (!driver || driver >= b->cuda)
+		return;
+	ow_gpu_format_driver(driver, have, sizeof have);
+	ow_gpu_format_driver(b->cuda, want, sizeof want);
+	snprintf(f->note, sizeof f->note,
+		 "the driver supports CUDA %s; %s wheels are built for CUDA %s — update the NVIDIA "
+		 "driver to one for CUDA %s or newer as well",
+		 have, b->variant, want, want);
+}
+
+int ow_doctor_suggest(int cc, int driver, const char *python, const char *platform,
+		      struct ow_doctor_fix *fix)
+{
+	char ccs[16];
+	memset(fix, 0, sizeof *fix);
+	ow_gpu_format_cc(cc, ccs, sizeof ccs);
+	const struct build *b = NULL;
+	for (size_t i = 0; !b && i < sizeof builds / sizeof builds[0]; i++)
+		if (build_runs(&builds[i], cc))
+			b = &builds[i];
+	if (!b)
+		return ow_err(OW_ENOENT, "no PyTorch build offwheel knows of carries images for "
+					 "compute capability %s — try the newest nightly variant",
+			      ccs);
+	fix->needed = 1;
+	snprintf(fix->channel, sizeof fix->channel, "%s", b->channel);
+	snprintf(fix->variant, sizeof fix->variant, "%s", b->variant);
+	snprintf(fix->since, sizeof fix->since, "%s", b->since);
+	snprintf(fix->python, sizeof fix->python, "%s", python && *python ? python : "X.Y");
+	if (platform && *platform)
+		snprintf(fix->platform, sizeof fix->platform, "%s", platform);
+	else
+		host_platform(fix->platform, sizeof fix->platform);
+	snprintf(fix->why, sizeof fix->why, "%s %s wheels%s%s carry images for compute capability %s%s",
+		 b->channel, b->variant, strcmp(b->since, "latest") ? " since torch " : "",
+		 strcmp(b->since, "latest") ? b->since : "", ccs,
+		 strcmp(b->channel, "stable") ? " (no stable build does yet)" : "");
+	fix_note(fix, b, driver);
+	fix_commands(fix);
+	return 0;
+}
+
+/* ---- the steps ---------------------------------------------------------------- */
+
+static void step(struct ow_doctor_report *r, int id, int state, const char *fmt, ...)
+	OW_PRINTF(4, 5);
+static void step(struct ow_doctor_report *r, int id, int state, const char *fmt, ...)
+{
+	static const char *const names[OW_DOC_NSTEPS] = {"driver", "devices", "smoke-kernel",
+							 "install", "images", "verdict"};
+	va_list ap;
+	r->steps[id].name = names[id];
+	r->steps[id].state = state;
+	va_start(ap, fmt);
+	vsnprintf(r->steps[id].text, sizeof r->steps[id].text, fmt, ap);
+	va_end(ap);
+}
+
+static void step_driver(struct ow_doctor_report *r)
+{
+	const struct ow_smoke_report *s = r->smoke;
+	char v[16];
+	if (s->driver_rc && !s->driver)
+		step(r, OW_DOC_DRIVER, OW_STEP_FAIL, "%s", s->driver_detail);
+	else
+		step(r, OW_DOC_DRIVER, OW_STEP_PASS, "%s, CUDA driver version %s", s->libcuda,
+		     s->driver ? (ow_gpu_format_driver(s->driver, v, sizeof v), v) : "unknown");
+}
+
+static void step_devices(struct ow_doctor_report *r)
+{
+	const struct ow_smoke_report *s = r->smoke;
+	char text[1024] = "", cc[16];
+	size_t used = 0;
+	if (s->driver_rc || !s->n_devs) {
+		step(r, OW_DOC_DEVICES, s->driver ? OW_STEP_FAIL : OW_STEP_SKIP, "%s",
+		     s->driver ? s->driver_detail : "no driver to ask");
+		return;
+	}
+	for (size_t i = 0; i < s->n_devs && used < sizeof text; i++) {
+		ow_gpu_format_cc(s->devs[i].dev.cc, cc, sizeof cc);
+		int w = snprintf(text + used, sizeof text - used, "%s%d: %s (compute capability %s)",
+				 i ? "; " : "", s->devs[i].dev.ordinal, s->devs[i].dev.name, cc);
+		used += w > 0 ? (size_t)w : 0;
+	}
+	step(r, OW_DOC_DEVICES, OW_STEP_PASS, "%s", text);
+}
+
+static void step_kernel(struct ow_doctor_report *r)
+{
+	const struct ow_smoke_report *s = r->smoke;
+	for (size_t i = 0; i < s->n_devs; i++)
+		if (s->devs[i].kernel_rc) {
+			step(r, OW_DOC_KERNEL, OW_STEP_FAIL, "device %d: %s", s->devs[i].dev.ordinal,
+			     s->devs[i].kernel_detail);
+			return;
+		}
+	if (!s->n_devs)
+		step(r, OW_DOC_KERNEL, OW_STEP_SKIP, "no device to run it on");
+	else
+		step(r, OW_DOC_KERNEL, OW_STEP_PASS, "ran on %zu device(s), results exact (%s)",
+		     s->n_devs, s->devs[0].kernel.image == OW_GPU_IMG_SASS ? "SASS" : "PTX JIT");
+}
+
+static void step_install(struct ow_doctor_report *r)
+{
+	const struct ow_torch_install *in = r->smoke->install;
+	if (!in) {
+		step(r, OW_DOC_INSTALL, OW_STEP_FAIL, "%s", r->smoke->install_detail);
+		return;
+	}
+	step(r, OW_DOC_INSTALL, OW_STEP_PASS,
+	     "torch %s (CUDA %s, %s), torchvision %s, torchaudio %s, Python %s, in %s",
+	     in->pkgs[0].version[0] ? in->pkgs[0].version : "?", in->cuda[0] ? in->cuda : "none",
+	     in->variant[0] ? in->variant : "?",
+	     in->pkgs[1].found ? in->pkgs[1].version : "not installed",
+	     in->pkgs[2].found ? in->pkgs[2].version : "not installed",
+	     in->python[0] ? in->python : "?", in->site);
+}
+
+/* The checks to judge: loaded on the GPU when it is the device judged,
+ * else the static audit for --device. */
+static int pick_libs(struct ow_doctor_report *r)
+{
+	const struct ow_smoke_report *s = r->smoke;
+	size_t without = 0;
+	if (r->cc_from_gpu && s->n_devs) {
+		r->libs = s->devs[0].libs;
+		r->n_libs = s->devs[0].n_libs;
+		return 0;
+	}
+	r->libs_owned = 1;
+	return ow_smoke_check_static(s->install, r->cc, r->driver, &r->libs, &r->n_libs, &without);
+}
+
+static size_t torch_code_libs(const struct ow_doctor_report *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_libs; i++)
+		n += !strcmp(r->libs[i].pkg, "torch");
+	return n;
+}
+
+static void step_images(struct ow_doctor_report *r)
+{
+	char cc[16];
+	size_t bad = 0;
+	const char *first = NULL, *archs = "";
+	if (!r->smoke->install || !r->cc) {
+		step(r, OW_DOC_IMAGES, OW_STEP_SKIP, "%s",
+		     !r->smoke->install ? "no torch to audit"
+					: "no GPU: give --device CC to audit for a device");
+		return;
+	}
+	if (pick_libs(r)) {
+		step(r, OW_DOC_IMAGES, OW_STEP_FAIL, "%s", ow_err_detail());
+		return;
+	}
+	for (size_t i = 0; i < r->n_libs; i++) {
+		if (!strcmp(r->libs[i].pkg, "torch") && !archs[0])
+			archs = r->libs[i].archs;
+		if (!r->libs[i].ok && bad++ == 0)
+			first = r->libs[i].path;
+	}
+	ow_gpu_format_cc(r->cc, cc, sizeof cc);
+	if (!torch_code_libs(r))
+		step(r, OW_DOC_IMAGES, OW_STEP_FAIL, "the installed torch has no CUDA code (a CPU "
+		     "build): it cannot use the GPU");
+	else if (bad)
+		step(r, OW_DOC_IMAGES, OW_STEP_FAIL, "%zu of %zu libraries have no image for compute "
+		     "capability %s (first: %s); torch carries %s", bad, r->n_libs, cc, first, archs);
+	else
+		step(r, OW_DOC_IMAGES, OW_STEP_PASS, "%zu libraries with device code, all run on "
+		     "compute capability %s%s; torch carries %s", r->n_libs, cc,
+		     r->cc_from_gpu ? " (loaded by the driver)" : " (static rules)", archs);
+}
+
+/* ---- the verdict ---------------------------------------------------------------- */
+
+static int verdict_rc(struct ow_doctor_report *r)
+{
+	const struct ow_smoke_report *s = r->smoke;
+	if (r->steps[OW_DOC_IMAGES].state == OW_STEP_FAIL && s->install)
+		return ow_err(OW_ENOIMAGE, "%s", r->steps[OW_DOC_IMAGES].text);
+	if (!s->install)
+		return ow_err(s->install_rc ? s->install_rc : OW_ENOENT, "%s", s->install_detail);
+	if (!r->cc)
+		return ow_err(OW_ENODRIVER, "%s — without a GPU give --device CC to audit the "
+					    "installed set for a device", s->driver_detail);
+	if (r->steps[OW_DOC_KERNEL].state == OW_STEP_FAIL)
+		return ow_err(s->devs[0].kernel_rc ? s->devs[0].kernel_rc : OW_ECUDA, "%s",
+			      r->steps[OW_DOC_KERNEL].text);
+	return 0;
+}
+
+static void step_verdict(struct ow_doctor_report *r)
+{
+	char cc[16];
+	r->verdict_rc = verdict_rc(r);
+	if (r->verdict_rc) {
+		step(r, OW_DOC_VERDICT, OW_STEP_FAIL, "%s", ow_err_detail());
+		return;
+	}
+	ow_gpu_format_cc(r->cc, cc, sizeof cc);
+	step(r, OW_DOC_VERDICT, OW_STEP_PASS, "the installed set runs on compute capability %s%s",
+	     cc, r->cc_from_gpu ? "" : " (static audit; the GPU itself was not checked)");
+}
+
+static int needs_fix(const struct ow_doctor_report *r)
+{
+	return r->cc && (r->verdict_rc == OW_ENOIMAGE || !r->smoke->install);
+}
+
+int ow_doctor_run(const struct ow_doctor_opts *o, struct ow_doctor_report **out)
+{
+	struct ow_doctor_report *r = calloc(1, sizeof *r);
+	*out = r;
+	if (!r)
+		return ow_err(OW_ENOMEM, "out of memory");
+	struct ow_smoke_opts so = {.python = o->python, .site = o->site, .device = -1};
+	ow_smoke_run(&so, &r->smoke);
+	if (!r->smoke)
+		return ow_err(OW_ENOMEM, "out of memory");
+	r->cc_from_gpu = !o->cc && r->smoke->n_devs > 0;
+	r->cc = o->cc ? o->cc : r->cc_from_gpu ? r->smoke->devs[0].dev.cc : 0;
+	r->driver = o->driver ? o->driver : r->smoke->driver;
+	step_driver(r);
+	step_devices(r);
+	step_kernel(r);
+	step_install(r);
+	step_images(r);
+	step_verdict(r);
+	int rc = r->verdict_rc;
+	if (needs_fix(r))
+		ow_doctor_suggest(r->cc, r->driver,
+				  r->smoke->install ? r->smoke->install->python : NULL, NULL, &r->fix);
+	return rc ? ow_err(rc, "%s", r->steps[OW_DOC_VERDICT].text) : 0;
+}
+
+void ow_doctor_report_free(struct ow_doctor_report *r)
+{
+	if (!r)
+		return;
+	if (r->libs_owned)
+		ow_lib_checks_free(r->libs, r->n_libs);
+	ow_smoke_report_free(r->smoke);
+	free(r);
+}
