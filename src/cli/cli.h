@@ -72,6 +72,7 @@ int cli_int_arg(struct cli *c, const char *opt, const char *arg, int lo, int hi,
 
 /* Every command, one line each (main.c holds the table). */
 int cmd_verify(struct cli *c, int argc, char **argv);
+int cmd_audit(struct cli *c, int argc, char **argv);
 int cmd_fsck(struct cli *c, int argc, char **argv);
 int cmd_ls(struct cli *c, int argc, char **argv);
 int cmd_gc(struct cli *c, int argc, char **argv);

@@ -40,6 +40,7 @@ struct pass {
 	ow_wheel_filter_fn filter;
 	ow_wheel_data_fn data;
 	void *ud;
+	unsigned opts;
 };
 
 void ow_wheel_limits_default(struct ow_wheel_limits *lim)
@@ -203,6 +204,15 @@ static int stream_data(const struct pass *p, const struct ow_zip_entry *en, int 
 	return want ? p->data(en->name, NULL, 0, p->ud) : 0;
 }
 
+/* The seekable reader knows each member's compressed size from the central
+ * directory: skipping moves the read offset without inflating. */
+static int skip_data(const struct pass *p, const struct ow_zip_entry *en)
+{
+	if (archive_read_data_skip(p->a) != ARCHIVE_OK)
+		return la_fail(p, en->name);
+	return 0;
+}
+
 static int pass_entry(const struct pass *p, const struct ow_zip_entry *en)
 {
 	struct archive_entry *ae;
@@ -216,6 +226,8 @@ static int pass_entry(const struct pass *p, const struct ow_zip_entry *en)
 	int want = p->filter ? p->filter(en->name, en->usize, p->ud) : 1;
 	if (want < 0)
 		return want;
+	if (!want && (p->opts & OW_WHEEL_SKIP_UNWANTED))
+		return skip_data(p, en);
 	return stream_data(p, en, want && p->data);
 }
 
@@ -252,9 +264,15 @@ static int pass_with_utf8(struct pass *p, struct src *s)
 	return rc;
 }
 
-int ow_wheel_each_member(ow_wheel *w, ow_wheel_filter_fn filter, ow_wheel_data_fn data, void *ud)
+int ow_wheel_each_member_opts(ow_wheel *w, unsigned opts, ow_wheel_filter_fn filter,
+                              ow_wheel_data_fn data, void *ud)
 {
 	struct src s = {.fd = w->fd, .size = w->z->file_size, .buf = w->buf};
-	struct pass p = {.w = w, .filter = filter, .data = data, .ud = ud};
+	struct pass p = {.w = w, .filter = filter, .data = data, .ud = ud, .opts = opts};
 	return pass_with_utf8(&p, &s);
+}
+
+int ow_wheel_each_member(ow_wheel *w, ow_wheel_filter_fn filter, ow_wheel_data_fn data, void *ud)
+{
+	return ow_wheel_each_member_opts(w, 0, filter, data, ud);
 }

@@ -47,6 +47,13 @@ const struct ow_zip *ow_wheel_zip(const ow_wheel *w);
  * libarchive; each byte count and name is checked against the validated
  * table.  May be called more than once. */
 int ow_wheel_each_member(ow_wheel *w, ow_wheel_filter_fn filter, ow_wheel_data_fn data, void *ud);
+/* Options of ow_wheel_each_member_opts. */
+#define OW_WHEEL_SKIP_UNWANTED 0x1u /* members the filter declines are skipped
+                                     * by seeking past them, never inflated
+                                     * (so their CRC is not checked either) */
+/* ow_wheel_each_member with options (0 = the same pass). */
+int ow_wheel_each_member_opts(ow_wheel *w, unsigned opts, ow_wheel_filter_fn filter,
+                              ow_wheel_data_fn data, void *ud);
 void ow_wheel_close(ow_wheel *w);
 
 struct ow_wheel_info {

@@ -1,0 +1,378 @@
+/* cmd_audit.c - offwheel audit: which GPU architectures do wheels, libraries
+ * and directories carry, and can a given device run them? */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "cli.h"
+#include "cuda.h"
+
+static const char usage[] = "audit PATH|SHA256|FILENAME... [--device X.Y|auto] [--driver X.Y]";
+static const char description[] =
+	"List the CUDA code (SASS architectures, PTX with its ISA, LTO-IR, module counts)\n"
+	"of wheels (read from the zip, only members that can hold device code, never\n"
+	"extracted), libraries, directories (site-packages), or stored objects given by\n"
+	"sha256 or by a fetched file name (cached in the index: read once).\n"
+	"With --device, a verdict per library and per target: native, jit (PTX only;\n"
+	"--driver checks the driver can JIT it), partial, none (\"no kernel image is\n"
+	"available for execution on the device\"), no-code.\n"
+	"Exit 3 when the device cannot run a target: a library with no image at all,\n"
+	"or a non-NVIDIA library (torch, torchvision, ...) with a module that has no\n"
+	"image.  NVIDIA's libraries (cuBLAS, cuDNN, ... often one architecture per\n"
+	"module) count as runnable when some of their modules run.  -v lists modules.";
+
+enum { OPT_DEVICE = 256, OPT_DRIVER, OPT_SCAN, OPT_NO_CACHE };
+static const struct cli_opt opts[] = {
+	{"device", OPT_DEVICE, required_argument, "X.Y|auto",
+	 "compute capability to judge for (12.0, sm_86; auto: this machine's GPU 0)"},
+	{"driver", OPT_DRIVER, required_argument, "X.Y", "driver version for PTX JIT (12.8)"},
+	{"scan-data", OPT_SCAN, required_argument, "WHEN",
+	 "auto|always|never: magic-scan data sections for fatbins"},
+	{"no-cache", OPT_NO_CACHE, no_argument, NULL, "read stored objects again, ignore the index"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+struct args {
+	const char *device, *driver;
+	int cc, drv;
+	struct ow_audit_opts ao;
+};
+
+static int on_opt(struct cli *c, int key, const char *arg, void *ud)
+{
+	struct args *a = ud;
+	switch (key) {
+	case OPT_DEVICE: a->device = arg; return 0;
+	case OPT_DRIVER: a->driver = arg; return 0;
+	case OPT_NO_CACHE: a->ao.no_cache = 1; return 0;
+	case OPT_SCAN:
+		if (!strcmp(arg, "auto") || !strcmp(arg, "always") || !strcmp(arg, "never")) {
+			a->ao.scan = arg[1] == 'u' ? OW_AUDIT_SCAN_AUTO
+			             : arg[1] == 'l' ? OW_AUDIT_SCAN_ALWAYS : OW_AUDIT_SCAN_NEVER;
+			return 0;
+		}
+		return cli_usage_error(c, "audit: --scan-data takes auto, always or never");
+	default: return 2;
+	}
+}
+
+/* --device auto: GPU 0 of this machine, and its driver unless --driver. */
+static int device_auto(struct cli *c, struct args *a)
+{
+	ow_cuda *cu;
+	struct ow_cuda_device dev;
+	int drv = 0;
+	int rc = ow_cuda_open(&cu);
+	if (rc)
+		return ow_err_prefix(rc, "--device auto needs a GPU and its driver (or give "
+		                     "--device X.Y): ");
+	rc = ow_cuda_device(cu, 0, &dev);
+	if (!rc)
+		rc = ow_cuda_driver_version(cu, &drv);
+	ow_cuda_close(cu);
+	if (rc)
+		return rc;
+	a->cc = dev.cc;
+	if (!a->driver)
+		a->drv = drv;
+	cli_say(c, "device 0: %s, compute capability %d.%d\n", dev.name, dev.cc / 10, dev.cc % 10);
+	return 0;
+}
+
+static int parse_device(struct cli *c, struct args *a)
+{
+	if (a->driver && ow_gpu_parse_driver(a->driver, &a->drv))
+		return cli_usage_error(c, "audit: --driver '%s' is not a version like 12.8", a->driver);
+	if (!a->device)
+		return 0;
+	if (!strcmp(a->device, "auto")) {
+		int rc = device_auto(c, a);
+		return rc ? cli_fail(c, rc) : 0;
+	}
+	if (ow_gpu_parse_device(a->device, &a->cc))
+		return cli_usage_error(c, "audit: --device '%s' is not a compute capability like 12.0 "
+		                       "or sm_86", a->device);
+	return 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static json_t *words(const char *s)
+{
+	json_t *arr = json_array();
+	while (*s) {
+		size_t n = strcspn(s, " ");
+		if (n)
+			json_array_append_new(arr, json_stringn(s, n));
+		s += n + (s[n] == ' ');
+	}
+	return arr;
+}
+
+static json_t *driver_json(int drv)
+{
+	char b[16];
+	if (!drv)
+		return json_null();
+	ow_gpu_format_driver(drv, b, sizeof b);
+	return json_string(b);
+}
+
+static json_t *ptx_json(const char *s)
+{
+	json_t *arr = json_array(), *names = words(s);
+	size_t i;
+	json_t *v;
+	json_array_foreach(names, i, v) {
+		const char *w = json_string_value(v), *at = strchr(w, '@');
+		char *end = NULL;
+		unsigned long maj = at ? strtoul(at + 1, &end, 10) : 0;
+		unsigned long min = end && *end == '.' ? strtoul(end + 1, NULL, 10) : 0;
+		int drv = 0;
+		if (at && maj < 100 && min < 100)
+			ow_gpu_ptx_isa_driver((unsigned)maj, (unsigned)min, &drv);
+		json_array_append_new(arr, json_pack("{s:s%, s:s, s:o}", "name", w,
+		                                     at ? (size_t)(at - w) : strlen(w), "isa",
+		                                     at ? at + 1 : "", "driver", driver_json(drv)));
+	}
+	json_decref(names);
+	ow_err_clear();
+	return arr;
+}
+
+static json_t *modules_json(const struct ow_audit_lib *l, int cc, int drv, int have_device)
+{
+	json_t *arr = json_array();
+	char line[4096];
+	for (size_t i = 0; i < l->fb->n_modules; i++) {
+		const struct ow_fatbin_module *m = &l->fb->modules[i];
+		struct ow_gpu_module_verdict mv = {0};
+		if (ow_fatbin_module_format(l->fb, m, line, sizeof line))
+			snprintf(line, sizeof line, "(too long)");
+		if (have_device)
+			ow_gpu_module_verdict(l->fb, m, cc, drv, &mv);
+		json_array_append_new(arr, json_pack("{s:s, s:b, s:b, s:s, s:o}", "section", m->section,
+		                                     "relocatable", m->relocatable, "scanned", m->scanned,
+		                                     "entries", line, "verdict", have_device ?
+		                                     json_string(ow_gpu_verdict_name(mv.verdict)) :
+		                                     json_null()));
+	}
+	return arr;
+}
+
+static json_t *verdict_json(const struct ow_audit_lib *l, int cc, int drv)
+{
+	struct ow_audit_lib_verdict lv;
+	if (ow_audit_lib_verdict(l, cc, drv, &lv))
+		return json_null();
+	return json_pack("{s:s, s:s, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I}}", "verdict",
+	                 ow_gpu_lib_verdict_name(lv.v.verdict), "effective",
+	                 ow_gpu_lib_verdict_name(lv.effective), "fatal", lv.fatal, "driver_needed",
+	                 driver_json(lv.v.driver_needed), "modules", "native",
+	                 (json_int_t)lv.v.n_native, "jit", (json_int_t)lv.v.n_jit, "ptx_too_new",
+	                 (json_int_t)lv.v.n_ptx_too_new, "none", (json_int_t)lv.v.n_none, "skipped",
+	                 (json_int_t)lv.v.n_skipped);
+}
+
+static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_device)
+{
+	struct ow_audit_summary s;
+	ow_audit_lib_summary(l, &s);
+	json_t *o = json_pack("{s:s, s:I, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+	                      "path", l->path, "size", (json_int_t)l->size, "vendor", l->vendor,
+	                      "data_scanned", l->scanned, "modules", (json_int_t)s.n_modules,
+	                      "modules_with_code", (json_int_t)s.n_code, "modules_empty",
+	                      (json_int_t)s.n_empty, "modules_relocatable", (json_int_t)s.n_reloc,
+	                      "modules_scanned", (json_int_t)s.n_scanned, "entries",
+	                      (json_int_t)s.n_entries, "sass", words(s.sass), "ptx", ptx_json(s.ptx),
+	                      "lto", words(s.lto));
+	json_object_set_new(o, "device", have_device ? verdict_json(l, cc, drv) : json_null());
+	json_object_set_new(o, "module_list", modules_json(l, cc, drv, have_device));
+	return o;
+}
+
+static const char *kind_name(int kind)
+{
+	return kind == OW_AUDIT_WHEEL ? "wheel" : kind == OW_AUDIT_DIRECTORY ? "directory" : "library";
+}
+
+static json_t *target_json(const struct ow_audit *a, const struct args *g,
+                           const struct ow_audit_result *r)
+{
+	int dev = g->device != NULL;
+	json_t *libs = json_array();
+	for (size_t i = 0; i < a->n_libs; i++)
+		json_array_append_new(libs, lib_json(&a->libs[i], g->cc, g->drv, dev));
+	return json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o, s:b, s:o, s:o}", "source",
+	                 a->source, "label", a->label, "kind", kind_name(a->kind), "sha256",
+	                 a->sha256[0] ? json_string(a->sha256) : json_null(), "cached",
+	                 a->from_cache, "bytes_read", (json_int_t)a->bytes_in, "skipped",
+	                 (json_int_t)a->n_skipped, "verdict",
+	                 dev ? json_string(ow_audit_verdict_name(r->verdict)) : json_null(), "fatal",
+	                 dev && r->fatal, "driver_needed", driver_json(dev ? r->driver_needed : 0),
+	                 "libraries", libs);
+}
+
+static json_t *error_json(const char *ref, int rc)
+{
+	return json_pack("{s:s, s:{s:s, s:s}}", "source", ref, "error", "code", ow_err_name(rc),
+	                 "detail", ow_err_detail());
+}
+
+/* ---- human output --------------------------------------------------------------- */
+
+static const char *lib_verdict_text(const struct ow_audit_lib_verdict *lv, char *b, size_t n)
+{
+	char d[16];
+	ow_gpu_format_driver(lv->v.driver_needed, d, sizeof d);
+	switch (lv->v.verdict) {
+	case OW_GPU_LIB_NATIVE: return "native";
+	case OW_GPU_LIB_JIT:
+		snprintf(b, n, "JIT only (PTX; driver >= %s)", lv->v.driver_needed ? d : "?");
+		return b;
+	case OW_GPU_LIB_PARTIAL:
+		snprintf(b, n, "partial: %zu of %zu modules have no usable image%s",
+		         lv->v.n_none + lv->v.n_ptx_too_new,
+		         lv->v.n_native + lv->v.n_jit + lv->v.n_none + lv->v.n_ptx_too_new,
+		         lv->fatal ? " — FATAL" : " (NVIDIA library, one arch per module: normal)");
+		return b;
+	case OW_GPU_LIB_NONE: return "NO IMAGE (\"no kernel image is available\") — FATAL";
+	default: return "no device code";
+	}
+}
+
+static void say_modules(struct cli *c, const struct ow_audit_lib *l, const struct args *g)
+{
+	char line[4096];
+	for (size_t i = 0; i < l->fb->n_modules; i++) {
+		const struct ow_fatbin_module *m = &l->fb->modules[i];
+		struct ow_gpu_module_verdict mv = {0};
+		if (ow_fatbin_module_format(l->fb, m, line, sizeof line))
+			snprintf(line, sizeof line, "(too long)");
+		if (g->device)
+			ow_gpu_module_verdict(l->fb, m, g->cc, g->drv, &mv);
+		cli_say(c, "      #%zu %s%s: %s%s%s\n", i, m->section, m->relocatable ? " (rdc)" : "",
+		        line, g->device ? " -> " : "", g->device ? ow_gpu_verdict_name(mv.verdict) : "");
+	}
+}
+
+static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct args *g)
+{
+	struct ow_audit_summary s;
+	struct ow_audit_lib_verdict lv;
+	char b[160];
+	ow_audit_lib_summary(l, &s);
+	if (!s.n_modules && c->verbosity < 1)
+		return;
+	const char *v = g->device && !ow_audit_lib_verdict(l, g->cc, g->drv, &lv)
+	                        ? lib_verdict_text(&lv, b, sizeof b) : NULL;
+	cli_say(c, "  %s%s%s\n", l->path, v ? ": " : "", v ? v : "");
+	cli_say(c, "    %zu modules (%zu with code, %zu empty, %zu rdc%s)%s\n", s.n_modules, s.n_code,
+	        s.n_empty, s.n_reloc, s.n_scanned ? ", some found in data sections" : "",
+	        l->scanned ? ", data sections scanned" : "");
+	if (s.sass[0])
+		cli_say(c, "    SASS %s\n", s.sass);
+	if (s.ptx[0])
+		cli_say(c, "    PTX  %s\n", s.ptx);
+	if (s.lto[0])
+		cli_say(c, "    LTO  %s (not loadable)\n", s.lto);
+	if (c->verbosity >= 1)
+		say_modules(c, l, g);
+}
+
+static void say_target(struct cli *c, const struct ow_audit *a, const struct args *g,
+                       const struct ow_audit_result *r)
+{
+	size_t with_code = 0;
+	for (size_t i = 0; i < a->n_libs; i++)
+		with_code += a->libs[i].fb->n_modules > 0;
+	char cc[8], d[16], tail[64] = "";
+	ow_gpu_format_cc(g->cc, cc, sizeof cc);
+	ow_gpu_format_driver(r->driver_needed, d, sizeof d);
+	if (g->device && r->verdict == OW_AUDIT_JIT && r->driver_needed)
+		snprintf(tail, sizeof tail, ", needs driver >= %s", d);
+	if (g->device)
+		cli_say(c, "%s: %s on CC %s%s — %zu of %zu libraries carry device code%s\n", a->label,
+		        ow_audit_verdict_name(r->verdict), cc, tail, with_code, a->n_libs,
+		        r->fatal ? " — CANNOT RUN" : "");
+	else
+		cli_say(c, "%s: %zu of %zu libraries carry device code\n", a->label, with_code,
+		        a->n_libs);
+	for (size_t i = 0; i < a->n_libs; i++)
+		say_lib(c, &a->libs[i], g);
+}
+
+/* ---- the command ----------------------------------------------------------------- */
+
+static int need_store(int argc, char **argv, int first)
+{
+	for (int i = first; i < argc; i++)
+		if (access(argv[i], F_OK) != 0)
+			return 1;
+	return 0;
+}
+
+/* One target: 0, 3 (cannot run) or an error's exit code. */
+static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct args *g,
+                     json_t *out)
+{
+	struct ow_audit *a;
+	struct ow_audit_result r = {0};
+	int rc = ow_audit_any(s, ref, &g->ao, &a);
+	if (!rc && g->device)
+		rc = ow_audit_verdict(a, g->cc, g->drv, &r);
+	if (rc) {
+		if (out)
+			json_array_append_new(out, error_json(ref, rc));
+		return cli_fail(c, rc);
+	}
+	if (out)
+		json_array_append_new(out, target_json(a, g, &r));
+	else
+		say_target(c, a, g, &r);
+	ow_audit_free(a);
+	return g->device && r.fatal ? 3 : 0;
+}
+
+static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
+                   const struct args *g)
+{
+	json_t *targets = c->json ? json_array() : NULL;
+	int worst = 0;
+	for (int i = first; i < argc; i++) {
+		int rc = audit_one(c, s, argv[i], g, targets);
+		if (rc && (worst == 0 || worst == 3))
+			worst = rc;
+	}
+	if (targets) {
+		char cc[8];
+		ow_gpu_format_cc(g->cc, cc, sizeof cc);
+		static const char *const scans[] = {"auto", "always", "never"};
+		cli_json_out(json_pack("{s:s, s:o, s:o, s:s, s:b, s:o}", "command", "audit", "device",
+		                       g->device ? json_string(cc) : json_null(), "driver",
+		                       driver_json(g->drv), "scan_data", scans[g->ao.scan], "ok",
+		                       worst == 0, "targets", targets));
+	}
+	return worst;
+}
+
+int cmd_audit(struct cli *c, int argc, char **argv)
+{
+	struct args g = {0};
+	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &g);
+	if (first < 0)
+		return first == CLI_HELP_SHOWN ? 0 : -first;
+	if (first >= argc)
+		return cli_usage_error(c, "audit: give at least one wheel, library, directory, "
+		                       "sha256 or file name");
+	int rc = parse_device(c, &g);
+	if (rc)
+		return rc;
+	ow_store *s = NULL;
+	if (need_store(argc, argv, first) && (rc = cli_open_store(c, OW_STORE_READ, &s)))
+		return rc;
+	rc = run_all(c, s, argc, argv, first, &g);
+	ow_store_close(s);
+	return rc;
+}

@@ -1,0 +1,421 @@
+/* audit.c - audit a library file, a wheel, a directory or a store object:
+ * read the fatbin listings (fatbin.h) from files with pread, from wheel
+ * members inflated into memory one at a time (wheel.h), and cache store
+ * objects in the index (auditdb.c).  The rule for data-section scans is
+ * in audit.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "auditint.h"
+#include "error.h"
+#include "wheel.h"
+
+#define DEFAULT_MAX_MEMBER (8ull << 30)
+#define SCAN_MIN_SIZE (8ull << 20) /* auto scan: libraries of at least 8 MiB ... */
+#define SCAN_FRACTION 16           /* ... whose fatbin sections hold < 1/16 of it */
+#define MAX_DEPTH 64
+#define MAX_LIBS 1000000u
+
+/* ---- the audit object ------------------------------------------------------- */
+
+int ow_audit_new(const char *source, const char *label, int kind, struct ow_audit **out)
+{
+	struct ow_audit *a = calloc(1, sizeof *a);
+	*out = NULL;
+	if (!a || !(a->source = strdup(source)) || !(a->label = strdup(label))) {
+		ow_audit_free(a);
+		return ow_err(OW_ENOMEM, "audit: out of memory");
+	}
+	a->kind = kind;
+	*out = a;
+	return 0;
+}
+
+int ow_audit_add_lib(struct ow_audit *a, const char *path, uint64_t size, int scanned,
+                     struct ow_fatbin *fb)
+{
+	struct ow_audit_lib *libs = NULL;
+	char *p = NULL;
+	if (a->n_libs < MAX_LIBS)
+		libs = realloc(a->libs, (a->n_libs + 1) * sizeof *libs);
+	if (libs)
+		a->libs = libs;
+	if (!libs || !(p = strdup(path))) {
+		ow_fatbin_free(fb);
+		return a->n_libs >= MAX_LIBS ? ow_err(OW_ETOOBIG, "%s: more than %u libraries",
+		                                      a->label, MAX_LIBS)
+		                             : ow_err(OW_ENOMEM, "audit: out of memory");
+	}
+	a->libs[a->n_libs++] = (struct ow_audit_lib){
+		.path = p, .size = size, .scanned = scanned, .vendor = ow_audit_is_vendor(path), .fb = fb};
+	return 0;
+}
+
+static int cmp_lib(const void *x, const void *y)
+{
+	return strcmp(((const struct ow_audit_lib *)x)->path, ((const struct ow_audit_lib *)y)->path);
+}
+
+void ow_audit_sort(struct ow_audit *a)
+{
+	if (a->n_libs > 1)
+		qsort(a->libs, a->n_libs, sizeof *a->libs, cmp_lib);
+}
+
+void ow_audit_free(struct ow_audit *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n_libs; i++) {
+		free(a->libs[i].path);
+		ow_fatbin_free(a->libs[i].fb);
+	}
+	free(a->libs);
+	free(a->source);
+	free(a->label);
+	free(a);
+}
+
+/* ---- one library: from a file or from memory ------------------------------ */
+
+struct input {
+	const void *buf; /* in memory, or NULL: read `fd` */
+	int fd;
+	uint64_t size;
+};
+
+static int list_input(const struct input *in, unsigned opts, struct ow_fatbin **fb)
+{
+	if (in->buf)
+		return ow_fatbin_scan_buffer(in->buf, (size_t)in->size, opts, fb);
+	return ow_fatbin_read_fd(in->fd, opts, fb);
+}
+
+static int want_data_scan(const struct ow_fatbin *fb, uint64_t size, int mode)
+{
+	if (mode == OW_AUDIT_SCAN_NEVER || fb->format == OW_FB_FMT_RAW || size < SCAN_MIN_SIZE)
+		return 0;
+	uint64_t in_sections = 0;
+	for (size_t i = 0; i < fb->n_modules; i++)
+		if (!fb->modules[i].scanned)
+			in_sections += fb->modules[i].size;
+	return in_sections < size / SCAN_FRACTION;
+}
+
+/* The listing with the data-section rule applied; *scanned says whether data
+ * sections were scanned.  *bytes gets what was read from disk. */
+static int list_library(const struct input *in, int mode, struct ow_fatbin **fb, int *scanned,
+                        uint64_t *bytes)
+{
+	int always = mode == OW_AUDIT_SCAN_ALWAYS;
+	int rc = list_input(in, always ? OW_FATBIN_SCAN_DATA : 0, fb);
+	*scanned = !rc && always && (*fb)->format != OW_FB_FMT_RAW;
+	*bytes = rc ? 0 : (*fb)->bytes_read;
+	if (rc || always || !want_data_scan(*fb, in->size, mode))
+		return rc;
+	ow_fatbin_free(*fb);
+	*scanned = 1;
+	rc = list_input(in, OW_FATBIN_SCAN_DATA, fb);
+	*bytes += rc ? 0 : (*fb)->bytes_read;
+	return rc;
+}
+
+static int audit_lib_fd(struct ow_audit *a, int fd, const char *path, const char *shown,
+                        const struct ow_audit_opts *o)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return ow_err(OW_EIO, "%s: %s", path, strerror(errno));
+	struct input in = {.fd = fd, .size = (uint64_t)st.st_size};
+	struct ow_fatbin *fb;
+	int scanned;
+	uint64_t bytes;
+	int rc = list_library(&in, o->scan, &fb, &scanned, &bytes);
+	if (rc)
+		return ow_err_prefix(rc, "%s: ", path);
+	a->bytes_in += bytes;
+	return ow_audit_add_lib(a, shown, in.size, scanned, fb);
+}
+
+/* ---- a wheel: candidate members inflated into memory ---------------------- */
+
+struct wpass {
+	struct ow_audit *a;
+	const struct ow_audit_opts *o;
+	uint8_t *buf;
+	size_t cap, len;
+};
+
+static uint64_t max_member(const struct ow_audit_opts *o)
+{
+	return o->max_member ? o->max_member : DEFAULT_MAX_MEMBER;
+}
+
+static int w_filter(const char *name, uint64_t size, void *ud)
+{
+	struct wpass *w = ud;
+	if (!ow_audit_is_candidate(name)) {
+		w->a->n_skipped++;
+		return 0;
+	}
+	if (size > max_member(w->o) || size > SIZE_MAX - 1)
+		return ow_err(OW_ETOOBIG, "%s: member %s holds %" PRIu64 " bytes, more than the %"
+		              PRIu64 " an audit reads into memory", w->a->label, name, size,
+		              max_member(w->o));
+	if (size > w->cap) {
+		free(w->buf);
+		w->cap = 0;
+		if (!(w->buf = malloc((size_t)size)))
+			return ow_err(OW_ENOMEM, "%s: member %s: out of memory for %" PRIu64 " bytes",
+			              w->a->label, name, size);
+		w->cap = (size_t)size;
+	}
+	w->len = 0;
+	return 1;
+}
+
+static int w_finish(struct wpass *w, const char *name)
+{
+	struct input in = {.buf = w->buf ? w->buf : (const void *)"", .fd = -1, .size = w->len};
+	struct ow_fatbin *fb;
+	int scanned;
+	uint64_t bytes;
+	int rc = list_library(&in, w->o->scan, &fb, &scanned, &bytes);
+	if (rc)
+		return ow_err_prefix(rc, "%s: member %s: ", w->a->label, name);
+	w->a->bytes_in += w->len;
+	return ow_audit_add_lib(w->a, name, w->len, scanned, fb);
+}
+
+static int w_data(const char *name, const void *data, size_t len, void *ud)
+{
+	struct wpass *w = ud;
+	if (!data)
+		return w_finish(w, name);
+	if (len > w->cap - w->len)
+		return ow_err(OW_EZIP, "%s: member %s is longer than its declared size",
+		              w->a->label, name);
+	memcpy(w->buf + w->len, data, len);
+	w->len += len;
+	return 0;
+}
+
+static int audit_wheel_fd(struct ow_audit *a, int fd, const struct ow_audit_opts *o)
+{
+	ow_wheel *wh;
+	int rc = ow_wheel_open_fd(fd, a->label, NULL, &wh);
+	if (rc)
+		return rc;
+	struct wpass w = {.a = a, .o = o};
+	rc = ow_wheel_each_member_opts(wh, OW_WHEEL_SKIP_UNWANTED, w_filter, w_data, &w);
+	free(w.buf);
+	ow_wheel_close(wh);
+	return rc;
+}
+
+/* ---- files and directories ---------------------------------------------------- */
+
+static int is_zip(int fd)
+{
+	unsigned char m[4];
+	return pread(fd, m, sizeof m, 0) == (ssize_t)sizeof m && !memcmp(m, "PK\3\4", 4);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b && b[1] ? b + 1 : path;
+}
+
+/* A wheel (by its zip signature) or a library, open on fd. */
+static int audit_fd(int fd, const char *source, const char *label,
+                    const struct ow_audit_opts *o, struct ow_audit **out)
+{
+	int wheel = is_zip(fd);
+	int rc = ow_audit_new(source, wheel ? base_name(label) : label,
+	                      wheel ? OW_AUDIT_WHEEL : OW_AUDIT_LIBRARY, out);
+	if (rc)
+		return rc;
+	rc = wheel ? audit_wheel_fd(*out, fd, o) : audit_lib_fd(*out, fd, source, label, o);
+	if (rc) {
+		ow_audit_free(*out);
+		*out = NULL;
+		return rc;
+	}
+	ow_audit_sort(*out);
+	return 0;
+}
+
+static int open_ro(const char *path, int *fd)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (*fd < 0)
+		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+static int audit_file_in_dir(struct ow_audit *a, const char *path, const char *rel,
+                             const struct ow_audit_opts *o)
+{
+	int fd, rc = open_ro(path, &fd);
+	if (rc)
+		return rc;
+	rc = audit_lib_fd(a, fd, path, rel, o);
+	close(fd);
+	return rc;
+}
+
+struct walk {
+	struct ow_audit *a;
+	const struct ow_audit_opts *o;
+	size_t root_len;
+};
+
+static int walk_dir(struct walk *w, const char *dir, int depth);
+
+static int walk_entry(struct walk *w, const char *dir, const char *name, int depth)
+{
+	char *p;
+	struct stat st;
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		return ow_err(OW_ENOMEM, "audit: out of memory");
+	int rc = 0;
+	if (lstat(p, &st) != 0)
+		rc = ow_err(OW_EIO, "%s: %s", p, strerror(errno));
+	else if (S_ISDIR(st.st_mode))
+		rc = walk_dir(w, p, depth + 1);
+	else if (S_ISREG(st.st_mode) && ow_audit_is_candidate(name))
+		rc = audit_file_in_dir(w->a, p, p + w->root_len, w->o);
+	else if (S_ISREG(st.st_mode))
+		w->a->n_skipped++;
+	free(p);
+	return rc;
+}
+
+/* Symlinks are not followed: site-packages links libfoo.so -> libfoo.so.1. */
+static int walk_dir(struct walk *w, const char *dir, int depth)
+{
+	if (depth > MAX_DEPTH)
+		return ow_err(OW_ETOOBIG, "%s: directories nested more than %d deep", dir, MAX_DEPTH);
+	DIR *d = opendir(dir);
+	if (!d)
+		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: %s", dir, strerror(errno));
+	struct dirent *de;
+	int rc = 0;
+	while (!rc && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			rc = walk_entry(w, dir, de->d_name, depth);
+	closedir(d);
+	return rc;
+}
+
+static int audit_dir(const char *path, const struct ow_audit_opts *o, struct ow_audit **out)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	char *root = strndup(path, n);
+	int rc = root ? ow_audit_new(path, root, OW_AUDIT_DIRECTORY, out)
+	              : ow_err(OW_ENOMEM, "audit: out of memory");
+	if (!rc) {
+		struct walk w = {.a = *out, .o = o, .root_len = n + (n > 1 || root[0] != '/')};
+		rc = walk_dir(&w, root, 0);
+		ow_audit_sort(*out);
+	}
+	free(root);
+	if (rc && *out) {
+		ow_audit_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static const struct ow_audit_opts no_opts;
+
+int ow_audit_path(const char *path, const struct ow_audit_opts *o, struct ow_audit **out)
+{
+	struct stat st;
+	*out = NULL;
+	o = o ? o : &no_opts;
+	if (stat(path, &st) != 0)
+		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return audit_dir(path, o, out);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ow_err(OW_EIO, "%s: %s", path, strerror(errno));
+	int rc = audit_fd(fd, path, path, o, out);
+	close(fd);
+	return rc;
+}
+
+/* ---- store objects ------------------------------------------------------------- */
+
+static int audit_object_fresh(ow_store *s, const char *hex, const char *ref, const char *label,
+                              const struct ow_audit_opts *o, struct ow_audit **out)
+{
+	int fd;
+	int rc = ow_store_open_object(s, hex, &fd);
+	if (rc)
+		return rc;
+	rc = audit_fd(fd, ref, label, o, out);
+	close(fd);
+	if (!rc) {
+		memcpy((*out)->sha256, hex, 65);
+		if (!o->no_cache)
+			rc = ow_audit_cache_save(s, *out, o->scan);
+	}
+	return rc;
+}
+
+static int audit_object_cached(ow_store *s, const char *hex, const char *ref, const char *label,
+                               const struct ow_audit_opts *o, struct ow_audit **out)
+{
+	int rc = ow_audit_new(ref, label, OW_AUDIT_LIBRARY, out);
+	if (!rc)
+		rc = ow_audit_cache_load(s, hex, o->scan, *out);
+	if (rc == 1) {
+		memcpy((*out)->sha256, hex, 65);
+		(*out)->from_cache = 1;
+		if ((*out)->kind == OW_AUDIT_WHEEL) {
+			free((*out)->label);
+			(*out)->label = strdup(base_name(label));
+		}
+		ow_audit_sort(*out);
+		return (*out)->label ? 1 : ow_err(OW_ENOMEM, "audit: out of memory");
+	}
+	ow_audit_free(*out);
+	*out = NULL;
+	return rc;
+}
+
+int ow_audit_object(ow_store *s, const char *ref, const struct ow_audit_opts *o,
+                    struct ow_audit **out)
+{
+	char hex[65], label[1024];
+	*out = NULL;
+	o = o ? o : &no_opts;
+	int rc = ow_audit_resolve(s, ref, hex, label, sizeof label);
+	if (rc)
+		return rc;
+	rc = o->no_cache ? 0 : audit_object_cached(s, hex, ref, label, o, out);
+	if (rc < 0)
+		return rc;
+	return rc == 1 ? 0 : audit_object_fresh(s, hex, ref, label, o, out);
+}
+
+int ow_audit_any(ow_store *s, const char *ref, const struct ow_audit_opts *o,
+                 struct ow_audit **out)
+{
+	struct stat st;
+	if (stat(ref, &st) == 0 || !s)
+		return ow_audit_path(ref, o, out);
+	return ow_audit_object(s, ref, o, out);
+}

@@ -1,0 +1,130 @@
+/* audit.h - which GPU code do a library, a wheel, a directory or a stored
+ * object carry, and can a device of compute capability X.Y run it?
+ *
+ * Listings come from fatbin.h (headers only) and verdicts from gpucompat.h.
+ * A wheel is read through wheel.h: only members that can hold device code
+ * (*.so, *.so.N, *.dll, *.pyd, *.dylib, *.cubin, *.fatbin) are inflated,
+ * into memory, one at a time; the others are skipped without inflating;
+ * nothing is written to disk.  An audit is not a verification: RECORD
+ * hashes are not checked (offwheel verify / fetch do that).
+ *
+ * Data sections (OW_AUDIT_SCAN_AUTO): a library of at least 8 MiB whose
+ * fatbin sections hold less than 1/16 of its bytes (libcufft: 672 bytes in
+ * .nv_fatbin, ~24,000 modules in .ldata; or none at all) is magic-scanned
+ * again over its data sections.  Libraries whose .nv_fatbin is most of
+ * their code (libtorch_cuda, libcublas) are not, which keeps a 541 MB
+ * library to a few hundred kB of reads.  OW_AUDIT_SCAN_ALWAYS finds the
+ * few extra modules such libraries also keep in data (cublasLt's
+ * .cask_resource).
+ *
+ * Store objects are cached in the index (tables audit_objects and audits,
+ * index/schema/0003_audits.sql) per object hash and member: the listing is
+ * kept in a compact text from which every verdict can be recomputed, so a
+ * stored wheel is read once. */
+#ifndef OW_AUDIT_H
+#define OW_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fatbin.h"
+#include "gpucompat.h"
+#include "store.h"
+
+enum ow_audit_scan {
+	OW_AUDIT_SCAN_AUTO = 0, /* the rule above */
+	OW_AUDIT_SCAN_ALWAYS,   /* every library's data sections */
+	OW_AUDIT_SCAN_NEVER,    /* fatbin sections only */
+};
+
+struct ow_audit_opts {
+	int scan;            /* enum ow_audit_scan */
+	uint64_t max_member; /* largest wheel member read into memory; 0 = 8 GiB */
+	int no_cache;        /* store objects: neither read nor write the cache */
+};
+
+enum ow_audit_kind { OW_AUDIT_LIBRARY = 0, OW_AUDIT_WHEEL, OW_AUDIT_DIRECTORY };
+
+struct ow_audit_lib {
+	char *path;           /* file path, or member path inside a wheel */
+	uint64_t size;
+	int scanned;          /* data sections were magic-scanned */
+	int vendor;           /* an NVIDIA library (see ow_audit_is_vendor) */
+	struct ow_fatbin *fb; /* modules and entries; offsets are 0 when cached */
+};
+
+struct ow_audit {
+	char *source;      /* as given: a path, a sha256 or a file name */
+	char *label;       /* what to call it: path, or the wheel's file name */
+	int kind;          /* enum ow_audit_kind */
+	char sha256[65];   /* store object; "" for a path */
+	int from_cache;    /* read back from the index, no byte of it re-read */
+	struct ow_audit_lib *libs;
+	size_t n_libs;
+	size_t n_skipped;  /* wheel members / files that cannot hold device code */
+	uint64_t bytes_in; /* bytes read (files) or inflated (wheels) */
+};
+
+/* Audit a path: a wheel (.whl or a zip), a directory walked for libraries
+ * (symlinks are not followed), or any other file read as a library. */
+int ow_audit_path(const char *path, const struct ow_audit_opts *o, struct ow_audit **out);
+/* Audit a store object by sha256 or by a file name the files table records
+ * as fetched; cached per object hash.  OW_ENOENT when neither matches. */
+int ow_audit_object(ow_store *s, const char *ref, const struct ow_audit_opts *o,
+                    struct ow_audit **out);
+/* ow_audit_path when `ref` exists on disk, else ow_audit_object (s may be
+ * NULL: then only paths work). */
+int ow_audit_any(ow_store *s, const char *ref, const struct ow_audit_opts *o,
+                 struct ow_audit **out);
+void ow_audit_free(struct ow_audit *a);
+
+/* Can this member or file hold device code?  (by name) */
+int ow_audit_is_candidate(const char *name);
+/* NVIDIA's own libraries (libcublas*, libcudnn*, libnccl ..., anything under
+ * nvidia/ or a *.libs/ folder of vendored copies) are often built one
+ * architecture per module, so "partial" is normal for them. */
+int ow_audit_is_vendor(const char *path);
+
+/* Per library: architectures and counts. */
+struct ow_audit_summary {
+	size_t n_modules, n_code, n_reloc, n_empty, n_scanned, n_entries;
+	char sass[512]; /* "sm_75 sm_80 sm_90a" sorted by arch, unique */
+	char ptx[512];  /* "compute_120@9.0" */
+	char lto[256];  /* "lto_100" */
+};
+void ow_audit_lib_summary(const struct ow_audit_lib *l, struct ow_audit_summary *out);
+
+enum ow_audit_verdict {
+	OW_AUDIT_NO_CODE = 0, /* no library with device code */
+	OW_AUDIT_NATIVE,      /* every library runs natively */
+	OW_AUDIT_JIT,         /* every library runs, some only through PTX JIT */
+	OW_AUDIT_PARTIAL,     /* some libraries cannot run (or not all their modules) */
+	OW_AUDIT_NONE,        /* no library with code can run */
+};
+
+struct ow_audit_lib_verdict {
+	struct ow_gpu_library_verdict v; /* gpucompat's own verdict and counts */
+	int effective; /* enum ow_gpu_lib_verdict after the vendor rule: a vendor
+	                * library's "partial" counts as native (or jit) */
+	int fatal;     /* the device cannot run this library: none or
+	                * ptx-too-new everywhere, or partial outside vendor code */
+};
+int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,
+                         struct ow_audit_lib_verdict *out);
+
+struct ow_audit_result {
+	int verdict;   /* enum ow_audit_verdict */
+	int fatal;     /* some library is fatal: exit 3 */
+	size_t n_native, n_jit, n_partial, n_none, n_no_code; /* libraries, effective */
+	int driver_needed; /* highest driver the JIT needs; 0 none/unknown */
+};
+int ow_audit_verdict(const struct ow_audit *a, int cc, int driver, struct ow_audit_result *out);
+/* "no-code", "native", "jit", "partial", "none". */
+const char *ow_audit_verdict_name(int verdict);
+
+/* The cache text of a listing (format 1) and back: exposed for tests and
+ * the fuzz target.  *out is malloc'd / ow_fatbin_free. */
+int ow_audit_encode(const struct ow_fatbin *fb, char **out);
+int ow_audit_decode(const char *text, size_t len, struct ow_fatbin **out);
+
+#endif

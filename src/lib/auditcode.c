@@ -1,0 +1,335 @@
+/* auditcode.c - the compact text of a fatbin listing kept in the index.
+ *
+ * Format 1, enough to recompute every verdict without the library:
+ *
+ *   owaudit 1 FORMAT\n                 FORMAT = enum ow_fatbin_format
+ *   RUN SECTION FLAGS ENTRY...\n       one line per run of equal modules
+ *
+ * RUN is how many consecutive modules share the line (libcublas: 193
+ * modules, a few lines), SECTION the section name with bytes outside
+ * '!'..'~' shown as '?', FLAGS "-" or letters r (relocatable) s (found by a
+ * magic scan), ENTRY "KIND:ARCH[a|f]:MAJOR.MINOR:COMPRESSION" in decimal,
+ * e.g. "2:120:12.8:2" (SASS sm_120, zstd) or "1:120a:9.0:0".  Offsets and
+ * sizes are not kept.  The decoder is strict: the index is input too. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auditint.h"
+#include "error.h"
+
+#define MAX_MODULES 1000000u
+#define MAX_ENTRIES 10000000u
+#define MAX_LINE_ENTRIES 4096u
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static int buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->cap - b->len <= n) {
+		size_t cap = b->cap ? b->cap : 1024;
+		while (cap - b->len <= n)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p)
+			return ow_err(OW_ENOMEM, "audit listing: out of memory");
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+	return 0;
+}
+
+static int buf_fmt(struct buf *b, const char *fmt, ...) OW_PRINTF(2, 3);
+static int buf_fmt(struct buf *b, const char *fmt, ...)
+{
+	char tmp[128];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof tmp)
+		return ow_err(OW_EINTERNAL, "audit listing: field too long");
+	return buf_add(b, tmp, (size_t)n);
+}
+
+static int same_entry(const struct ow_fatbin_entry *x, const struct ow_fatbin_entry *y)
+{
+	return x->kind == y->kind && x->arch == y->arch && x->variant == y->variant &&
+	       x->ver_major == y->ver_major && x->ver_minor == y->ver_minor &&
+	       x->compression == y->compression;
+}
+
+static int same_module(const struct ow_fatbin *fb, const struct ow_fatbin_module *a,
+                       const struct ow_fatbin_module *b)
+{
+	if (a->relocatable != b->relocatable || a->scanned != b->scanned || a->count != b->count ||
+	    strcmp(a->section, b->section) != 0)
+		return 0;
+	for (size_t i = 0; i < a->count; i++)
+		if (!same_entry(&fb->entries[a->first + i], &fb->entries[b->first + i]))
+			return 0;
+	return 1;
+}
+
+static int put_section(struct buf *b, const char *name)
+{
+	char s[sizeof ((struct ow_fatbin_module *)0)->section];
+	size_t n = 0;
+	for (; name[n] && n < sizeof s - 1; n++)
+		s[n] = name[n] > ' ' && name[n] <= '~' ? name[n] : '?';
+	if (!n)
+		s[n++] = '?';
+	s[n] = 0;
+	return buf_fmt(b, " %s", s);
+}
+
+static int put_entry(struct buf *b, const struct ow_fatbin_entry *e)
+{
+	char v[2] = {e->variant == 'a' || e->variant == 'f' ? e->variant : 0, 0};
+	return buf_fmt(b, " %u:%u%s:%u.%u:%u", e->kind, e->arch, v, e->ver_major, e->ver_minor,
+	               e->compression);
+}
+
+static int put_module(struct buf *b, const struct ow_fatbin *fb, const struct ow_fatbin_module *m,
+                      size_t run)
+{
+	int rc = buf_fmt(b, "%zu", run);
+	if (!rc)
+		rc = put_section(b, m->section);
+	if (!rc)
+		rc = buf_fmt(b, " %s%s%s", m->relocatable ? "r" : "", m->scanned ? "s" : "",
+		             m->relocatable || m->scanned ? "" : "-");
+	for (size_t i = 0; !rc && i < m->count; i++)
+		rc = put_entry(b, &fb->entries[m->first + i]);
+	return rc ? rc : buf_add(b, "\n", 1);
+}
+
+int ow_audit_encode(const struct ow_fatbin *fb, char **out)
+{
+	struct buf b = {0};
+	*out = NULL;
+	int rc = buf_fmt(&b, "owaudit %d %d\n", OW_AUDIT_FORMAT, fb->format);
+	for (size_t i = 0; !rc && i < fb->n_modules;) {
+		size_t run = 1;
+		while (i + run < fb->n_modules &&
+		       same_module(fb, &fb->modules[i], &fb->modules[i + run]))
+			run++;
+		rc = put_module(&b, fb, &fb->modules[i], run);
+		i += run;
+	}
+	if (rc) {
+		free(b.p);
+		return rc;
+	}
+	*out = b.p;
+	return 0;
+}
+
+/* ---- decoding ------------------------------------------------------------- */
+
+struct dec {
+	const char *p, *end;
+	size_t line;
+	struct ow_fatbin *fb;
+	size_t cap_m, cap_e;
+};
+
+static int bad(const struct dec *d, const char *why)
+{
+	return ow_err(OW_EPARSE, "cached audit listing, line %zu: %s — run 'offwheel audit "
+	              "--no-cache' to read the object again", d->line, why);
+}
+
+/* A decimal number of at most `max`, then the byte `stop` (consumed; 0: none). */
+static int num(struct dec *d, unsigned long max, char stop, unsigned long *v)
+{
+	const char *s = d->p;
+	unsigned long n = 0;
+	while (s < d->end && *s >= '0' && *s <= '9' && n <= max)
+		n = n * 10 + (unsigned long)(*s++ - '0');
+	if (s == d->p || n > max)
+		return bad(d, "bad number");
+	if (stop && (s == d->end || *s != stop))
+		return bad(d, "unexpected character");
+	d->p = s + (stop ? 1 : 0);
+	*v = n;
+	return 0;
+}
+
+static int word(struct dec *d, char *dst, size_t n)
+{
+	size_t i = 0;
+	while (d->p < d->end && *d->p > ' ' && *d->p <= '~' && i < n - 1)
+		dst[i++] = *d->p++;
+	dst[i] = 0;
+	if (!i || (d->p < d->end && *d->p > ' '))
+		return bad(d, "bad word");
+	return 0;
+}
+
+static int space(struct dec *d)
+{
+	if (d->p == d->end || *d->p != ' ')
+		return bad(d, "space expected");
+	d->p++;
+	return 0;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	void *n = realloc(*p, c * size);
+	if (!n)
+		return ow_err(OW_ENOMEM, "audit listing: out of memory");
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
+static int entry(struct dec *d, struct ow_fatbin_entry *e)
+{
+	unsigned long kind, arch, maj, min, comp;
+	memset(e, 0, sizeof *e);
+	int rc = num(d, 0xFFFF, ':', &kind);
+	if (!rc)
+		rc = num(d, 0xFFFF, 0, &arch);
+	if (!rc && d->p < d->end && (*d->p == 'a' || *d->p == 'f'))
+		e->variant = *d->p++;
+	if (!rc && (d->p == d->end || *d->p++ != ':'))
+		rc = bad(d, "':' expected");
+	if (!rc)
+		rc = num(d, 0xFFFF, '.', &maj);
+	if (!rc)
+		rc = num(d, 0xFFFF, ':', &min);
+	if (!rc)
+		rc = num(d, OW_FB_COMP_UNKNOWN, 0, &comp);
+	if (rc)
+		return rc;
+	e->kind = (uint16_t)kind;
+	e->arch = (uint16_t)arch;
+	e->ver_major = (uint16_t)maj;
+	e->ver_minor = (uint16_t)min;
+	e->compression = (uint8_t)comp;
+	e->flags = (e->variant == 'a' ? OW_FB_FLAG_ARCH_A : 0) |
+	           (e->variant == 'f' ? OW_FB_FLAG_FAMILY_F : 0) |
+	           (comp == OW_FB_COMP_LZ4 ? OW_FB_FLAG_LZ4 : 0) |
+	           (comp == OW_FB_COMP_ZSTD ? OW_FB_FLAG_ZSTD : 0) | OW_FB_FLAG_64BIT;
+	return 0;
+}
+
+static int flags(struct dec *d, struct ow_fatbin_module *m)
+{
+	char f[4];
+	int rc = word(d, f, sizeof f);
+	if (rc || !strcmp(f, "-"))
+		return rc;
+	for (const char *c = f; *c; c++) {
+		if (*c == 'r')
+			m->relocatable = 1;
+		else if (*c == 's')
+			m->scanned = 1;
+		else
+			return bad(d, "unknown module flag");
+	}
+	return 0;
+}
+
+/* The entries of one line, appended to fb->entries. */
+static int line_entries(struct dec *d, size_t *count)
+{
+	struct ow_fatbin *fb = d->fb;
+	*count = 0;
+	while (d->p < d->end && *d->p == ' ') {
+		d->p++;
+		if (*count >= MAX_LINE_ENTRIES || fb->n_entries >= MAX_ENTRIES)
+			return bad(d, "too many entries");
+		int rc = grow((void **)&fb->entries, &d->cap_e, fb->n_entries + 1, sizeof *fb->entries);
+		if (!rc)
+			rc = entry(d, &fb->entries[fb->n_entries]);
+		if (rc)
+			return rc;
+		fb->n_entries++;
+		(*count)++;
+	}
+	if (d->p == d->end || *d->p != '\n')
+		return bad(d, "end of line expected");
+	d->p++;
+	return 0;
+}
+
+/* Copies of the line's module for the rest of its run; entries are shared
+ * by index (the same first/count). */
+static int add_run(struct dec *d, const struct ow_fatbin_module *m, unsigned long run)
+{
+	struct ow_fatbin *fb = d->fb;
+	if (run == 0 || run > MAX_MODULES - fb->n_modules)
+		return bad(d, "bad module count");
+	int rc = grow((void **)&fb->modules, &d->cap_m, fb->n_modules + run, sizeof *fb->modules);
+	for (unsigned long i = 0; !rc && i < run; i++)
+		fb->modules[fb->n_modules++] = *m;
+	return rc;
+}
+
+static int module_line(struct dec *d)
+{
+	struct ow_fatbin_module m = {0};
+	unsigned long run;
+	int rc = num(d, MAX_MODULES, ' ', &run);
+	if (!rc)
+		rc = word(d, m.section, sizeof m.section);
+	if (!rc)
+		rc = space(d);
+	if (!rc)
+		rc = flags(d, &m);
+	m.first = d->fb->n_entries;
+	if (!rc)
+		rc = line_entries(d, &m.count);
+	return rc ? rc : add_run(d, &m, run);
+}
+
+static int header(struct dec *d)
+{
+	static const char magic[] = "owaudit ";
+	unsigned long ver, fmt;
+	if ((size_t)(d->end - d->p) < sizeof magic - 1 || memcmp(d->p, magic, sizeof magic - 1))
+		return bad(d, "not an audit listing");
+	d->p += sizeof magic - 1;
+	int rc = num(d, 1000, ' ', &ver);
+	if (!rc && ver != OW_AUDIT_FORMAT)
+		rc = bad(d, "unknown listing format");
+	if (!rc)
+		rc = num(d, OW_FB_FMT_PE, '\n', &fmt);
+	if (!rc)
+		d->fb->format = (int)fmt;
+	return rc;
+}
+
+int ow_audit_decode(const char *text, size_t len, struct ow_fatbin **out)
+{
+	struct dec d = {.p = text, .end = text + len, .line = 1};
+	*out = NULL;
+	if (!(d.fb = calloc(1, sizeof *d.fb)))
+		return ow_err(OW_ENOMEM, "audit listing: out of memory");
+	int rc = header(&d);
+	while (!rc && d.p < d.end) {
+		d.line++;
+		rc = module_line(&d);
+	}
+	if (rc) {
+		ow_fatbin_free(d.fb);
+		return rc;
+	}
+	*out = d.fb;
+	return 0;
+}

@@ -1,0 +1,229 @@
+/* auditverdict.c - per library summaries and verdicts, per audit verdicts,
+ * and the name rules (which files can hold device code, which are NVIDIA's). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "auditint.h"
+#include "error.h"
+
+#define MAX_DISTINCT 128
+
+/* ---- names ------------------------------------------------------------------ */
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+/* "libfoo.so", "libfoo.so.12", "libfoo.so.12.8.1". */
+static int is_shared_object(const char *name)
+{
+	const char *so = strstr(name, ".so");
+	while (so) {
+		const char *p = so + 3;
+		while (*p == '.' && p[1] >= '0' && p[1] <= '9') {
+			p++;
+			while (*p >= '0' && *p <= '9')
+				p++;
+		}
+		if (!*p)
+			return 1;
+		so = strstr(so + 1, ".so");
+	}
+	return 0;
+}
+
+int ow_audit_is_candidate(const char *name)
+{
+	static const char *const exts[] = {".dll", ".pyd", ".dylib", ".cubin", ".fatbin"};
+	const char *b = base_name(name);
+	if (is_shared_object(b))
+		return 1;
+	for (size_t i = 0; i < sizeof exts / sizeof *exts; i++)
+		if (ends_with(b, exts[i]))
+			return 1;
+	return 0;
+}
+
+static int in_vendor_dir(const char *path)
+{
+	if (!strncmp(path, "nvidia/", 7) || strstr(path, "/nvidia/"))
+		return 1;
+	for (const char *p = strstr(path, ".libs/"); p; p = strstr(p + 1, ".libs/"))
+		if (p > path && p[-1] != '/')
+			return 1;
+	return 0;
+}
+
+int ow_audit_is_vendor(const char *path)
+{
+	static const char *const prefixes[] = {
+		"libcublas", "libcudnn", "libcufft", "libcurand", "libcusolver", "libcusparse",
+		"libnccl", "libnvjpeg", "libnvrtc", "libnvJitLink", "libcupti", "libcudart",
+		"libnvToolsExt", "libcufile", "libnvshmem", "libnvblas", "libnvperf", "libnvvm",
+		"libnpp", "libcudss", "libcutensor", "libcheckpoint", "libcuda.", "libnvidia",
+	};
+	const char *b = base_name(path);
+	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+		if (!strncmp(b, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return in_vendor_dir(path);
+}
+
+/* ---- summary ---------------------------------------------------------------- */
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+	const struct ow_fatbin_entry *a = pa, *b = pb;
+	if (a->arch != b->arch)
+		return a->arch < b->arch ? -1 : 1;
+	if (a->variant != b->variant)
+		return a->variant < b->variant ? -1 : 1;
+	if (a->ver_major != b->ver_major)
+		return a->ver_major < b->ver_major ? -1 : 1;
+	return (a->ver_minor > b->ver_minor) - (a->ver_minor < b->ver_minor);
+}
+
+/* Same kind, arch and variant; PTX also the same ISA. */
+static int same_name(const struct ow_fatbin_entry *a, const struct ow_fatbin_entry *b)
+{
+	return a->kind == b->kind && a->arch == b->arch && a->variant == b->variant &&
+	       (a->kind != OW_FB_PTX ||
+	        (a->ver_major == b->ver_major && a->ver_minor == b->ver_minor));
+}
+
+static size_t distinct(const struct ow_fatbin *fb, struct ow_fatbin_entry *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < fb->n_entries; i++) {
+		const struct ow_fatbin_entry *e = &fb->entries[i];
+		size_t j = 0;
+		while (j < n && !same_name(&d[j], e))
+			j++;
+		if (j == n && n < MAX_DISTINCT)
+			d[n++] = *e;
+	}
+	qsort(d, n, sizeof *d, cmp_entry);
+	return n;
+}
+
+static void append(char *dst, size_t size, const char *word)
+{
+	size_t at = strlen(dst);
+	if (at + strlen(word) + 5 >= size) {
+		if (at + 4 < size && !strstr(dst, "..."))
+			snprintf(dst + at, size - at, "%s...", at ? " " : "");
+		return;
+	}
+	snprintf(dst + at, size - at, "%s%s", at ? " " : "", word);
+}
+
+static void list_kind(const struct ow_fatbin_entry *d, size_t n, int ptx, int lto, char *dst,
+                      size_t size)
+{
+	dst[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		int is_ptx = d[i].kind == OW_FB_PTX, is_lto = d[i].kind == OW_FB_LTOIR;
+		if (is_ptx != ptx || is_lto != lto)
+			continue;
+		char name[40], word[64];
+		ow_fatbin_entry_name(&d[i], name, sizeof name);
+		if (ptx)
+			snprintf(word, sizeof word, "%s@%u.%u", name, d[i].ver_major, d[i].ver_minor);
+		else
+			snprintf(word, sizeof word, "%s", name);
+		append(dst, size, word);
+	}
+}
+
+void ow_audit_lib_summary(const struct ow_audit_lib *l, struct ow_audit_summary *out)
+{
+	memset(out, 0, sizeof *out);
+	const struct ow_fatbin *fb = l->fb;
+	for (size_t i = 0; i < fb->n_modules; i++) {
+		const struct ow_fatbin_module *m = &fb->modules[i];
+		out->n_reloc += m->relocatable != 0;
+		out->n_empty += !m->relocatable && m->count == 0;
+		out->n_code += !m->relocatable && m->count > 0;
+		out->n_scanned += m->scanned != 0;
+	}
+	out->n_modules = fb->n_modules;
+	out->n_entries = fb->n_entries;
+	struct ow_fatbin_entry d[MAX_DISTINCT];
+	size_t n = distinct(fb, d);
+	list_kind(d, n, 0, 0, out->sass, sizeof out->sass);
+	list_kind(d, n, 1, 0, out->ptx, sizeof out->ptx);
+	list_kind(d, n, 0, 1, out->lto, sizeof out->lto);
+}
+
+/* ---- verdicts --------------------------------------------------------------- */
+
+int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,
+                         struct ow_audit_lib_verdict *out)
+{
+	memset(out, 0, sizeof *out);
+	int rc = ow_gpu_library_verdict(l->fb, cc, driver, &out->v);
+	if (rc)
+		return rc;
+	out->effective = out->v.verdict;
+	if (l->vendor && out->v.verdict == OW_GPU_LIB_PARTIAL)
+		out->effective = out->v.n_native ? OW_GPU_LIB_NATIVE : OW_GPU_LIB_JIT;
+	out->fatal = out->effective == OW_GPU_LIB_NONE || out->effective == OW_GPU_LIB_PARTIAL;
+	return 0;
+}
+
+static void count_lib(struct ow_audit_result *r, const struct ow_audit_lib_verdict *lv)
+{
+	switch (lv->effective) {
+	case OW_GPU_LIB_NATIVE: r->n_native++; break;
+	case OW_GPU_LIB_JIT: r->n_jit++; break;
+	case OW_GPU_LIB_PARTIAL: r->n_partial++; break;
+	case OW_GPU_LIB_NONE: r->n_none++; break;
+	default: r->n_no_code++; break;
+	}
+	if (lv->effective == OW_GPU_LIB_JIT || lv->effective == OW_GPU_LIB_NATIVE)
+		if (lv->v.driver_needed > r->driver_needed)
+			r->driver_needed = lv->v.driver_needed;
+	r->fatal |= lv->fatal;
+}
+
+static int overall(const struct ow_audit_result *r)
+{
+	size_t code = r->n_native + r->n_jit + r->n_partial + r->n_none;
+	if (!code)
+		return OW_AUDIT_NO_CODE;
+	if (r->n_none == code)
+		return OW_AUDIT_NONE;
+	if (r->n_none || r->n_partial)
+		return OW_AUDIT_PARTIAL;
+	return r->n_jit ? OW_AUDIT_JIT : OW_AUDIT_NATIVE;
+}
+
+int ow_audit_verdict(const struct ow_audit *a, int cc, int driver, struct ow_audit_result *out)
+{
+	memset(out, 0, sizeof *out);
+	for (size_t i = 0; i < a->n_libs; i++) {
+		struct ow_audit_lib_verdict lv;
+		int rc = ow_audit_lib_verdict(&a->libs[i], cc, driver, &lv);
+		if (rc)
+			return rc;
+		count_lib(out, &lv);
+	}
+	out->verdict = overall(out);
+	return 0;
+}
+
+const char *ow_audit_verdict_name(int verdict)
+{
+	static const char *const names[] = {"no-code", "native", "jit", "partial", "none"};
+	return verdict >= 0 && verdict <= OW_AUDIT_NONE ? names[verdict] : "unknown";
+}

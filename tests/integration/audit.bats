@@ -1,0 +1,182 @@
+#!/usr/bin/env bats
+# offwheel audit: fixture libraries, the sample index's wheels, stored
+# objects (cached), real CUDA libraries and real PyTorch wheels from PyPI
+# (each skipped with a message where this machine lacks them).
+
+setup_file() {
+	export SRC="${OW_SOURCE_DIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+	export FIX="${OW_FIXTURES:-$SRC/tests/fixtures}"
+	export T="$BATS_FILE_TMPDIR"
+	export OW_EXT_CACHE="${OW_EXT_CACHE:-/work/cache-ext}"
+	"$SRC/scripts/make-fixture-index" "$T/idx" >/dev/null
+	export W126 W128 TV126
+	W126=$(find "$T/idx/www/whl/cu126" -name 'torch-*+cu126-cp312-cp312-manylinux_2_28_x86_64.whl' | head -1)
+	W128=$(find "$T/idx/www/whl/cu128" -name 'torch-*+cu128-cp312-cp312-manylinux_2_28_x86_64.whl' | head -1)
+	TV126=$(find "$T/idx/www/whl/cu126" -name 'torchvision-*+cu126-cp312-cp312-manylinux_2_28_x86_64.whl' | head -1)
+}
+
+ow() { "$OFFWHEEL" --home "$T/home" "$@"; }
+
+@test "audit --help documents the options and exit codes" {
+	run ow audit --help
+	[ "$status" -eq 0 ]
+	[[ $output == *"--device"* && $output == *"--driver"* && $output == *"--scan-data"* ]]
+	[[ $output == *"Exit 3"* ]]
+}
+
+@test "usage errors exit 2" {
+	run ow audit
+	[ "$status" -eq 2 ]
+	run ow audit --device banana "$FIX/fatbin/sass_only.so"
+	[ "$status" -eq 2 ]
+	[[ $output == *"compute capability"* ]]
+	run ow audit --driver x "$FIX/fatbin/sass_only.so"
+	[ "$status" -eq 2 ]
+	run ow audit --scan-data sometimes "$FIX/fatbin/sass_only.so"
+	[ "$status" -eq 2 ]
+}
+
+@test "fixture libraries: lists and verdicts" {
+	run ow audit --device 12.0 "$FIX/fatbin/libtorch_cuda_cu126.so"
+	[ "$status" -eq 3 ]
+	[[ $output == *"none on CC 12.0"* && $output == *"SASS sm_75 sm_80 sm_86 sm_90"* ]]
+	run ow audit --device 8.6 "$FIX/fatbin/libtorch_cuda_cu126.so"
+	[ "$status" -eq 0 ]
+	[[ $output == *"native on CC 8.6"* ]]
+	run ow audit --device 12.0 "$FIX/fatbin/libtorch_cuda_cu128.so"
+	[ "$status" -eq 0 ]
+	[[ $output == *"PTX  compute_120@9.0"* ]]
+	run ow audit "$FIX/fatbin/libtorch_cuda_cu128.so"
+	[ "$status" -eq 0 ]
+	[[ $output == *"1 of 1 libraries carry device code"* && $output != *"native"* ]]
+}
+
+@test "PTX only: JIT, and a driver too old for the PTX ISA is fatal" {
+	run ow audit --device 12.0 "$FIX/fatbin/ptx_only.so"
+	[ "$status" -eq 0 ]
+	[[ $output == *"jit on CC 12.0, needs driver >= 13.0"* ]]
+	run ow audit --device 12.0 --driver 12.8 "$FIX/fatbin/ptx_only.so"
+	[ "$status" -eq 3 ]
+	run ow audit --device 12.0 --driver 13.0 "$FIX/fatbin/ptx_only.so"
+	[ "$status" -eq 0 ]
+}
+
+@test "-v lists every module with its verdict" {
+	run ow -v audit --device 12.0 "$FIX/fatbin/libtorch_cuda_cu126.so"
+	[ "$status" -eq 3 ]
+	[[ $output == *"#0 .nv_fatbin: sm_75:zstd sm_80:zstd sm_86:zstd sm_90:zstd -> none"* ]]
+}
+
+@test "sample index: cu126 torch has no image for 12.0, cu128 runs natively" {
+	[ -n "$W126" ] && [ -n "$W128" ]
+	run ow audit --device 12.0 "$W126"
+	[ "$status" -eq 3 ]
+	[[ $output == *"none on CC 12.0"* && $output == *"torch/lib/libtorch_cuda.so"* ]]
+	run ow audit --device 8.6 "$W126"
+	[ "$status" -eq 0 ]
+	[[ $output == *"native on CC 8.6"* ]]
+	run ow audit --device 12.0 "$W128"
+	[ "$status" -eq 0 ]
+	[[ $output == *"native on CC 12.0"* ]]
+	# one failing target among several: exit 3
+	run ow audit --device 12.0 "$W128" "$W126"
+	[ "$status" -eq 3 ]
+	# torchvision carries the same architecture list as torch of its build
+	a=$(ow --json audit "$W126" | jq -c '[.targets[0].libraries[] | select(.modules > 0) | .sass]')
+	b=$(ow --json audit "$TV126" | jq -c '[.targets[0].libraries[] | select(.modules > 0) | .sass]')
+	[ "$a" = "$b" ]
+}
+
+@test "--json has the verdict, the lists, the counts and every module" {
+	run ow --json audit --device 12.0 "$W128"
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.command == "audit" and .device == "12.0" and .ok == true'
+	echo "$output" | jq -e '.targets[0].kind == "wheel" and .targets[0].verdict == "native"'
+	echo "$output" | jq -e '.targets[0].libraries[0].path == "torch/lib/libtorch_cuda.so"'
+	echo "$output" | jq -e '.targets[0].libraries[0].sass == ["sm_75","sm_80","sm_86","sm_90","sm_100","sm_120"]'
+	echo "$output" | jq -e '.targets[0].libraries[0].ptx == [{"name":"compute_120","isa":"9.0","driver":"13.0"}]'
+	echo "$output" | jq -e '.targets[0].libraries[0].device.verdict == "native" and .targets[0].libraries[0].device.modules.native == 3'
+	echo "$output" | jq -e '(.targets[0].libraries[0].module_list | length) == 3'
+	run ow --json audit --device 12.0 "$W126"
+	[ "$status" -eq 3 ]
+	echo "$output" | jq -e '.ok == false and .targets[0].verdict == "none" and .targets[0].fatal == true'
+}
+
+@test "directories are walked; symlinks are not followed" {
+	mkdir -p "$T/site/torch/lib" "$T/site/torchvision"
+	cp "$FIX/fatbin/libtorch_cuda_cu128.so" "$T/site/torch/lib/libtorch_cuda.so"
+	cp "$FIX/fatbin/sass_ptx.so" "$T/site/torchvision/_C.so"
+	ln -sf libtorch_cuda.so "$T/site/torch/lib/libtorch_cuda.so.2"
+	echo "x = 1" >"$T/site/torch/__init__.py"
+	run ow --json audit --device 12.0 "$T/site"
+	echo "$output" | jq -e '.targets[0].kind == "directory" and (.targets[0].libraries | length) == 2 and .targets[0].skipped == 1'
+}
+
+@test "stored objects: by sha256 and by file name, audited once" {
+	hex=$("$OW_BUILD_DIR/tests/ow_put" "$T/home" file "$W126" | awk '{print $2}')
+	[ ${#hex} -eq 64 ]
+	run ow --json audit --device 12.0 "$hex"
+	[ "$status" -eq 3 ]
+	echo "$output" | jq -e '.targets[0].cached == false and .targets[0].sha256 == "'"$hex"'"'
+	run ow --json audit --device 8.6 "$hex"
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.targets[0].cached == true and .targets[0].bytes_read == 0 and .targets[0].verdict == "native"'
+	name=$(basename "$W126")
+	sqlite3 "$T/home/index.db" "INSERT INTO files(url, filename, project, version, python_tag, abi_tag, platform_tag, variant, index_url, first_seen, last_seen, object_sha256) VALUES('https://x/$name', '$name', 'torch', '2.10.0', 'cp312', 'cp312', 'manylinux_2_28_x86_64', 'cu126', 'https://x', 1, 1, '$hex')"
+	run ow --json audit --device 12.0 "$name"
+	[ "$status" -eq 3 ]
+	echo "$output" | jq -e '.targets[0].cached == true and .targets[0].label == "'"$name"'"'
+	[ "$(sqlite3 "$T/home/index.db" "SELECT count(*) FROM audits WHERE object_sha256 = '$hex'")" -eq 1 ]
+	run ow audit --no-cache --device 12.0 "$hex"
+	[ "$status" -eq 3 ]
+	run ow audit nothing-1.0-py3-none-any.whl
+	[ "$status" -eq 1 ]
+	[[ $output == *"ls files"* ]]
+	run ow fsck
+	[ "$status" -eq 0 ]
+}
+
+@test "--device auto needs a GPU, or says to give --device" {
+	run ow audit --device auto "$FIX/fatbin/sass_only.so"
+	if [ "$status" -eq 5 ]; then
+		[[ $output == *"--device X.Y"* ]]
+	else
+		[[ $output == *"compute capability"* ]]
+	fi
+}
+
+@test "real CUDA libraries: libcublas lists, every library parses" {
+	lib=/usr/local/cuda/lib64
+	[ -e $lib/libcublas.so.13 ] || skip "no $lib/libcublas.so.13 on this machine"
+	run ow --json audit --device 12.0 $lib/libcublas.so.13
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.targets[0].libraries[0].sass == ["sm_75","sm_80","sm_86","sm_90","sm_100","sm_120"]'
+	echo "$output" | jq -e '.targets[0].libraries[0].ptx[0].name == "compute_120" and .targets[0].libraries[0].vendor == true'
+	run ow --json audit $lib
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '[.targets[0].libraries[] | select(.path | startswith("libcudnn")) | .sass[]] | (index("sm_90a") != null)'
+}
+
+# Real wheels from PyPI, cached outside the repository in $OW_EXT_CACHE.
+fetch_pypi() {
+	local d="$OW_EXT_CACHE/wheels"
+	mkdir -p "$d" 2>/dev/null || return 1
+	ls "$d"/torchvision-0.25.0-*.whl "$d"/torchaudio-2.10.0-*.whl >/dev/null 2>&1 && return 0
+	timeout 300 pip download torchvision==0.25.0 torchaudio==2.10.0 --no-deps --only-binary=:all: \
+		--platform manylinux_2_28_x86_64 --python-version 3.12 -d "$d" >/dev/null 2>&1
+}
+
+@test "real PyTorch wheels: audit equals a reading of their libraries unzipped" {
+	fetch_pypi || skip "PyPI cannot be reached and $OW_EXT_CACHE/wheels has no torchvision/torchaudio wheels"
+	for w in "$OW_EXT_CACHE"/wheels/torchvision-0.25.0-*.whl "$OW_EXT_CACHE"/wheels/torchaudio-2.10.0-*.whl; do
+		rm -rf "$T/unz" && mkdir -p "$T/unz"
+		(cd "$T/unz" && unzip -q "$w")
+		from_wheel=$(ow --json audit "$w" | jq -c '[.targets[0].libraries[] | {path, sass, ptx, modules}]')
+		from_disk=$(ow --json audit "$T/unz" | jq -c '[.targets[0].libraries[] | {path, sass, ptx, modules}]')
+		[ "$from_wheel" = "$from_disk" ]
+		# and it has device code for current GPUs
+		echo "$from_wheel" | jq -e '[.[].sass[]] | index("sm_120") != null'
+		run ow audit --device 12.0 "$w"
+		[ "$status" -eq 0 ]
+	done
+}
