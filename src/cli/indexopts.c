@@ -77,6 +77,8 @@ int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg)
 	case IDX_FORCE:
 		o->force = 1;
 		return 0;
+	case IDX_STALL:
+		return cli_int_arg(c, "--stall-timeout", arg, 1, 3600, &o->stall_s);
 	}
 	return -1;
 }
@@ -135,6 +137,8 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 		return 1;
 	ow_http_opts_default(&o->http);
 	o->http.ca_file = o->cert;
+	if (o->stall_s)
+		o->http.low_speed_time_s = o->stall_s;
 	if (c->jobs_given)
 		o->http.jobs = (unsigned)c->jobs;
 	return build_policy(c, o);

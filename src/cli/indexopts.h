@@ -27,7 +27,8 @@ enum {
 	IDX_TRUSTED_HOST,
 	IDX_ALLOW_HOST,
 	IDX_CERT,
-	IDX_FORCE
+	IDX_FORCE,
+	IDX_STALL
 };
 
 /* The entries for a command's option table (no terminator). */
@@ -45,13 +46,16 @@ enum {
 	{"allow-host", IDX_ALLOW_HOST, required_argument, "HOST",                               \
 	 "allow downloads from HOST too (besides the PyTorch and PyPI hosts)"},                 \
 	{"cert", IDX_CERT, required_argument, "FILE", "CA bundle for TLS (else $SSL_CERT_FILE)"}, \
-	{"force", IDX_FORCE, no_argument, NULL, "fetch pages even when unchanged (no conditional GET)"}
+	{"force", IDX_FORCE, no_argument, NULL, "fetch pages even when unchanged (no conditional GET)"}, \
+	{"stall-timeout", IDX_STALL, required_argument, "S",                                    \
+	 "give up on a transfer (and retry) when nothing arrives for S seconds (30)"}
 
 struct index_opts {
 	const char *index_url;
 	const char *channel;
 	const char *cert;
 	int force;
+	int stall_s;
 	struct strlist variants, projects, trusted, allowed;
 	/* filled by index_opts_finish */
 	char index[2048];

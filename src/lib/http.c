@@ -430,6 +430,8 @@ static int begin_body(struct xfer *x)
 		return -1;
 	x->req->res.resumed = start > 0;
 	learn_validator(x);
+	/* let the sink see, before the first byte, what validates these bytes */
+	copy_str(x->req->res.validator, sizeof x->req->res.validator, x->validator);
 	x->r.body_sink = 1;
 	return 0;
 }

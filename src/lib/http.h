@@ -67,6 +67,9 @@ struct ow_http_result {
 	char effective_url[2048];
 	char etag[256];         /* of the last 200/206/304 ("" if none) */
 	char last_modified[64]; /* likewise */
+	char validator[256];    /* strong ETag or Last-Modified of the body being
+	                         * delivered; set before its first byte reaches
+	                         * on_data, so a sink can keep it for a resume */
 	char detail[1024];      /* why it failed: URL, cause, what to do */
 };
 

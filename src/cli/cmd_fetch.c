@@ -1,0 +1,143 @@
+/* cmd_fetch.c - offwheel fetch: download files into the verified store. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fetch.h"
+#include "indexopts.h"
+
+static const char usage[] = "fetch [OPTIONS] FILE.whl|URL...";
+static const char description[] =
+	"Download wheels recorded by 'offwheel crawl' into the verified store, in\n"
+	"parallel.  A file is published only when it verifies: against the index's\n"
+	"#sha256 when one is published, else by strict zip validation, every RECORD\n"
+	"hash, METADATA name/version and the page's core-metadata hash (then its own\n"
+	"hash is pinned).  An interrupted download is resumed by the next run.\n"
+	"Exit 3 when a file failed verification (it was not stored), 4 when some could\n"
+	"not be downloaded (the rest is stored).";
+
+enum { OPT_MAX_SIZE = 400, OPT_METADATA };
+static const struct cli_opt opts[] = {
+	CLI_INDEX_OPTS,
+	{"max-size", OPT_MAX_SIZE, required_argument, "MB", "refuse files larger than this (8192)"},
+	{"metadata", OPT_METADATA, no_argument, NULL, "fetch the PEP 658 .metadata files instead"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+struct fetch_args {
+	struct index_opts idx;
+	int max_mb;
+	int metadata;
+};
+
+static int on_opt(struct cli *c, int key, const char *arg, void *ud)
+{
+	struct fetch_args *a = ud;
+	if (key == OPT_MAX_SIZE)
+		return cli_int_arg(c, "--max-size", arg, 1, 1 << 20, &a->max_mb);
+	if (key == OPT_METADATA) {
+		a->metadata = 1;
+		return 0;
+	}
+	int rc = index_opt(c, &a->idx, key, arg);
+	return rc == -1 ? 2 : rc;
+}
+
+static int lookup_all(struct cli *c, ow_store *s, char **items, int n, int64_t **ids, size_t *nids)
+{
+	*ids = NULL;
+	*nids = 0;
+	for (int i = 0; i < n; i++) {
+		int64_t *one;
+		size_t k;
+		int rc = ow_fetch_lookup(s, items[i], &one, &k);
+		if (rc)
+			return cli_fail(c, rc);
+		int64_t *g = realloc(*ids, (*nids + k) * sizeof *g);
+		if (!g) {
+			free(one);
+			return 1;
+		}
+		*ids = g;
+		memcpy(*ids + *nids, one, k * sizeof *one);
+		*nids += k;
+		free(one);
+	}
+	return 0;
+}
+
+static json_t *item_json(const struct ow_fetch_item *it)
+{
+	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:b, s:s?, s:s?, s:s?}", "filename", it->filename,
+	                 "url", it->url, "outcome", ow_fetch_outcome_name(it->outcome), "bytes",
+	                 (json_int_t)it->bytes, "received", (json_int_t)it->received, "resumed",
+	                 it->resumed, "sha256", *it->sha256 ? it->sha256 : NULL, "trust", it->trust,
+	                 "error", it->outcome >= OW_FETCH_REJECTED ? it->detail : NULL);
+}
+
+static void render(struct cli *c, const struct ow_fetch_report *r)
+{
+	char b[32], b2[32];
+	json_t *a = c->json ? json_array() : NULL;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ow_fetch_item *it = &r->items[i];
+		if (a) {
+			json_array_append_new(a, item_json(it));
+			continue;
+		}
+		if (it->outcome >= OW_FETCH_REJECTED)
+			fprintf(stderr, "%-8s %s: %s\n", ow_fetch_outcome_name(it->outcome), it->filename,
+			        it->detail);
+		else
+			cli_say(c, "%-8s %s %s%s%s\n", ow_fetch_outcome_name(it->outcome), it->filename,
+			        cli_bytes(it->bytes, b, sizeof b), it->resumed ? " (resumed)" : "",
+			        it->trust ? it->trust : "");
+	}
+	double mbps = r->seconds > 0 ? (double)r->received / r->seconds / 1e6 : 0;
+	if (a)
+		cli_json_out(json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:f, s:b}", "command",
+		                       "fetch", "files", a, "done", (json_int_t)r->done, "had",
+		                       (json_int_t)r->had, "rejected", (json_int_t)r->rejected, "failed",
+		                       (json_int_t)r->failed, "received", (json_int_t)r->received,
+		                       "seconds", r->seconds, "complete",
+		                       r->failed == 0 && r->rejected == 0));
+	else
+		cli_say(c, "%zu files: %zu downloaded (%s in %.1f s, %.1f MB/s), %zu already there, "
+		           "%zu rejected, %zu failed\n",
+		        r->n, r->done, cli_bytes(r->received, b2, sizeof b2), r->seconds, mbps, r->had,
+		        r->rejected, r->failed);
+}
+
+int cmd_fetch(struct cli *c, int argc, char **argv)
+{
+	struct fetch_args a = {.max_mb = 8192};
+	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &a);
+	int rc = first < 0 ? (first == CLI_HELP_SHOWN ? 0 : -first) : 0;
+	if (first >= 0 && first >= argc)
+		rc = cli_usage_error(c, "fetch: name the files (wheel file names or URLs)");
+	if (first < 0 || rc || (rc = index_opts_finish(c, &a.idx))) {
+		index_opts_free(&a.idx);
+		return rc;
+	}
+	ow_store *s = NULL;
+	int64_t *ids = NULL;
+	size_t n = 0;
+	if (!(rc = cli_open_store(c, OW_STORE_WRITE, &s)) &&
+	    !(rc = lookup_all(c, s, argv + first, argc - first, &ids, &n))) {
+		struct ow_fetch_opts fo = {.policy = &a.idx.policy, .http = &a.idx.http,
+		                           .max_size = (uint64_t)a.max_mb << 20};
+		struct ow_fetch_report r;
+		int frc = a.metadata ? ow_fetch_metadata(s, &fo, ids, n, &r)
+		                     : ow_fetch_files(s, &fo, ids, n, &r);
+		if (frc == 0 || frc == OW_EINCOMPLETE || frc == OW_EVERIFY)
+			render(c, &r);
+		rc = frc ? (frc == OW_EINCOMPLETE || frc == OW_EVERIFY ? ow_err_exit_code(frc)
+		                                                       : cli_fail(c, frc))
+		         : 0;
+		ow_fetch_report_free(&r);
+	}
+	free(ids);
+	ow_store_close(s);
+	index_opts_free(&a.idx);
+	return rc;
+}

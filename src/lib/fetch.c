@@ -1,0 +1,681 @@
+/* fetch.c - downloads streamed through SHA-256 into HOME/tmp, published into
+ * the store only when verified; resumable across runs. */
+#include "fetch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "event.h"
+#include "fsutil.h"
+#include "wheel.h"
+
+struct fetch;
+
+struct dl {
+	struct ow_http_req req;
+	struct ow_fetch_item *item;
+	struct fetch *f;
+	char published[OW_SHA256_HEX]; /* #sha256 of the page, "" when none */
+	char meta_sha[OW_SHA256_HEX];  /* data-core-metadata hash, "" when none */
+	char fetch_url[2100];
+	/* wheel downloads: a resumable part file */
+	int fd;
+	char part[PATH_MAX];
+	char sidecar[PATH_MAX];
+	int validator_saved;
+	ow_sha256 *h;
+	uint64_t size;
+	/* metadata downloads: in memory */
+	struct ow_http_membuf body;
+	int refetched; /* bytes that failed verification were fetched again once */
+};
+
+struct fetch {
+	ow_store *s;
+	const struct ow_fetch_opts *o;
+	int metadata; /* fetching .metadata files, not wheels */
+	struct dl *dls;
+	size_t n;
+	struct ow_http *h;
+};
+
+const char *ow_fetch_outcome_name(enum ow_fetch_outcome o)
+{
+	static const char *const n[] = {"done", "had", "rejected", "failed"};
+	return (unsigned)o < sizeof n / sizeof n[0] ? n[o] : "?";
+}
+
+/* --- lookups -------------------------------------------------------------------- */
+
+int ow_fetch_lookup(ow_store *s, const char *item, int64_t **ids, size_t *n)
+{
+	int by_url = strstr(item, "://") != NULL;
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), by_url ? OW_SQL_FETCH_BY_URL : OW_SQL_FETCH_BY_NAME);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, item);
+	int rc = ow_stmt_step(st);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return ow_err(OW_ENOENT, "%s: not in the index — run 'offwheel crawl' for its project "
+		                         "and variant first",
+		              item);
+	*ids = malloc(sizeof **ids);
+	if (!*ids)
+		return ow_err(OW_ENOMEM, "out of memory");
+	(*ids)[0] = ow_col_int(st, 0);
+	*n = 1;
+	ow_stmt_run(st);
+	return 0;
+}
+
+static int load_item(struct fetch *f, struct dl *d, int64_t id, char *object, char *meta_object,
+                     int *has_meta)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(f->s), OW_SQL_FETCH_FILE_GET);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, id);
+	int rc = ow_stmt_step(st);
+	if (rc <= 0)
+		return rc < 0 ? rc : ow_err(OW_ENOENT, "file #%lld is not in the index", (long long)id);
+	struct ow_fetch_item *it = d->item;
+	it->file_id = id;
+	snprintf(it->url, sizeof it->url, "%s", ow_col_text(st, 0));
+	snprintf(it->filename, sizeof it->filename, "%s", ow_col_text(st, 1));
+	snprintf(d->published, sizeof d->published, "%s", ow_col_is_null(st, 2) ? "" : ow_col_text(st, 2));
+	snprintf(d->meta_sha, sizeof d->meta_sha, "%s", ow_col_is_null(st, 3) ? "" : ow_col_text(st, 3));
+	*has_meta = ow_col_int(st, 4) != 0;
+	snprintf(object, OW_SHA256_HEX, "%s", ow_col_is_null(st, 5) ? "" : ow_col_text(st, 5));
+	snprintf(meta_object, OW_SHA256_HEX, "%s", ow_col_is_null(st, 6) ? "" : ow_col_text(st, 6));
+	ow_stmt_run(st);
+	return 0;
+}
+
+/* --- recording outcomes --------------------------------------------------------- */
+
+static void set_outcome(struct dl *d, enum ow_fetch_outcome o, int rc, const char *detail)
+{
+	d->item->outcome = o;
+	d->item->rc = rc;
+	snprintf(d->item->detail, sizeof d->item->detail, "%s", detail ? detail : "");
+}
+
+static int record_rejected(struct fetch *f, struct dl *d)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(f->s), OW_SQL_FETCH_SET_REJECTED);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, d->item->file_id);
+	ow_stmt_text(st, 2, d->item->detail);
+	return ow_stmt_run(st);
+}
+
+static int record_object(struct fetch *f, int64_t id, enum ow_sql which, const char *hex,
+                         const char *trust)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(f->s), which);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, id);
+	ow_stmt_text(st, 2, hex);
+	if (trust)
+		ow_stmt_text(st, 3, trust);
+	return ow_stmt_run(st);
+}
+
+/* --- the part file ------------------------------------------------------------- */
+
+static void part_names(struct fetch *f, struct dl *d)
+{
+	uint8_t k[OW_SHA256_LEN];
+	char hex[OW_SHA256_HEX];
+	ow_sha256_buf(d->item->url, strlen(d->item->url), k);
+	ow_hex(k, sizeof k, hex);
+	snprintf(d->part, sizeof d->part, "%s/" OW_TMP_PARTIAL_PREFIX "%.40s.whl",
+	         ow_store_tmpdir(f->s), hex);
+	snprintf(d->sidecar, sizeof d->sidecar, "%s/" OW_TMP_PARTIAL_PREFIX "%.40s.validator",
+	         ow_store_tmpdir(f->s), hex);
+}
+
+static void read_sidecar(struct dl *d, char *buf, size_t n)
+{
+	FILE *fp = fopen(d->sidecar, "r");
+	buf[0] = '\0';
+	if (!fp)
+		return;
+	if (!fgets(buf, (int)n, fp))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(fp);
+}
+
+/* The validator is written before the first byte it validates; without it
+ * a resume is impossible and the next run starts from zero. */
+static int write_sidecar(struct dl *d, const char *validator)
+{
+	struct ow_tmp t;
+	char dir[PATH_MAX];
+	int rc = ow_dirname(dir, sizeof dir, d->sidecar);
+	if (rc || !*validator)
+		return rc;
+	if ((rc = ow_tmp_create(dir, "obj-", &t)))
+		return rc;
+	if ((rc = ow_write_all(t.fd, validator, strlen(validator)))) {
+		ow_tmp_discard(&t);
+		return rc;
+	}
+	close(t.fd);
+	t.fd = -1;
+	if (rename(t.path, d->sidecar) != 0) {
+		rc = ow_err(OW_EIO, "%s: %s", d->sidecar, strerror(errno));
+		ow_tmp_discard(&t);
+	}
+	return rc;
+}
+
+static void drop_part(struct dl *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+	unlink(d->part);
+	unlink(d->sidecar);
+}
+
+/* Re-hash the bytes a previous run left, so the hash continues from them. */
+static int rehash_part(struct dl *d, uint64_t n)
+{
+	enum { CHUNK = 1 << 20 };
+	char *buf = malloc(CHUNK);
+	uint64_t off = 0;
+	int rc = buf ? 0 : ow_err(OW_ENOMEM, "out of memory");
+	while (!rc && off < n) {
+		size_t want = n - off < CHUNK ? (size_t)(n - off) : CHUNK;
+		if (!(rc = ow_pread_all(d->fd, buf, want, off)))
+			rc = ow_sha256_update(d->h, buf, want);
+		off += want;
+	}
+	free(buf);
+	return rc;
+}
+
+static int open_part(struct dl *d)
+{
+	char validator[256];
+	struct stat st;
+	d->fd = open(d->part, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (d->fd < 0)
+		return ow_err(errno == ENOSPC ? OW_ENOSPC : OW_EIO, "%s: %s", d->part, strerror(errno));
+	read_sidecar(d, validator, sizeof validator);
+	if (fstat(d->fd, &st) != 0)
+		return ow_err(OW_EIO, "%s: %s", d->part, strerror(errno));
+	int rc = ow_sha256_new(&d->h);
+	if (rc)
+		return rc;
+	if (st.st_size > 0 && *validator && !rehash_part(d, (uint64_t)st.st_size)) {
+		d->size = (uint64_t)st.st_size;
+		d->req.resume_from = d->size;
+		d->req.if_range = strdup(validator);
+		d->validator_saved = 1;
+		ow_log(OW_LOG_INFO, "%s: resuming after %llu bytes", d->item->filename,
+		       (unsigned long long)d->size);
+	} else if (ftruncate(d->fd, 0) != 0 || ow_sha256_reset(d->h)) {
+		return ow_err(OW_EIO, "%s: cannot truncate: %s", d->part, strerror(errno));
+	}
+	if (lseek(d->fd, (off_t)d->size, SEEK_SET) < 0)
+		return ow_err(OW_EIO, "%s: %s", d->part, strerror(errno));
+	return 0;
+}
+
+static int part_data(void *ud, const void *buf, size_t len)
+{
+	struct dl *d = ud;
+	int rc;
+	if (!d->validator_saved) {
+		d->validator_saved = 1;
+		if ((rc = write_sidecar(d, d->req.res.validator)))
+			return rc;
+	}
+	if ((rc = ow_write_all(d->fd, buf, len)))
+		return ow_err_prefix(rc, "%s (partial kept for a resume): ", d->part);
+	d->size += len;
+	return ow_sha256_update(d->h, buf, len);
+}
+
+static int part_restart(void *ud)
+{
+	struct dl *d = ud;
+	unlink(d->sidecar);
+	d->validator_saved = 0;
+	d->size = 0;
+	if (ftruncate(d->fd, 0) != 0 || lseek(d->fd, 0, SEEK_SET) < 0)
+		return ow_err(OW_EIO, "%s: cannot truncate: %s", d->part, strerror(errno));
+	return ow_sha256_reset(d->h);
+}
+
+/* --- verification of a finished wheel ----------------------------------------- */
+
+struct meta_grab {
+	ow_sha256 *h;
+	int seen;
+};
+
+static int is_top_metadata(const char *name)
+{
+	const char *slash = strchr(name, '/');
+	return slash && !strcmp(slash, "/METADATA") && slash - name > 10 &&
+	       !strncmp(slash - 10, ".dist-info", 10);
+}
+
+static int grab_filter(const char *name, uint64_t size, void *ud)
+{
+	(void)size;
+	(void)ud;
+	return is_top_metadata(name);
+}
+
+static int grab_data(const char *name, const void *data, size_t len, void *ud)
+{
+	struct meta_grab *g = ud;
+	(void)name;
+	g->seen = 1;
+	return data ? ow_sha256_update(g->h, data, len) : 0;
+}
+
+static int check_core_metadata(struct dl *d, struct meta_grab *g)
+{
+	uint8_t got[OW_SHA256_LEN], want[OW_SHA256_LEN];
+	char hex[OW_SHA256_HEX];
+	int rc;
+	if (!*d->meta_sha || !g->seen)
+		return 0;
+	if ((rc = ow_sha256_final(g->h, got)) || (rc = ow_sha256_from_hex(d->meta_sha, want)))
+		return rc;
+	ow_hex(got, sizeof got, hex);
+	if (!ow_digest_eq(got, want, sizeof got))
+		return ow_err(OW_EHASH,
+		              "%s: its METADATA hashes to %.12s…, the index's core-metadata hash is "
+		              "%.12s… — the file was not stored; report it to the index",
+		              d->item->filename, hex, d->meta_sha);
+	return 0;
+}
+
+/* No published hash: the wheel must prove itself (zip, RECORD, METADATA). */
+static int verify_unpublished(struct dl *d)
+{
+	struct meta_grab g = {0};
+	int rc = ow_sha256_new(&g.h);
+	if (rc)
+		return rc;
+	struct ow_wheel_consumer c = {grab_filter, grab_data, &g};
+	rc = ow_wheel_verify_fd(d->fd, d->item->filename, NULL, &c, NULL);
+	if (rc)
+		ow_err_prefix(rc, "no published sha256, and the wheel does not verify: ");
+	else
+		rc = check_core_metadata(d, &g);
+	ow_sha256_free(g.h);
+	return rc;
+}
+
+static int verify_wheel(struct dl *d, const char *hex)
+{
+	uint8_t got[OW_SHA256_LEN], want[OW_SHA256_LEN];
+	if (!*d->published)
+		return verify_unpublished(d);
+	ow_sha256_from_hex(hex, got);
+	if (ow_sha256_from_hex(d->published, want) || !ow_digest_eq(got, want, sizeof got))
+		return ow_err(OW_EHASH,
+		              "%s: sha256 mismatch: index says %.12s…, got %.12s… — the file was not "
+		              "stored; re-run 'offwheel crawl' or report it to the index",
+		              d->item->filename, d->published, hex);
+	return 0;
+}
+
+/* Bytes that fail verification may have been damaged on the way (a body cut
+ * short without a Content-Length, a flipped bit): fetch them once more from
+ * zero before calling the file bad.  0 when the new attempt is queued. */
+static int refetch(struct fetch *f, struct dl *d)
+{
+	if (d->refetched++ || !f->h)
+		return -1;
+	ow_log(OW_LOG_WARN, "%s: %s — downloading it once more", d->item->filename, ow_err_detail());
+	unlink(d->sidecar);
+	d->validator_saved = 0;
+	d->size = 0;
+	free((char *)(uintptr_t)d->req.if_range);
+	d->req.if_range = NULL;
+	d->req.resume_from = 0;
+	memset(&d->req.res, 0, sizeof d->req.res);
+	if (ftruncate(d->fd, 0) != 0 || lseek(d->fd, 0, SEEK_SET) < 0 || ow_sha256_reset(d->h))
+		return -1;
+	return ow_http_add(f->h, &d->req) ? -1 : 0;
+}
+
+/* 1 when the download was queued again, 0 when it is finished. */
+static int finish_wheel(struct fetch *f, struct dl *d)
+{
+	uint8_t dg[OW_SHA256_LEN];
+	char hex[OW_SHA256_HEX];
+	int rc = ow_sha256_final(d->h, dg);
+	ow_hex(dg, sizeof dg, hex);
+	if (!rc && (rc = verify_wheel(d, hex))) {
+		char why[1024];
+		snprintf(why, sizeof why, "%s", ow_err_detail());
+		if (refetch(f, d) == 0)
+			return 1;
+		set_outcome(d, OW_FETCH_REJECTED, rc, why);
+		record_rejected(f, d);
+		drop_part(d);
+		return 0;
+	}
+	const char *trust = *d->published ? OW_TRUST_PUBLISHED : OW_TRUST_PINNED;
+	if (!rc) {
+		rc = ow_store_adopt(f->s, d->fd, d->part, hex, d->size, "wheel");
+		d->fd = -1; /* adopt closed it, and removed the part file on failure */
+	}
+	if (!rc) {
+		unlink(d->sidecar);
+		rc = record_object(f, d->item->file_id, OW_SQL_FETCH_SET_OBJECT, hex, trust);
+	}
+	if (rc) {
+		set_outcome(d, OW_FETCH_FAILED, rc, ow_err_detail());
+		return 0;
+	}
+	memcpy(d->item->sha256, hex, sizeof hex);
+	d->item->trust = trust;
+	d->item->bytes = d->size;
+	set_outcome(d, OW_FETCH_DONE, 0, NULL);
+	return 0;
+}
+
+static void finish_metadata(struct fetch *f, struct dl *d)
+{
+	char hex[OW_SHA256_HEX];
+	int rc = ow_store_put_buf(f->s, d->body.data ? d->body.data : "", d->body.len,
+	                          *d->meta_sha ? d->meta_sha : NULL, "metadata", hex);
+	if (rc == OW_EHASH) {
+		ow_err(rc, "%s.metadata: does not match the index's core-metadata hash %.12s… — not "
+		           "stored; report it to the index",
+		       d->item->filename, d->meta_sha);
+		set_outcome(d, OW_FETCH_REJECTED, rc, ow_err_detail());
+		record_rejected(f, d);
+		return;
+	}
+	if (!rc)
+		rc = record_object(f, d->item->file_id, OW_SQL_FETCH_SET_META, hex, NULL);
+	if (rc) {
+		set_outcome(d, OW_FETCH_FAILED, rc, ow_err_detail());
+		return;
+	}
+	memcpy(d->item->sha256, hex, sizeof hex);
+	d->item->bytes = d->body.len;
+	set_outcome(d, OW_FETCH_DONE, 0, NULL);
+}
+
+static void on_done(void *ud, struct ow_http_req *req)
+{
+	struct dl *d = ud;
+	struct fetch *f = d->f;
+	d->item->received += req->res.received;
+	d->item->resumed |= req->res.resumed;
+	if (req->res.rc)
+		set_outcome(d, OW_FETCH_FAILED, req->res.rc, req->res.detail);
+	else if (f->metadata)
+		finish_metadata(f, d);
+	else if (finish_wheel(f, d))
+		return; /* queued once more */
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+	ow_http_membuf_free(&d->body);
+	ow_progress_done(d->item->filename, d->item->received);
+}
+
+/* --- setting up ----------------------------------------------------------------- */
+
+static int mem_data(void *ud, const void *buf, size_t len)
+{
+	return ow_http_membuf_write(&((struct dl *)ud)->body, buf, len);
+}
+
+static int mem_restart(void *ud) { return ow_http_membuf_restart(&((struct dl *)ud)->body); }
+
+static unsigned url_flags(const char *url)
+{
+	return !strncmp(url, "file:", 5) ? OW_HTTP_ALLOW_FILE
+	       : !strncmp(url, "http:", 5) ? OW_HTTP_ALLOW_HTTP /* the policy decides */
+	                                   : 0;
+}
+
+/* 1 when there is nothing to download, 0 when d->req is ready. */
+static int prepare(struct fetch *f, struct dl *d, int64_t id)
+{
+	char object[OW_SHA256_HEX], meta_object[OW_SHA256_HEX];
+	int has_meta = 0;
+	int rc = load_item(f, d, id, object, meta_object, &has_meta);
+	if (rc)
+		return rc;
+	const char *have = f->metadata ? meta_object : object;
+	if (*have && ow_store_has(f->s, have, &d->item->bytes, NULL, 0) == 1) {
+		memcpy(d->item->sha256, have, OW_SHA256_HEX);
+		set_outcome(d, OW_FETCH_HAD, 0, NULL);
+		return 1;
+	}
+	if (f->metadata && !has_meta) {
+		set_outcome(d, OW_FETCH_HAD, 0, "the index publishes no .metadata for it");
+		return 1;
+	}
+	snprintf(d->fetch_url, sizeof d->fetch_url, "%s%s", d->item->url, f->metadata ? ".metadata" : "");
+	d->req.url = d->fetch_url;
+	d->req.what = d->item->filename;
+	d->req.ud = d;
+	d->req.on_done = on_done;
+	d->req.flags = url_flags(d->fetch_url);
+	if (f->metadata) {
+		d->body.cap = OW_METADATA_CAP;
+		d->req.max_size = OW_METADATA_CAP;
+		d->req.on_data = mem_data;
+		d->req.on_restart = mem_restart;
+		return 0;
+	}
+	d->req.max_size = f->o->max_size ? f->o->max_size : OW_FETCH_DEFAULT_CAP;
+	d->req.on_data = part_data;
+	d->req.on_restart = part_restart;
+	part_names(f, d);
+	return open_part(d);
+}
+
+/* A file's own URL passed the link policy when its page was crawled; every
+ * other hop (a redirect) must pass the policy now. */
+static int allow_hop(void *ud, const char *url)
+{
+	struct fetch *f = ud;
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(url, f->dls[i].fetch_url))
+			return 0;
+	return f->o->policy && ow_url_check_page(f->o->policy, url) != 0;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int summarize(struct ow_fetch_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct ow_fetch_item *it = &r->items[i];
+		r->received += it->received;
+		r->done += it->outcome == OW_FETCH_DONE;
+		r->had += it->outcome == OW_FETCH_HAD;
+		r->rejected += it->outcome == OW_FETCH_REJECTED;
+		r->failed += it->outcome == OW_FETCH_FAILED;
+	}
+	if (r->failed)
+		return ow_err(OW_EINCOMPLETE, "%zu of %zu files could not be downloaded (partials kept; "
+		                              "re-run to resume)",
+		              r->failed, r->n);
+	if (r->rejected)
+		return ow_err(OW_EVERIFY, "%zu of %zu files failed verification and were not stored",
+		              r->rejected, r->n);
+	return 0;
+}
+
+static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
+               struct ow_fetch_report *r)
+{
+	struct ow_http_opts ho;
+	struct ow_http *h = NULL;
+	if (f->o->http)
+		ho = *f->o->http;
+	else
+		ow_http_opts_default(&ho);
+	ho.allow_url = allow_hop;
+	ho.allow_ud = f;
+	f->dls = dls;
+	f->n = n;
+	int rc = ow_http_new(&h, &ho);
+	f->h = h;
+	for (size_t i = 0; !rc && i < n; i++) {
+		dls[i].item = &r->items[i];
+		dls[i].f = f;
+		dls[i].fd = -1;
+		int p = prepare(f, &dls[i], ids[i]);
+		if (p < 0)
+			set_outcome(&dls[i], OW_FETCH_FAILED, p, ow_err_detail());
+		else if (p == 0)
+			rc = ow_http_add(h, &dls[i].req);
+	}
+	if (!rc)
+		ow_http_run(h); /* outcomes are recorded per file by on_done */
+	ow_http_free(h);
+	f->h = NULL;
+	return rc;
+}
+
+static int fetch_many(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids, size_t n,
+                      int metadata, struct ow_fetch_report *r)
+{
+	struct fetch f = {.s = s, .o = o, .metadata = metadata};
+	double t0 = now_s();
+	memset(r, 0, sizeof *r);
+	struct dl *dls = calloc(n ? n : 1, sizeof *dls);
+	r->items = calloc(n ? n : 1, sizeof *r->items);
+	if (!dls || !r->items) {
+		free(dls);
+		return ow_err(OW_ENOMEM, "out of memory");
+	}
+	r->n = n;
+	int rc = run(&f, dls, ids, n, r);
+	for (size_t i = 0; i < n; i++) {
+		if (dls[i].fd >= 0)
+			close(dls[i].fd);
+		ow_sha256_free(dls[i].h);
+		free((char *)(uintptr_t)dls[i].req.if_range);
+		ow_http_membuf_free(&dls[i].body);
+	}
+	free(dls);
+	r->seconds = now_s() - t0;
+	return rc ? rc : summarize(r);
+}
+
+int ow_fetch_files(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids, size_t n,
+                   struct ow_fetch_report *r)
+{
+	return fetch_many(s, o, ids, n, 0, r);
+}
+
+int ow_fetch_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids, size_t n,
+                      struct ow_fetch_report *r)
+{
+	return fetch_many(s, o, ids, n, 1, r);
+}
+
+void ow_fetch_report_free(struct ow_fetch_report *r)
+{
+	if (!r)
+		return;
+	free(r->items);
+	memset(r, 0, sizeof *r);
+}
+
+/* --- metadata of a stored file -------------------------------------------------- */
+
+struct meta_text {
+	char *buf;
+	size_t len;
+};
+
+static int text_data(const char *name, const void *data, size_t len, void *ud)
+{
+	struct meta_text *m = ud;
+	(void)name;
+	if (!data)
+		return 0;
+	if (m->len + len > OW_METADATA_CAP)
+		return ow_err(OW_ETOOBIG, "METADATA larger than %zu bytes", OW_METADATA_CAP);
+	char *g = realloc(m->buf, m->len + len + 1);
+	if (!g)
+		return ow_err(OW_ENOMEM, "out of memory");
+	m->buf = g;
+	memcpy(m->buf + m->len, data, len);
+	m->len += len;
+	m->buf[m->len] = '\0';
+	return 0;
+}
+
+static int metadata_from_wheel(ow_store *s, const char *object, const char *filename, char **text,
+                               size_t *len)
+{
+	struct meta_text m = {0};
+	ow_wheel *w = NULL;
+	int fd, rc = ow_store_verify(s, object, UINT64_MAX); /* every read checks the pin */
+	if (rc || (rc = ow_store_open_object(s, object, &fd)))
+		return rc;
+	if (!(rc = ow_wheel_open_fd(fd, filename, NULL, &w)))
+		rc = ow_wheel_each_member(w, grab_filter, text_data, &m);
+	ow_wheel_close(w);
+	close(fd);
+	if (!rc && !m.buf)
+		rc = ow_err(OW_EZIP, "%s: no .dist-info/METADATA", filename);
+	if (rc) {
+		free(m.buf);
+		return rc;
+	}
+	*text = m.buf;
+	*len = m.len;
+	return 0;
+}
+
+int ow_file_metadata(ow_store *s, int64_t file_id, char **text, size_t *len)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FETCH_FILE_GET);
+	char object[OW_SHA256_HEX], meta[OW_SHA256_HEX], filename[256];
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, file_id);
+	int rc = ow_stmt_step(st);
+	if (rc <= 0)
+		return rc < 0 ? rc : ow_err(OW_ENOENT, "file #%lld is not in the index", (long long)file_id);
+	snprintf(filename, sizeof filename, "%s", ow_col_text(st, 1));
+	snprintf(object, sizeof object, "%s", ow_col_is_null(st, 5) ? "" : ow_col_text(st, 5));
+	snprintf(meta, sizeof meta, "%s", ow_col_is_null(st, 6) ? "" : ow_col_text(st, 6));
+	ow_stmt_run(st);
+	if (*meta)
+		return ow_store_load(s, meta, OW_METADATA_CAP, text, len);
+	if (*object)
+		return metadata_from_wheel(s, object, filename, text, len);
+	return ow_err(OW_ENOENT, "%s: neither its .metadata nor the wheel has been fetched", filename);
+}
