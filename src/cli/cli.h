@@ -77,6 +77,7 @@ int cmd_fsck(struct cli *c, int argc, char **argv);
 int cmd_ls(struct cli *c, int argc, char **argv);
 int cmd_gc(struct cli *c, int argc, char **argv);
 int cmd_crawl(struct cli *c, int argc, char **argv);
+int cmd_fetch(struct cli *c, int argc, char **argv);
 int cmd_smoke(struct cli *c, int argc, char **argv);
 int cmd_doctor(struct cli *c, int argc, char **argv);
 

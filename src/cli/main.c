@@ -11,6 +11,7 @@
 static const struct cli_command commands[] = {
 	{"crawl", cmd_crawl, "fetch index pages, record every file"},
 	{"audit", cmd_audit, "which GPU architectures wheels carry; can a device run them"},
+	{"fetch", cmd_fetch, "download files into the verified store (parallel, resumable)"},
 	{"verify", cmd_verify, "re-hash every object in the store"},
 	{"ls", cmd_ls, "list pages, files or objects"},
 	{"fsck", cmd_fsck, "check every invariant of the workspace"},
