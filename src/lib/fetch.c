@@ -15,6 +15,7 @@
 #include "error.h"
 #include "event.h"
 #include "fsutil.h"
+#include "hashpipe.h"
 #include "wheel.h"
 
 struct fetch;
@@ -32,6 +33,7 @@ struct dl {
 	char sidecar[PATH_MAX];
 	int validator_saved;
 	ow_sha256 *h;
+	struct ow_hashpipe_stream hs; /* bytes are written and hashed on a worker */
 	uint64_t size;
 	/* metadata downloads: in memory */
 	struct ow_http_membuf body;
@@ -45,6 +47,7 @@ struct fetch {
 	struct dl *dls;
 	size_t n;
 	struct ow_http *h;
+	ow_hashpipe *pipe;
 };
 
 const char *ow_fetch_outcome_name(enum ow_fetch_outcome o)
@@ -234,6 +237,8 @@ static int open_part(struct dl *d)
 	}
 	if (lseek(d->fd, (off_t)d->size, SEEK_SET) < 0)
 		return ow_err(OW_EIO, "%s: %s", d->part, strerror(errno));
+	d->hs.fd = d->fd;
+	d->hs.h = d->h;
 	return 0;
 }
 
@@ -246,15 +251,16 @@ static int part_data(void *ud, const void *buf, size_t len)
 		if ((rc = write_sidecar(d, d->req.res.validator)))
 			return rc;
 	}
-	if ((rc = ow_write_all(d->fd, buf, len)))
+	if ((rc = ow_hashpipe_write(d->f->pipe, &d->hs, buf, len)))
 		return ow_err_prefix(rc, "%s (partial kept for a resume): ", d->part);
 	d->size += len;
-	return ow_sha256_update(d->h, buf, len);
+	return 0;
 }
 
 static int part_restart(void *ud)
 {
 	struct dl *d = ud;
+	ow_hashpipe_reset(d->f->pipe, &d->hs);
 	unlink(d->sidecar);
 	d->validator_saved = 0;
 	d->size = 0;
@@ -366,7 +372,7 @@ static int finish_wheel(struct fetch *f, struct dl *d)
 {
 	uint8_t dg[OW_SHA256_LEN];
 	char hex[OW_SHA256_HEX];
-	int rc = ow_sha256_final(d->h, dg);
+	int rc = ow_sha256_final(d->h, dg); /* on_done flushed the pipe */
 	ow_hex(dg, sizeof dg, hex);
 	if (!rc && (rc = verify_wheel(d, hex))) {
 		char why[1024];
@@ -426,10 +432,13 @@ static void on_done(void *ud, struct ow_http_req *req)
 {
 	struct dl *d = ud;
 	struct fetch *f = d->f;
+	int flush = f->metadata ? 0 : ow_hashpipe_flush(f->pipe, &d->hs);
 	d->item->received += req->res.received;
 	d->item->resumed |= req->res.resumed;
 	if (req->res.rc)
 		set_outcome(d, OW_FETCH_FAILED, req->res.rc, req->res.detail);
+	else if (flush)
+		set_outcome(d, OW_FETCH_FAILED, flush, ow_err_detail());
 	else if (f->metadata)
 		finish_metadata(f, d);
 	else if (finish_wheel(f, d))
@@ -546,7 +555,9 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
 	ho.allow_ud = f;
 	f->dls = dls;
 	f->n = n;
-	int rc = ow_http_new(&h, &ho);
+	int rc = ow_hashpipe_new(&f->pipe, 16);
+	if (!rc)
+		rc = ow_http_new(&h, &ho);
 	f->h = h;
 	for (size_t i = 0; !rc && i < n; i++) {
 		dls[i].item = &r->items[i];
@@ -561,7 +572,9 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
 	if (!rc)
 		ow_http_run(h); /* outcomes are recorded per file by on_done */
 	ow_http_free(h);
+	ow_hashpipe_free(f->pipe);
 	f->h = NULL;
+	f->pipe = NULL;
 	return rc;
 }
 
@@ -583,6 +596,7 @@ static int fetch_many(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
 		if (dls[i].fd >= 0)
 			close(dls[i].fd);
 		ow_sha256_free(dls[i].h);
+		ow_hashpipe_stream_done(&dls[i].hs);
 		free((char *)(uintptr_t)dls[i].req.if_range);
 		ow_http_membuf_free(&dls[i].body);
 	}
