@@ -4,11 +4,30 @@
 #include <time.h>
 
 #include "cli.h"
+#include "fetch.h"
 
-static const char usage[] = "verify [OPTIONS]";
+static const char usage[] = "verify [--deep]";
 static const char description[] =
 	"Re-hash every object in the store, in parallel (--jobs), each file read once.\n"
-	"Exits 3 when any object is missing or does not hash to its name.";
+	"--deep also checks every stored wheel as fetch did: strict zip validation,\n"
+	"every RECORD hash and size, METADATA name and version.\n"
+	"Exits 3 when any object is missing, damaged or (with --deep) not a valid wheel.";
+
+enum { OPT_DEEP = 256 };
+static const struct cli_opt opts[] = {
+	{"deep", OPT_DEEP, no_argument, NULL, "also validate every wheel (zip, RECORD, METADATA)"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static int on_opt(struct cli *c, int key, const char *arg, void *ud)
+{
+	(void)c;
+	(void)arg;
+	if (key != OPT_DEEP)
+		return 2;
+	*(int *)ud = 1;
+	return 0;
+}
 
 static double elapsed(const struct timespec *t0)
 {
@@ -53,7 +72,8 @@ static void render(struct cli *c, const struct ow_obj_row *rows, const struct ow
 
 int cmd_verify(struct cli *c, int argc, char **argv)
 {
-	int first = cli_parse(c, argc, argv, NULL, usage, description, NULL, NULL);
+	int deep = 0;
+	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &deep);
 	if (first < 0)
 		return first == CLI_HELP_SHOWN ? 0 : -first;
 	if (first < argc)
@@ -72,6 +92,8 @@ int cmd_verify(struct cli *c, int argc, char **argv)
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	size_t failed = res ? ow_store_verify_many(s, rows, n, c->jobs, res) : 0;
+	if (res && deep)
+		failed += ow_verify_wheels(s, rows, n, c->jobs, res);
 	if (res)
 		render(c, rows, res, n, failed, elapsed(&t0));
 	free(res);

@@ -84,4 +84,12 @@ int ow_file_metadata(ow_store *s, int64_t file_id, char **text, size_t *len);
 
 const char *ow_fetch_outcome_name(enum ow_fetch_outcome o);
 
+/* verify --deep: the stored wheels among `rows` pass the strict zip
+ * validation, every RECORD hash and METADATA name/version against the file
+ * name they were fetched as; `jobs` threads.  results[i] for rows[i]
+ * (objects that are not wheels are left as they are).  Returns how many
+ * failed. */
+size_t ow_verify_wheels(ow_store *s, const struct ow_obj_row *rows, size_t n, int jobs,
+                        struct ow_verify_result *results);
+
 #endif

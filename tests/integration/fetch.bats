@@ -203,6 +203,25 @@ PY
 	[ "$(ls "$WS/tmp" | wc -l)" -eq "$tmp_before" ] # bad bytes are not kept for a resume
 }
 
+@test "verify --deep re-checks stored wheels: a published hash of a broken wheel is caught" {
+	ws=$SRV/ws-deep
+	d=$SRV/www/whl/deep/cpu/demo
+	mkdir -p "$d"
+	printf 'PK\003\004 a published hash does not make this a wheel' >"$d/demo-2.0-py3-none-any.whl"
+	sum=$(sha256sum "$d/demo-2.0-py3-none-any.whl" | cut -c1-64)
+	printf '<html><body><a href="/whl/deep/cpu/demo/demo-2.0-py3-none-any.whl#sha256=%s">demo-2.0-py3-none-any.whl</a></body></html>\n' "$sum" >"$d/index.html"
+	"$OFFWHEEL" --home "$ws" -q crawl --index-url "$OW_HTTPS_URL/whl/deep" --cert "$OW_CA_FILE" --variant cpu --project demo
+	run "$OFFWHEEL" --home "$ws" fetch --cert "$OW_CA_FILE" demo-2.0-py3-none-any.whl
+	[ "$status" -eq 0 ] # the published hash matches: that is fetch's trust rule
+	run "$OFFWHEEL" --home "$ws" verify
+	[ "$status" -eq 0 ]
+	run "$OFFWHEEL" --home "$ws" verify --deep
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"demo-2.0-py3-none-any.whl"*"zip"* ]]
+	run "$OFFWHEEL" --home "$WS" verify --deep
+	[ "$status" -eq 0 ]
+}
+
 # --- crashes, resume, full disk, two processes ---------------------------------------
 
 large_urls() {
