@@ -89,9 +89,9 @@ static void render(struct cli *c, const struct ow_fetch_report *r)
 			fprintf(stderr, "%-8s %s: %s\n", ow_fetch_outcome_name(it->outcome), it->filename,
 			        it->detail);
 		else
-			cli_say(c, "%-8s %s %s%s%s\n", ow_fetch_outcome_name(it->outcome), it->filename,
+			cli_say(c, "%-8s %s  %s%s%s%s\n", ow_fetch_outcome_name(it->outcome), it->filename,
 			        cli_bytes(it->bytes, b, sizeof b), it->resumed ? " (resumed)" : "",
-			        it->trust ? it->trust : "");
+			        it->trust ? "  " : "", it->trust ? it->trust : "");
 	}
 	double mbps = r->seconds > 0 ? (double)r->received / r->seconds / 1e6 : 0;
 	if (a)

@@ -25,6 +25,7 @@ struct page_job {
 	char old_body[OW_SHA256_HEX];
 	char etag[256], last_modified[64];
 	int seen_before;
+	size_t old_files; /* files the stored page lists */
 };
 
 struct crawl {
@@ -92,6 +93,7 @@ static int load_previous(struct crawl *cr, struct page_job *j)
 		snprintf(j->last_modified, sizeof j->last_modified, "%s",
 		         ow_col_is_null(st, 2) ? "" : ow_col_text(st, 2));
 		snprintf(j->old_body, sizeof j->old_body, "%s", ow_col_text(st, 3));
+		j->old_files = (size_t)ow_col_int(st, 5);
 	}
 	return rc < 0 ? rc : 0;
 }
@@ -364,6 +366,7 @@ static void on_page_done(void *ud, struct ow_http_req *req)
 		fail_page(j, rc, req->res.detail);
 	} else if (req->res.not_modified) {
 		j->page->outcome = OW_PAGE_UNCHANGED;
+		j->page->files = j->old_files;
 		if ((rc = touch_unchanged(cr, j)))
 			fail_page(j, rc, ow_err_detail());
 	} else if ((rc = store_page(cr, j))) {
