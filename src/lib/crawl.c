@@ -353,6 +353,22 @@ static void fail_page(struct page_job *j, int rc, const char *detail)
 	snprintf(j->page->detail, sizeof j->page->detail, "%s", detail);
 }
 
+/* A project page that redirects must stay the same project's page. */
+static int check_redirect(struct page_job *j, const struct ow_http_req *req)
+{
+	char tail[160];
+	const char *eff = req->res.effective_url;
+	if (!req->res.redirects || !*eff)
+		return 0;
+	snprintf(tail, sizeof tail, "/%s/", j->page->project);
+	size_t n = strlen(eff), k = strlen(tail);
+	if (n >= k && !strcmp(eff + n - k, tail))
+		return 0;
+	return ow_err(OW_EPOLICY, "%s: redirected to %.300s, which is not the page of project '%s' "
+	                          "— refused; the index is misconfigured or hostile",
+	              j->page->url, eff, j->page->project);
+}
+
 static void on_page_done(void *ud, struct ow_http_req *req)
 {
 	struct page_job *j = ud;
@@ -364,6 +380,8 @@ static void on_page_done(void *ud, struct ow_http_req *req)
 		record_missing(cr, j);
 	} else if (rc) {
 		fail_page(j, rc, req->res.detail);
+	} else if ((rc = check_redirect(j, req))) {
+		fail_page(j, rc, ow_err_detail());
 	} else if (req->res.not_modified) {
 		j->page->outcome = OW_PAGE_UNCHANGED;
 		j->page->files = j->old_files;

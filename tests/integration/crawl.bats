@@ -214,7 +214,7 @@ fault_crawl() { # mode
 
 @test "persistent faults end with a clear error, exit 4, and store nothing new" {
 	files_before=$(ow --json ls files --project torchaudio | jq .count)
-	for mode in 503 500 429,ra=3600 redirect-file redirect-other-host redirect-loop gzip cl-garbage cl-double header-flood; do
+	for mode in 503 500 429,ra=3600 redirect-project,p=torch redirect-file redirect-other-host redirect-loop gzip cl-garbage cl-double header-flood; do
 		run fault_crawl "$mode"
 		[ "$status" -eq 4 ] || { echo "$mode: exit $status: $output"; false; }
 		err=$(jq -r '.pages[0].error' <<<"$output")

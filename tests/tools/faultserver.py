@@ -39,6 +39,7 @@ normally (transient faults); without it the fault is persistent.
   redirect-other-host  302 to the same server under the other loopback
                     name (127.0.0.1 <-> localhost)
   redirect-loop     302 to /fault/redirect-loop2/<file>, which comes back
+  redirect-project  302 from a project page to the page of project ?p=NAME
   <3-digit status>  that status with a short body; Retry-After from ?ra=
                     (raw value, or "date+N" / "date-N" for an HTTP date)
   gzip              Content-Encoding: gzip body
@@ -436,6 +437,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def f_redirect_loop(self, rel, q):
         self.redirect_to("/fault/redirect-loop2/" + rel)
+
+    def f_redirect_project(self, rel, q):
+        parts = [x for x in rel.split("/") if x]
+        parts[-1] = q.get("p", "other")
+        self.redirect_to("/" + "/".join(parts) + "/")
 
     def f_redirect_loop2(self, rel, q):
         self.redirect_to("/fault/redirect-loop/" + rel)
