@@ -217,68 +217,143 @@ const char *cli_bytes(unsigned long long n, char *buf, size_t len)
 
 /* --- events ----------------------------------------------------------------- */
 
+/* Progress on a TTY: one line per active transfer, then a total line with
+ * bytes, rate and (when every size is known) ETA; redrawn at most 10 times a
+ * second, on stderr. */
+#define EV_SLOTS 8
+
+struct ev_slot {
+	char what[64];
+	uint64_t done, total;
+	int used;
+};
+
 struct ev_state {
 	const struct cli *c;
 	int bars;
-	int bar_shown;
-	unsigned long long items, bytes;
-	struct timespec last;
+	int lines_shown;
+	unsigned long long items, bytes_done; /* finished transfers */
+	struct ev_slot slot[EV_SLOTS];
+	struct timespec start, last;
 };
 static struct ev_state evs;
 
-static void clear_bar(void)
+static void clear_bars(void)
 {
-	if (evs.bar_shown)
-		fputs("\r\033[K", stderr);
-	evs.bar_shown = 0;
+	for (int i = 0; i < evs.lines_shown; i++)
+		fputs("\033[1A\r\033[K", stderr);
+	evs.lines_shown = 0;
+}
+
+static struct ev_slot *slot_for(const char *what, int create)
+{
+	struct ev_slot *free_slot = NULL;
+	for (int i = 0; i < EV_SLOTS; i++) {
+		if (evs.slot[i].used && !strncmp(evs.slot[i].what, what, sizeof evs.slot[i].what - 1))
+			return &evs.slot[i];
+		if (!evs.slot[i].used && !free_slot)
+			free_slot = &evs.slot[i];
+	}
+	if (create && free_slot) {
+		memset(free_slot, 0, sizeof *free_slot);
+		snprintf(free_slot->what, sizeof free_slot->what, "%s", what);
+		free_slot->used = 1;
+	}
+	return create ? free_slot : NULL;
+}
+
+static double since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+static void draw_bars(void)
+{
+	char b[32], b2[32];
+	unsigned long long done = evs.bytes_done, total = 0;
+	int all_known = 1;
+	clear_bars();
+	for (int i = 0; i < EV_SLOTS; i++) {
+		struct ev_slot *sl = &evs.slot[i];
+		if (!sl->used)
+			continue;
+		done += sl->done;
+		total += sl->total;
+		all_known &= sl->total > 0;
+		if (sl->total)
+			fprintf(stderr, "  %-60.60s %3d%% of %s\n", sl->what,
+			        (int)(100.0 * (double)sl->done / (double)sl->total),
+			        cli_bytes(sl->total, b, sizeof b));
+		else
+			fprintf(stderr, "  %-60.60s %s\n", sl->what, cli_bytes(sl->done, b, sizeof b));
+		evs.lines_shown++;
+	}
+	double secs = since(&evs.start), rate = secs > 0 ? (double)done / secs : 0;
+	fprintf(stderr, "  %llu done, %s at %s/s", evs.items, cli_bytes(done, b, sizeof b),
+	        cli_bytes((unsigned long long)rate, b2, sizeof b2));
+	if (all_known && total && rate > 0)
+		fprintf(stderr, ", ETA %.0f s", (double)(total + evs.bytes_done - done) / rate);
+	fputc('\n', stderr);
+	evs.lines_shown++;
+}
+
+static void on_progress(const struct ow_event *ev)
+{
+	const char *what = ev->what ? ev->what : "";
+	if (ev->kind == OW_EV_DONE) {
+		struct ev_slot *sl = slot_for(what, 0);
+		evs.items++;
+		evs.bytes_done += ev->done;
+		if (sl)
+			sl->used = 0;
+	} else {
+		struct ev_slot *sl = slot_for(what, 1);
+		if (sl) {
+			sl->done = ev->done;
+			sl->total = ev->total;
+		}
+	}
+	/* decided here, not at init: the command parses --progress and -q later */
+	const struct cli *c = evs.c;
+	if (evs.bars < 0)
+		evs.bars = c->verbosity >= 0 && !c->json &&
+		           (c->progress == CLI_PROGRESS_ALWAYS ||
+		            (c->progress == CLI_PROGRESS_AUTO && isatty(2)));
+	if (!evs.bars || since(&evs.last) < 0.1)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &evs.last);
+	draw_bars();
 }
 
 static void on_event(const struct ow_event *ev, void *ud)
 {
 	(void)ud;
-	if (ev->kind == OW_EV_LOG) {
-		int show = (int)ev->level <= (evs.c->verbosity < 0 ? 0 : evs.c->verbosity + 1);
-		if (!show)
-			return;
-		clear_bar();
-		fprintf(stderr, "%s%s\n",
-		        ev->level == OW_LOG_ERROR ? "error: " : ev->level == OW_LOG_WARN ? "warning: " : "",
-		        ev->msg);
+	if (ev->kind != OW_EV_LOG) {
+		on_progress(ev);
 		return;
 	}
-	if (ev->kind == OW_EV_DONE) {
-		evs.items++;
-		evs.bytes += ev->done;
-	}
-	if (!evs.bars)
+	int show = (int)ev->level <= (evs.c->verbosity < 0 ? 0 : evs.c->verbosity + 1);
+	if (!show)
 		return;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	long ms = (now.tv_sec - evs.last.tv_sec) * 1000 + (now.tv_nsec - evs.last.tv_nsec) / 1000000;
-	if (ms < 100)
-		return;
-	evs.last = now;
-	char b[32];
-	if (ev->kind == OW_EV_PROGRESS && ev->total)
-		fprintf(stderr, "\r\033[K%.40s %3d%% (%s)", ev->what ? ev->what : "",
-		        (int)(100.0 * (double)ev->done / (double)ev->total),
-		        cli_bytes(ev->total, b, sizeof b));
-	else
-		fprintf(stderr, "\r\033[K%llu done, %s", evs.items, cli_bytes(evs.bytes, b, sizeof b));
-	evs.bar_shown = 1;
+	clear_bars();
+	fprintf(stderr, "%s%s\n",
+	        ev->level == OW_LOG_ERROR ? "error: " : ev->level == OW_LOG_WARN ? "warning: " : "",
+	        ev->msg);
 }
 
 void cli_events_init(struct cli *c)
 {
 	memset(&evs, 0, sizeof evs);
 	evs.c = c;
-	evs.bars = c->verbosity >= 0 && (c->progress == CLI_PROGRESS_ALWAYS ||
-	                                 (c->progress == CLI_PROGRESS_AUTO && isatty(2)));
+	clock_gettime(CLOCK_MONOTONIC, &evs.start);
+	evs.bars = -1; /* undecided until the first progress event */
 	ow_event_set_handler(on_event, NULL);
 }
 
 void cli_events_finish(void)
 {
-	clear_bar();
+	clear_bars();
 	ow_event_set_handler(NULL, NULL);
 }
