@@ -80,5 +80,8 @@ int cmd_crawl(struct cli *c, int argc, char **argv);
 int cmd_fetch(struct cli *c, int argc, char **argv);
 int cmd_smoke(struct cli *c, int argc, char **argv);
 int cmd_doctor(struct cli *c, int argc, char **argv);
+int cmd_export(struct cli *c, int argc, char **argv);
+int cmd_check(struct cli *c, int argc, char **argv);
+int cmd_keygen(struct cli *c, int argc, char **argv);
 
 #endif

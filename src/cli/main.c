@@ -18,6 +18,9 @@ static const struct cli_command commands[] = {
 	{"gc", cmd_gc, "remove garbage: objects without a row, leftover temp files"},
 	{"smoke", cmd_smoke, "on a GPU: run the smoke kernel and load the installed set's images"},
 	{"doctor", cmd_doctor, "diagnose \"no kernel image\" end to end and print the fix"},
+	{"export", cmd_export, "write a signed tree for pip --no-index (USB stick, lab server)"},
+	{"check", cmd_check, "verify an export on the target (signature, hashes, rollback)"},
+	{"keygen", cmd_keygen, "make an Ed25519 key pair (signify format) for signing exports"},
 	{NULL, NULL, NULL},
 };
 

@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -184,4 +186,90 @@ int ow_b64url_nopad(const uint8_t *d, size_t len, char *out, size_t outsz)
 	}
 	out[o] = '\0';
 	return 0;
+}
+
+int ow_sha512_buf(const void *data, size_t len, uint8_t out[OW_SHA512_LEN])
+{
+	unsigned int n = 0;
+	if (EVP_Digest(data, len, out, &n, EVP_sha512(), NULL) != 1 || n != OW_SHA512_LEN)
+		return ow_err(OW_EINTERNAL, "sha512: digest failed");
+	return 0;
+}
+
+int ow_random_bytes(void *buf, size_t len)
+{
+	if (len > INT_MAX || RAND_bytes(buf, (int)len) != 1)
+		return ow_err(OW_EINTERNAL, "random: OpenSSL could not produce random bytes");
+	return 0;
+}
+
+int ow_b64_encode(const uint8_t *d, size_t len, char *out, size_t outsz)
+{
+	if (len > INT_MAX / 2 || outsz < 4 * ((len + 2) / 3) + 1)
+		return ow_err(OW_ERANGE, "base64: output buffer too small");
+	EVP_EncodeBlock((unsigned char *)out, d, (int)len);
+	return 0;
+}
+
+/* EVP_DecodeBlock accepts whitespace and returns padded lengths: check the
+ * shape first, then compare by re-encoding (canonical form only). */
+int ow_b64_decode(const char *text, size_t text_len, uint8_t *out, size_t want)
+{
+	size_t enc = 4 * ((want + 2) / 3);
+	if (text_len != enc || want > 4096)
+		return ow_err(OW_EPARSE, "base64: %zu characters where %zu were expected", text_len, enc);
+	uint8_t tmp[4096 + 3];
+	char back[4 * ((4096 + 2) / 3) + 1];
+	if (EVP_DecodeBlock(tmp, (const unsigned char *)text, (int)text_len) < (int)want)
+		return ow_err(OW_EPARSE, "base64: not valid base64");
+	EVP_EncodeBlock((unsigned char *)back, tmp, (int)want);
+	if (memcmp(back, text, text_len) != 0)
+		return ow_err(OW_EPARSE, "base64: not canonical base64");
+	memcpy(out, tmp, want);
+	return 0;
+}
+
+static EVP_PKEY *ed25519_private(const uint8_t seed[OW_ED25519_SEED])
+{
+	return EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, OW_ED25519_SEED);
+}
+
+int ow_ed25519_public(const uint8_t seed[OW_ED25519_SEED], uint8_t pub[OW_ED25519_PUB])
+{
+	EVP_PKEY *k = ed25519_private(seed);
+	size_t n = OW_ED25519_PUB;
+	int ok = k && EVP_PKEY_get_raw_public_key(k, pub, &n) == 1 && n == OW_ED25519_PUB;
+	EVP_PKEY_free(k);
+	return ok ? 0 : ow_err(OW_EINTERNAL, "ed25519: OpenSSL could not derive the public key");
+}
+
+int ow_ed25519_keygen(uint8_t seed[OW_ED25519_SEED], uint8_t pub[OW_ED25519_PUB])
+{
+	int rc = ow_random_bytes(seed, OW_ED25519_SEED);
+	return rc ? rc : ow_ed25519_public(seed, pub);
+}
+
+int ow_ed25519_sign(const uint8_t seed[OW_ED25519_SEED], const void *msg, size_t len,
+                    uint8_t sig[OW_ED25519_SIG])
+{
+	EVP_PKEY *k = ed25519_private(seed);
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	size_t n = OW_ED25519_SIG;
+	int ok = k && ctx && EVP_DigestSignInit(ctx, NULL, NULL, NULL, k) == 1 &&
+	         EVP_DigestSign(ctx, sig, &n, msg, len) == 1 && n == OW_ED25519_SIG;
+	EVP_MD_CTX_free(ctx);
+	EVP_PKEY_free(k);
+	return ok ? 0 : ow_err(OW_EINTERNAL, "ed25519: OpenSSL could not sign");
+}
+
+int ow_ed25519_verify(const uint8_t pub[OW_ED25519_PUB], const void *msg, size_t len,
+                      const uint8_t sig[OW_ED25519_SIG])
+{
+	EVP_PKEY *k = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub, OW_ED25519_PUB);
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int ok = k && ctx && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, k) == 1 &&
+	         EVP_DigestVerify(ctx, sig, OW_ED25519_SIG, msg, len) == 1;
+	EVP_MD_CTX_free(ctx);
+	EVP_PKEY_free(k);
+	return ok ? 0 : ow_err(OW_ESIG, "ed25519: the signature does not verify");
 }

@@ -1,0 +1,123 @@
+/* cmd_check.c - offwheel check: verify an export on the target. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "export.h"
+#include "mixedargs.h"
+
+static const char usage[] = "check DIR --pubkey KEY.pub [--state FILE]";
+static const char description[] =
+	"Verify an export (offwheel export) before installing from it: the signature\n"
+	"of SHA256SUMS by the trusted public key first (unknown key, bad signature,\n"
+	"trailing data are refused before anything else is read), then manifest.json\n"
+	"against the signed SHA256SUMS, its paths (no '..', absolute, backslash, case\n"
+	"collisions), every file re-hashed, files missing or not in the manifest,\n"
+	"expiry, and rollback: the last accepted sequence per key is kept in a state\n"
+	"file ($XDG_STATE_HOME/offwheel/accepted.json, else\n"
+	"~/.local/state/offwheel/accepted.json) and an older export is refused.\n"
+	"Needs no workspace.  Exit 0 when all holds, 3 otherwise (one line per problem).";
+
+enum { OPT_PUBKEY = 400, OPT_STATE, OPT_AT };
+static const struct cli_opt opts[] = {
+	{"pubkey", OPT_PUBKEY, required_argument, "KEY.pub", "the trusted public key (required)"},
+	{"state", OPT_STATE, required_argument, "FILE", "the accepted-sequence state file"},
+	{"at", OPT_AT, required_argument, "UNIX", "check as of this time (will it still be valid then?)"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+struct check_args {
+	const char *pubkey, *state;
+	long long at;
+};
+
+static int on_opt(struct cli *c, int key, const char *arg, void *ud)
+{
+	struct check_args *a = ud;
+	if (key == OPT_AT) {
+		char *end;
+		a->at = strtoll(arg, &end, 10);
+		return *arg && !*end && a->at > 0 ? 0 : cli_usage_error(c, "--at: '%s' is not a unix "
+		                                                           "time", arg);
+	}
+	if (key == OPT_PUBKEY)
+		a->pubkey = arg;
+	else if (key == OPT_STATE)
+		a->state = arg;
+	else
+		return 2;
+	return 0;
+}
+
+static void iso(int64_t t, char *buf, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void render_json(const char *dir, const struct ow_check_report *r)
+{
+	json_t *probs = json_array();
+	for (size_t i = 0; i < r->n; i++)
+		json_array_append_new(probs, json_pack("{s:s, s:s?, s:s?}", "kind", r->problems[i].kind,
+		                                       "path", r->problems[i].path, "detail",
+		                                       r->problems[i].detail));
+	char exp[32];
+	iso(r->expires, exp, sizeof exp);
+	cli_json_out(json_pack("{s:s, s:s, s:b, s:s?, s:I, s:I, s:s?, s:I, s:I, s:I, s:o}",
+	                       "command", "check", "dir", dir, "valid", r->valid, "key_id",
+	                       *r->key_id ? r->key_id : NULL, "sequence", (json_int_t)r->sequence,
+	                       "accepted_before", (json_int_t)r->accepted, "expires",
+	                       r->expires ? exp : NULL, "expires_unix", (json_int_t)r->expires,
+	                       "files", (json_int_t)r->files, "bytes", (json_int_t)r->bytes,
+	                       "problems", probs));
+}
+
+static void render(struct cli *c, const char *dir, const struct ow_check_report *r)
+{
+	char b[32], exp[32];
+	if (c->json)
+		return render_json(dir, r);
+	for (size_t i = 0; i < r->n; i++)
+		fprintf(stderr, "%-9s %s%s%s\n", r->problems[i].kind,
+		        r->problems[i].path ? r->problems[i].path : "", r->problems[i].path ? ": " : "",
+		        r->problems[i].detail ? r->problems[i].detail : "");
+	iso(r->expires, exp, sizeof exp);
+	if (r->valid)
+		cli_say(c, "%s: valid — %zu files (%s), sequence %lld signed by key %s, expires %s\n",
+		        dir, r->files, cli_bytes(r->bytes, b, sizeof b), (long long)r->sequence,
+		        r->key_id, exp);
+	else
+		fprintf(stderr, "%s: NOT valid — %zu problem%s; do not install from it\n", dir, r->n,
+		        r->n == 1 ? "" : "s");
+}
+
+int cmd_check(struct cli *c, int argc, char **argv)
+{
+	struct check_args a = {0};
+	int nops, first = cli_parse_mixed(c, argc, argv, opts, usage, description, on_opt, &a, &nops);
+	if (first < 0)
+		return first == CLI_HELP_SHOWN ? 0 : -first;
+	if (nops != 1)
+		return cli_usage_error(c, "check: name one export directory");
+	if (!a.pubkey)
+		return cli_usage_error(c, "check: --pubkey KEY.pub is required (the key you trust)");
+	struct ow_signify_pub pub;
+	int rc = ow_signify_load_pub(a.pubkey, &pub);
+	if (rc)
+		return cli_fail(c, rc);
+	struct ow_check_opts o = {.dir = argv[1], .pub = &pub, .state_path = a.state,
+	                          .jobs = c->jobs, .now = a.at};
+	struct ow_check_report r;
+	rc = ow_export_check(&o, &r);
+	if (rc == 0 || rc == OW_EVERIFY)
+		render(c, argv[1], &r);
+	else
+		rc = cli_fail(c, rc);
+	ow_check_report_free(&r);
+	return rc == OW_EVERIFY ? 3 : rc;
+}

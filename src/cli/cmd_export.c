@@ -1,0 +1,163 @@
+/* cmd_export.c - offwheel export: a signed tree for pip --no-index. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "export.h"
+#include "fsutil.h"
+#include "mixedargs.h"
+
+static const char usage[] =
+	"export DIR [SET-ID...] [--target T]... [--all-sets] [--file NAME]... [--sign KEY]";
+static const char description[] =
+	"Write a self-contained tree that pip installs from with no network (a USB\n"
+	"stick, a lab file server): DIR/simple/ (PEP 503 + PEP 658), DIR/wheels/,\n"
+	"DIR/requirements/<target>.txt (pinned, --hash), DIR/INSTALL.txt (the pip\n"
+	"commands), DIR/manifest.json (sets, files, sequence, expiry), DIR/SHA256SUMS\n"
+	"and DIR/SHA256SUMS.sig (signify, written last).  Wheels are copied from the\n"
+	"store while being re-hashed; files already there with the right bytes are\n"
+	"kept.  DIR must be empty or a previous export.  Check it on the target with\n"
+	"'offwheel check DIR --pubkey KEY.pub' or, without offwheel,\n"
+	"'signify-openbsd -V -p KEY.pub -m SHA256SUMS && sha256sum -c SHA256SUMS'.\n"
+	"Exit 4 when a member is not fetched yet, 1 on other errors.";
+
+enum { OPT_TARGET = 400, OPT_ALL, OPT_FILE, OPT_SIGN, OPT_EXPIRES, OPT_NGINX, OPT_FAT32 };
+static const struct cli_opt opts[] = {
+	{"target", OPT_TARGET, required_argument, "T", "the newest set of target T ('ls sets')"},
+	{"all-sets", OPT_ALL, no_argument, NULL, "the newest set of every target"},
+	{"file", OPT_FILE, required_argument, "NAME", "a fetched wheel by file name"},
+	{"sign", OPT_SIGN, required_argument, "KEY", "sign with this secret key (offwheel keygen)"},
+	{"expires", OPT_EXPIRES, required_argument, "DAYS", "check refuses it after DAYS (90)"},
+	{"nginx-conf", OPT_NGINX, required_argument, "FILE", "write an nginx server block for DIR"},
+	{"fat32", OPT_FAT32, no_argument, NULL, "refuse files of 4 GiB or more (auto on FAT32)"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+struct export_args {
+	const char *targets[64], *files[4096];
+	int ntargets, nfiles, all, fat32, expires;
+	const char *sign, *nginx;
+};
+
+static int on_opt(struct cli *c, int key, const char *arg, void *ud)
+{
+	struct export_args *a = ud;
+	switch (key) {
+	case OPT_TARGET:
+		if (a->ntargets == 64)
+			return cli_usage_error(c, "export: at most 64 --target");
+		a->targets[a->ntargets++] = arg;
+		return 0;
+	case OPT_FILE:
+		if (a->nfiles == 4096)
+			return cli_usage_error(c, "export: at most 4096 --file");
+		a->files[a->nfiles++] = arg;
+		return 0;
+	case OPT_ALL: a->all = 1; return 0;
+	case OPT_FAT32: a->fat32 = 1; return 0;
+	case OPT_SIGN: a->sign = arg; return 0;
+	case OPT_NGINX: a->nginx = arg; return 0;
+	case OPT_EXPIRES: return cli_int_arg(c, "--expires", arg, 1, 36500, &a->expires);
+	}
+	return 2;
+}
+
+static int add_set_ids(struct cli *c, ow_store *s, struct ow_export_plan *p, char **ids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char *end;
+		long long id = strtoll(ids[i], &end, 10);
+		if (!*ids[i] || *end || id <= 0)
+			return cli_usage_error(c, "export: '%s' is not a set id ('offwheel ls sets'); "
+			                          "use --target for a target name", ids[i]);
+		int rc = ow_export_add_set(s, p, id);
+		if (rc)
+			return cli_fail(c, rc);
+	}
+	return 0;
+}
+
+static int build_plan(struct cli *c, ow_store *s, const struct export_args *a, char **ids,
+                      int nids, struct ow_export_plan *p)
+{
+	int rc = add_set_ids(c, s, p, ids, nids);
+	for (int i = 0; !rc && i < a->ntargets; i++)
+		if ((rc = ow_export_add_target(s, p, a->targets[i])))
+			return cli_fail(c, rc);
+	if (!rc && a->all && (rc = ow_export_add_all_sets(s, p)))
+		return cli_fail(c, rc);
+	for (int i = 0; !rc && i < a->nfiles; i++)
+		if ((rc = ow_export_add_file(s, p, a->files[i])))
+			return cli_fail(c, rc);
+	return rc;
+}
+
+static void render(struct cli *c, const char *dir, const struct ow_export_report *r)
+{
+	char b[32], b2[32];
+	if (c->json) {
+		cli_json_out(json_pack("{s:s, s:s, s:I, s:s?, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, "
+		                       "s:I, s:s?, s:f}",
+		                       "command", "export", "dir", dir, "sequence",
+		                       (json_int_t)r->sequence, "key_id", *r->key_id ? r->key_id : NULL,
+		                       "created", (json_int_t)r->created, "expires",
+		                       (json_int_t)r->expires, "manifest_sha256", r->manifest_sha256,
+		                       "files", (json_int_t)r->files, "copied", (json_int_t)r->copied,
+		                       "kept", (json_int_t)r->kept, "removed", (json_int_t)r->removed,
+		                       "bytes", (json_int_t)r->bytes_total, "bytes_copied",
+		                       (json_int_t)r->bytes_copied, "fs", *r->fs ? r->fs : NULL,
+		                       "seconds", r->seconds));
+		return;
+	}
+	cli_say(c, "exported %zu files to %s (%s; copied %zu = %s, kept %zu, removed %zu) in %.1f s\n",
+	        r->files, dir, cli_bytes(r->bytes_total, b, sizeof b), r->copied,
+	        cli_bytes(r->bytes_copied, b2, sizeof b2), r->kept, r->removed, r->seconds);
+	cli_say(c, "sequence %lld, %s %s; see %s/INSTALL.txt\n", (long long)r->sequence,
+	        *r->key_id ? "signed by key" : "NOT SIGNED (check will refuse it)", r->key_id, dir);
+}
+
+static int run_export(struct cli *c, const struct export_args *a, const char *dir, char **ids,
+                      int nids)
+{
+	struct ow_signify_sec key;
+	ow_store *s = NULL;
+	struct ow_export_plan p = {0};
+	int rc = a->sign ? ow_signify_load_sec(a->sign, &key) : 0;
+	if (rc)
+		return cli_fail(c, rc);
+	if (!(rc = cli_open_store(c, OW_STORE_WRITE, &s)) &&
+	    !(rc = build_plan(c, s, a, ids, nids, &p))) {
+		struct ow_export_opts o = {.dir = dir, .key = a->sign ? &key : NULL,
+		                           .expires_days = a->expires, .fat32 = a->fat32,
+		                           .nginx_conf = a->nginx};
+		struct ow_export_report r;
+		int erc = ow_export_run(s, &p, &o, &r);
+		rc = erc ? cli_fail(c, erc) : 0;
+		if (!erc)
+			render(c, dir, &r);
+	}
+	memset(&key, 0, sizeof key);
+	ow_export_plan_free(&p);
+	ow_store_close(s);
+	return rc;
+}
+
+int cmd_export(struct cli *c, int argc, char **argv)
+{
+	struct export_args a = {.expires = 90};
+	int nops, first = cli_parse_mixed(c, argc, argv, opts, usage, description, on_opt, &a, &nops);
+	if (first < 0)
+		return first == CLI_HELP_SHOWN ? 0 : -first;
+	argc = 1 + nops;
+	if (first >= argc)
+		return cli_usage_error(c, "export: name the directory to write");
+	if (first + 1 >= argc && !a.ntargets && !a.all && !a.nfiles)
+		return cli_usage_error(c, "export: say what to export: SET-ID..., --target, --all-sets "
+		                          "or --file");
+	char dir[PATH_MAX];
+	int rc = ow_mkdir_p(argv[first], 0755);
+	if (rc || !realpath(argv[first], dir))
+		return cli_fail(c, rc ? rc : ow_err(OW_EIO, "%s: cannot resolve the path", argv[first]));
+	return run_export(c, &a, dir, argv + first + 1, argc - first - 1);
+}

@@ -1,0 +1,50 @@
+/* cmd_keygen.c - offwheel keygen: an Ed25519 key pair in signify format. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "signify.h"
+
+static const char usage[] = "keygen KEYFILE";
+static const char description[] =
+	"Make an Ed25519 key pair for signing exports, in OpenBSD signify's format:\n"
+	"KEYFILE is the secret key (mode 0600, not passphrase-protected, as\n"
+	"'signify -G -n'), KEYFILE.pub the public key ('KEY.sec' gives 'KEY.pub').\n"
+	"Carry the public key to the targets separately; 'signify-openbsd -V -p\n"
+	"KEY.pub -m SHA256SUMS' verifies an export with the stock tool.  Keys made by\n"
+	"'signify-openbsd -G -n' work with 'offwheel export --sign' too.";
+
+static void pub_path(const char *sec, char *out, size_t n)
+{
+	size_t l = strlen(sec);
+	if (l > 4 && !strcmp(sec + l - 4, ".sec"))
+		snprintf(out, n, "%.*s.pub", (int)(l - 4), sec);
+	else
+		snprintf(out, n, "%s.pub", sec);
+}
+
+int cmd_keygen(struct cli *c, int argc, char **argv)
+{
+	int first = cli_parse(c, argc, argv, NULL, usage, description, NULL, NULL);
+	if (first < 0)
+		return first == CLI_HELP_SHOWN ? 0 : -first;
+	if (first + 1 != argc)
+		return cli_usage_error(c, "keygen: name one KEYFILE");
+	char pub[4096], id[OW_KEYID_HEX];
+	struct ow_signify_sec sec;
+	struct ow_signify_pub pk;
+	pub_path(argv[first], pub, sizeof pub);
+	int rc = ow_signify_keygen(&sec, &pk);
+	if (!rc)
+		rc = ow_signify_write_keys(argv[first], pub, &sec);
+	memset(&sec, 0, sizeof sec);
+	if (rc)
+		return cli_fail(c, rc);
+	ow_signify_keyid(pk.keynum, id);
+	if (c->json)
+		cli_json_out(json_pack("{s:s, s:s, s:s, s:s}", "command", "keygen", "secret_key",
+		                       argv[first], "public_key", pub, "key_id", id));
+	else
+		cli_say(c, "secret key %s, public key %s, key id %s\n", argv[first], pub, id);
+	return 0;
+}

@@ -1,0 +1,331 @@
+/* export.c - write an export tree: refuse unsafe names, drop the old
+ * signature, copy wheels while hashing, generate pages and lists, clean up,
+ * then manifest, SHA256SUMS and the signature last. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "error.h"
+#include "event.h"
+#include "exportint.h"
+#include "fsutil.h"
+
+#define SUMS_MAX (64u << 20)
+
+static int check_names(const struct ow_export_plan *p, const struct ow_export_opts *o,
+                       const char *fs)
+{
+	int fat32 = o->fat32 || !strcmp(fs, "fat32");
+	for (size_t i = 0; i < p->n; i++) {
+		const struct ow_export_item *it = &p->items[i];
+		if (!ow_safe_component(it->filename) || !strncmp(it->filename, ".ow-", 4))
+			return ow_err(OW_EPOLICY, "%s: not a name every file system accepts (no '/', '\\', "
+			                          "':' or control characters)", it->filename);
+		if (!ow_safe_component(it->project))
+			return ow_err(OW_EPOLICY, "%s: unsafe project name '%s'", it->filename, it->project);
+		if (fat32 && (it->size > OW_FAT32_MAX_FILE || it->meta_size > OW_FAT32_MAX_FILE))
+			return ow_err(OW_EPOLICY, "%s: %llu bytes — FAT32 stores at most 4 GiB - 1 per "
+			                          "file; format the stick as exFAT (or export elsewhere)",
+			              it->filename, (unsigned long long)it->size);
+	}
+	return 0;
+}
+
+/* Every path the export will hold: refuse case collisions up front. */
+static int check_case(const struct ow_export_plan *p)
+{
+	struct ow_xfiles f = {0};
+	char rel[PATH_MAX];
+	int rc = 0;
+	for (size_t i = 0; !rc && i < p->n; i++) {
+		snprintf(rel, sizeof rel, "wheels/%s", p->items[i].filename);
+		rc = ow_xfiles_add(&f, rel, 0, NULL);
+		snprintf(rel, sizeof rel, "wheels/%s.metadata", p->items[i].filename);
+		if (!rc && p->items[i].meta_object[0])
+			rc = ow_xfiles_add(&f, rel, 0, NULL);
+	}
+	for (size_t i = 0; !rc && i < p->nsets; i++) {
+		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
+		rc = ow_xfiles_add(&f, rel, 0, NULL);
+	}
+	const char *other = NULL, *hit = rc ? NULL : ow_xfiles_case_clash(&f, &other);
+	if (hit && strcmp(hit, other))
+		rc = ow_err(OW_EPOLICY, "'%s' and '%s' differ only in case: FAT/exFAT sticks and "
+		                        "Windows/macOS cannot hold both", other, hit);
+	ow_xfiles_free(&f);
+	return rc;
+}
+
+static int top_entry_ok(const char *n)
+{
+	static const char *const ok[] = {"simple", "wheels", "requirements", "INSTALL.txt",
+	                                 OW_EXPORT_SUMS, OW_EXPORT_SIG, OW_EXPORT_MANIFEST, NULL};
+	for (const char *const *k = ok; *k; k++)
+		if (!strcmp(n, *k))
+			return 1;
+	return !strncmp(n, OW_EXPORT_TMP_PREFIX, strlen(OW_EXPORT_TMP_PREFIX));
+}
+
+/* DIR must be empty or an (interrupted) export: never clobber other data. */
+static int check_dir(const char *dir)
+{
+	int rc = ow_mkdir_p(dir, 0755);
+	DIR *d = rc ? NULL : opendir(dir);
+	if (!d)
+		return rc ? rc : ow_err(OW_EIO, "%s: cannot open: %s", dir, strerror(errno));
+	struct dirent *e;
+	while (!rc && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !top_entry_ok(e->d_name))
+			rc = ow_err(OW_EEXIST, "%s: holds '%s', which is not part of an export — export "
+			                       "into an empty directory or a previous export", dir, e->d_name);
+	closedir(d);
+	return rc;
+}
+
+/* The old signature goes first: from here on the tree is not valid until
+ * the new signature is written. */
+static int drop_signature(const char *dir)
+{
+	char p[PATH_MAX];
+	int rc = ow_path_join(p, sizeof p, dir, OW_EXPORT_SIG);
+	if (rc)
+		return rc;
+	if (unlink(p) != 0 && errno != ENOENT)
+		return ow_err(OW_EIO, "%s: cannot remove the old signature: %s", p, strerror(errno));
+	return ow_fsync_dir(dir);
+}
+
+static int64_t old_sequence(const char *dir)
+{
+	char p[PATH_MAX], *t = NULL;
+	size_t n;
+	struct ow_xmanifest m;
+	int64_t seq = 0;
+	if (ow_path_join(p, sizeof p, dir, OW_EXPORT_MANIFEST) ||
+	    ow_read_small_file(p, SUMS_MAX, &t, &n))
+		return 0;
+	if (!ow_xjson_parse(t, n, &m)) {
+		seq = m.sequence;
+		ow_xmanifest_free(&m);
+	}
+	free(t);
+	return seq;
+}
+
+static int next_sequence(ow_store *s, const char *dir, const char *key_id, int64_t *seq)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SEQ_MAX);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, *key_id ? key_id : NULL);
+	int row = ow_stmt_step(st);
+	if (row < 0)
+		return row;
+	int64_t db = row ? ow_col_int(st, 0) : 0, old = old_sequence(dir);
+	*seq = (db > old ? db : old) + 1;
+	return 0;
+}
+
+static int copy_one(ow_store *s, const char *wdir, const char *hex, uint64_t size,
+                    const char *name, struct ow_xfiles *rec, struct ow_export_report *r)
+{
+	int copied = 0;
+	char rel[PATH_MAX];
+	int rc = ow_xcopy_object(s, hex, size, wdir, name, &copied);
+	if (rc)
+		return rc;
+	snprintf(rel, sizeof rel, "wheels/%s", name);
+	r->copied += (size_t)copied;
+	r->kept += (size_t)!copied;
+	r->bytes_copied += copied ? size : 0;
+	r->bytes_total += size;
+	ow_progress("export", r->bytes_total, 0);
+	return ow_xfiles_add(rec, rel, size, hex);
+}
+
+static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const char *dir,
+                       struct ow_xfiles *rec, struct ow_export_report *r)
+{
+	char wdir[PATH_MAX], meta[PATH_MAX];
+	int rc = ow_path_join(wdir, sizeof wdir, dir, "wheels");
+	if (rc || (rc = ow_mkdir_p(wdir, 0755)))
+		return rc;
+	for (size_t i = 0; !rc && i < p->n; i++) {
+		const struct ow_export_item *it = &p->items[i];
+		rc = copy_one(s, wdir, it->object, it->size, it->filename, rec, r);
+		snprintf(meta, sizeof meta, "%s.metadata", it->filename);
+		if (!rc && it->meta_object[0])
+			rc = copy_one(s, wdir, it->meta_object, it->meta_size, meta, rec, r);
+	}
+	return rc;
+}
+
+static int write_pages(const struct ow_export_plan *p, const char *dir, struct ow_xfiles *rec)
+{
+	struct ow_sbuf b = {0};
+	char rel[PATH_MAX];
+	int rc = ow_xgen_simple_root(p, &b);
+	if (!rc)
+		rc = ow_xwrite_text(dir, "simple/index.html", &b, rec);
+	for (size_t i = 0; !rc && i < p->n; i++) {
+		snprintf(rel, sizeof rel, "simple/%s/index.html", p->items[i].project);
+		int seen = 0;
+		for (size_t j = 0; j < i; j++)
+			seen |= !strcmp(p->items[j].project, p->items[i].project);
+		if (seen)
+			continue;
+		ow_sb_free(&b);
+		if (!(rc = ow_xgen_project_page(p, p->items[i].project, &b)))
+			rc = ow_xwrite_text(dir, rel, &b, rec);
+	}
+	ow_sb_free(&b);
+	return rc;
+}
+
+static int write_lists(const struct ow_export_plan *p, const struct ow_xmeta *m, const char *dir,
+                       struct ow_xfiles *rec)
+{
+	struct ow_sbuf b = {0};
+	char rel[PATH_MAX];
+	int rc = 0;
+	for (size_t i = 0; !rc && i < p->nsets; i++) {
+		ow_sb_free(&b);
+		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
+		if (!(rc = ow_xgen_requirements(p, &p->sets[i], &b)))
+			rc = ow_xwrite_text(dir, rel, &b, rec);
+	}
+	ow_sb_free(&b);
+	if (!rc && !(rc = ow_xgen_install(p, m, &b)))
+		rc = ow_xwrite_text(dir, "INSTALL.txt", &b, rec);
+	ow_sb_free(&b);
+	return rc;
+}
+
+/* manifest.json, then SHA256SUMS (which lists it), then the signature. */
+static int write_signed(const struct ow_export_plan *p, const struct ow_xmeta *m,
+                        const struct ow_export_opts *o, struct ow_xfiles *rec,
+                        struct ow_export_report *r)
+{
+	struct ow_sbuf b = {0};
+	struct ow_xfiles top = {0};
+	ow_xfiles_sort(rec);
+	int rc = ow_xjson_manifest(p, m, rec, &b);
+	if (!rc)
+		rc = ow_xwrite_text(o->dir, OW_EXPORT_MANIFEST, &b, &top);
+	if (!rc) {
+		snprintf(r->manifest_sha256, sizeof r->manifest_sha256, "%s", top.v[0].sha256);
+		rc = ow_xfiles_add(rec, OW_EXPORT_MANIFEST, top.v[0].size, top.v[0].sha256);
+	}
+	ow_xfiles_sort(rec);
+	ow_sb_free(&b);
+	if (!rc && !(rc = ow_xgen_sums(rec, &b)))
+		rc = ow_xwrite_text(o->dir, OW_EXPORT_SUMS, &b, &top);
+	if (!rc && o->key) {
+		char sig[512];
+		struct ow_sbuf sb = {.p = sig, .cap = sizeof sig};
+		if (!(rc = ow_signify_sign(o->key, b.p, b.n, sig, sizeof sig))) {
+			sb.n = strlen(sig);
+			rc = ow_xwrite_text(o->dir, OW_EXPORT_SIG, &sb, &top);
+		}
+	}
+	ow_sb_free(&b);
+	ow_xfiles_free(&top);
+	return rc ? rc : ow_fsync_dir(o->dir);
+}
+
+static int record_export(ow_store *s, const struct ow_xmeta *m, const struct ow_export_report *r)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_INSERT);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, m->dir);
+	ow_stmt_int(st, 2, m->sequence);
+	ow_stmt_text(st, 3, r->manifest_sha256);
+	ow_stmt_text(st, 4, m->key_id[0] ? m->key_id : NULL);
+	ow_stmt_int(st, 5, (int64_t)r->files);
+	ow_stmt_int(st, 6, (int64_t)r->bytes_total);
+	ow_stmt_int(st, 7, m->created);
+	ow_stmt_int(st, 8, m->expires);
+	return ow_stmt_run(st);
+}
+
+static int write_nginx(const char *path, const char *dir)
+{
+	struct ow_sbuf b = {0};
+	struct ow_xfiles rec = {0};
+	char abs[PATH_MAX];
+	int rc = ow_xgen_nginx(dir, &b);
+	if (!rc)
+		rc = ow_xwrite_text(path[0] == '/' ? "" : (getcwd(abs, sizeof abs) ? abs : "."),
+		                    path[0] == '/' ? path + 1 : path, &b, &rec);
+	ow_sb_free(&b);
+	ow_xfiles_free(&rec);
+	return rc;
+}
+
+static int prepare(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
+                   struct ow_export_report *r, struct ow_xmeta *m)
+{
+	int rc = check_dir(o->dir);
+	ow_xfs_kind(o->dir, r->fs, sizeof r->fs);
+	if (rc || (rc = check_names(p, o, r->fs)) || (rc = check_case(p)))
+		return rc;
+	if (o->key)
+		ow_signify_keyid(o->key->keynum, m->key_id);
+	if ((rc = next_sequence(s, o->dir, m->key_id, &m->sequence)))
+		return rc;
+	m->created = o->now ? o->now : (int64_t)time(NULL);
+	m->expires = m->created + (int64_t)o->expires_days * 86400;
+	m->dir = o->dir;
+	return drop_signature(o->dir);
+}
+
+static int run_steps(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
+                     struct ow_export_report *r, struct ow_xmeta *m)
+{
+	struct ow_xfiles rec = {0};
+	int rc = prepare(s, p, o, r, m);
+	if (!rc)
+		rc = copy_wheels(s, p, o->dir, &rec, r);
+	if (!rc)
+		rc = write_pages(p, o->dir, &rec);
+	if (!rc)
+		rc = write_lists(p, m, o->dir, &rec);
+	ow_xfiles_sort(&rec);
+	if (!rc)
+		rc = ow_xclean(o->dir, &rec, &r->removed);
+	if (!rc)
+		rc = write_signed(p, m, o, &rec, r);
+	r->files = rec.n;
+	ow_xfiles_free(&rec);
+	return rc;
+}
+
+int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
+                  struct ow_export_report *r)
+{
+	struct timespec t0, t1;
+	struct ow_xmeta m = {0};
+	memset(r, 0, sizeof *r);
+	if (o->expires_days <= 0 || !p->nsets)
+		return ow_err(OW_EINVAL, "export: nothing to export or no expiry");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = run_steps(s, p, o, r, &m);
+	if (!rc)
+		rc = record_export(s, &m, r);
+	if (!rc && o->nginx_conf)
+		rc = write_nginx(o->nginx_conf, o->dir);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	r->sequence = m.sequence;
+	r->created = m.created;
+	r->expires = m.expires;
+	snprintf(r->key_id, sizeof r->key_id, "%s", m.key_id);
+	return rc;
+}

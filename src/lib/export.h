@@ -1,0 +1,124 @@
+/* export.h - a self-contained tree for pip --no-index (USB stick, lab
+ * server), signed, and its check on the target (DESIGN.md §5-6).
+ *
+ *   DIR/simple/index.html, DIR/simple/<project>/index.html   PEP 503 + 658
+ *   DIR/wheels/<file>.whl, DIR/wheels/<file>.whl.metadata      the bytes
+ *   DIR/requirements/<target>.txt                              pinned, hashed
+ *   DIR/INSTALL.txt                                            pip commands
+ *   DIR/manifest.json    sets, targets, files (path size sha256), sequence,
+ *                        creation, expiry, tool version, key id
+ *   DIR/SHA256SUMS       sha256sum -c format: every file above (manifest too)
+ *   DIR/SHA256SUMS.sig   signify signature of SHA256SUMS, written last
+ *
+ * The signature covers SHA256SUMS, which covers manifest.json: so the
+ * sequence and expiry are inside the signed bytes, and a target without
+ * offwheel checks everything with `signify-openbsd -V -p KEY.pub -m
+ * SHA256SUMS && sha256sum -c SHA256SUMS`.  Every file is published
+ * atomically; the old signature is removed before anything changes, so an
+ * interrupted export is never valid. */
+#ifndef OW_EXPORT_H
+#define OW_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "signify.h"
+#include "store.h"
+
+#define OW_EXPORT_SUMS "SHA256SUMS"
+#define OW_EXPORT_SIG "SHA256SUMS.sig"
+#define OW_EXPORT_MANIFEST "manifest.json"
+#define OW_EXPORT_FORMAT "offwheel-export-1"
+#define OW_EXPORT_TMP_PREFIX ".ow-tmp-"
+#define OW_FAT32_MAX_FILE 0xFFFFFFFFull
+
+struct ow_export_item { /* one wheel on the stick */
+	char *filename, *project, *version, *requires_python;
+	char object[OW_SHA256_HEX];      /* pinned hash = the file's sha256 */
+	char meta_object[OW_SHA256_HEX]; /* "" when no PEP 658 metadata is stored */
+	uint64_t size, meta_size;
+};
+
+struct ow_export_set {
+	int64_t id; /* 0 for the --file pseudo set */
+	char *target, *torch_version;
+	char *req_name; /* requirements/<req_name>.txt */
+	int complete;
+	size_t *members; /* indexes into plan.items */
+	size_t n;
+};
+
+struct ow_export_plan {
+	struct ow_export_item *items;
+	size_t n;
+	struct ow_export_set *sets;
+	size_t nsets;
+};
+
+/* Build a plan: sets by id (duplicates ignored); the newest set of a target;
+ * the newest set of every target; or fetched files by name (one pseudo set
+ * "files").  A member that is not fetched is an error naming it (OW_EINCOMPLETE). */
+int ow_export_add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id);
+int ow_export_add_target(ow_store *s, struct ow_export_plan *p, const char *target);
+int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p);
+int ow_export_add_file(ow_store *s, struct ow_export_plan *p, const char *filename);
+void ow_export_plan_free(struct ow_export_plan *p);
+
+struct ow_export_opts {
+	const char *dir;
+	const struct ow_signify_sec *key; /* NULL: unsigned (check will refuse it) */
+	int expires_days;                 /* > 0 */
+	int fat32;                        /* refuse files of 4 GiB and more */
+	const char *nginx_conf;           /* write a server block there (NULL: no) */
+	int64_t now;                      /* 0: time(NULL) */
+};
+
+struct ow_export_report {
+	size_t files, copied, kept, removed;
+	uint64_t bytes_total, bytes_copied;
+	int64_t sequence, created, expires;
+	char key_id[OW_KEYID_HEX]; /* "" when unsigned */
+	char manifest_sha256[OW_SHA256_HEX];
+	char fs[16]; /* "fat32", "exfat", "fuse" or "" */
+	double seconds;
+};
+
+int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
+                  struct ow_export_report *r);
+
+/* ---- check on the target ---- */
+
+struct ow_check_problem {
+	char kind[16]; /* signature, manifest, path, missing, extra, size, hash, link,
+	                  expired, rollback, state */
+	char *path;    /* NULL when not about one file */
+	char *detail;
+};
+
+struct ow_check_report {
+	int valid;
+	int64_t sequence, created, expires, accepted; /* accepted: the state's before (0) */
+	char key_id[OW_KEYID_HEX];
+	size_t files;
+	uint64_t bytes;
+	struct ow_check_problem *problems;
+	size_t n;
+};
+
+struct ow_check_opts {
+	const char *dir;
+	const struct ow_signify_pub *pub;
+	const char *state_path; /* NULL: ow_check_default_state */
+	int jobs;
+	int64_t now; /* 0: time(NULL) */
+};
+
+/* Signature first, then the manifest, then every file, then expiry and
+ * rollback; on success the state file remembers the sequence.  Returns 0
+ * when valid, OW_EVERIFY with problems listed, other codes on errors. */
+int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r);
+void ow_check_report_free(struct ow_check_report *r);
+/* $XDG_STATE_HOME/offwheel/accepted.json, else ~/.local/state/offwheel/accepted.json */
+int ow_check_default_state(char *buf, size_t n);
+
+#endif

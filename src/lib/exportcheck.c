@@ -1,0 +1,340 @@
+/* exportcheck.c - check an export on the target: the signature before
+ * anything else is trusted, then SHA256SUMS and the manifest, every file
+ * re-hashed (in parallel), extra / missing files, expiry and rollback. */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "error.h"
+#include "exportint.h"
+#include "fsutil.h"
+
+#define SUMS_MAX (64u << 20)
+
+static void problem(struct ow_check_report *r, const char *kind, const char *path,
+                    const char *fmt, ...) OW_PRINTF(4, 5);
+
+static void problem(struct ow_check_report *r, const char *kind, const char *path,
+                    const char *fmt, ...)
+{
+	struct ow_check_problem *g = realloc(r->problems, (r->n + 1) * sizeof *g);
+	if (!g)
+		return;
+	r->problems = g;
+	struct ow_check_problem *p = &g[r->n++];
+	snprintf(p->kind, sizeof p->kind, "%s", kind);
+	p->path = path ? strdup(path) : NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&p->detail, fmt, ap) < 0)
+		p->detail = NULL;
+	va_end(ap);
+}
+
+void ow_check_report_free(struct ow_check_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->problems[i].path);
+		free(r->problems[i].detail);
+	}
+	free(r->problems);
+	r->problems = NULL;
+	r->n = 0;
+}
+
+int ow_check_default_state(char *buf, size_t n)
+{
+	const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int w = x && *x ? snprintf(buf, n, "%s/offwheel/accepted.json", x)
+	        : home && *home ? snprintf(buf, n, "%s/.local/state/offwheel/accepted.json", home)
+	                        : -1;
+	if (w < 0 || (size_t)w >= n)
+		return ow_err(OW_EINVAL, "check: no $XDG_STATE_HOME or $HOME for the state file — "
+		                         "give --state FILE");
+	return 0;
+}
+
+static int read_in(const char *dir, const char *name, char **t, size_t *n)
+{
+	char p[PATH_MAX];
+	int rc = ow_path_join(p, sizeof p, dir, name);
+	return rc ? rc : ow_read_small_file(p, SUMS_MAX, t, n);
+}
+
+/* Step 1: SHA256SUMS.sig over SHA256SUMS.  0 = trusted, else a problem. */
+static int check_signature(const struct ow_check_opts *o, struct ow_check_report *r,
+                           char **sums, size_t *sums_n)
+{
+	char *sig = NULL;
+	size_t sig_n = 0;
+	int rc = read_in(o->dir, OW_EXPORT_SIG, &sig, &sig_n);
+	if (rc) {
+		problem(r, "signature", OW_EXPORT_SIG, "%s — the export is unsigned or incomplete "
+		        "(interrupted); re-run 'offwheel export'", rc == OW_ENOENT ? "missing" :
+		        ow_err_detail());
+		return rc;
+	}
+	if ((rc = read_in(o->dir, OW_EXPORT_SUMS, sums, sums_n)))
+		problem(r, "signature", OW_EXPORT_SUMS, "%s — the export is incomplete",
+		        rc == OW_ENOENT ? "missing" : ow_err_detail());
+	else if ((rc = ow_signify_verify(o->pub, *sums, *sums_n, sig, sig_n)))
+		problem(r, "signature", OW_EXPORT_SIG, "%s", ow_err_detail());
+	free(sig);
+	return rc;
+}
+
+/* Step 2: manifest.json must be the one SHA256SUMS names. */
+static int load_manifest(const struct ow_check_opts *o, struct ow_check_report *r,
+                         const struct ow_xfiles *sums, struct ow_xmanifest *m)
+{
+	const struct ow_xfile *e = ow_xfiles_find(sums, OW_EXPORT_MANIFEST);
+	char *t = NULL, hex[OW_SHA256_HEX];
+	size_t n = 0;
+	uint8_t d[OW_SHA256_LEN];
+	int rc = e ? read_in(o->dir, OW_EXPORT_MANIFEST, &t, &n) : OW_EVERIFY;
+	if (!e)
+		problem(r, "manifest", OW_EXPORT_SUMS, "the signed SHA256SUMS does not list manifest.json");
+	else if (rc)
+		problem(r, "missing", OW_EXPORT_MANIFEST, "%s", ow_err_detail());
+	else if ((rc = ow_sha256_buf(t, n, d)) == 0) {
+		ow_hex(d, sizeof d, hex);
+		if (!ow_digest_eq(hex, e->sha256, 64)) {
+			rc = OW_EVERIFY;
+			problem(r, "hash", OW_EXPORT_MANIFEST, "sha256 %s, the signed SHA256SUMS says %s "
+			        "(manifest edited after signing)", hex, e->sha256);
+		} else if ((rc = ow_xjson_parse(t, n, m)))
+			problem(r, "manifest", OW_EXPORT_MANIFEST, "%s", ow_err_detail());
+	}
+	free(t);
+	return rc;
+}
+
+/* Step 3: the manifest's own claims (key, paths, agreement with SHA256SUMS). */
+static void check_claims(const struct ow_check_opts *o, struct ow_check_report *r,
+                         struct ow_xmanifest *m, const struct ow_xfiles *sums)
+{
+	char id[OW_KEYID_HEX];
+	ow_signify_keyid(o->pub->keynum, id);
+	if (strcmp(m->key_id, id))
+		problem(r, "manifest", OW_EXPORT_MANIFEST, "names key '%s' but was signed by %s",
+		        m->key_id, id);
+	ow_xfiles_sort(&m->files);
+	for (size_t i = 0; i < m->files.n; i++) {
+		const struct ow_xfile *f = &m->files.v[i];
+		const char *why = ow_xpath_problem(f->path);
+		const struct ow_xfile *s = ow_xfiles_find(sums, f->path);
+		if (why)
+			problem(r, "path", f->path, "%s", why);
+		else if (i && !strcmp(f->path, m->files.v[i - 1].path))
+			problem(r, "path", f->path, "listed twice in the manifest");
+		else if (!s || strcmp(s->sha256, f->sha256))
+			problem(r, "manifest", f->path, "manifest.json and SHA256SUMS disagree on it");
+	}
+	if (sums->n != m->files.n + 1)
+		problem(r, "manifest", OW_EXPORT_SUMS, "lists %zu files, the manifest %zu (+ itself)",
+		        sums->n, m->files.n);
+	const char *other = NULL, *hit = ow_xfiles_case_clash(&m->files, &other);
+	if (hit && strcmp(hit, other))
+		problem(r, "path", hit, "differs from '%s' only in case (one hides the other on "
+		        "FAT/exFAT, Windows, macOS)", other);
+}
+
+static int is_meta_file(const char *rel)
+{
+	return !strcmp(rel, OW_EXPORT_SUMS) || !strcmp(rel, OW_EXPORT_SIG) ||
+	       !strcmp(rel, OW_EXPORT_MANIFEST);
+}
+
+/* Step 4: what is on disk but not in the manifest; links are never fine. */
+static void walk(const char *path, const char *rel, const struct ow_xfiles *want,
+                 struct ow_check_report *r, int depth)
+{
+	DIR *d = depth < 32 ? opendir(path) : NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char p[PATH_MAX], rr[PATH_MAX];
+		struct stat st;
+		snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+		snprintf(rr, sizeof rr, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+		if (lstat(p, &st) != 0)
+			continue;
+		if (S_ISLNK(st.st_mode))
+			problem(r, "link", rr, "a link (exports hold plain files only)");
+		else if (S_ISDIR(st.st_mode))
+			walk(p, rr, want, r, depth + 1);
+		else if (!ow_xfiles_find(want, rr) && !(depth == 0 && is_meta_file(rr)))
+			problem(r, "extra", rr, "not in the manifest%s",
+			        strstr(rr, OW_EXPORT_TMP_PREFIX) ? " (a temp file of an interrupted export)"
+			                                         : "");
+	}
+	if (d)
+		closedir(d);
+}
+
+struct hash_job {
+	const struct ow_check_opts *o;
+	const struct ow_xfiles *files;
+	int *rc;
+	char (*got)[OW_SHA256_HEX];
+	uint64_t *sizes;
+	size_t next;
+	pthread_mutex_t mu;
+};
+
+static void *hash_worker(void *arg)
+{
+	struct hash_job *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		size_t i = j->next++;
+		pthread_mutex_unlock(&j->mu);
+		if (i >= j->files->n)
+			return NULL;
+		char p[PATH_MAX];
+		if (j->rc[i] != 1) /* 1 = to hash */
+			continue;
+		snprintf(p, sizeof p, "%s/%s", j->o->dir, j->files->v[i].path);
+		int rc = ow_xhash_file(p, &j->sizes[i], j->got[i]);
+		j->rc[i] = rc ? rc : 2; /* 2 = hashed */
+	}
+}
+
+static void hash_all(struct hash_job *j)
+{
+	int n = j->o->jobs < 1 ? 1 : j->o->jobs > 32 ? 32 : j->o->jobs;
+	pthread_t t[32];
+	int started = 0;
+	pthread_mutex_init(&j->mu, NULL);
+	for (int i = 0; i < n; i++)
+		started += pthread_create(&t[started], NULL, hash_worker, j) == 0;
+	if (!started)
+		hash_worker(j);
+	for (int i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&j->mu);
+}
+
+/* Which manifest files to hash: safe paths that are regular files of the right size. */
+static void select_files(const struct ow_check_opts *o, const struct ow_xfiles *f,
+                         struct ow_check_report *r, int *todo)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		char p[PATH_MAX];
+		struct stat st;
+		todo[i] = 0;
+		if (ow_xpath_problem(f->v[i].path))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", o->dir, f->v[i].path);
+		if (lstat(p, &st) != 0)
+			problem(r, "missing", f->v[i].path, "missing (the export is incomplete)");
+		else if (!S_ISREG(st.st_mode))
+			problem(r, S_ISLNK(st.st_mode) ? "link" : "extra", f->v[i].path, "not a plain file");
+		else if ((uint64_t)st.st_size != f->v[i].size)
+			problem(r, "size", f->v[i].path, "%llu bytes, the manifest says %llu",
+			        (unsigned long long)st.st_size, (unsigned long long)f->v[i].size);
+		else
+			todo[i] = 1;
+	}
+}
+
+static int check_files(const struct ow_check_opts *o, struct ow_check_report *r,
+                       const struct ow_xfiles *f)
+{
+	struct hash_job j = {.o = o, .files = f};
+	j.rc = calloc(f->n + 1, sizeof *j.rc);
+	j.got = calloc(f->n + 1, sizeof *j.got);
+	j.sizes = calloc(f->n + 1, sizeof *j.sizes);
+	if (!j.rc || !j.got || !j.sizes) {
+		free(j.rc), free(j.got), free(j.sizes);
+		return ow_err(OW_ENOMEM, "check: out of memory");
+	}
+	select_files(o, f, r, j.rc);
+	hash_all(&j);
+	for (size_t i = 0; i < f->n; i++) {
+		if (j.rc[i] < 0)
+			problem(r, "missing", f->v[i].path, "cannot read it");
+		else if (j.rc[i] == 2 && (!ow_digest_eq(j.got[i], f->v[i].sha256, 64) ||
+		                          j.sizes[i] != f->v[i].size))
+			problem(r, "hash", f->v[i].path, "sha256 %s, the manifest says %s", j.got[i],
+			        f->v[i].sha256);
+		else if (j.rc[i] == 2) {
+			r->files++;
+			r->bytes += j.sizes[i];
+		}
+	}
+	free(j.rc), free(j.got), free(j.sizes);
+	return 0;
+}
+
+/* Step 5: expiry and rollback, then remember the sequence. */
+static int check_freshness(struct ow_check_report *r, const struct ow_xmanifest *m,
+                           const char *state, int64_t now)
+{
+	int rc = ow_xjson_state_get(state, m->key_id, &r->accepted);
+	if (rc) {
+		problem(r, "state", state, "%s", ow_err_detail());
+		return 0;
+	}
+	if (now > m->expires)
+		problem(r, "expired", OW_EXPORT_MANIFEST, "expired %lld s ago — make a fresh export",
+		        (long long)(now - m->expires));
+	if (m->sequence < r->accepted)
+		problem(r, "rollback", OW_EXPORT_MANIFEST, "sequence %lld is older than sequence %lld "
+		        "already accepted for key %s (an old stick?)", (long long)m->sequence,
+		        (long long)r->accepted, m->key_id);
+	if (r->n)
+		return 0;
+	rc = ow_xjson_state_put(state, m->key_id, m->sequence, now);
+	if (rc)
+		problem(r, "state", state, "cannot remember the sequence: %s", ow_err_detail());
+	return 0;
+}
+
+static void check_manifest_and_files(const struct ow_check_opts *o, struct ow_check_report *r,
+                                     struct ow_xmanifest *m, const struct ow_xfiles *sums,
+                                     const char *state)
+{
+	r->sequence = m->sequence;
+	r->created = m->created;
+	r->expires = m->expires;
+	snprintf(r->key_id, sizeof r->key_id, "%s", m->key_id);
+	check_claims(o, r, m, sums);
+	walk(o->dir, "", &m->files, r, 0);
+	check_files(o, r, &m->files);
+	check_freshness(r, m, state, o->now ? o->now : (int64_t)time(NULL));
+}
+
+int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
+{
+	char state[PATH_MAX], *sums_text = NULL;
+	size_t sums_n = 0;
+	struct ow_xfiles sums = {0};
+	struct ow_xmanifest m = {0};
+	memset(r, 0, sizeof *r);
+	int rc = o->state_path ? 0 : ow_check_default_state(state, sizeof state);
+	if (rc)
+		return rc;
+	if (!check_signature(o, r, &sums_text, &sums_n)) {
+		if ((rc = ow_xparse_sums(sums_text, sums_n, &sums)))
+			problem(r, "manifest", OW_EXPORT_SUMS, "%s", ow_err_detail());
+		ow_xfiles_sort(&sums);
+		if (!rc && !load_manifest(o, r, &sums, &m))
+			check_manifest_and_files(o, r, &m, &sums, o->state_path ? o->state_path : state);
+	}
+	free(sums_text);
+	ow_xfiles_free(&sums);
+	ow_xmanifest_free(&m);
+	r->valid = r->n == 0;
+	return r->valid ? 0 : ow_err(OW_EVERIFY, "%s: %zu problem%s", o->dir, r->n,
+	                             r->n == 1 ? "" : "s");
+}

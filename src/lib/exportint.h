@@ -1,0 +1,90 @@
+/* exportint.h - shared between the export modules (not a public header). */
+#ifndef OW_EXPORTINT_H
+#define OW_EXPORTINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "export.h"
+
+/* A growable text buffer; `err` sticks after the first failure. */
+struct ow_sbuf {
+	char *p;
+	size_t n, cap;
+	int err;
+};
+void ow_sb_printf(struct ow_sbuf *b, const char *fmt, ...) OW_PRINTF(2, 3);
+void ow_sb_html(struct ow_sbuf *b, const char *text); /* HTML-escaped */
+void ow_sb_free(struct ow_sbuf *b);
+
+/* A file of the tree: relative path, size, sha256. */
+struct ow_xfile {
+	char *path;
+	uint64_t size;
+	char sha256[OW_SHA256_HEX];
+};
+struct ow_xfiles {
+	struct ow_xfile *v;
+	size_t n;
+};
+int ow_xfiles_add(struct ow_xfiles *f, const char *path, uint64_t size, const char *sha256);
+void ow_xfiles_free(struct ow_xfiles *f);
+/* Sort by path; then 1 when a path (case-folded) repeats, naming it. */
+void ow_xfiles_sort(struct ow_xfiles *f);
+const struct ow_xfile *ow_xfiles_find(const struct ow_xfiles *f, const char *path);
+/* The first pair of paths equal when ASCII case is ignored, or NULL. */
+const char *ow_xfiles_case_clash(const struct ow_xfiles *f, const char **other);
+/* A manifest path: relative, '/'-separated, no '.', '..', empty component,
+ * backslash, ':', control char or leading '/'; NULL when fine, else why. */
+const char *ow_xpath_problem(const char *path);
+
+/* What goes into the manifest besides the files. */
+struct ow_xmeta {
+	int64_t sequence, created, expires;
+	char key_id[OW_KEYID_HEX];
+	const char *dir;
+};
+
+/* Text of the generated files (malloc'd into *out). */
+int ow_xgen_simple_root(const struct ow_export_plan *p, struct ow_sbuf *out);
+int ow_xgen_project_page(const struct ow_export_plan *p, const char *project, struct ow_sbuf *out);
+int ow_xgen_requirements(const struct ow_export_plan *p, const struct ow_export_set *set,
+                         struct ow_sbuf *out);
+int ow_xgen_install(const struct ow_export_plan *p, const struct ow_xmeta *m, struct ow_sbuf *out);
+int ow_xgen_nginx(const char *dir, struct ow_sbuf *out);
+int ow_xgen_sums(const struct ow_xfiles *f, struct ow_sbuf *out);
+/* Parse SHA256SUMS strictly ("<64 hex>  <path>" or " *<path>" lines). */
+int ow_xparse_sums(const char *text, size_t len, struct ow_xfiles *out);
+
+/* JSON (jansson lives in exportjson.c only). */
+struct ow_xmanifest {
+	char format[32];
+	int64_t sequence, created, expires;
+	char key_id[OW_KEYID_HEX];
+	struct ow_xfiles files;
+};
+int ow_xjson_manifest(const struct ow_export_plan *p, const struct ow_xmeta *m,
+                      const struct ow_xfiles *f, struct ow_sbuf *out);
+int ow_xjson_parse(const char *text, size_t len, struct ow_xmanifest *m);
+void ow_xmanifest_free(struct ow_xmanifest *m);
+/* The accepted-sequence state file: *seq 0 when the key is not known. */
+int ow_xjson_state_get(const char *path, const char *key_id, int64_t *seq);
+int ow_xjson_state_put(const char *path, const char *key_id, int64_t seq, int64_t now);
+
+/* Files (exportcopy.c). */
+/* Copy a store object to dir/name, hashing while copying; kept when the
+ * file is already there with the right bytes (*copied 0). */
+int ow_xcopy_object(ow_store *s, const char *hex, uint64_t size, const char *dir,
+                    const char *name, int *copied);
+/* Write a text file atomically unless the same bytes are there; records it. */
+int ow_xwrite_text(const char *root, const char *rel, const struct ow_sbuf *b,
+                   struct ow_xfiles *rec);
+/* Hash a file: size and sha256 (OW_ENOENT when missing). */
+int ow_xhash_file(const char *path, uint64_t *size, char hex[OW_SHA256_HEX]);
+/* Remove files under root not in keep (and not the top-level export files),
+ * temp files and links; empty directories too.  *removed counts files. */
+int ow_xclean(const char *root, const struct ow_xfiles *keep, size_t *removed);
+/* "fat32", "exfat", "fuse" or "" for dir's file system. */
+void ow_xfs_kind(const char *dir, char *kind, size_t n);
+
+#endif

@@ -1,0 +1,208 @@
+/* exportjson.c - the export manifest and the target's accepted-sequence
+ * state file, as JSON (the only library module that includes jansson). */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "error.h"
+#include "exportint.h"
+#include "fsutil.h"
+
+#define MANIFEST_MAX_FILES 1000000
+
+static json_t *set_json(const struct ow_export_plan *p, const struct ow_export_set *set)
+{
+	json_t *members = json_array();
+	for (size_t i = 0; i < set->n; i++) {
+		const struct ow_export_item *it = &p->items[set->members[i]];
+		json_array_append_new(members, json_pack("{s:s, s:s, s:s}", "project", it->project,
+		                                         "version", it->version, "file", it->filename));
+	}
+	char req[600];
+	snprintf(req, sizeof req, "requirements/%s.txt", set->req_name);
+	return json_pack("{s:I, s:s, s:s?, s:b, s:s, s:o}", "id", (json_int_t)set->id, "target",
+	                 set->target, "torch_version", set->torch_version, "complete", set->complete,
+	                 "requirements", req, "members", members);
+}
+
+static json_t *files_json(const struct ow_xfiles *f)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < f->n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:I, s:s}", "path", f->v[i].path, "size",
+		                                   (json_int_t)f->v[i].size, "sha256", f->v[i].sha256));
+	return a;
+}
+
+static void iso(int64_t t, char *buf, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int ow_xjson_manifest(const struct ow_export_plan *p, const struct ow_xmeta *m,
+                      const struct ow_xfiles *f, struct ow_sbuf *out)
+{
+	json_t *sets = json_array(), *targets = json_array();
+	for (size_t i = 0; i < p->nsets; i++) {
+		json_array_append_new(sets, set_json(p, &p->sets[i]));
+		json_array_append_new(targets, json_string(p->sets[i].target));
+	}
+	char created[32], expires[32], comment[200];
+	iso(m->created, created, sizeof created);
+	iso(m->expires, expires, sizeof expires);
+	snprintf(comment, sizeof comment, "offwheel export sequence %lld, key %s, expires %s",
+	         (long long)m->sequence, m->key_id[0] ? m->key_id : "none", expires);
+	json_t *doc = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:s, s:s?, s:o, s:o, s:o}",
+	                        "format", OW_EXPORT_FORMAT, "tool", "offwheel " OW_VERSION, "comment",
+	                        comment, "sequence", (json_int_t)m->sequence, "created_unix",
+	                        (json_int_t)m->created, "created", created, "expires_unix",
+	                        (json_int_t)m->expires, "expires", expires, "key_id",
+	                        m->key_id[0] ? m->key_id : NULL, "sets", sets, "targets", targets,
+	                        "files", files_json(f));
+	char *text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_ENSURE_ASCII) : NULL;
+	json_decref(doc);
+	if (!text)
+		return ow_err(OW_ENOMEM, "manifest: could not build the JSON document");
+	ow_sb_printf(out, "%s\n", text);
+	free(text);
+	return out->err;
+}
+
+static int get_int(json_t *doc, const char *key, int64_t lo, int64_t *out)
+{
+	json_t *v = json_object_get(doc, key);
+	if (!json_is_integer(v) || json_integer_value(v) < lo)
+		return ow_err(OW_EPARSE, "manifest: '%s' is missing or not an integer >= %lld", key,
+		              (long long)lo);
+	*out = json_integer_value(v);
+	return 0;
+}
+
+static int parse_file_entry(json_t *e, size_t i, struct ow_xfiles *files)
+{
+	const char *path = NULL, *sha = NULL;
+	json_int_t size = -1;
+	if (json_unpack(e, "{s:s, s:I, s:s !}", "path", &path, "size", &size, "sha256", &sha) ||
+	    size < 0 || !ow_is_sha256_hex(sha))
+		return ow_err(OW_EPARSE, "manifest: files[%zu] is not {path, size, sha256}", i);
+	return ow_xfiles_add(files, path, (uint64_t)size, sha);
+}
+
+static int parse_doc(json_t *doc, struct ow_xmanifest *m)
+{
+	const char *fmt = json_string_value(json_object_get(doc, "format"));
+	if (!fmt || strcmp(fmt, OW_EXPORT_FORMAT))
+		return ow_err(OW_EPARSE, "manifest: format is not '" OW_EXPORT_FORMAT "'");
+	snprintf(m->format, sizeof m->format, "%s", fmt);
+	int rc;
+	if ((rc = get_int(doc, "sequence", 1, &m->sequence)) ||
+	    (rc = get_int(doc, "created_unix", 0, &m->created)) ||
+	    (rc = get_int(doc, "expires_unix", 0, &m->expires)))
+		return rc;
+	json_t *kid = json_object_get(doc, "key_id");
+	const char *k = json_string_value(kid);
+	if (!json_is_null(kid) && (!k || strlen(k) != OW_KEYID_HEX - 1))
+		return ow_err(OW_EPARSE, "manifest: key_id is not 16 hex digits");
+	snprintf(m->key_id, sizeof m->key_id, "%s", k ? k : "");
+	json_t *files = json_object_get(doc, "files"), *e;
+	size_t i;
+	if (!json_is_array(files) || json_array_size(files) > MANIFEST_MAX_FILES)
+		return ow_err(OW_EPARSE, "manifest: 'files' is not an array");
+	json_array_foreach(files, i, e)
+	{
+		if ((rc = parse_file_entry(e, i, &m->files)))
+			return rc;
+	}
+	return 0;
+}
+
+int ow_xjson_parse(const char *text, size_t len, struct ow_xmanifest *m)
+{
+	memset(m, 0, sizeof *m);
+	json_error_t je;
+	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!doc)
+		return ow_err(OW_EPARSE, "manifest: not JSON (line %d: %s)", je.line, je.text);
+	int rc = json_is_object(doc) ? parse_doc(doc, m)
+	                             : ow_err(OW_EPARSE, "manifest: not a JSON object");
+	json_decref(doc);
+	if (rc)
+		ow_xmanifest_free(m);
+	return rc;
+}
+
+void ow_xmanifest_free(struct ow_xmanifest *m)
+{
+	ow_xfiles_free(&m->files);
+}
+
+static int state_load(const char *path, json_t **out)
+{
+	json_error_t je;
+	*out = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (*out && json_is_object(json_object_get(*out, "keys")))
+		return 0;
+	json_decref(*out);
+	*out = NULL;
+	FILE *f = fopen(path, "r");
+	if (!f && errno == ENOENT)
+		return 0;
+	if (f)
+		fclose(f);
+	return ow_err(OW_EPARSE, "%s: the accepted-sequence state is unreadable (%s) — refusing "
+	                         "rather than forgetting what was accepted; repair or remove it "
+	                         "deliberately", path, je.text);
+}
+
+int ow_xjson_state_get(const char *path, const char *key_id, int64_t *seq)
+{
+	json_t *doc;
+	int rc = state_load(path, &doc);
+	*seq = 0;
+	if (rc || !doc)
+		return rc;
+	json_t *v = json_object_get(json_object_get(json_object_get(doc, "keys"), key_id), "sequence");
+	if (json_is_integer(v))
+		*seq = json_integer_value(v);
+	json_decref(doc);
+	return 0;
+}
+
+static int state_write(const char *path, json_t *doc)
+{
+	char dir[4096];
+	struct ow_tmp t;
+	int rc = ow_dirname(dir, sizeof dir, path);
+	if (rc || (rc = ow_mkdir_p(dir, 0700)) || (rc = ow_tmp_create(dir, ".accepted-", &t)))
+		return rc;
+	char *text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS);
+	rc = text ? ow_write_all(t.fd, text, strlen(text)) : ow_err(OW_ENOMEM, "state: no memory");
+	free(text);
+	if (rc) {
+		ow_tmp_discard(&t);
+		return rc;
+	}
+	return ow_tmp_publish(&t, path);
+}
+
+int ow_xjson_state_put(const char *path, const char *key_id, int64_t seq, int64_t now)
+{
+	json_t *doc;
+	int rc = state_load(path, &doc);
+	if (rc)
+		return rc;
+	if (!doc)
+		doc = json_pack("{s:{}}", "keys");
+	json_object_set_new(json_object_get(doc, "keys"), key_id,
+	                    json_pack("{s:I, s:I}", "sequence", (json_int_t)seq, "accepted_at",
+	                              (json_int_t)now));
+	rc = state_write(path, doc);
+	json_decref(doc);
+	return rc;
+}

@@ -1,0 +1,255 @@
+/* exportplan.c - what an export carries: sets (with their closure) or
+ * fetched files, read from the index. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "db.h"
+#include "error.h"
+#include "exportint.h"
+#include "wheelmeta.h"
+
+static void item_free(struct ow_export_item *it)
+{
+	free(it->filename);
+	free(it->project);
+	free(it->version);
+	free(it->requires_python);
+}
+
+void ow_export_plan_free(struct ow_export_plan *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		item_free(&p->items[i]);
+	for (size_t i = 0; i < p->nsets; i++) {
+		free(p->sets[i].target);
+		free(p->sets[i].torch_version);
+		free(p->sets[i].req_name);
+		free(p->sets[i].members);
+	}
+	free(p->items);
+	free(p->sets);
+	memset(p, 0, sizeof *p);
+}
+
+static char *dup_col(ow_stmt *st, int col)
+{
+	const char *t = ow_col_text(st, col);
+	return t ? strdup(t) : NULL;
+}
+
+/* The page gave no Requires-Python: take it from the stored .metadata. */
+static int requires_python_from_meta(ow_store *s, struct ow_export_item *it)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct ow_metadata *md = NULL;
+	if (it->requires_python || !it->meta_object[0] ||
+	    ow_store_load(s, it->meta_object, 16u << 20, &buf, &len))
+		return 0;
+	if (ow_metadata_parse(buf, len, &md) == 0 && md->requires_python &&
+	    !(it->requires_python = strdup(md->requires_python))) {
+		ow_metadata_free(md);
+		free(buf);
+		return ow_err(OW_ENOMEM, "export: out of memory");
+	}
+	ow_metadata_free(md);
+	free(buf);
+	return 0;
+}
+
+/* Row columns: filename, project, version, requires_python, object, meta_object. */
+static int item_from_row(ow_store *s, ow_stmt *st, struct ow_export_item *it)
+{
+	const char *fn = ow_col_text(st, 0), *obj = ow_col_text(st, 4), *meta = ow_col_text(st, 5);
+	memset(it, 0, sizeof *it);
+	if (!obj)
+		return ow_err(OW_EINCOMPLETE, "%s: not fetched yet — run 'offwheel fetch %s' first", fn,
+		              fn);
+	snprintf(it->object, sizeof it->object, "%s", obj);
+	snprintf(it->meta_object, sizeof it->meta_object, "%s", meta ? meta : "");
+	it->filename = dup_col(st, 0);
+	it->project = dup_col(st, 1);
+	it->version = dup_col(st, 2);
+	it->requires_python = dup_col(st, 3);
+	if (!it->filename || !it->project || !it->version)
+		return ow_err(OW_ENOMEM, "export: out of memory");
+	int rc = ow_store_has(s, it->object, &it->size, NULL, 0);
+	if (rc == 1 && it->meta_object[0])
+		rc = ow_store_has(s, it->meta_object, &it->meta_size, NULL, 0);
+	if (rc == 1)
+		return requires_python_from_meta(s, it);
+	return rc < 0 ? rc : ow_err(OW_ENOENT, "%s: its object is not in the store — run 'offwheel "
+	                                       "fetch' again", fn);
+}
+
+/* Index of the item with this filename, adding it when new. */
+static int plan_item(ow_store *s, struct ow_export_plan *p, ow_stmt *st, size_t *idx)
+{
+	struct ow_export_item it;
+	int rc = item_from_row(s, st, &it);
+	for (size_t i = 0; !rc && i < p->n; i++) {
+		if (strcmp(p->items[i].filename, it.filename))
+			continue;
+		if (strcmp(p->items[i].object, it.object))
+			rc = ow_err(OW_ECONFLICT, "%s: two different files of that name", it.filename);
+		*idx = i;
+		item_free(&it);
+		return rc;
+	}
+	struct ow_export_item *g = rc ? NULL : realloc(p->items, (p->n + 1) * sizeof *g);
+	if (!g) {
+		item_free(&it);
+		return rc ? rc : ow_err(OW_ENOMEM, "export: out of memory");
+	}
+	p->items = g;
+	p->items[p->n] = it;
+	*idx = p->n++;
+	return 0;
+}
+
+static int set_add_member(struct ow_export_set *set, size_t idx)
+{
+	size_t *g = realloc(set->members, (set->n + 1) * sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "export: out of memory");
+	set->members = g;
+	set->members[set->n++] = idx;
+	return 0;
+}
+
+/* requirements/<name>.txt: the target with spaces as '-', unique. */
+static char *req_name(const struct ow_export_plan *p, const char *target, int64_t id)
+{
+	char name[256];
+	snprintf(name, sizeof name, "%s", target);
+	for (char *c = name; *c; c++)
+		if (*c == ' ' || *c == '/' || *c == '\\' || *c == ':' || (unsigned char)*c < 0x20)
+			*c = '-';
+	for (size_t i = 0; i < p->nsets; i++)
+		if (!strcasecmp(p->sets[i].req_name, name)) {
+			char alt[300];
+			snprintf(alt, sizeof alt, "%s-set%lld", name, (long long)id);
+			return strdup(alt);
+		}
+	return strdup(name);
+}
+
+static struct ow_export_set *new_set(struct ow_export_plan *p, int64_t id, const char *target)
+{
+	struct ow_export_set *g = realloc(p->sets, (p->nsets + 1) * sizeof *g);
+	if (!g)
+		return NULL;
+	p->sets = g;
+	struct ow_export_set *set = &p->sets[p->nsets];
+	memset(set, 0, sizeof *set);
+	set->id = id;
+	set->target = strdup(target);
+	set->req_name = req_name(p, target, id);
+	if (!set->target || !set->req_name) {
+		free(set->target);
+		free(set->req_name);
+		return NULL;
+	}
+	p->nsets++;
+	return set;
+}
+
+static int set_members(ow_store *s, struct ow_export_plan *p, size_t si)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SET_ITEMS);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, p->sets[si].id);
+	int rc, row;
+	size_t idx;
+	while ((row = ow_stmt_step(st)) == 1)
+		if ((rc = plan_item(s, p, st, &idx)) || (rc = set_add_member(&p->sets[si], idx)))
+			return ow_err_prefix(rc, "set %lld (%s): ", (long long)p->sets[si].id,
+			                     p->sets[si].target);
+	return row;
+}
+
+int ow_export_add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id)
+{
+	for (size_t i = 0; i < p->nsets; i++)
+		if (p->sets[i].id == set_id)
+			return 0;
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SET_GET);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, set_id);
+	int row = ow_stmt_step(st);
+	if (row <= 0)
+		return row ? row : ow_err(OW_ENOENT, "set %lld: no such set — 'offwheel ls sets' lists "
+		                                     "them", (long long)set_id);
+	struct ow_export_set *set = new_set(p, set_id, ow_col_text(st, 0));
+	if (!set)
+		return ow_err(OW_ENOMEM, "export: out of memory");
+	set->torch_version = dup_col(st, 1);
+	set->complete = (int)ow_col_int(st, 2);
+	return set_members(s, p, p->nsets - 1);
+}
+
+int ow_export_add_target(ow_store *s, struct ow_export_plan *p, const char *target)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SET_NEWEST);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, target);
+	int row = ow_stmt_step(st);
+	if (row <= 0)
+		return row ? row : ow_err(OW_ENOENT, "target '%s': no set resolved — run 'offwheel "
+		                                     "resolve' (or 'ls sets' for the names)", target);
+	return ow_export_add_set(s, p, ow_col_int(st, 0));
+}
+
+int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SETS_NEWEST_ALL);
+	if (!st)
+		return OW_EDB;
+	int64_t *ids = NULL;
+	size_t n = 0;
+	int row, rc = 0;
+	while ((row = ow_stmt_step(st)) == 1) {
+		int64_t *g = realloc(ids, (n + 1) * sizeof *g);
+		if (!g) {
+			free(ids);
+			return ow_err(OW_ENOMEM, "export: out of memory");
+		}
+		ids = g;
+		ids[n++] = ow_col_int(st, 0);
+	}
+	if (row == 0 && n == 0)
+		rc = ow_err(OW_ENOENT, "no sets resolved yet — run 'offwheel resolve' first");
+	for (size_t i = 0; !rc && row == 0 && i < n; i++)
+		rc = ow_export_add_set(s, p, ids[i]);
+	free(ids);
+	return row < 0 ? row : rc;
+}
+
+int ow_export_add_file(ow_store *s, struct ow_export_plan *p, const char *filename)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_FILE_BY_NAME);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, filename);
+	int row = ow_stmt_step(st);
+	if (row <= 0)
+		return row ? row : ow_err(OW_ENOENT, "%s: no such file in the index — 'offwheel ls "
+		                                     "files' lists them", filename);
+	size_t idx, si;
+	for (si = 0; si < p->nsets && p->sets[si].id != 0; si++)
+		;
+	if (si == p->nsets && !new_set(p, 0, "files"))
+		return ow_err(OW_ENOMEM, "export: out of memory");
+	int rc = plan_item(s, p, st, &idx);
+	for (size_t i = 0; !rc && i < p->sets[si].n; i++)
+		if (p->sets[si].members[i] == idx)
+			return 0;
+	return rc ? rc : set_add_member(&p->sets[si], idx);
+}
