@@ -77,6 +77,9 @@ int cmd_fsck(struct cli *c, int argc, char **argv);
 int cmd_ls(struct cli *c, int argc, char **argv);
 int cmd_gc(struct cli *c, int argc, char **argv);
 int cmd_crawl(struct cli *c, int argc, char **argv);
+int cmd_resolve(struct cli *c, int argc, char **argv);
+/* `ls sets` (cmd_sets.c); target NULL = all. */
+int cli_ls_sets(struct cli *c, ow_store *s, const char *target);
 int cmd_fetch(struct cli *c, int argc, char **argv);
 int cmd_smoke(struct cli *c, int argc, char **argv);
 int cmd_doctor(struct cli *c, int argc, char **argv);

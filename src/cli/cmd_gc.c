@@ -1,34 +1,44 @@
 /* cmd_gc.c - offwheel gc: remove garbage. */
 #include "cli.h"
 #include "fsck.h"
+#include "resolve.h"
 
-static const char usage[] = "gc [--partials]";
+static const char usage[] = "gc [--partials] [--keep N]";
 static const char description[] =
 	"Remove garbage from the workspace: objects without a row (left by a crash\n"
 	"between publishing an object and recording it), stray files in objects/,\n"
 	"and temp files of interrupted publishes.  Partial downloads are kept for\n"
-	"resuming unless --partials is given.";
+	"resuming unless --partials is given.  --keep N also drops all but the N\n"
+	"most recently resolved sets of every target and the fetched wheels that no\n"
+	"remaining set refers to.";
 
-enum { OPT_PARTIALS = 256 };
+enum { OPT_PARTIALS = 256, OPT_KEEP };
 static const struct cli_opt opts[] = {
 	{"partials", OPT_PARTIALS, no_argument, NULL, "also remove partial downloads"},
+	{"keep", OPT_KEEP, required_argument, "N", "keep the N newest sets per target, drop the rest"},
 	{NULL, 0, 0, NULL, NULL},
+};
+
+struct gc_opts {
+	int partials;
+	int keep; /* -1: sets are not touched */
 };
 
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 {
-	(void)c;
-	(void)arg;
+	struct gc_opts *o = ud;
+	if (key == OPT_KEEP)
+		return cli_int_arg(c, "--keep", arg, 0, 1000000, &o->keep);
 	if (key != OPT_PARTIALS)
 		return 2;
-	*(int *)ud = 1;
+	o->partials = 1;
 	return 0;
 }
 
 int cmd_gc(struct cli *c, int argc, char **argv)
 {
-	int partials = 0;
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &partials);
+	struct gc_opts o = {.keep = -1};
+	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
 	if (first < 0)
 		return first == CLI_HELP_SHOWN ? 0 : -first;
 	if (first < argc)
@@ -37,18 +47,29 @@ int cmd_gc(struct cli *c, int argc, char **argv)
 	int rc = cli_open_store(c, OW_STORE_WRITE, &s);
 	if (rc)
 		return rc;
+	struct ow_sets_gc_result k = {0};
 	struct ow_gc_result g;
-	rc = ow_gc_garbage(s, partials, &g);
+	if (o.keep >= 0)
+		rc = ow_sets_gc(s, o.keep, &k);
+	if (!rc)
+		rc = ow_gc_garbage(s, o.partials, &g);
 	ow_store_close(s);
 	if (rc)
 		return cli_fail(c, rc);
 	char b[32];
 	if (c->json)
-		cli_json_out(json_pack("{s:s, s:I, s:I, s:I}", "command", "gc", "removed_objects",
+		cli_json_out(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "command", "gc",
+		                       "removed_sets", (json_int_t)k.removed_sets, "removed_wheels",
+		                       (json_int_t)k.removed_objects, "removed_objects",
 		                       (json_int_t)g.removed_objects, "removed_tmp",
-		                       (json_int_t)g.removed_tmp, "freed_bytes", (json_int_t)g.freed));
-	else
+		                       (json_int_t)g.removed_tmp, "freed_bytes",
+		                       (json_int_t)(g.freed + k.freed)));
+	else {
+		if (o.keep >= 0)
+			cli_say(c, "removed %zu old set(s) and %zu wheel(s) no set refers to, freed %s\n",
+			        k.removed_sets, k.removed_objects, cli_bytes(k.freed, b, sizeof b));
 		cli_say(c, "removed %zu garbage object(s) and %zu temp file(s), freed %s\n",
 		        g.removed_objects, g.removed_tmp, cli_bytes(g.freed, b, sizeof b));
+	}
 	return 0;
 }

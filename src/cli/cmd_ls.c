@@ -6,12 +6,13 @@
 #include "cli.h"
 #include "db.h"
 
-static const char usage[] = "ls pages|files|objects [FILTERS]";
+static const char usage[] = "ls pages|files|sets|objects [FILTERS]";
 static const char description[] =
 	"List what the workspace holds.\n"
 	"  pages    index pages crawled: status, files listed, when fetched\n"
 	"  files    wheels recorded by the crawl (filters: --project, --variant,\n"
 	"           --version GLOB, --python GLOB (python or abi tag), --platform GLOB)\n"
+	"  sets     resolved sets (offwheel resolve), newest first; --json with members\n"
 	"  objects  verified objects with size and kind (--kind)";
 
 enum { OPT_KIND = 256, OPT_PROJECT, OPT_VARIANT, OPT_VERSION, OPT_PYTHON, OPT_PLATFORM };
@@ -172,8 +173,9 @@ int cmd_ls(struct cli *c, int argc, char **argv)
 	if (first >= argc)
 		return cli_usage_error(c, "ls: say what to list: pages, files or objects");
 	const char *what = argv[first];
-	if (strcmp(what, "objects") && strcmp(what, "files") && strcmp(what, "pages"))
-		return cli_usage_error(c, "ls: '%s' is not something to list; try pages, files or objects",
+	if (strcmp(what, "objects") && strcmp(what, "files") && strcmp(what, "pages") &&
+	    strcmp(what, "sets"))
+		return cli_usage_error(c, "ls: '%s' is not something to list; try pages, files, sets or objects",
 		                       what);
 	ow_store *s;
 	int rc = cli_open_store(c, OW_STORE_READ, &s);
@@ -183,6 +185,8 @@ int cmd_ls(struct cli *c, int argc, char **argv)
 		rc = ls_objects(c, s, f.v[0]);
 	else if (!strcmp(what, "files"))
 		rc = ls_files(c, s, &f);
+	else if (!strcmp(what, "sets"))
+		rc = cli_ls_sets(c, s, NULL);
 	else
 		rc = ls_pages(c, s, &f);
 	ow_store_close(s);

@@ -10,6 +10,7 @@
  * their issues). */
 static const struct cli_command commands[] = {
 	{"crawl", cmd_crawl, "fetch index pages, record every file"},
+	{"resolve", cmd_resolve, "pick matched sets for a target matrix, print the matrix"},
 	{"audit", cmd_audit, "which GPU architectures wheels carry; can a device run them"},
 	{"fetch", cmd_fetch, "download files into the verified store (parallel, resumable)"},
 	{"verify", cmd_verify, "re-hash every object in the store"},

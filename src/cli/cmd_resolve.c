@@ -1,0 +1,240 @@
+/* cmd_resolve.c - offwheel resolve: matched sets for a target matrix. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "resolve.h"
+#include "targetopts.h"
+
+static const char usage[] =
+	"resolve [--channel CH | --index-url URL] [--variant LIST] [--python LIST] "
+	"[--platform LIST] [--date YYYYMMDD | --version V] [--no-deps]";
+static const char description[] =
+	"Pick a matched torch / torchvision / torchaudio set for every variant ×\n"
+	"python × platform, with its full dependency closure, and print the matrix.\n"
+	"torchvision and torchaudio are matched to torch by the pins in their\n"
+	"metadata (PEP 658 .metadata files, else the wheel), never by date alone;\n"
+	"'latest' is the newest torch that every project matches.  Pages not crawled\n"
+	"yet and dependency pages ({index}/{project}/) are crawled on the way.\n"
+	"The sets are stored ('offwheel ls sets').  Exit 4 when a target has no\n"
+	"complete set: it is shown with what is missing and the newest complete\n"
+	"alternative.";
+
+enum { OPT_OFFLINE = 380 };
+
+static const struct cli_opt opts[] = {
+	CLI_INDEX_OPTS,
+	CLI_TARGET_OPTS,
+	{"offline", OPT_OFFLINE, no_argument, NULL,
+	 "use only what the workspace holds (no crawl, no metadata downloads)"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+struct ropts {
+	struct index_opts idx;
+	struct target_opts tgt;
+	int offline;
+};
+
+static int on_opt(struct cli *c, int key, const char *arg, void *ud)
+{
+	struct ropts *o = ud;
+	if (key == OPT_OFFLINE) {
+		o->offline = 1;
+		return 0;
+	}
+	int rc = index_opt(c, &o->idx, key, arg);
+	if (rc == -1)
+		rc = target_opt(c, &o->tgt, key, arg);
+	return rc == -1 ? 2 : rc;
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+json_t *resolve_member_json(const struct ow_resolve_member *m);
+json_t *resolve_member_json(const struct ow_resolve_member *m)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s?, s:s?, s:I}", "project", m->project,
+	                 "version", m->version, "role", ow_member_role_name(m->role), "filename",
+	                 m->filename, "url", m->url, "sha256", *m->sha256 ? m->sha256 : NULL,
+	                 "sha256_source", m->sha256_source, "required_by", m->required_by,
+	                 "file_id", (json_int_t)m->file_id);
+}
+
+static json_t *strs_json(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+static json_t *csv_json(const char *csv)
+{
+	json_t *a = json_array();
+	while (*csv) {
+		size_t n = strcspn(csv, ",");
+		json_array_append_new(a, json_stringn(csv, n));
+		csv += n + (csv[n] == ',');
+	}
+	return a;
+}
+
+static json_t *target_json(const struct ow_resolve_report *r, const struct ow_resolve_target *t)
+{
+	json_t *versions = json_object(), *members = json_array(), *skipped = json_array();
+	for (size_t p = 0; p < r->nprojects; p++)
+		json_object_set_new(versions, r->projects[p],
+		                    *t->versions[p] ? json_string(t->versions[p]) : json_null());
+	for (size_t i = 0; i < t->nmembers; i++)
+		json_array_append_new(members, resolve_member_json(&t->members[i]));
+	for (size_t i = 0; i < t->nskipped; i++)
+		json_array_append_new(skipped, json_pack("{s:s, s:o}", "torch", t->skipped[i].torch,
+		                                         "missing", csv_json(t->skipped[i].missing)));
+	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:o, s:o, s:s?, s:s?, s:o, s:o, s:o, s:I}",
+	                 "target", t->describe, "variant", t->variant, "python", t->python,
+	                 "platform", t->platform, "complete", t->complete, "versions", versions,
+	                 "missing", csv_json(t->missing), "newest_complete",
+	                 *t->alternative ? t->alternative : NULL, "error", t->error, "skipped",
+	                 skipped, "notes", strs_json(t->notes, t->nnotes), "members", members,
+	                 "set_id", (json_int_t)t->set_id);
+}
+
+static void render_json(const struct index_opts *o, const struct ow_resolve_report *r)
+{
+	json_t *targets = json_array();
+	for (size_t i = 0; i < r->ntargets; i++)
+		json_array_append_new(targets, target_json(r, &r->targets[i]));
+	cli_json_out(json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o}", "command", "resolve",
+	                       "index_url", o->index, "selector", r->selector, "projects",
+	                       strs_json(r->projects, r->nprojects), "complete",
+	                       r->incomplete == 0, "incomplete", (json_int_t)r->incomplete,
+	                       "metadata_read", (json_int_t)r->metadata_read, "targets", targets));
+}
+
+/* ---- the matrix ----------------------------------------------------------------- */
+
+static size_t ndeps(const struct ow_resolve_target *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nmembers; i++)
+		n += t->members[i].role == OW_ROLE_DEP;
+	return n;
+}
+
+static void widths(const struct ow_resolve_report *r, int *w)
+{
+	w[0] = 6;
+	for (size_t p = 0; p < r->nprojects; p++)
+		w[p + 1] = (int)strlen(r->projects[p]);
+	for (size_t i = 0; i < r->ntargets; i++) {
+		const struct ow_resolve_target *t = &r->targets[i];
+		w[0] = (int)strlen(t->describe) > w[0] ? (int)strlen(t->describe) : w[0];
+		for (size_t p = 0; p < r->nprojects; p++)
+			if ((int)strlen(t->versions[p]) > w[p + 1])
+				w[p + 1] = (int)strlen(t->versions[p]);
+	}
+	for (size_t p = 0; p < r->nprojects; p++)
+		w[p + 1] = w[p + 1] < 9 ? 9 : w[p + 1];
+}
+
+static void target_text(const struct cli *c, const struct ow_resolve_report *r,
+                        const struct ow_resolve_target *t, const int *w, int deps)
+{
+	cli_say(c, "%-*s", w[0], t->describe);
+	for (size_t p = 0; p < r->nprojects; p++)
+		cli_say(c, "  %-*s", w[p + 1], *t->versions[p] ? t->versions[p] : "- missing");
+	if (t->complete)
+		cli_say(c, deps ? "  %zu deps\n" : "\n", ndeps(t));
+	else
+		cli_say(c, "  INCOMPLETE\n");
+	if (!*t->versions[0])
+		cli_say(c, "    no torch wheel fits this target%s%s\n",
+		        *t->alternative ? "; newest complete set: torch " : "", t->alternative);
+	else if (*t->missing)
+		cli_say(c, "    no %s matches torch %s; newest complete set: %s%s\n", t->missing,
+		        t->versions[0], *t->alternative ? "torch " : "",
+		        *t->alternative ? t->alternative : "none");
+	if (t->error)
+		cli_say(c, "    %s\n", t->error);
+	for (size_t i = 0; t->complete && i < t->nskipped; i++)
+		cli_say(c, "    newer torch %s passed over: no matching %s\n", t->skipped[i].torch,
+		        t->skipped[i].missing);
+	for (size_t i = 0; c->verbosity > 0 && i < t->nnotes; i++)
+		cli_say(c, "    note: %s\n", t->notes[i]);
+}
+
+static void render_text(const struct cli *c, const struct index_opts *o,
+                        const struct ow_resolve_report *r, int deps)
+{
+	int w[OW_RESOLVE_MAX_PROJECTS + 1];
+	widths(r, w);
+	cli_say(c, "%-*s", w[0], "TARGET");
+	for (size_t p = 0; p < r->nprojects; p++)
+		cli_say(c, "  %-*s", w[p + 1], r->projects[p]);
+	cli_say(c, "\n");
+	for (size_t i = 0; i < r->ntargets; i++)
+		target_text(c, r, &r->targets[i], w, deps);
+	cli_say(c, "%s (%s): %zu target(s), %zu complete, %zu incomplete\n", o->index, r->selector,
+	        r->ntargets, r->ntargets - r->incomplete, r->incomplete);
+}
+
+static int run(struct cli *c, struct ropts *o, ow_store *s)
+{
+	struct ow_resolve_netio net = {.policy = &o->idx.policy, .http = &o->idx.http,
+	                               .net = !o->offline};
+	struct ow_resolve_io io;
+	ow_resolve_io_net(&io, &net);
+	struct ow_resolve_opts ro = {
+		.index_url = o->idx.index,
+		.variants = (const char *const *)o->idx.variants.v,
+		.nvariants = o->idx.variants.n,
+		.targets = o->tgt.targets,
+		.ntargets = o->tgt.ntargets,
+		.projects = (const char *const *)o->idx.projects.v,
+		.nprojects = o->idx.projects.n,
+		.date = o->tgt.date,
+		.version = o->tgt.version,
+		.no_deps = o->tgt.no_deps,
+		.pre = o->tgt.pre,
+		.io = &io,
+	};
+	struct ow_resolve_report r;
+	int rc = ow_resolve(s, &ro, &r);
+	if (rc < 0 && rc != OW_EINCOMPLETE)
+		return cli_fail(c, rc);
+	if (c->json)
+		render_json(&o->idx, &r);
+	else
+		render_text(c, &o->idx, &r, !o->tgt.no_deps);
+	ow_resolve_report_free(&r);
+	return rc == OW_EINCOMPLETE ? 4 : 0;
+}
+
+static int check_variants(struct cli *c, const struct index_opts *o)
+{
+	for (size_t i = 0; i < o->variants.n; i++)
+		if (!*o->variants.v[i])
+			return cli_usage_error(c, "resolve: --variant all is for crawl; name the variants");
+	return 0;
+}
+
+int cmd_resolve(struct cli *c, int argc, char **argv)
+{
+	struct ropts o = {0};
+	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
+	int rc = first < 0 ? (first == CLI_HELP_SHOWN ? 0 : -first) : 0;
+	if (first >= 0 && first < argc)
+		rc = cli_usage_error(c, "resolve: unexpected argument '%s'", argv[first]);
+	if (first >= 0 && !rc && !(rc = index_opts_finish(c, &o.idx)) &&
+	    !(rc = check_variants(c, &o.idx)))
+		rc = target_opts_finish(c, &o.tgt);
+	ow_store *s = NULL;
+	if (first >= 0 && !rc && !(rc = cli_open_store(c, OW_STORE_WRITE, &s))) {
+		rc = run(c, &o, s);
+		ow_store_close(s);
+	}
+	index_opts_free(&o.idx);
+	target_opts_free(&o.tgt);
+	return rc;
+}

@@ -1,0 +1,106 @@
+/* targetopts.c - parsing of the target options shared by several commands. */
+#include "targetopts.h"
+
+#include <gnu/libc-version.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+int target_opt(struct cli *c, struct target_opts *o, int key, const char *arg)
+{
+	(void)c;
+	switch (key) {
+	case TGT_PYTHON:
+		return strlist_add_csv(&o->pythons, arg);
+	case TGT_PLATFORM:
+		return strlist_add_csv(&o->platforms, arg);
+	case TGT_DATE:
+		o->date = arg;
+		return 0;
+	case TGT_VERSION:
+		o->version = arg;
+		return 0;
+	case TGT_NO_DEPS:
+		o->no_deps = 1;
+		return 0;
+	case TGT_PRE:
+		o->pre = 1;
+		return 0;
+	}
+	return -1;
+}
+
+/* "3.11" from the host's python3, else 3.12. */
+static void host_python(char *buf, size_t n)
+{
+	FILE *p = popen("python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])' "
+	                "2>/dev/null",
+	                "r");
+	snprintf(buf, n, "3.12");
+	if (!p)
+		return;
+	char line[32];
+	if (fgets(line, sizeof line, p) && line[0] == '3') {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(buf, n, "%s", line);
+	}
+	pclose(p);
+}
+
+/* The host platform as a shorthand; Linux gets the host glibc afterwards. */
+static const char *host_platform(void)
+{
+	struct utsname u;
+	if (uname(&u) == 0 && !strcmp(u.machine, "aarch64"))
+		return "linux-aarch64";
+	return "linux-x86_64";
+}
+
+static int parse_one(struct cli *c, struct target_opts *o, const char *py, const char *pl,
+                     int host)
+{
+	struct ow_target *t = &o->targets[o->ntargets];
+	int rc = ow_target_parse(t, py, pl);
+	if (rc < 0)
+		return cli_usage_error(c, "target %s / %s: %s", py, pl, ow_err_detail());
+	int maj, min;
+	if (host && sscanf(gnu_get_libc_version(), "%d.%d", &maj, &min) == 2 && maj == 2)
+		t->glibc_major = maj, t->glibc_minor = min;
+	o->ntargets++;
+	return 0;
+}
+
+int target_opts_finish(struct cli *c, struct target_opts *o)
+{
+	char py[32];
+	int host = !o->platforms.n;
+	if (o->date && o->version)
+		return cli_usage_error(c, "--date and --version pick the same thing; give one");
+	if (!o->pythons.n) {
+		host_python(py, sizeof py);
+		if (strlist_add_csv(&o->pythons, py))
+			return 1;
+	}
+	if (host && strlist_add_csv(&o->platforms, host_platform()))
+		return 1;
+	o->targets = calloc(o->pythons.n * o->platforms.n + 1, sizeof *o->targets);
+	if (!o->targets)
+		return 1;
+	for (size_t i = 0; i < o->pythons.n; i++)
+		for (size_t j = 0; j < o->platforms.n; j++) {
+			int rc = parse_one(c, o, o->pythons.v[i], o->platforms.v[j], host);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}
+
+void target_opts_free(struct target_opts *o)
+{
+	strlist_free(&o->pythons);
+	strlist_free(&o->platforms);
+	free(o->targets);
+	o->targets = NULL;
+	o->ntargets = 0;
+}

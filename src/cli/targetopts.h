@@ -1,0 +1,42 @@
+/* targetopts.h - the options that say which machines the wheels are for and
+ * which set to pick (resolve, sync, fetch, export): --python, --platform,
+ * --date, --version, --no-deps, --pre. */
+#ifndef OW_TARGETOPTS_H
+#define OW_TARGETOPTS_H
+
+#include <stddef.h>
+
+#include "cli.h"
+#include "indexopts.h"
+#include "tags.h"
+
+enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_PRE };
+
+#define CLI_TARGET_OPTS                                                                          \
+	{"python", TGT_PYTHON, required_argument, "LIST",                                        \
+	 "target Pythons: 3.11,3.12,3.13t or cp312 (default: the host's python3)"},              \
+	{"platform", TGT_PLATFORM, required_argument, "LIST",                                    \
+	 "target platforms: linux-x86_64, linux-aarch64, windows-x86_64, macos-arm64 or pip "    \
+	 "tags such as manylinux_2_28_x86_64, win_amd64 (default: the host)"},                   \
+	{"date", TGT_DATE, required_argument, "YYYYMMDD", "the nightly torch of that date"},     \
+	{"version", TGT_VERSION, required_argument, "V",                                         \
+	 "the torch of that version (2.9.1; local labels ignored)"},                             \
+	{"no-deps", TGT_NO_DEPS, no_argument, NULL, "only the sets, not their dependencies"},    \
+	{"pre", TGT_PRE, no_argument, NULL, "allow pre-releases of dependencies"}
+
+struct target_opts {
+	struct strlist pythons, platforms;
+	const char *date, *version;
+	int no_deps, pre;
+	/* filled by target_opts_finish: pythons × platforms */
+	struct ow_target *targets;
+	size_t ntargets;
+};
+
+/* 0 handled, an exit code on a bad value, -1 when the key is not ours. */
+int target_opt(struct cli *c, struct target_opts *o, int key, const char *arg);
+/* Defaults (the host) and the parsed targets; 0 or an exit code. */
+int target_opts_finish(struct cli *c, struct target_opts *o);
+void target_opts_free(struct target_opts *o);
+
+#endif

@@ -1,0 +1,586 @@
+/* resolve.c - the driver: every target advances as far as what is known
+ * allows, then one batch of crawls and metadata fetches serves them all,
+ * until every target is decided. */
+#include "resolve.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "event.h"
+#include "resolveint.h"
+
+#define RS_WINDOW0 4
+#define RS_ROUNDS_MAX 64
+
+static const char *const default_projects[] = {"torch", "torchvision", "torchaudio"};
+
+struct tstate {
+	struct ow_target t;
+	const char *variant;
+	struct ow_resolve_target *out;
+	size_t window;
+	bool done;
+	int64_t *bad_torch; /* torches whose metadata rules them out */
+	size_t nbad;
+};
+
+struct pview {
+	struct rs_cand **c;
+	size_t n;
+	struct rs_mc *mc;
+	char (*pins)[256]; /* torch specifier text per candidate */
+};
+
+const char *ow_member_role_name(enum ow_member_role r)
+{
+	static const char *const n[] = {"torch", "torchvision", "torchaudio", "project", "dep"};
+	return (unsigned)r < sizeof n / sizeof n[0] ? n[r] : "?";
+}
+
+static enum ow_member_role role_of(const char *project)
+{
+	return !strcmp(project, "torch")         ? OW_ROLE_TORCH
+	       : !strcmp(project, "torchvision") ? OW_ROLE_VISION
+	       : !strcmp(project, "torchaudio")  ? OW_ROLE_AUDIO
+	                                         : OW_ROLE_PROJECT;
+}
+
+/* The Requires-Dist specifier on torch, NULL when there is none. */
+static const char *torch_pin(const struct rs_meta *m, char *buf, size_t n)
+{
+	for (size_t i = 0; i < m->nreqs; i++) {
+		struct ow_requirement r;
+		memset(&r, 0, sizeof r);
+		if (ow_requirement_parse(&r, m->reqs[i]) < 0)
+			continue;
+		bool named = !strcmp(r.name, "torch");
+		if (named && ow_spec_format(&r.spec, buf, n) < 0)
+			buf[0] = '\0';
+		ow_requirement_free(&r);
+		if (named)
+			return buf;
+	}
+	return NULL;
+}
+
+static bool torch_selected(const struct ow_resolve_opts *o, const struct rs_cand *c)
+{
+	if (o->date && rs_version_date(&c->v) != (uint32_t)strtoul(o->date, NULL, 10))
+		return false;
+	if (o->version) {
+		struct ow_specset set;
+		char spec[OW_VER_TEXT_MAX + 4];
+		snprintf(spec, sizeof spec, "==%s", o->version);
+		if (ow_spec_parse(&set, spec) < 0 || !ow_spec_contains(&set, &c->v, true))
+			return false;
+	}
+	return true;
+}
+
+static bool is_bad(const struct tstate *ts, int64_t id)
+{
+	for (size_t i = 0; i < ts->nbad; i++)
+		if (ts->bad_torch[i] == id)
+			return true;
+	return false;
+}
+
+static int mark_bad(struct tstate *ts, int64_t id)
+{
+	int64_t *g = realloc(ts->bad_torch, (ts->nbad + 1) * sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	ts->bad_torch = g;
+	g[ts->nbad++] = id;
+	return 0;
+}
+
+/* Torch view: filtered by --date / --version unless `all`. */
+static void torch_mc(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool all)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < pv->n; i++) {
+		struct rs_cand *c = pv->c[i];
+		if (!all && !torch_selected(x->o, c))
+			continue;
+		const struct rs_meta *m = rs_meta_peek(x, c);
+		bool ok = !is_bad(ts, c->id) && !c->yanked &&
+		          (!m || m->state < 0 || rs_python_ok(&ts->t, m->requires_python));
+		pv->c[k] = c;
+		pv->mc[k++] = (struct rs_mc){&c->v, c->date, m ? m->state : 0, NULL, ok};
+	}
+	pv->n = k;
+}
+
+/* Other projects: metadata (queued when missing) of every candidate in the
+ * scope of torches[0..window); pins kept in `pins` (one slot each). */
+static void proj_mc(struct rs_ctx *x, const struct tstate *ts, struct pview *pv, uint32_t oldest)
+{
+	for (size_t i = 0; i < pv->n; i++) {
+		struct rs_cand *c = pv->c[i];
+		struct rs_mc *mc = &pv->mc[i];
+		*mc = (struct rs_mc){&c->v, c->date, 0, NULL, !c->yanked};
+		if (!rs_in_scope(oldest, c->date))
+			continue;
+		const struct rs_meta *m = rs_meta_get(x, c);
+		if (!m)
+			continue;
+		mc->meta = m->state;
+		if (m->state > 0) {
+			mc->pin = torch_pin(m, pv->pins[i], sizeof pv->pins[i]);
+			mc->usable &= rs_python_ok(&ts->t, m->requires_python);
+		}
+	}
+}
+
+static int views(struct rs_ctx *x, struct tstate *ts, struct pview *pv, size_t np, bool *wait)
+{
+	for (size_t p = 0; p < np; p++) {
+		struct rs_list *l;
+		int rc = rs_list_get(x, x->o->projects[p], ts->variant, false, &l);
+		if (rc < 0)
+			return rc;
+		if (l->state == 0) {
+			*wait = true;
+			continue;
+		}
+		if ((rc = rs_view(x, l, &ts->t, &pv[p].c, &pv[p].n)) < 0)
+			return rc;
+		pv[p].mc = calloc(pv[p].n + 1, sizeof *pv[p].mc);
+		pv[p].pins = calloc(pv[p].n + 1, sizeof *pv[p].pins);
+		if (!pv[p].mc || !pv[p].pins)
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	return 0;
+}
+
+static void views_free(struct pview *pv, size_t np)
+{
+	for (size_t p = 0; p < np; p++)
+		free(pv[p].c), free(pv[p].mc), free(pv[p].pins);
+}
+
+static void missing_text(const struct rs_ctx *x, uint32_t bits, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t p = 1; p < x->o->nprojects && len < n; p++)
+		if (bits >> (p - 1) & 1)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "",
+			                        x->o->projects[p]);
+}
+
+static int add_skip(struct ow_resolve_target *o, const char *torch, const char *missing)
+{
+	struct ow_resolve_skip *g = realloc(o->skipped, (o->nskipped + 1) * sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	o->skipped = g;
+	snprintf(g[o->nskipped].torch, sizeof g->torch, "%s", torch);
+	snprintf(g[o->nskipped++].missing, sizeof g->missing, "%s", missing);
+	return 0;
+}
+
+/* Choose among torches[0..window); RS_NEED when metadata was queued. */
+static void choose(struct rs_ctx *x, struct tstate *ts, struct pview *pv, size_t window,
+                   struct rs_choice *ch)
+{
+	size_t np = x->o->nprojects - 1, before = x->nneed;
+	const struct rs_mc *projs[OW_RESOLVE_MAX_PROJECTS];
+	size_t n[OW_RESOLVE_MAX_PROJECTS];
+	uint32_t oldest = 0;
+	for (size_t i = 0; i < window; i++)
+		if (pv[0].mc[i].date && (!oldest || pv[0].mc[i].date < oldest))
+			oldest = pv[0].mc[i].date;
+	for (size_t p = 0; p < np; p++) {
+		proj_mc(x, ts, &pv[p + 1], oldest);
+		projs[p] = pv[p + 1].mc;
+		n[p] = pv[p + 1].n;
+	}
+	if (x->nneed > before)
+		ch->torch = RS_NEED;
+	else
+		rs_choose(pv[0].mc, window, projs, n, np, ch);
+}
+
+static int add_member(struct ow_resolve_target *o, const struct rs_pick *p)
+{
+	struct ow_resolve_member *g = realloc(o->members, (o->nmembers + 1) * sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	o->members = g;
+	struct ow_resolve_member *m = &g[o->nmembers++];
+	memset(m, 0, sizeof *m);
+	m->file_id = p->c->id;
+	m->role = p->role;
+	snprintf(m->project, sizeof m->project, "%s", p->project);
+	snprintf(m->version, sizeof m->version, "%s", p->c->version_text);
+	snprintf(m->filename, sizeof m->filename, "%s", p->c->filename);
+	m->url = strdup(p->c->url);
+	m->required_by = p->required_by ? strdup(p->required_by) : NULL;
+	const char *h = p->c->sha256 ? p->c->sha256 : p->c->object_sha256;
+	snprintf(m->sha256, sizeof m->sha256, "%s", h ? h : "");
+	m->sha256_source = p->c->sha256 ? "published" : h ? "stored" : NULL;
+	return 0;
+}
+
+static int add_note(struct ow_resolve_target *o, const char *fmt, ...) OW_PRINTF(2, 3);
+static int add_note(struct ow_resolve_target *o, const char *fmt, ...)
+{
+	char **g = realloc(o->notes, (o->nnotes + 1) * sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	o->notes = g;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&g[o->nnotes], fmt, ap) >= 0)
+		o->nnotes++;
+	va_end(ap);
+	return 0;
+}
+
+/* The set's own members: torch and what matched it (index p of pv). */
+static size_t set_roots(const struct rs_ctx *x, struct pview *pv, long torch, const long *pick,
+                        struct rs_pick *roots)
+{
+	size_t n = 0;
+	for (size_t p = 0; p < x->o->nprojects; p++) {
+		long i = p == 0 ? torch : pick[p - 1];
+		if (i < 0)
+			continue;
+		roots[n] = (struct rs_pick){.c = pv[p].c[i], .role = role_of(x->o->projects[p])};
+		snprintf(roots[n++].project, sizeof roots->project, "%s", x->o->projects[p]);
+	}
+	return n;
+}
+
+static void fill_versions(const struct rs_ctx *x, struct ow_resolve_target *o,
+                          const struct rs_pick *roots, size_t n)
+{
+	for (size_t p = 0; p < x->o->nprojects; p++) {
+		o->versions[p][0] = '\0';
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(roots[i].project, x->o->projects[p]))
+				snprintf(o->versions[p], sizeof o->versions[p], "%s", roots[i].c->version_text);
+	}
+}
+
+static int add_skips(const struct rs_ctx *x, struct ow_resolve_target *o, const struct pview *pv,
+                     const struct rs_choice *ch, size_t upto)
+{
+	char miss[256];
+	for (size_t i = 0; i < upto && i < ch->examined; i++) {
+		if (!ch->missing[i])
+			continue;
+		missing_text(x, ch->missing[i], miss, sizeof miss);
+		if (add_skip(o, pv[0].c[i]->version_text, miss) < 0)
+			return OW_ENOMEM;
+	}
+	return 0;
+}
+
+/* The chosen torch needs its own metadata: Requires-Python and the closure.
+ * 1 = go on, 0 = wait for a round, 2 = ruled out (choose again). */
+static int check_torch(struct rs_ctx *x, struct tstate *ts, const struct rs_cand *c)
+{
+	const struct rs_meta *m = rs_meta_get(x, c);
+	if (!m)
+		return 0;
+	if (m->state > 0 && rs_python_ok(&ts->t, m->requires_python))
+		return 1;
+	add_note(ts->out, "%s: %s", c->filename,
+	         m->state > 0 ? "Requires-Python excludes the target" : "no metadata could be read");
+	return mark_bad(ts, c->id) < 0 ? OW_ENOMEM : 2;
+}
+
+static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
+                        const struct rs_choice *ch, bool *wait)
+{
+	struct rs_pick roots[OW_RESOLVE_MAX_PROJECTS];
+	size_t n = set_roots(x, pv, ch->torch, ch->pick, roots);
+	struct ow_resolve_target *o = ts->out;
+	struct rs_closure cl = {0};
+	int rc = 0;
+	if (!x->o->no_deps) {
+		if ((rc = rs_closure(x, &ts->t, ts->variant, roots, n, &cl)) < 0)
+			return rc;
+		if (cl.need) {
+			*wait = true;
+			rs_closure_free(&cl);
+			return 0;
+		}
+	}
+	fill_versions(x, o, roots, n);
+	o->complete = !cl.error;
+	o->error = cl.error ? strdup(cl.error) : NULL;
+	const struct rs_pick *all = x->o->no_deps || cl.error ? roots : cl.picks;
+	size_t nall = x->o->no_deps || cl.error ? n : cl.n;
+	for (size_t i = 0; i < nall && rc == 0; i++)
+		rc = add_member(o, &all[i]);
+	if (rc == 0)
+		rc = add_skips(x, o, pv, ch, (size_t)ch->torch);
+	rs_closure_free(&cl);
+	return rc;
+}
+
+/* No complete set among the torches: report the newest with what it lacks. */
+static int incomplete(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
+                      const struct rs_choice *ch)
+{
+	struct ow_resolve_target *o = ts->out;
+	long first = RS_NONE, pick[OW_RESOLVE_MAX_PROJECTS];
+	for (size_t i = 0; i < pv[0].n && first == RS_NONE; i++)
+		if (pv[0].mc[i].usable)
+			first = (long)i;
+	if (first == RS_NONE) {
+		snprintf(o->missing, sizeof o->missing, "%s", x->o->projects[0]);
+		return 0;
+	}
+	for (size_t p = 1; p < x->o->nprojects; p++)
+		pick[p - 1] = rs_match_one(pv[0].mc[first].v, pv[0].mc[first].date, pv[p].mc, pv[p].n);
+	struct rs_pick roots[OW_RESOLVE_MAX_PROJECTS];
+	size_t n = set_roots(x, pv, first, pick, roots);
+	fill_versions(x, o, roots, n);
+	missing_text(x, ch->missing[first], o->missing, sizeof o->missing);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = add_member(o, &roots[i]);
+	return rc ? rc : add_skips(x, o, pv, ch, ch->examined);
+}
+
+/* With --date / --version and no complete set: the newest complete one. */
+static int alternative(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool *wait)
+{
+	struct pview all[OW_RESOLVE_MAX_PROJECTS] = {{0}};
+	size_t np = x->o->nprojects;
+	int rc = views(x, ts, all, np, wait);
+	if (rc == 0 && !*wait) {
+		torch_mc(x, ts, &all[0], true);
+		struct rs_choice ch = {0};
+		ch.missing = calloc(all[0].n + 1, sizeof *ch.missing);
+		if (!ch.missing)
+			rc = ow_err(OW_ENOMEM, "resolve: out of memory");
+		else
+			choose(x, ts, all, all[0].n, &ch);
+		if (rc == 0 && ch.torch == RS_NEED)
+			*wait = true;
+		else if (rc == 0 && ch.torch >= 0)
+			snprintf(ts->out->alternative, sizeof ts->out->alternative, "%s",
+			         all[0].c[ch.torch]->version_text);
+		free(ch.missing);
+	}
+	views_free(all, np);
+	(void)pv;
+	return rc;
+}
+
+/* 0 decided or waiting (*wait), 1 run again now, < 0 error. */
+static int decide(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool *wait)
+{
+	for (;;) {
+		size_t window = ts->window < pv[0].n ? ts->window : pv[0].n;
+		struct rs_choice ch = {0};
+		if (!(ch.missing = calloc(window + 1, sizeof *ch.missing)))
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+		choose(x, ts, pv, window, &ch);
+		int rc = 0;
+		if (ch.torch == RS_NEED)
+			*wait = true;
+		else if (ch.torch == RS_NONE && window < pv[0].n) {
+			ts->window *= 4;
+			free(ch.missing);
+			continue;
+		} else if (ch.torch == RS_NONE) {
+			rc = incomplete(x, ts, pv, &ch);
+			if (rc == 0 && (x->o->date || x->o->version))
+				rc = alternative(x, ts, pv, wait);
+		} else if ((rc = check_torch(x, ts, pv[0].c[ch.torch])) == 0)
+			*wait = true;
+		else if (rc == 1)
+			rc = complete_set(x, ts, pv, &ch, wait);
+		else if (rc == 2)
+			rc = 1;
+		free(ch.missing);
+		return rc;
+	}
+}
+
+static void target_reset(struct ow_resolve_target *o)
+{
+	for (size_t i = 0; i < o->nmembers; i++)
+		free(o->members[i].url), free(o->members[i].required_by);
+	free(o->members);
+	for (size_t i = 0; i < o->nnotes; i++)
+		free(o->notes[i]);
+	free(o->notes);
+	free(o->skipped);
+	free(o->error);
+	o->members = NULL, o->notes = NULL, o->skipped = NULL, o->error = NULL;
+	o->nmembers = o->nnotes = o->nskipped = 0;
+	o->complete = false;
+	o->missing[0] = o->alternative[0] = '\0';
+}
+
+/* One target as far as it goes: 0 with ts->done or *wait, < 0 error. */
+static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
+{
+	size_t np = x->o->nprojects;
+	int rc;
+	do {
+		struct pview pv[OW_RESOLVE_MAX_PROJECTS] = {{0}};
+		target_reset(ts->out);
+		*wait = false;
+		rc = views(x, ts, pv, np, wait);
+		if (rc == 0 && !*wait) {
+			torch_mc(x, ts, &pv[0], false);
+			rc = decide(x, ts, pv, wait);
+		}
+		views_free(pv, np);
+	} while (rc == 1);
+	ts->done = rc == 0 && !*wait;
+	return rc;
+}
+
+static int check_opts(const struct ow_resolve_opts *o)
+{
+	if (!o->index_url || !o->io || !o->nvariants || !o->ntargets)
+		return ow_err(OW_EINVAL, "resolve: an index, variants and targets are needed");
+	if (o->nprojects > OW_RESOLVE_MAX_PROJECTS || (o->nprojects && strcmp(o->projects[0], "torch")))
+		return ow_err(OW_EINVAL, "resolve: --project must start with torch and name at most %d "
+		                         "projects",
+		              OW_RESOLVE_MAX_PROJECTS);
+	if (o->date && (strlen(o->date) != 8 || strspn(o->date, "0123456789") != 8 ||
+	                !rs_version_date(&(struct ow_version){.has_dev = true,
+	                                                     .dev = strtoull(o->date, NULL, 10)})))
+		return ow_err(OW_EINVAL, "--date: '%s' is not a date like 20251021", o->date);
+	struct ow_version v;
+	if (o->version && ow_pep440_parse(&v, o->version) < 0)
+		return ow_err(OW_EINVAL, "--version: '%s' is not a version like 2.10.0: %s", o->version,
+		              ow_err_detail());
+	return 0;
+}
+
+static void selector_text(const struct ow_resolve_opts *o, char *buf, size_t n)
+{
+	if (o->date)
+		snprintf(buf, n, "date:%s", o->date);
+	else if (o->version)
+		snprintf(buf, n, "version:%s", o->version);
+	else
+		snprintf(buf, n, "latest");
+}
+
+static int init_targets(const struct ow_resolve_opts *o, struct ow_resolve_report *r,
+                        struct tstate **out)
+{
+	size_t n = o->nvariants * o->ntargets;
+	struct tstate *ts = calloc(n + 1, sizeof *ts);
+	r->targets = calloc(n + 1, sizeof *r->targets);
+	if (!ts || !r->targets) {
+		free(ts);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	for (size_t v = 0; v < o->nvariants; v++)
+		for (size_t t = 0; t < o->ntargets; t++) {
+			size_t i = v * o->ntargets + t;
+			struct ow_resolve_target *rt = &r->targets[i];
+			char desc[128];
+			ts[i] = (struct tstate){.t = o->targets[t], .variant = o->variants[v], .out = rt,
+			                        .window = RS_WINDOW0};
+			ow_target_describe(&o->targets[t], desc, sizeof desc);
+			snprintf(rt->describe, sizeof rt->describe, "%s %s", o->variants[v], desc);
+			snprintf(rt->variant, sizeof rt->variant, "%s", o->variants[v]);
+			snprintf(rt->python, sizeof rt->python, "%.*s", (int)strcspn(desc, "-"), desc);
+			snprintf(rt->platform, sizeof rt->platform, "%s", desc + strcspn(desc, "-") + 1);
+		}
+	r->ntargets = n;
+	*out = ts;
+	return 0;
+}
+
+/* Step every undecided target; then one round of crawls and fetches. */
+static int run_rounds(struct rs_ctx *x, struct tstate *ts, size_t n, struct ow_resolve_report *r)
+{
+	for (size_t round = 0;; round++) {
+		size_t waiting = 0;
+		for (size_t i = 0; i < n; i++) {
+			bool wait = false;
+			int rc = ts[i].done ? 0 : step(x, &ts[i], &wait);
+			if (rc < 0)
+				return rc;
+			waiting += wait;
+		}
+		if (!waiting)
+			return 0;
+		bool work = x->nneed || x->ncrawl > x->crawl_done;
+		if (!work || round == RS_ROUNDS_MAX)
+			return ow_err(OW_EINTERNAL, "resolve: %zu target(s) still wait after %zu rounds",
+			              waiting, round);
+		ow_log(OW_LOG_INFO, "resolve round %zu: %zu page(s), %zu metadata file(s) for %zu "
+		                    "target(s)",
+		       round + 1, x->ncrawl - x->crawl_done, x->nneed, waiting);
+		int rc = rs_round(x);
+		if (rc < 0)
+			return rc;
+		r->rounds++;
+	}
+}
+
+static int store_all(ow_store *s, const struct ow_resolve_opts *o, struct ow_resolve_report *r)
+{
+	for (size_t i = 0; i < r->ntargets; i++) {
+		int rc = rs_store_target(s, o->index_url, r->selector, !o->no_deps, &r->targets[i]);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_report *r)
+{
+	memset(r, 0, sizeof *r);
+	struct ow_resolve_opts o = *in;
+	if (!o.nprojects) {
+		o.projects = default_projects;
+		o.nprojects = 3;
+	}
+	int rc = check_opts(&o);
+	if (rc < 0)
+		return rc;
+	for (size_t p = 0; p < o.nprojects; p++)
+		r->projects[r->nprojects++] = strdup(o.projects[p]);
+	selector_text(&o, r->selector, sizeof r->selector);
+	struct tstate *ts = NULL;
+	struct rs_ctx x = {.s = s, .o = &o};
+	if ((rc = init_targets(&o, r, &ts)) == 0 && (rc = run_rounds(&x, ts, r->ntargets, r)) == 0 &&
+	    !o.no_store)
+		rc = store_all(s, &o, r);
+	r->metadata_read = x.metadata_read;
+	for (size_t i = 0; ts && i < r->ntargets; i++) {
+		free(ts[i].bad_torch);
+		r->incomplete += !r->targets[i].complete;
+	}
+	free(ts);
+	rs_ctx_free(&x);
+	if (rc < 0) {
+		ow_resolve_report_free(r);
+		return rc;
+	}
+	return r->incomplete ? OW_EINCOMPLETE : 0;
+}
+
+void ow_resolve_report_free(struct ow_resolve_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->ntargets; i++)
+		target_reset(&r->targets[i]);
+	free(r->targets);
+	for (size_t p = 0; p < r->nprojects; p++)
+		free(r->projects[p]);
+	memset(r, 0, sizeof *r);
+}

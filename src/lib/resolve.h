@@ -1,0 +1,173 @@
+/* resolve.h - the second stage: pick matched torch / torchvision /
+ * torchaudio sets for a matrix of targets, with their dependency closure
+ * (DESIGN.md §4).
+ *
+ * A target is a variant folder × a CPython × a platform.  Its candidates are
+ * the wheels the crawl recorded on {index}/{variant}/{project}/ (the variant
+ * folder plus files lying in the channel root, as the real index mixes
+ * them) whose tags fit the target (pip's priority: the best tag wins among
+ * files of one version) and whose Requires-Python admits it.
+ *
+ * Matching: torchvision and torchaudio say which torch they go with in their
+ * core metadata (`Requires-Dist: torch==2.10.0.dev20251021`, `>=`, or
+ * nothing).  Metadata comes from the PEP 658 .metadata files, else from the
+ * wheel.  Nightly dates only bound the search (a wheel built more than two
+ * days before a torch cannot pin it); the pin is the proof.  "latest" is the
+ * newest torch that every requested project matches.
+ *
+ * Closure: the Requires-Dist of every member, markers evaluated for the
+ * target (never the host), extras only when asked, dependency pages crawled
+ * on the same index ({index}/{project}/), the highest version that satisfies
+ * every specifier and has a fitting wheel; pre-releases only when asked or
+ * when nothing else fits; yanked files only for an exact == pin.  There is
+ * no backtracking: a requirement that the pick already made cannot satisfy
+ * restarts the target with that knowledge (bounded), and when nothing fits
+ * the target fails with a conflict that names the chains.
+ *
+ * Metadata and pages are fetched in batches, one batch per round for all
+ * targets together (struct ow_resolve_io: the real one uses crawl.h and
+ * fetch.h; tests pass their own). */
+#ifndef OW_RESOLVE_H
+#define OW_RESOLVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http.h"
+#include "store.h"
+#include "tags.h"
+#include "url.h"
+
+#define OW_RESOLVE_MAX_PROJECTS 8
+
+/* Where pages and metadata come from.  crawl: fetch {index}/{variant}/
+ * {project}/ for each pair (variant "" = {index}/{project}/).  fetch_metadata:
+ * make the core metadata of `ids` available (errors per file are allowed:
+ * ow_resolve asks file_metadata afterwards and treats OW_ENOENT as "not
+ * available").  file_metadata: as ow_file_metadata. */
+struct ow_resolve_io {
+	int (*crawl)(void *ud, ow_store *s, const char *index, const char *const *variants,
+	             const char *const *projects, size_t n);
+	int (*fetch_metadata)(void *ud, ow_store *s, const int64_t *ids, size_t n);
+	int (*file_metadata)(void *ud, ow_store *s, int64_t id, char **text, size_t *len);
+	void *ud;
+};
+
+/* The io through crawl.h and fetch.h: .metadata files where the page
+ * announces them (ow_fetch_metadata), the wheel otherwise (ow_fetch_files).
+ * `policy` and `http` must outlive the io.  `net` 0: no network at all
+ * (crawl and fetch_metadata do nothing; only stored metadata is used). */
+struct ow_resolve_netio {
+	const struct ow_url_policy *policy;
+	const struct ow_http_opts *http;
+	int net;
+	size_t crawled, fetched, failed; /* counters for the caller */
+};
+void ow_resolve_io_net(struct ow_resolve_io *io, struct ow_resolve_netio *ctx);
+
+struct ow_resolve_opts {
+	const char *index_url; /* without trailing slash */
+	const char *const *variants;
+	size_t nvariants;
+	const struct ow_target *targets; /* pythons × platforms, crossed with variants */
+	size_t ntargets;
+	const char *const *projects; /* requested; torch must be first; NULL = the three */
+	size_t nprojects;
+	const char *date;    /* "YYYYMMDD": the torch of that nightly date */
+	const char *version; /* "2.10.0": the torch whose public release is that */
+	bool no_deps;
+	bool pre;       /* pre-releases allowed for dependencies */
+	bool no_store;  /* do not record sets */
+	const struct ow_resolve_io *io;
+};
+
+enum ow_member_role { OW_ROLE_TORCH, OW_ROLE_VISION, OW_ROLE_AUDIO, OW_ROLE_PROJECT, OW_ROLE_DEP };
+const char *ow_member_role_name(enum ow_member_role r);
+
+struct ow_resolve_member {
+	int64_t file_id;
+	enum ow_member_role role;
+	char project[OW_NAME_MAX];
+	char version[OW_VER_TEXT_MAX + 1];
+	char filename[OW_FILENAME_MAX + 1];
+	char *url;
+	char sha256[OW_SHA256_HEX]; /* published, else the stored object's, else "" */
+	const char *sha256_source;  /* "published" | "stored" | NULL */
+	char *required_by;          /* "torch 2.10.0 -> sympy 1.14.0", NULL for the set's own */
+};
+
+/* A newer torch that could not be completed, and why. */
+struct ow_resolve_skip {
+	char torch[OW_VER_TEXT_MAX + 1];
+	char missing[256]; /* "torchvision,torchaudio" */
+};
+
+struct ow_resolve_target {
+	char describe[160]; /* "cu128 cp312-manylinux_2_28_x86_64" */
+	char variant[64];
+	char python[16];    /* cp312, cp313t */
+	char platform[64];  /* manylinux_2_28_x86_64 */
+	bool complete;      /* every project matched and the closure resolved */
+	char versions[OW_RESOLVE_MAX_PROJECTS][OW_VER_TEXT_MAX + 1]; /* per project, "" = missing */
+	char missing[256];  /* projects with no match for the chosen/newest torch */
+	char alternative[OW_VER_TEXT_MAX + 1]; /* newest complete torch when incomplete, "" none */
+	char *error;        /* conflict or fetch problem, NULL when none */
+	char **notes;       /* candidates left out (no metadata, Requires-Python, ...) */
+	size_t nnotes;
+	struct ow_resolve_skip *skipped; /* newer torches without a complete set */
+	size_t nskipped;
+	struct ow_resolve_member *members;
+	size_t nmembers;
+	int64_t set_id; /* 0 when not stored */
+};
+
+struct ow_resolve_report {
+	char *projects[OW_RESOLVE_MAX_PROJECTS];
+	size_t nprojects;
+	char selector[64];
+	struct ow_resolve_target *targets;
+	size_t ntargets;
+	size_t incomplete;
+	size_t rounds;        /* fetch rounds used */
+	size_t metadata_read; /* metadata documents parsed */
+};
+
+/* Resolve every variant × target.  0 when every target is complete,
+ * OW_EINCOMPLETE when some are not (all are reported and stored), < 0 when
+ * nothing could be done.  *r is filled in the first two cases. */
+int ow_resolve(ow_store *s, const struct ow_resolve_opts *o, struct ow_resolve_report *r);
+void ow_resolve_report_free(struct ow_resolve_report *r);
+
+/* ---- stored sets ---------------------------------------------------------- */
+
+struct ow_set_row {
+	int64_t id;
+	char target[160];
+	char index_url[1024];
+	char selector[64];
+	char torch_version[OW_VER_TEXT_MAX + 1];
+	bool complete;
+	bool with_deps;
+	char missing[256];
+	int64_t created_at, resolved_at;
+	size_t nmembers;
+};
+
+/* Sets, newest first; `target` (a describe text) filters when not NULL. */
+int ow_sets_list(ow_store *s, const char *target, struct ow_set_row **rows, size_t *n);
+/* The members of one set (url, hash, role, required_by filled). */
+int ow_set_members(ow_store *s, int64_t set_id, struct ow_resolve_member **m, size_t *n);
+void ow_set_members_free(struct ow_resolve_member *m, size_t n);
+
+struct ow_sets_gc_result {
+	size_t removed_sets;
+	size_t removed_objects; /* fetched wheels no kept set refers to */
+	uint64_t freed;
+};
+/* Keep the `keep` most recently resolved sets of every (index, target),
+ * delete the others, then remove the fetched wheels that no remaining set
+ * refers to (the file rows stay, unfetched).  Store opened for writing. */
+int ow_sets_gc(ow_store *s, int keep, struct ow_sets_gc_result *res);
+
+#endif

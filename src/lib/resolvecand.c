@@ -1,0 +1,416 @@
+/* resolvecand.c - candidate wheels per project from the crawled index, the
+ * per-target view of them, and the metadata cache with its fetch rounds. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "event.h"
+#include "resolveint.h"
+#include "wheelmeta.h"
+
+static char *dup_col(ow_stmt *st, int i)
+{
+	return ow_col_is_null(st, i) ? NULL : strdup(ow_col_text(st, i));
+}
+
+static void cand_free(struct rs_cand *c)
+{
+	free(c->filename);
+	free(c->url);
+	free(c->version_text);
+	free(c->sha256);
+	free(c->object_sha256);
+	free(c->requires_python);
+}
+
+static void list_clear(struct rs_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		cand_free(&l->c[i]);
+	free(l->c);
+	for (size_t i = 0; i < 3 * l->ntags; i++)
+		free(l->tags[i]);
+	free(l->tags);
+	l->c = NULL;
+	l->tags = NULL;
+	l->n = l->ntags = 0;
+}
+
+/* Intern the tag triple of a row: files of one project share few triples,
+ * so the priority is computed once per triple and target. */
+static int intern_tag(struct rs_list *l, ow_stmt *st, size_t *idx)
+{
+	const char *py = ow_col_text(st, 3), *abi = ow_col_text(st, 4), *pl = ow_col_text(st, 5);
+	for (size_t i = 0; i < l->ntags; i++)
+		if (!strcmp(l->tags[3 * i], py) && !strcmp(l->tags[3 * i + 1], abi) &&
+		    !strcmp(l->tags[3 * i + 2], pl)) {
+			*idx = i;
+			return 0;
+		}
+	char **g = realloc(l->tags, (l->ntags + 1) * 3 * sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	l->tags = g;
+	g[3 * l->ntags] = strdup(py);
+	g[3 * l->ntags + 1] = strdup(abi);
+	g[3 * l->ntags + 2] = strdup(pl);
+	*idx = l->ntags++;
+	return 0;
+}
+
+static int add_row(struct rs_list *l, ow_stmt *st, size_t *cap)
+{
+	if (l->n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct rs_cand *g = realloc(l->c, nc * sizeof *g);
+		if (!g)
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+		l->c = g;
+		*cap = nc;
+	}
+	struct rs_cand *c = &l->c[l->n];
+	memset(c, 0, sizeof *c);
+	if (ow_pep440_parse(&c->v, ow_col_text(st, 2)) < 0)
+		return 0; /* the crawl checked it; skip rather than fail the run */
+	c->id = ow_col_int(st, 0);
+	c->filename = dup_col(st, 1);
+	c->version_text = dup_col(st, 2);
+	c->url = dup_col(st, 6);
+	c->sha256 = dup_col(st, 7);
+	c->object_sha256 = dup_col(st, 8);
+	c->requires_python = dup_col(st, 9);
+	c->yanked = ow_col_int(st, 10) != 0;
+	c->has_metadata = ow_col_int(st, 11) != 0;
+	c->date = rs_version_date(&c->v);
+	l->n++;
+	return intern_tag(l, st, &c->tag);
+}
+
+static int page_status(struct rs_ctx *x, const char *variant, const char *project)
+{
+	char url[2048];
+	if (*variant)
+		snprintf(url, sizeof url, "%s/%s/%s/", x->o->index_url, variant, project);
+	else
+		snprintf(url, sizeof url, "%s/%s/", x->o->index_url, project);
+	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_PAGE_STATUS);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, url);
+	int rc = ow_stmt_step(st);
+	if (rc <= 0)
+		return rc < 0 ? rc : 0;
+	return strcmp(ow_col_text(st, 0), "missing") ? 1 : -1;
+}
+
+static int load_list(struct rs_ctx *x, struct rs_list *l)
+{
+	const char *pv = l->dep ? "" : l->variant;
+	int ps = page_status(x, pv, l->project);
+	if (ps < -1)
+		return ps;
+	l->state = ps;
+	if (ps == 0 && (ps = rs_need_crawl(x, pv, l->project)) == 1) {
+		ow_log(OW_LOG_WARN, "%s/%s%s%s/: page could not be fetched; taken as empty",
+		       x->o->index_url, pv, *pv ? "/" : "", l->project);
+		l->state = -1;
+	}
+	if (l->state <= 0)
+		return ps < 0 ? ps : 0;
+	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_FILES);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, x->o->index_url);
+	ow_stmt_text(st, 2, l->project);
+	ow_stmt_text(st, 3, l->variant);
+	size_t cap = 0;
+	int rc;
+	while ((rc = ow_stmt_step(st)) == 1)
+		if ((rc = add_row(l, st, &cap)) < 0)
+			return rc;
+	return rc;
+}
+
+int rs_list_get(struct rs_ctx *x, const char *project, const char *variant, bool dep,
+                struct rs_list **out)
+{
+	for (size_t i = 0; i < x->nlists; i++)
+		if (!strcmp(x->lists[i].project, project) && !strcmp(x->lists[i].variant, variant) &&
+		    x->lists[i].dep == dep) {
+			*out = &x->lists[i];
+			return 0;
+		}
+	struct rs_list *g = realloc(x->lists, (x->nlists + 1) * sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	x->lists = g;
+	struct rs_list *l = &g[x->nlists++];
+	memset(l, 0, sizeof *l);
+	l->project = strdup(project);
+	l->variant = strdup(variant);
+	l->dep = dep;
+	*out = l;
+	return load_list(x, l);
+}
+
+/* ---- the view of a list for one target ------------------------------------ */
+
+bool rs_python_ok(const struct ow_target *t, const char *requires_python)
+{
+	struct ow_specset set;
+	struct ow_version v;
+	char buf[32];
+	if (!requires_python || !*requires_python)
+		return true;
+	if (ow_spec_parse(&set, requires_python) < 0)
+		return true; /* pip ignores an unparsable Requires-Python too */
+	snprintf(buf, sizeof buf, "%d.%d.%d", t->py_major, t->py_minor, t->py_patch);
+	return ow_pep440_parse(&v, buf) < 0 || ow_spec_contains(&set, &v, true);
+}
+
+struct ranked {
+	struct rs_cand *c;
+	int prio;
+};
+
+static int by_version_then_prio(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	int c = ow_pep440_cmp(&y->c->v, &x->c->v);
+	return c ? c : x->prio - y->prio;
+}
+
+int rs_view(struct rs_ctx *x, const struct rs_list *l, const struct ow_target *t,
+            struct rs_cand ***out, size_t *n)
+{
+	(void)x;
+	int *prio = malloc((l->ntags + 1) * sizeof *prio);
+	struct ranked *r = malloc((l->n + 1) * sizeof *r);
+	*out = malloc((l->n + 1) * sizeof **out);
+	if (!prio || !r || !*out) {
+		free(prio), free(r), free(*out);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	for (size_t i = 0; i < l->ntags; i++)
+		prio[i] = ow_tags_priority(t, l->tags[3 * i], l->tags[3 * i + 1], l->tags[3 * i + 2]);
+	size_t k = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (prio[l->c[i].tag] >= 0 && rs_python_ok(t, l->c[i].requires_python))
+			r[k++] = (struct ranked){&l->c[i], prio[l->c[i].tag]};
+	qsort(r, k, sizeof *r, by_version_then_prio);
+	*n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!*n || ow_pep440_cmp(&(*out)[*n - 1]->v, &r[i].c->v) != 0)
+			(*out)[(*n)++] = r[i].c;
+	free(prio);
+	free(r);
+	return 0;
+}
+
+/* ---- metadata cache ---------------------------------------------------------- */
+
+static struct rs_meta *meta_slot(struct rs_ctx *x, int64_t id)
+{
+	size_t m = x->meta_cap - 1, i = (size_t)((uint64_t)id * 0x9E3779B97F4A7C15u >> 20) & m;
+	while (x->meta[i].id && x->meta[i].id != id)
+		i = (i + 1) & m;
+	return &x->meta[i];
+}
+
+static int meta_grow(struct rs_ctx *x)
+{
+	if (x->meta_cap && (x->meta_count + 1) * 2 < x->meta_cap)
+		return 0;
+	struct rs_meta *old = x->meta;
+	size_t oc = x->meta_cap;
+	x->meta_cap = oc ? oc * 2 : 1024;
+	if (!(x->meta = calloc(x->meta_cap, sizeof *x->meta)))
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	for (size_t i = 0; i < oc; i++)
+		if (old[i].id)
+			*meta_slot(x, old[i].id) = old[i];
+	free(old);
+	return 0;
+}
+
+static int meta_fill(struct rs_meta *m, const char *text, size_t len)
+{
+	struct ow_metadata *md;
+	int rc = ow_metadata_parse(text, len, &md);
+	if (rc < 0)
+		return rc;
+	m->name = strdup(md->name);
+	m->requires_python = md->requires_python ? strdup(md->requires_python) : NULL;
+	m->reqs = md->requires_dist;
+	m->nreqs = md->n_requires_dist;
+	md->requires_dist = NULL;
+	md->n_requires_dist = 0;
+	ow_metadata_free(md);
+	m->state = 1;
+	return 0;
+}
+
+static int queue_need(struct rs_ctx *x, int64_t id)
+{
+	for (size_t i = 0; i < x->nneed; i++)
+		if (x->need[i] == id)
+			return 0;
+	if (x->nneed == x->need_cap) {
+		size_t nc = x->need_cap ? x->need_cap * 2 : 256;
+		int64_t *g = realloc(x->need, nc * sizeof *g);
+		if (!g)
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+		x->need = g;
+		x->need_cap = nc;
+	}
+	x->need[x->nneed++] = id;
+	return 0;
+}
+
+/* Read what the store has; -1 state when it has nothing after a round. */
+static int meta_load(struct rs_ctx *x, const struct rs_cand *c, struct rs_meta *m, bool fetched)
+{
+	char *text = NULL;
+	size_t len = 0;
+	const struct ow_resolve_io *io = x->o->io;
+	int rc = io->file_metadata(io->ud, x->s, c->id, &text, &len);
+	if (rc == 0) {
+		x->metadata_read++;
+		rc = meta_fill(m, text, len);
+		free(text);
+		if (rc < 0)
+			ow_log(OW_LOG_WARN, "%s: unreadable metadata: %s", c->filename, ow_err_detail());
+		return rc < 0 ? -1 : 1;
+	}
+	if (rc != OW_ENOENT || fetched) {
+		ow_log(OW_LOG_WARN, "%s: no metadata: %s", c->filename, ow_err_detail());
+		return -1;
+	}
+	return 0;
+}
+
+const struct rs_meta *rs_meta_get(struct rs_ctx *x, const struct rs_cand *c)
+{
+	if (meta_grow(x) < 0)
+		return NULL;
+	struct rs_meta *m = meta_slot(x, c->id);
+	if (m->id == c->id && m->state)
+		return m;
+	if (m->id == c->id && m->queued == x->round)
+		return NULL; /* queued for this round's fetch */
+	bool asked = m->id == c->id; /* an earlier round fetched it */
+	int st = meta_load(x, c, m, asked);
+	if (!m->id)
+		x->meta_count++;
+	m->id = c->id;
+	if (st == 0) {
+		m->queued = x->round;
+		queue_need(x, c->id);
+		return NULL;
+	}
+	m->state = st;
+	return m;
+}
+
+const struct rs_meta *rs_meta_peek(struct rs_ctx *x, const struct rs_cand *c)
+{
+	if (meta_grow(x) < 0)
+		return NULL;
+	struct rs_meta *m = meta_slot(x, c->id);
+	if (m->id == c->id)
+		return m->state ? m : NULL;
+	struct rs_meta tmp = {.id = c->id};
+	int st = meta_load(x, c, &tmp, false);
+	if (st == 0)
+		return NULL;
+	tmp.state = st;
+	*m = tmp;
+	x->meta_count++;
+	return m;
+}
+
+int rs_need_crawl(struct rs_ctx *x, const char *variant, const char *project)
+{
+	for (size_t i = 0; i < x->ncrawl; i++)
+		if (!strcmp(x->crawl_v[i], variant) && !strcmp(x->crawl_p[i], project))
+			return i < x->crawl_done;
+	char **gv = realloc(x->crawl_v, (x->ncrawl + 1) * sizeof *gv);
+	if (gv)
+		x->crawl_v = gv;
+	char **gp = realloc(x->crawl_p, (x->ncrawl + 1) * sizeof *gp);
+	if (gp)
+		x->crawl_p = gp;
+	if (!gv || !gp)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	x->crawl_v[x->ncrawl] = strdup(variant);
+	x->crawl_p[x->ncrawl++] = strdup(project);
+	return 0;
+}
+
+/* Lists that waited for a crawl are dropped and loaded again on next use. */
+static void forget_uncrawled(struct rs_ctx *x)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < x->nlists; i++) {
+		if (x->lists[i].state == 0) {
+			list_clear(&x->lists[i]);
+			free(x->lists[i].project);
+			free(x->lists[i].variant);
+			continue;
+		}
+		x->lists[k++] = x->lists[i];
+	}
+	x->nlists = k;
+}
+
+static int run_crawls(struct rs_ctx *x)
+{
+	const struct ow_resolve_io *io = x->o->io;
+	size_t n = x->ncrawl - x->crawl_done;
+	int rc = n ? io->crawl(io->ud, x->s, x->o->index_url,
+	                       (const char *const *)x->crawl_v + x->crawl_done,
+	                       (const char *const *)x->crawl_p + x->crawl_done, n)
+	           : 0;
+	x->crawl_done = x->ncrawl;
+	forget_uncrawled(x);
+	return rc;
+}
+
+int rs_round(struct rs_ctx *x)
+{
+	const struct ow_resolve_io *io = x->o->io;
+	int rc = run_crawls(x);
+	if (rc < 0 && rc != OW_EINCOMPLETE)
+		return rc;
+	if (x->nneed && (rc = io->fetch_metadata(io->ud, x->s, x->need, x->nneed)) < 0 &&
+	    rc != OW_EINCOMPLETE && rc != OW_EVERIFY)
+		return rc;
+	x->nneed = 0;
+	x->round++;
+	return 0;
+}
+
+void rs_ctx_free(struct rs_ctx *x)
+{
+	for (size_t i = 0; i < x->nlists; i++) {
+		list_clear(&x->lists[i]);
+		free(x->lists[i].project);
+		free(x->lists[i].variant);
+	}
+	free(x->lists);
+	for (size_t i = 0; i < x->meta_cap; i++) {
+		struct rs_meta *m = &x->meta[i];
+		for (size_t j = 0; j < m->nreqs; j++)
+			free(m->reqs[j]);
+		free(m->reqs);
+		free(m->name);
+		free(m->requires_python);
+	}
+	free(x->meta);
+	free(x->need);
+	for (size_t i = 0; i < x->ncrawl; i++)
+		free(x->crawl_v[i]), free(x->crawl_p[i]);
+	free(x->crawl_v);
+	free(x->crawl_p);
+}

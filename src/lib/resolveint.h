@@ -1,0 +1,152 @@
+/* resolveint.h - what the resolve files share (not a public API; the unit
+ * test includes it to reach the pure matching logic). */
+#ifndef OW_RESOLVEINT_H
+#define OW_RESOLVEINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pep440.h"
+#include "pep508.h"
+#include "resolve.h"
+
+/* ---- set matching (resolveset.c), pure ------------------------------------- */
+
+/* A candidate wheel of torchvision / torchaudio (or a torch) as the matcher
+ * sees it: the best-tagged file of one version for the target. */
+struct rs_mc {
+	const struct ow_version *v;
+	uint32_t date; /* nightly date YYYYMMDD from .devYYYYMMDD, 0 when none */
+	int meta;      /* 1 known, 0 not fetched yet, -1 not available */
+	const char *pin; /* its Requires-Dist torch specifier, NULL when unpinned */
+	bool usable;   /* Requires-Python and metadata admit the target */
+};
+
+/* The nightly date of a version (.devYYYYMMDD), 0 when it has none. */
+uint32_t rs_version_date(const struct ow_version *v);
+/* Whether a candidate of date `cd` can go with a torch of date `td`: dates
+ * bound the search, a wheel built more than two days before torch cannot
+ * pin it.  Undated on either side: always in scope. */
+bool rs_in_scope(uint32_t td, uint32_t cd);
+
+enum { RS_NEED = -2, RS_NONE = -1 };
+/* The candidate of cs[0..n) (newest first) that goes with torch t: an exact
+ * == pin first, else the newest whose pin admits t (unpinned admits all).
+ * RS_NONE when none does, RS_NEED when a candidate in scope is not known
+ * yet (nothing is decided then). */
+long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *cs, size_t n);
+
+struct rs_choice {
+	long torch;                           /* index of the chosen torch, RS_NONE, RS_NEED */
+	long pick[OW_RESOLVE_MAX_PROJECTS];   /* per other project, for the chosen torch */
+	size_t examined;                      /* torches looked at (newest first) */
+	uint32_t *missing; /* caller's array of `window`: per examined torch, bit p = projs[p] missing */
+};
+/* Walk torches[0..window) newest first; the first one every project
+ * matches is chosen.  Unusable torches are passed over (missing = 0). */
+void rs_choose(const struct rs_mc *torches, size_t window, const struct rs_mc *const *projs,
+               const size_t *nprojs, size_t np, struct rs_choice *out);
+
+/* ---- dates --------------------------------------------------------------- */
+long rs_day_number(uint32_t yyyymmdd);
+
+/* ---- candidates and metadata (resolvecand.c) ------------------------------- */
+
+struct rs_cand {
+	int64_t id;
+	char *filename, *url, *version_text, *sha256, *object_sha256, *requires_python;
+	struct ow_version v;
+	size_t tag; /* index into the list's tag triples */
+	bool yanked, has_metadata;
+	uint32_t date;
+};
+
+/* The files of one project listed on {index}/{variant}/{project}/ (variant
+ * folder and root) or, for dependencies, {index}/{project}/. */
+struct rs_list {
+	char *project, *variant;
+	bool dep;  /* a dependency: page {index}/{project}/, files of the root or the variant */
+	int state; /* 1 loaded, 0 page not crawled yet, -1 no such project on the index */
+	struct rs_cand *c;
+	size_t n;
+	char **tags; /* 3 per triple: python, abi, platform */
+	size_t ntags;
+};
+
+struct rs_meta {
+	int64_t id;
+	int state; /* 1 parsed, -1 not available, 0 queued */
+	size_t queued; /* round number when queued for fetching */
+	char *name, *requires_python;
+	char **reqs;
+	size_t nreqs;
+};
+
+struct rs_ctx {
+	ow_store *s;
+	const struct ow_resolve_opts *o;
+	struct rs_list *lists;
+	size_t nlists;
+	struct rs_meta *meta; /* open addressing on id */
+	size_t meta_cap, meta_count;
+	int64_t *need; /* metadata to fetch this round */
+	size_t nneed, need_cap;
+	char **crawl_v, **crawl_p; /* pages to crawl this round */
+	size_t ncrawl, crawl_done; /* [0, crawl_done) were tried already */
+	size_t round;
+	size_t metadata_read;
+};
+
+/* The candidate list of (project, variant), loading it on first use.
+ * NULL only on an error; check ->state (0 means: page asked for crawl). */
+int rs_list_get(struct rs_ctx *x, const char *project, const char *variant, bool dep,
+                struct rs_list **out);
+/* The best-tagged usable file of every version for the target, newest first
+ * (yanked files kept, flagged; the caller decides). *out is malloc'd. */
+int rs_view(struct rs_ctx *x, const struct rs_list *l, const struct ow_target *t,
+            struct rs_cand ***out, size_t *n);
+/* Metadata of a file: NULL when not fetched yet (the id is queued for the
+ * next round, once); state -1 when it could not be had. */
+const struct rs_meta *rs_meta_get(struct rs_ctx *x, const struct rs_cand *c);
+/* The same without queuing: what the store already has, NULL otherwise. */
+const struct rs_meta *rs_meta_peek(struct rs_ctx *x, const struct rs_cand *c);
+/* The target's Python as a version ("3.12.0") and whether a Requires-Python
+ * text admits it (NULL or unparsable text: admitted). */
+bool rs_python_ok(const struct ow_target *t, const char *requires_python);
+/* Queue a crawl of (variant, project), once per run: 1 when it was tried
+ * already (and the page is still not there). */
+int rs_need_crawl(struct rs_ctx *x, const char *variant, const char *project);
+/* Run the queued crawls and metadata fetches; forget lists that were not
+ * crawled so they are loaded again. */
+int rs_round(struct rs_ctx *x);
+void rs_ctx_free(struct rs_ctx *x);
+
+/* ---- closure (resolvedeps.c) ---------------------------------------------- */
+
+struct rs_pick {
+	const struct rs_cand *c;
+	char project[OW_NAME_MAX];
+	char *required_by; /* chain, NULL for roots */
+	enum ow_member_role role;
+};
+
+struct rs_closure {
+	struct rs_pick *picks;
+	size_t n;
+	char *error; /* conflict text, NULL when none */
+	bool need;   /* something was queued: run again after the round */
+	char **notes;
+	size_t nnotes;
+};
+
+/* Resolve the closure of the roots (already chosen, with their roles). */
+int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
+               const struct rs_pick *roots, size_t nroots, struct rs_closure *out);
+void rs_closure_free(struct rs_closure *c);
+
+/* ---- storage (resolvedb.c) ------------------------------------------------ */
+int rs_store_target(ow_store *s, const char *index_url, const char *selector, bool with_deps,
+                    struct ow_resolve_target *t);
+
+#endif

@@ -1,0 +1,99 @@
+/* resolveio.c - resolve's pages and metadata through crawl.h and fetch.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "crawl.h"
+#include "error.h"
+#include "event.h"
+#include "fetch.h"
+#include "resolve.h"
+
+/* One ow_crawl per variant with all of its projects (it crosses the two). */
+static int net_crawl(void *ud, ow_store *s, const char *index, const char *const *variants,
+                     const char *const *projects, size_t n)
+{
+	struct ow_resolve_netio *c = ud;
+	const char **ps = malloc((n + 1) * sizeof *ps);
+	char *done = calloc(n + 1, 1);
+	int rc = ps && done ? 0 : ow_err(OW_ENOMEM, "resolve: out of memory");
+	for (size_t i = 0; c->net && i < n && (rc == 0 || rc == OW_EINCOMPLETE); i++) {
+		size_t k = 0;
+		for (size_t j = i; j < n; j++)
+			if (!done[j] && !strcmp(variants[j], variants[i]))
+				ps[k++] = projects[j], done[j] = 1;
+		if (!k)
+			continue;
+		struct ow_crawl_opts o = {.index_url = index, .variants = &variants[i], .nvariants = 1,
+		                          .projects = ps, .nprojects = k, .policy = c->policy,
+		                          .http = c->http};
+		struct ow_crawl_report r;
+		rc = ow_crawl(s, &o, &r);
+		if (rc == 0 || rc == OW_EINCOMPLETE) {
+			c->crawled += r.npages;
+			ow_crawl_report_free(&r);
+		}
+	}
+	free(ps);
+	free(done);
+	return rc;
+}
+
+static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *ids, size_t n,
+                      int metadata)
+{
+	struct ow_fetch_opts o = {.policy = c->policy, .http = c->http};
+	struct ow_fetch_report r;
+	if (!n)
+		return 0;
+	int rc = metadata ? ow_fetch_metadata(s, &o, ids, n, &r) : ow_fetch_files(s, &o, ids, n, &r);
+	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY) {
+		c->fetched += r.done + r.had;
+		c->failed += r.rejected + r.failed;
+		ow_fetch_report_free(&r);
+	}
+	return rc;
+}
+
+/* .metadata where the page announced one, else the wheel itself. */
+static int net_fetch(void *ud, ow_store *s, const int64_t *ids, size_t n)
+{
+	struct ow_resolve_netio *c = ud;
+	if (!c->net)
+		return 0;
+	int64_t *meta = malloc((n + 1) * sizeof *meta), *whl = malloc((n + 1) * sizeof *whl);
+	size_t nm = 0, nw = 0;
+	if (!meta || !whl) {
+		free(meta), free(whl);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	ow_db *db = ow_store_db(s);
+	for (size_t i = 0; i < n; i++) {
+		ow_stmt *st = ow_db_stmt(db, OW_SQL_RS_HAS_META);
+		if (!st)
+			break;
+		ow_stmt_int(st, 1, ids[i]);
+		if (ow_stmt_step(st) == 1 && ow_col_int(st, 0))
+			meta[nm++] = ids[i];
+		else
+			whl[nw++] = ids[i];
+	}
+	int rc = fetch_some(c, s, meta, nm, 1);
+	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY) {
+		int r2 = fetch_some(c, s, whl, nw, 0);
+		rc = rc ? rc : r2;
+	}
+	free(meta);
+	free(whl);
+	return rc;
+}
+
+static int net_meta(void *ud, ow_store *s, int64_t id, char **text, size_t *len)
+{
+	(void)ud;
+	return ow_file_metadata(s, id, text, len);
+}
+
+void ow_resolve_io_net(struct ow_resolve_io *io, struct ow_resolve_netio *ctx)
+{
+	*io = (struct ow_resolve_io){net_crawl, net_fetch, net_meta, ctx};
+}

@@ -1,0 +1,102 @@
+/* resolveset.c - which torchvision / torchaudio goes with which torch: the
+ * pins in their metadata decide; dates only bound the search. */
+#include <string.h>
+
+#include "resolveint.h"
+
+uint32_t rs_version_date(const struct ow_version *v)
+{
+	if (!v->has_dev || v->dev < 19700101 || v->dev > 99991231)
+		return 0;
+	uint32_t d = (uint32_t)v->dev, m = d / 100 % 100, day = d % 100;
+	return m >= 1 && m <= 12 && day >= 1 && day <= 31 ? d : 0;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (civil calendar). */
+long rs_day_number(uint32_t ymd)
+{
+	long y = (long)(ymd / 10000), m = (long)(ymd / 100 % 100), d = (long)(ymd % 100);
+	y -= m <= 2;
+	long era = (y >= 0 ? y : y - 399) / 400;
+	long yoe = y - era * 400;
+	long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+bool rs_in_scope(uint32_t td, uint32_t cd)
+{
+	return !td || !cd || rs_day_number(cd) + 2 >= rs_day_number(td);
+}
+
+/* 1 when the pin admits t, 2 when it does so with an exact ==, 0 not. */
+static int pin_admits(const char *pin, const struct ow_version *t)
+{
+	struct ow_specset set;
+	if (!pin)
+		return 1;
+	if (ow_spec_parse(&set, pin) < 0 || !ow_spec_contains(&set, t, true))
+		return 0;
+	for (size_t i = 0; i < set.n; i++)
+		if (set.specs[i].op == OW_OP_EQ && !set.specs[i].wildcard)
+			return 2;
+	return 1;
+}
+
+long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *cs, size_t n)
+{
+	long exact = RS_NONE, loose = RS_NONE;
+	for (size_t i = 0; i < n; i++) {
+		if (!rs_in_scope(td, cs[i].date))
+			continue;
+		if (cs[i].meta == 0)
+			return RS_NEED;
+		if (cs[i].meta < 0 || !cs[i].usable)
+			continue;
+		int a = pin_admits(cs[i].pin, t);
+		if (a == 2 && exact == RS_NONE)
+			exact = (long)i;
+		if (a && loose == RS_NONE)
+			loose = (long)i;
+	}
+	return exact != RS_NONE ? exact : loose;
+}
+
+/* Match every project for torch t; bit p of the result = projs[p] missing. */
+static uint32_t match_all(const struct rs_mc *t, const struct rs_mc *const *projs,
+                          const size_t *nprojs, size_t np, long *pick, bool *need)
+{
+	uint32_t miss = 0;
+	for (size_t p = 0; p < np; p++) {
+		pick[p] = rs_match_one(t->v, t->date, projs[p], nprojs[p]);
+		if (pick[p] == RS_NEED)
+			*need = true;
+		else if (pick[p] == RS_NONE)
+			miss |= 1u << p;
+	}
+	return miss;
+}
+
+void rs_choose(const struct rs_mc *torches, size_t window, const struct rs_mc *const *projs,
+               const size_t *nprojs, size_t np, struct rs_choice *out)
+{
+	out->torch = RS_NONE;
+	out->examined = 0;
+	for (size_t i = 0; i < window; i++) {
+		out->examined = i + 1;
+		out->missing[i] = 0;
+		if (!torches[i].usable)
+			continue;
+		bool need = false;
+		uint32_t miss = match_all(&torches[i], projs, nprojs, np, out->pick, &need);
+		if (need) {
+			out->torch = RS_NEED;
+			return;
+		}
+		out->missing[i] = miss;
+		if (!miss) {
+			out->torch = (long)i;
+			return;
+		}
+	}
+}

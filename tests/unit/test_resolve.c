@@ -1,0 +1,219 @@
+/* test_resolve.c - set matching: which torchvision / torchaudio goes with
+ * which torch, from their pins (real pin forms: REFERENCE.md §1), with the
+ * sample index's irregularities as tables (day off, missing day, stalled
+ * platform, unpinned and >= pins, metadata not fetched yet). */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "resolveint.h"
+
+#define MAXC 8
+
+struct cand {
+	const char *version;
+	const char *pin; /* NULL unpinned */
+	int meta;        /* 1 known, 0 not fetched, -1 not available */
+};
+
+struct tab {
+	struct ow_version v[MAXC];
+	struct rs_mc mc[MAXC];
+	size_t n;
+};
+
+static void load(struct tab *t, const struct cand *c)
+{
+	t->n = 0;
+	for (; c->version; c++, t->n++) {
+		assert_int_equal(ow_pep440_parse(&t->v[t->n], c->version), 0);
+		t->mc[t->n] = (struct rs_mc){&t->v[t->n], rs_version_date(&t->v[t->n]), c->meta, c->pin,
+		                             true};
+	}
+}
+
+static const struct cand vision_dayoff[] = {
+	{"0.25.0.dev20251022+cu128", "==2.10.0.dev20251021", 1}, /* built against the day before */
+	{"0.25.0.dev20251020+cu128", "==2.10.0.dev20251020", 1},
+	{"0.25.0.dev20251019+cu128", "==2.10.0.dev20251019", 1},
+	{NULL, NULL, 0},
+};
+
+static const struct {
+	const char *torch;
+	const struct cand *cands;
+	long want;
+} one_cases[] = {
+	{"2.10.0.dev20251021+cu128", vision_dayoff, 0}, /* the D+1 torchvision pins torch D */
+	{"2.10.0.dev20251022+cu128", vision_dayoff, RS_NONE},
+	{"2.10.0.dev20251020+cu128", vision_dayoff, 1},
+	{"2.10.0.dev20251019", vision_dayoff, 2}, /* no local label on the cpu/ macOS wheels */
+	{"2.10.0.dev20251018+cu128", vision_dayoff, RS_NONE},
+	/* not fetched yet and in scope: nothing is decided */
+	{"2.10.0.dev20251021+cu128",
+	 (const struct cand[]){{"0.25.0.dev20251022", "==2.10.0.dev20251021", 1},
+	                       {"0.25.0.dev20251021", NULL, 0},
+	                       {NULL, NULL, 0}},
+	 RS_NEED},
+	/* out of scope (built a month before): not needed, not a match */
+	{"2.10.0.dev20251121+cu128",
+	 (const struct cand[]){{"0.25.0.dev20251021", NULL, 0}, {NULL, NULL, 0}}, RS_NONE},
+	/* metadata not available: passed over */
+	{"2.10.0.dev20251021",
+	 (const struct cand[]){{"2.10.0.dev20251021", NULL, -1}, {NULL, NULL, 0}}, RS_NONE},
+	/* stable torchaudio: ==, then unpinned, then >= */
+	{"2.9.1+cu128",
+	 (const struct cand[]){{"2.10.0", "==2.10.0", 1}, {"2.9.1", "==2.9.1", 1}, {NULL, NULL, 0}}, 1},
+	{"2.12.0+cu130",
+	 (const struct cand[]){{"2.11.0", ">=2.11", 1}, {"2.10.0", "==2.10.0", 1}, {NULL, NULL, 0}},
+	 0},
+	{"2.10.0+cu128",
+	 (const struct cand[]){{"2.11.0", ">=2.11", 1}, {"2.10.0", NULL, 1}, {NULL, NULL, 0}}, 1},
+	/* an exact pin wins over a newer unpinned build */
+	{"2.10.0.dev20251021",
+	 (const struct cand[]){{"2.10.0.dev20251022", NULL, 1},
+	                       {"2.10.0.dev20251021", "==2.10.0.dev20251021", 1},
+	                       {NULL, NULL, 0}},
+	 1},
+	/* a local pin only matches that build */
+	{"2.7.0+cu126",
+	 (const struct cand[]){{"0.22.0", "==2.7.0+cu128", 1}, {NULL, NULL, 0}}, RS_NONE},
+	{"2.7.0+cu128",
+	 (const struct cand[]){{"0.22.0", "==2.7.0+cu128", 1}, {NULL, NULL, 0}}, 0},
+};
+
+static void test_match_one(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof one_cases / sizeof one_cases[0]; i++) {
+		struct ow_version t;
+		struct tab c;
+		assert_int_equal(ow_pep440_parse(&t, one_cases[i].torch), 0);
+		load(&c, one_cases[i].cands);
+		long got = rs_match_one(&t, rs_version_date(&t), c.mc, c.n);
+		if (got != one_cases[i].want)
+			fail_msg("case %zu (torch %s): got %ld, want %ld", i, one_cases[i].torch, got,
+			         one_cases[i].want);
+	}
+}
+
+/* The nightly days of the sample index (MANIFEST.json irregularities). */
+static const struct cand torches[] = {
+	{"2.10.0.dev20251022+cu128", NULL, 1}, {"2.10.0.dev20251021+cu128", NULL, 1},
+	{"2.10.0.dev20251020+cu128", NULL, 1}, {"2.10.0.dev20251019+cu128", NULL, 1},
+	{"2.10.0.dev20251018+cu128", NULL, 1}, {NULL, NULL, 0},
+};
+static const struct cand vision[] = {
+	{"0.25.0.dev20251022+cu128", "==2.10.0.dev20251021", 1},
+	{"0.25.0.dev20251020+cu128", "==2.10.0.dev20251020", 1},
+	{"0.25.0.dev20251019+cu128", "==2.10.0.dev20251019", 1},
+	{"0.25.0.dev20251018+cu128", "==2.10.0.dev20251018", 1},
+	{NULL, NULL, 0},
+};
+static const struct cand audio_linux[] = { /* no 20251020 */
+	{"2.10.0.dev20251022+cu128", "==2.10.0.dev20251022", 1},
+	{"2.10.0.dev20251021+cu128", "==2.10.0.dev20251021", 1},
+	{"2.10.0.dev20251019+cu128", "==2.10.0.dev20251019", 1},
+	{"2.10.0.dev20251018+cu128", "==2.10.0.dev20251018", 1},
+	{NULL, NULL, 0},
+};
+static const struct cand audio_windows[] = { /* stalled */
+	{"2.10.0.dev20251018+cu128", "==2.10.0.dev20251018", 1},
+	{NULL, NULL, 0},
+};
+
+static void choose(const struct cand *audio, size_t skip_torches, struct rs_choice *ch,
+                   uint32_t *miss)
+{
+	static struct tab t, v, a;
+	load(&t, torches);
+	load(&v, vision);
+	load(&a, audio);
+	const struct rs_mc *projs[2] = {v.mc, a.mc};
+	size_t n[2] = {v.n, a.n};
+	ch->missing = miss;
+	rs_choose(t.mc + skip_torches, t.n - skip_torches, projs, n, 2, ch);
+}
+
+static void test_choose_latest(void **state)
+{
+	(void)state;
+	struct rs_choice ch = {0};
+	uint32_t miss[MAXC];
+	choose(audio_linux, 0, &ch, miss);
+	assert_int_equal(ch.torch, 1); /* 20251021 + vision 20251022 + audio 20251021 */
+	assert_int_equal(ch.pick[0], 0);
+	assert_int_equal(ch.pick[1], 1);
+	assert_int_equal(ch.examined, 2);
+	assert_int_equal(miss[0], 1u); /* torch 20251022: no torchvision */
+	/* from 20251020 down: the missing torchaudio day is passed over */
+	choose(audio_linux, 2, &ch, miss);
+	assert_int_equal(ch.torch, 1);
+	assert_int_equal(miss[0], 2u);
+	assert_int_equal(ch.pick[0], 2);
+	assert_int_equal(ch.pick[1], 2);
+}
+
+static void test_choose_stalled(void **state)
+{
+	(void)state;
+	struct rs_choice ch = {0};
+	uint32_t miss[MAXC];
+	choose(audio_windows, 0, &ch, miss);
+	assert_int_equal(ch.torch, 4);
+	assert_int_equal(miss[0], 3u); /* neither */
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(miss[i], 2u); /* torchaudio */
+	/* an unusable torch (Requires-Python) is passed over, not reported */
+	struct tab t, v, a;
+	load(&t, torches);
+	load(&v, vision);
+	load(&a, audio_linux);
+	t.mc[1].usable = false;
+	const struct rs_mc *projs[2] = {v.mc, a.mc};
+	size_t n[2] = {v.n, a.n};
+	ch.missing = miss;
+	rs_choose(t.mc, t.n, projs, n, 2, &ch);
+	assert_int_equal(ch.torch, 3);
+	assert_int_equal(miss[1], 0u);
+	/* metadata still to come: RS_NEED */
+	v.mc[1].meta = 0;
+	rs_choose(t.mc, t.n, projs, n, 2, &ch);
+	assert_int_equal(ch.torch, RS_NEED);
+}
+
+static void test_dates(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *v;
+		uint32_t date;
+	} d[] = {{"2.10.0.dev20251021+cu128", 20251021}, {"2.10.0", 0}, {"2.10.0.dev1", 0},
+	         {"0.25.0.dev20251399", 0}, {"1.0.dev20240229", 20240229}};
+	for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
+		struct ow_version v;
+		assert_int_equal(ow_pep440_parse(&v, d[i].v), 0);
+		assert_int_equal(rs_version_date(&v), d[i].date);
+	}
+	assert_int_equal(rs_day_number(19700101), 0);
+	assert_int_equal(rs_day_number(20251101) - rs_day_number(20251030), 2);
+	assert_int_equal(rs_day_number(20250301) - rs_day_number(20250228), 1);
+	assert_int_equal(rs_day_number(20240301) - rs_day_number(20240228), 2);
+	assert_true(rs_in_scope(20251101, 20251030));
+	assert_false(rs_in_scope(20251101, 20251029));
+	assert_true(rs_in_scope(20251101, 20251205)); /* newer builds always */
+	assert_true(rs_in_scope(0, 20250101));
+	assert_true(rs_in_scope(20250101, 0));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_match_one),
+		cmocka_unit_test(test_choose_latest),
+		cmocka_unit_test(test_choose_stalled),
+		cmocka_unit_test(test_dates),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
