@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "event.h"
 #include "fsutil.h"
 #include "hashpipe.h"
+#include "pool.h"
 #include "wheel.h"
 
 struct fetch;
@@ -702,39 +702,24 @@ struct deep_job {
 	const struct ow_obj_row *rows;
 	char (*names)[256];
 	struct ow_verify_result *res;
-	size_t n, next, failed;
-	pthread_mutex_t mu;
 };
 
-static void deep_one(struct deep_job *j, size_t i)
+static int deep_one(void *ud, size_t i)
 {
+	struct deep_job *j = ud;
+	if (!j->names[i][0] || j->res[i].rc)
+		return 0; /* not a wheel, or already failed its hash */
 	int fd, rc = ow_store_open_object(j->s, j->rows[i].sha256, &fd);
 	if (!rc) {
 		rc = ow_wheel_verify_fd(fd, j->names[i], NULL, NULL, NULL);
 		close(fd);
 	}
-	if (!rc)
-		return;
-	j->res[i].rc = rc;
-	snprintf(j->res[i].detail, sizeof j->res[i].detail, "object %.12s… (%s): %s",
-	         j->rows[i].sha256, j->names[i], ow_err_detail());
-	pthread_mutex_lock(&j->mu);
-	j->failed++;
-	pthread_mutex_unlock(&j->mu);
-}
-
-static void *deep_worker(void *arg)
-{
-	struct deep_job *j = arg;
-	for (;;) {
-		pthread_mutex_lock(&j->mu);
-		size_t i = j->next++;
-		pthread_mutex_unlock(&j->mu);
-		if (i >= j->n)
-			return NULL;
-		if (j->names[i][0] && !j->res[i].rc)
-			deep_one(j, i);
+	if (rc) {
+		j->res[i].rc = rc;
+		snprintf(j->res[i].detail, sizeof j->res[i].detail, "object %.12s… (%s): %s",
+		         j->rows[i].sha256, j->names[i], ow_err_detail());
 	}
+	return rc;
 }
 
 static void name_of_object(ow_store *s, const char *hex, char *buf, size_t n)
@@ -752,24 +737,14 @@ static void name_of_object(ow_store *s, const char *hex, char *buf, size_t n)
 size_t ow_verify_wheels(ow_store *s, const struct ow_obj_row *rows, size_t n, int jobs,
                         struct ow_verify_result *results)
 {
-	struct deep_job j = {.s = s, .rows = rows, .res = results, .n = n};
-	pthread_t tid[64];
-	int nt = jobs < 1 ? 1 : jobs > 64 ? 64 : jobs, started = 0;
+	struct deep_job j = {.s = s, .rows = rows, .res = results};
 	j.names = calloc(n ? n : 1, sizeof *j.names);
 	if (!j.names)
 		return n;
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(rows[i].kind, "wheel"))
 			name_of_object(s, rows[i].sha256, j.names[i], sizeof j.names[i]);
-	pthread_mutex_init(&j.mu, NULL);
-	for (; started < nt; started++)
-		if (pthread_create(&tid[started], NULL, deep_worker, &j) != 0)
-			break;
-	if (!started)
-		deep_worker(&j);
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	pthread_mutex_destroy(&j.mu);
+	size_t failed = ow_parallel_for(n, jobs, deep_one, &j);
 	free(j.names);
-	return j.failed;
+	return failed;
 }

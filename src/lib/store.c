@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "error.h"
 #include "event.h"
 #include "fsutil.h"
+#include "pool.h"
 
 struct ow_store {
 	char home[PATH_MAX];
@@ -421,52 +421,25 @@ struct verify_job {
 	const ow_store *s;
 	const struct ow_obj_row *rows;
 	struct ow_verify_result *results;
-	size_t n, next, failed;
-	pthread_mutex_t mu;
 };
 
-static void *verify_worker(void *arg)
+static int verify_one(void *ud, size_t i)
 {
-	struct verify_job *j = arg;
-	for (;;) {
-		pthread_mutex_lock(&j->mu);
-		size_t i = j->next++;
-		pthread_mutex_unlock(&j->mu);
-		if (i >= j->n)
-			return NULL;
-		int rc = ow_store_verify(j->s, j->rows[i].sha256, j->rows[i].size);
-		j->results[i].rc = rc;
-		j->results[i].size = j->rows[i].size;
-		if (rc) {
-			snprintf(j->results[i].detail, sizeof j->results[i].detail, "%s",
-			         ow_err_detail());
-			pthread_mutex_lock(&j->mu);
-			j->failed++;
-			pthread_mutex_unlock(&j->mu);
-		}
-		ow_progress_done(j->rows[i].sha256, j->rows[i].size);
-	}
+	struct verify_job *j = ud;
+	int rc = ow_store_verify(j->s, j->rows[i].sha256, j->rows[i].size);
+	j->results[i].rc = rc;
+	j->results[i].size = j->rows[i].size;
+	if (rc)
+		snprintf(j->results[i].detail, sizeof j->results[i].detail, "%s", ow_err_detail());
+	ow_progress_done(j->rows[i].sha256, j->rows[i].size);
+	return rc;
 }
 
 size_t ow_store_verify_many(const ow_store *s, const struct ow_obj_row *rows, size_t n, int jobs,
                             struct ow_verify_result *results)
 {
-	struct verify_job j = {.s = s, .rows = rows, .results = results, .n = n};
-	pthread_t tid[64];
-	int nt = jobs < 1 ? 1 : jobs > 64 ? 64 : jobs;
-	if ((size_t)nt > n)
-		nt = n ? (int)n : 1;
-	pthread_mutex_init(&j.mu, NULL);
-	int started = 0;
-	for (; started < nt; started++)
-		if (pthread_create(&tid[started], NULL, verify_worker, &j) != 0)
-			break;
-	if (started == 0)
-		verify_worker(&j);
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	pthread_mutex_destroy(&j.mu);
-	return j.failed;
+	struct verify_job j = {.s = s, .rows = rows, .results = results};
+	return ow_parallel_for(n, jobs, verify_one, &j);
 }
 
 /* --- walking the files on disk -------------------------------------------- */

@@ -1,0 +1,12 @@
+/* pool.h - run fn(ud, i) for i in [0, n) on up to `jobs` threads; items are
+ * handed out one at a time, so large and small items balance.  Returns how
+ * many calls returned nonzero. */
+#ifndef OW_POOL_H
+#define OW_POOL_H
+
+#include <stddef.h>
+
+typedef int (*ow_pool_fn)(void *ud, size_t i);
+size_t ow_parallel_for(size_t n, int jobs, ow_pool_fn fn, void *ud);
+
+#endif
