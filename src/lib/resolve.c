@@ -13,7 +13,7 @@
 #include "event.h"
 #include "resolveint.h"
 
-#define RS_WINDOW0 4
+#define RS_WINDOW0 2
 #define RS_ROUNDS_MAX 64
 
 static const char *const default_projects[] = {"torch", "torchvision", "torchaudio"};
@@ -391,7 +391,7 @@ static int decide(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool *w
 		if (ch.torch == RS_NEED)
 			*wait = true;
 		else if (ch.torch == RS_NONE && window < pv[0].n) {
-			ts->window *= 4;
+			ts->window *= 2;
 			free(ch.missing);
 			continue;
 		} else if (ch.torch == RS_NONE) {
