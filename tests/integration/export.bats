@@ -1,0 +1,415 @@
+#!/usr/bin/env bats
+# offwheel export / check / keygen: a signed tree from a workspace built off
+# the sample index (crawl + resolve + fetch the host target's cpu set), real
+# pip installs from it (find-links, file:// index, nginx over HTTP), stock
+# signify and sha256sum, every hostile case of REFERENCE.md §6, SIGKILL at
+# random moments, and an exFAT image through exfat-fuse.
+
+load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	export SRV=$(mktemp -d)
+	mkdir -p "$SRV/www" "$SRV/www2"
+	ow_start_nginx "$SRV/www" "$SRV/www2"
+	"$OW_SOURCE_DIR/scripts/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
+		--host2 "$OW_HTTPS_URL2" --large-files 48 --large-count 2 >/dev/null
+	export OW_HTTPS_URL OW_CA_FILE OW_NGINX_DIR
+	export WS=$SRV/ws KEYS=$SRV/keys
+	export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_CONFIG_FILE=/dev/null
+	local net=(--cert "$OW_CA_FILE" --allow-host r2.localhost)
+	"$OFFWHEEL" --home "$WS" -q crawl --index-url "$OW_HTTPS_URL/whl/nightly" "${net[@]}" \
+		--variant cpu --project torch,torchvision,torchaudio
+	"$OFFWHEEL" --home "$WS" --json resolve --index-url "$OW_HTTPS_URL/whl/nightly" "${net[@]}" \
+		--variant cpu --python 3.11 >"$SRV/resolve.json"
+	export TARGET=$(jq -r '.targets[0].target' "$SRV/resolve.json")
+	export REQ=requirements/${TARGET// /-}.txt
+	mapfile -t files < <(jq -r '.targets[0].members[].filename' "$SRV/resolve.json")
+	"$OFFWHEEL" --home "$WS" -q fetch "${net[@]}" "${files[@]}"
+	"$OFFWHEEL" --home "$WS" -q fetch --metadata "${net[@]}" "${files[@]}"
+	# two large wheels (48 MiB each) for the SIGKILL test
+	"$OFFWHEEL" --home "$WS" -q crawl --index-url "$OW_HTTPS_URL/whl/large" "${net[@]}" \
+		--variant cu128 --project torch
+	mapfile -t big < <("$OFFWHEEL" --home "$WS" --json ls files --variant cu128 --project torch |
+		jq -r '.files[] | select(.url | contains("/large/")) | .filename')
+	printf '%s\n' "${big[@]}" >"$SRV/big.txt"
+	"$OFFWHEEL" --home "$WS" -q fetch "${net[@]}" "${big[@]}"
+	mkdir -p "$KEYS"
+	"$OFFWHEEL" keygen "$KEYS/k.sec" >/dev/null
+	"$OFFWHEEL" keygen "$KEYS/other.sec" >/dev/null
+	"$OFFWHEEL" --home "$WS" -q export "$SRV/ex" --target "$TARGET" --sign "$KEYS/k.sec" \
+		--nginx-conf "$SRV/ex.nginx.conf"
+}
+
+teardown_file() {
+	ow_stop_nginx
+	[ -f "$SRV/nginx2/nginx.pid" ] && kill "$(cat "$SRV/nginx2/nginx.pid")" 2>/dev/null
+	mountpoint -q "$SRV/mnt" 2>/dev/null && umount "$SRV/mnt"
+	[ -f "$SRV/loopdev" ] && losetup -d "$(cat "$SRV/loopdev")" 2>/dev/null
+	rm -rf "$SRV"
+}
+
+ow() { "$OFFWHEEL" --home "$WS" "$@"; }
+
+# chk DIR [options]: check with a per-test state file
+chk() {
+	local d=$1
+	shift
+	"$OFFWHEEL" check "$d" --pubkey "$KEYS/k.pub" --state "$BATS_TEST_TMPDIR/state.json" "$@"
+}
+
+# copy of the base export to mutate
+copy_ex() {
+	rm -rf "$BATS_TEST_TMPDIR/ex"
+	cp -a "$SRV/ex" "$BATS_TEST_TMPDIR/ex"
+	echo "$BATS_TEST_TMPDIR/ex"
+}
+
+# re-sign a (deliberately bad) tree with the stock tool and the real key:
+# the signature is fine, so only the manifest checks can catch it
+resign() {
+	local d=$1
+	(cd "$d" && find . -type f ! -name SHA256SUMS ! -name SHA256SUMS.sig -printf '%P\n' | sort |
+		xargs -d '\n' sha256sum >SHA256SUMS)
+	rm -f "$d/SHA256SUMS.sig"
+	signify-openbsd -S -s "$KEYS/k.sec" -m "$d/SHA256SUMS" -x "$d/SHA256SUMS.sig"
+}
+
+stick_mount() { # IMAGE DIR
+	local dev
+	dev=$(losetup -f --show "$1" 2>/dev/null) || return 1
+	echo "$dev" >"$SRV/loopdev"
+	mount.exfat-fuse "$dev" "$2" 2>/dev/null || { losetup -d "$dev"; return 1; }
+}
+
+stick_umount() { # DIR
+	umount "$1"
+	losetup -d "$(cat "$SRV/loopdev")"
+}
+
+# manifest edit with jq, then re-sign
+edit_manifest() {
+	local d=$1 f=$2
+	jq "$f" "$d/manifest.json" >"$d/m.tmp" && mv "$d/m.tmp" "$d/manifest.json"
+	resign "$d"
+}
+
+@test "the tree: PEP 503 pages, wheels + .metadata, requirements, INSTALL, manifest, sums, signature" {
+	d=$SRV/ex
+	[ -f "$d/simple/index.html" ] && [ -f "$d/simple/torch/index.html" ]
+	[ -f "$d/$REQ" ] && [ -f "$d/INSTALL.txt" ] && [ -f "$d/manifest.json" ]
+	n=$(jq '.targets[0].members | length' "$SRV/resolve.json")
+	[ "$(grep -c -- '--hash=sha256:' "$d/$REQ")" -eq "$n" ]
+	[ "$(ls "$d/wheels"/*.whl | wc -l)" -eq "$n" ]
+	ls "$d/wheels"/torch-*.whl.metadata
+	grep -q 'href="../../wheels/torch-[^"]*%2Bcpu[^"]*#sha256=[0-9a-f]\{64\}"' "$d/simple/torch/index.html"
+	grep -q 'data-core-metadata="sha256=[0-9a-f]\{64\}"' "$d/simple/torch/index.html"
+	grep -q 'data-requires-python="&gt;=' "$d/simple/torch/index.html"
+	grep -qF -- "--find-links $d/wheels --require-hashes -r $d/$REQ" "$d/INSTALL.txt"
+	grep -qF -- "--index-url file://$d/simple" "$d/INSTALL.txt"
+	[ "$(jq -r .format "$d/manifest.json")" = offwheel-export-1 ]
+	[ "$(jq -r .key_id "$d/manifest.json")" = "$(sed -n 2p "$KEYS/k.pub" | base64 -d | tail -c +3 | head -c 8 | xxd -p)" ]
+	[ "$(jq '.files | length' "$d/manifest.json")" -eq "$(($(wc -l <"$d/SHA256SUMS") - 1))" ]
+	# stock tools verify it: signify over SHA256SUMS, sha256sum -c over everything
+	(cd "$d" && signify-openbsd -V -p "$KEYS/k.pub" -m SHA256SUMS)
+	(cd "$d" && sha256sum --strict -c SHA256SUMS >/dev/null)
+	run chk "$d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"valid"* ]]
+	run chk "$d" --json
+	[ "$(jq .valid <<<"$output")" = true ]
+	[ "$(jq '.problems | length' <<<"$output")" -eq 0 ]
+	grep -q 'autoindex off' "$SRV/ex.nginx.conf"
+	grep -q "root $d;" "$SRV/ex.nginx.conf"
+}
+
+@test "pip installs the set: --no-index --find-links wheels --require-hashes" {
+	python3 -m venv "$BATS_TEST_TMPDIR/v"
+	"$BATS_TEST_TMPDIR/v/bin/pip" install -q --no-index --find-links "$SRV/ex/wheels" \
+		--require-hashes -r "$SRV/ex/$REQ"
+	"$BATS_TEST_TMPDIR/v/bin/pip" list 2>/dev/null | grep -q '^torch .*+cpu'
+	"$BATS_TEST_TMPDIR/v/bin/pip" list 2>/dev/null | grep -q '^torchaudio '
+}
+
+@test "pip installs the set through the file:// PEP 503 index" {
+	python3 -m venv "$BATS_TEST_TMPDIR/v"
+	"$BATS_TEST_TMPDIR/v/bin/pip" install -q --index-url "file://$SRV/ex/simple" \
+		--require-hashes -r "$SRV/ex/$REQ"
+	"$BATS_TEST_TMPDIR/v/bin/pip" list 2>/dev/null | grep -q '^torchvision '
+}
+
+@test "pip installs over HTTP from nginx with the --nginx-conf server block" {
+	local d=$SRV/nginx2 port
+	mkdir -p "$d/tmp"
+	port=$(ow_free_port)
+	sed "s/listen 8080;/listen 127.0.0.1:$port;/" "$SRV/ex.nginx.conf" >"$d/server.conf"
+	local user=
+	[ "$(id -u)" -eq 0 ] && user="user root;" # workers must read the private test dirs
+	cat >"$d/nginx.conf" <<-EOC
+		$user
+		pid $d/nginx.pid;
+		error_log $d/error.log;
+		events { worker_connections 64; }
+		http {
+		  access_log $d/access.log;
+		  client_body_temp_path $d/tmp; proxy_temp_path $d/tmp; fastcgi_temp_path $d/tmp;
+		  uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
+		  include $d/server.conf;
+		}
+	EOC
+	command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
+	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log"
+	_ow_wait_port "$port"
+	# autoindex is off: the directory itself is not listed
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/wheels/")" = 403 ]
+	python3 -m venv "$BATS_TEST_TMPDIR/v"
+	"$BATS_TEST_TMPDIR/v/bin/pip" install -q --index-url "http://127.0.0.1:$port/simple" \
+		--require-hashes -r "$SRV/ex/$REQ"
+	"$BATS_TEST_TMPDIR/v/bin/pip" list 2>/dev/null | grep -q '^torch '
+	grep -q 'GET /wheels/torch-' "$d/access.log"
+	kill "$(cat "$d/nginx.pid")"
+}
+
+@test "keygen interop: a key made by signify-openbsd -n signs exports that both tools verify" {
+	signify-openbsd -G -n -p "$BATS_TEST_TMPDIR/s.pub" -s "$BATS_TEST_TMPDIR/s.sec"
+	ow -q export "$BATS_TEST_TMPDIR/ex" --target "$TARGET" --sign "$BATS_TEST_TMPDIR/s.sec"
+	signify-openbsd -V -p "$BATS_TEST_TMPDIR/s.pub" -m "$BATS_TEST_TMPDIR/ex/SHA256SUMS"
+	run "$OFFWHEEL" check "$BATS_TEST_TMPDIR/ex" --pubkey "$BATS_TEST_TMPDIR/s.pub" \
+		--state "$BATS_TEST_TMPDIR/state.json"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# and offwheel's secret key works in the stock tool
+	echo hi >"$BATS_TEST_TMPDIR/m"
+	signify-openbsd -S -s "$KEYS/k.sec" -m "$BATS_TEST_TMPDIR/m"
+	signify-openbsd -V -p "$KEYS/k.pub" -m "$BATS_TEST_TMPDIR/m"
+	# keygen refuses to overwrite a key
+	run "$OFFWHEEL" keygen "$KEYS/k.sec"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"already exists"* ]]
+}
+
+@test "incremental: a second export copies nothing, a sequence number higher" {
+	d=$(copy_ex)
+	s1=$(jq .sequence "$d/manifest.json")
+	run ow --json export "$d" --target "$TARGET" --sign "$KEYS/k.sec"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(jq .copied <<<"$output")" -eq 0 ]
+	[ "$(jq .kept <<<"$output")" -gt 0 ]
+	[ "$(jq .sequence <<<"$output")" -gt "$s1" ]
+	# a damaged wheel on the stick is replaced
+	f=$(ls "$d"/wheels/torch-*.whl)
+	printf 'X' | dd of="$f" bs=1 seek=100 conv=notrunc status=none
+	run ow --json export "$d" --target "$TARGET" --sign "$KEYS/k.sec"
+	[ "$(jq .copied <<<"$output")" -eq 1 ]
+	run chk "$d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# into a directory holding other data: refused
+	mkdir -p "$BATS_TEST_TMPDIR/other" && echo x >"$BATS_TEST_TMPDIR/other/photo.jpg"
+	run ow export "$BATS_TEST_TMPDIR/other" --target "$TARGET"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"not part of an export"* ]]
+}
+
+@test "check: unknown key" {
+	run "$OFFWHEEL" check "$SRV/ex" --pubkey "$KEYS/other.pub" --state "$BATS_TEST_TMPDIR/s.json"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"unknown key"* ]]
+}
+
+@test "check: bad signature (signed file changed, or signature bytes changed)" {
+	d=$(copy_ex)
+	sed -i '1s/^./0/' "$d/SHA256SUMS"
+	run chk "$d"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"bad signature"* ]]
+	d=$(copy_ex)
+	python3 - "$d/SHA256SUMS.sig" <<-'PY'
+		import base64, sys
+		p = sys.argv[1]
+		c, b = open(p).read().splitlines()
+		raw = bytearray(base64.b64decode(b)); raw[40] ^= 1
+		open(p, "w").write(c + "\n" + base64.b64encode(raw).decode() + "\n")
+	PY
+	run chk "$d"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"bad signature"* ]]
+}
+
+@test "check: edited signed comment (manifest comment, sequence or expiry changed after signing)" {
+	d=$(copy_ex)
+	jq '.comment = "offwheel export sequence 999" | .expires_unix = 4102444800' "$d/manifest.json" >"$d/m"
+	mv "$d/m" "$d/manifest.json"
+	run chk "$d"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"manifest.json"*"manifest edited after signing"* ]]
+	# the signify comment line itself is untrusted and not signed: editing it changes nothing
+	d=$(copy_ex)
+	sed -i '1s/.*/untrusted comment: trust me/' "$d/SHA256SUMS.sig"
+	run chk "$d"
+	[ "$status" -eq 0 ]
+}
+
+@test "check: trailing data after the signature" {
+	d=$(copy_ex)
+	echo "extra" >>"$d/SHA256SUMS.sig"
+	run chk "$d"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"trailing data"* ]]
+}
+
+@test "check: rollback to an older sequence is refused" {
+	old=$(copy_ex)
+	mv "$old" "$BATS_TEST_TMPDIR/old"
+	new=$(copy_ex)
+	ow -q export "$new" --target "$TARGET" --sign "$KEYS/k.sec"
+	run chk "$new"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run chk "$BATS_TEST_TMPDIR/old"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"rollback"*"older than sequence"* ]]
+	run chk "$new" # the same or newer is still fine
+	[ "$status" -eq 0 ]
+}
+
+@test "check: expired" {
+	exp=$(jq .expires_unix "$SRV/ex/manifest.json")
+	run chk "$SRV/ex" --at $((exp + 10))
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"expired"* ]]
+	run chk "$SRV/ex" --at $((exp - 10))
+	[ "$status" -eq 0 ]
+}
+
+@test "check: extra, missing, changed and truncated files; links" {
+	d=$(copy_ex)
+	echo evil >"$d/wheels/evil-1.0-py3-none-any.whl"
+	rm "$d/wheels/"filelock-*.whl
+	f=$(ls "$d"/wheels/torchvision-*.whl)
+	printf 'X' | dd of="$f" bs=1 seek=200 conv=notrunc status=none
+	truncate -s -1 "$(ls "$d"/wheels/sympy-*.whl)"
+	ln -s /etc/passwd "$d/simple/passwd"
+	run chk "$d"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"extra"*"evil-1.0-py3-none-any.whl"* ]]
+	[[ "$output" == *"missing"*"filelock-"* ]]
+	[[ "$output" == *"hash"*"torchvision-"* ]]
+	[[ "$output" == *"size"*"sympy-"* ]]
+	[[ "$output" == *"link"*"simple/passwd"* ]]
+	run chk "$d" --json
+	[ "$(jq '.problems | length' <<<"$output")" -eq 5 ]
+	# sha256sum -c agrees that something is wrong
+	run bash -c "cd '$d' && sha256sum -c --quiet SHA256SUMS"
+	[ "$status" -ne 0 ]
+}
+
+@test "check: case collisions in the manifest" {
+	d=$(copy_ex)
+	f=$(cd "$d/wheels" && ls torch-*.whl)
+	cp "$d/wheels/$f" "$d/wheels/T${f#t}"
+	edit_manifest "$d" ".files += [.files[] | select(.path == \"wheels/$f\") | .path = \"wheels/T${f#t}\"]"
+	run chk "$d"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"only in case"* ]]
+}
+
+@test "check: '..', absolute and backslash paths in the manifest" {
+	for p in "../outside.whl" "/etc/passwd" 'wheels\\x.whl' "wheels/../../x"; do
+		d=$(copy_ex)
+		edit_manifest "$d" ".files += [{\"path\": \"$p\", \"size\": 1, \"sha256\": \"$(printf '0%.0s' {1..64})\"}]"
+		run chk "$d"
+		echo "$p: $output"
+		[ "$status" -eq 3 ]
+		[[ "$output" == *"path"* ]]
+		[[ "$output" == *"component"* || "$output" == *"absolute"* || "$output" == *"backslash"* ]]
+	done
+}
+
+@test "SIGKILL at 30 random moments: never valid while incomplete, the re-run completes it" {
+	mapfile -t big <"$SRV/big.txt"
+	d=$BATS_TEST_TMPDIR/killed
+	args=(export "$d" --target "$TARGET" --sign "$KEYS/k.sec")
+	for b in "${big[@]}"; do args+=(--file "$b"); done
+	# how long a full export takes, to spread the kills over it
+	t0=$(date +%s%N)
+	ow -q "${args[@]}"
+	full_ms=$((($(date +%s%N) - t0) / 1000000 + 20))
+	rm -rf "$d"
+	valid_early=0
+	for i in $(seq 30); do
+		[ $((i % 3)) -eq 0 ] && rm -rf "$d" # some from scratch, most over a previous try
+		"$OFFWHEEL" --home "$WS" -q "${args[@]}" 2>/dev/null & # the binary itself, not a subshell
+		pid=$!
+		sleep "$(awk -v m="$full_ms" -v r="$RANDOM" 'BEGIN { printf "%.3f", (r % m) / 1000 }')"
+		kill -KILL "$pid" 2>/dev/null && killed=1 || killed=0
+		wait "$pid" && finished=1 || finished=0
+		run chk "$d"
+		if [ "$killed" -eq 1 ] && [ "$finished" -eq 0 ]; then
+			# killed before it finished: check must not call it valid — unless the
+			# kill landed after the signature was written (then it is complete)
+			if [ "$status" -eq 0 ]; then
+				valid_early=$((valid_early + 1))
+				(cd "$d" && sha256sum --strict -c --quiet SHA256SUMS)
+				[ -z "$(find "$d" -name '.ow-tmp-*')" ]
+			else
+				[ "$status" -eq 3 ]
+			fi
+		fi
+	done
+	ow -q "${args[@]}"
+	run chk "$d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ -z "$(find "$d" -name '.ow-tmp-*')" ]
+	echo "# kills after the signature was written (complete tree): $valid_early" >&3
+}
+
+@test "--fat32 refuses files of 4 GiB and more; names with ':' are never written" {
+	run ow export "$BATS_TEST_TMPDIR/f" --target "$TARGET" --fat32
+	[ "$status" -eq 0 ] # small wheels pass
+	# a fake 5 GiB object size in the index must be refused before copying
+	sqlite3 "$WS/index.db" "UPDATE objects SET size = 5368709120 WHERE sha256 = (SELECT object_sha256 FROM files WHERE filename LIKE 'filelock-%' AND object_sha256 IS NOT NULL LIMIT 1)"
+	run ow export "$BATS_TEST_TMPDIR/f2" --target "$TARGET" --fat32
+	real=$(stat -c %s "$SRV/ex/wheels/$(cd "$SRV/ex/wheels" && ls filelock-*.whl)")
+	sqlite3 "$WS/index.db" "UPDATE objects SET size = $real WHERE size = 5368709120"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"FAT32 stores at most 4 GiB"* ]]
+	[ -z "$(find "$BATS_TEST_TMPDIR/f2" -name 'filelock-*' 2>/dev/null)" ]
+}
+
+@test "exFAT image through exfat-fuse: export, unmount, remount, check; a flipped byte is caught" {
+	command -v mkfs.exfat >/dev/null || skip "mkfs.exfat not installed (apt-get install exfatprogs)"
+	command -v mount.exfat-fuse >/dev/null || skip "exfat-fuse not installed (apt-get install exfat-fuse)"
+	[ -e /dev/fuse ] || skip "no /dev/fuse here"
+	img=$SRV/stick.img mnt=$SRV/mnt
+	truncate -s 64M "$img"
+	mkfs.exfat "$img" >/dev/null
+	mkdir -p "$mnt"
+	# exfat-fuse mounts block devices only: attach the image to a loop device
+	stick_mount "$img" "$mnt" || skip "cannot attach a loop device or mount through FUSE here"
+	run ow --json export "$mnt/offwheel" --target "$TARGET" --sign "$KEYS/k.sec"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .fs <<<"$output")" = fuse ]
+	stick_umount "$mnt"
+	stick_mount "$img" "$mnt"
+	run chk "$mnt/offwheel"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	stick_umount "$mnt"
+	# flip one byte of the torch wheel's data inside the image
+	python3 - "$img" "$SRV/ex/wheels/$(cd "$SRV/ex/wheels" && ls torch-*.whl)" <<-'PY'
+		import sys
+		img, whl = sys.argv[1], sys.argv[2]
+		data = open(whl, "rb").read()
+		needle = data[64:128]
+		raw = bytearray(open(img, "rb").read())
+		at = raw.find(needle)
+		assert at >= 0, "wheel bytes not found in the image"
+		raw[at + 10] ^= 0xFF
+		open(img, "wb").write(raw)
+	PY
+	stick_mount "$img" "$mnt"
+	run chk "$mnt/offwheel"
+	stick_umount "$mnt"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"hash"*"torch-"* ]]
+}
