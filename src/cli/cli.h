@@ -81,6 +81,7 @@ int cmd_resolve(struct cli *c, int argc, char **argv);
 /* `ls sets` (cmd_sets.c); target NULL = all. */
 int cli_ls_sets(struct cli *c, ow_store *s, const char *target);
 int cmd_fetch(struct cli *c, int argc, char **argv);
+int cmd_sync(struct cli *c, int argc, char **argv);
 int cmd_smoke(struct cli *c, int argc, char **argv);
 int cmd_doctor(struct cli *c, int argc, char **argv);
 int cmd_export(struct cli *c, int argc, char **argv);

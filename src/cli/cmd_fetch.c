@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "fetch.h"
 #include "indexopts.h"
+#include "render.h"
 
 static const char usage[] = "fetch [OPTIONS] FILE.whl|URL...";
 static const char description[] =
@@ -75,37 +76,44 @@ static json_t *item_json(const struct ow_fetch_item *it)
 	                 "error", it->outcome >= OW_FETCH_REJECTED ? it->detail : NULL);
 }
 
-static void render(struct cli *c, const struct ow_fetch_report *r)
+json_t *fetch_report_json(const struct ow_fetch_report *r)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < r->n; i++)
+		json_array_append_new(a, item_json(&r->items[i]));
+	return json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:f, s:b}", "command", "fetch",
+	                 "files", a, "done", (json_int_t)r->done, "had", (json_int_t)r->had,
+	                 "rejected", (json_int_t)r->rejected, "failed", (json_int_t)r->failed,
+	                 "received", (json_int_t)r->received, "seconds", r->seconds, "complete",
+	                 r->failed == 0 && r->rejected == 0);
+}
+
+void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r)
 {
 	char b[32], b2[32];
-	json_t *a = c->json ? json_array() : NULL;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct ow_fetch_item *it = &r->items[i];
-		if (a) {
-			json_array_append_new(a, item_json(it));
-			continue;
-		}
 		if (it->outcome >= OW_FETCH_REJECTED)
 			fprintf(stderr, "%-8s %s: %s\n", ow_fetch_outcome_name(it->outcome), it->filename,
 			        it->detail);
-		else
+		else if (it->outcome == OW_FETCH_DONE || c->verbosity > 0)
 			cli_say(c, "%-8s %s  %s%s%s%s\n", ow_fetch_outcome_name(it->outcome), it->filename,
 			        cli_bytes(it->bytes, b, sizeof b), it->resumed ? " (resumed)" : "",
 			        it->trust ? "  " : "", it->trust ? it->trust : "");
 	}
 	double mbps = r->seconds > 0 ? (double)r->received / r->seconds / 1e6 : 0;
-	if (a)
-		cli_json_out(json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:f, s:b}", "command",
-		                       "fetch", "files", a, "done", (json_int_t)r->done, "had",
-		                       (json_int_t)r->had, "rejected", (json_int_t)r->rejected, "failed",
-		                       (json_int_t)r->failed, "received", (json_int_t)r->received,
-		                       "seconds", r->seconds, "complete",
-		                       r->failed == 0 && r->rejected == 0));
+	cli_say(c, "%zu files: %zu downloaded (%s in %.1f s, %.1f MB/s), %zu already there, "
+	           "%zu rejected, %zu failed\n",
+	        r->n, r->done, cli_bytes(r->received, b2, sizeof b2), r->seconds, mbps, r->had,
+	        r->rejected, r->failed);
+}
+
+static void render(struct cli *c, const struct ow_fetch_report *r)
+{
+	if (c->json)
+		cli_json_out(fetch_report_json(r));
 	else
-		cli_say(c, "%zu files: %zu downloaded (%s in %.1f s, %.1f MB/s), %zu already there, "
-		           "%zu rejected, %zu failed\n",
-		        r->n, r->done, cli_bytes(r->received, b2, sizeof b2), r->seconds, mbps, r->had,
-		        r->rejected, r->failed);
+		fetch_render_text(c, r);
 }
 
 int cmd_fetch(struct cli *c, int argc, char **argv)

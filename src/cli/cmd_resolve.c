@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "render.h"
 #include "resolve.h"
 #include "targetopts.h"
 
@@ -51,7 +52,6 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 
 /* ---- JSON -------------------------------------------------------------------- */
 
-json_t *resolve_member_json(const struct ow_resolve_member *m);
 json_t *resolve_member_json(const struct ow_resolve_member *m)
 {
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s?, s:s?, s:I}", "project", m->project,
@@ -100,12 +100,12 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	                 "set_id", (json_int_t)t->set_id);
 }
 
-static void render_json(const struct index_opts *o, const struct ow_resolve_report *r)
+json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_report *r)
 {
 	json_t *targets = json_array();
 	for (size_t i = 0; i < r->ntargets; i++)
 		json_array_append_new(targets, target_json(r, &r->targets[i]));
-	cli_json_out(json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o}", "command", "resolve",
+	return (json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o}", "command", "resolve",
 	                       "index_url", o->index, "selector", r->selector, "projects",
 	                       strs_json(r->projects, r->nprojects), "complete",
 	                       r->incomplete == 0, "incomplete", (json_int_t)r->incomplete,
@@ -164,8 +164,8 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 		cli_say(c, "    note: %s\n", t->notes[i]);
 }
 
-static void render_text(const struct cli *c, const struct index_opts *o,
-                        const struct ow_resolve_report *r, int deps)
+void resolve_render_text(const struct cli *c, const struct index_opts *o,
+                         const struct ow_resolve_report *r, int deps)
 {
 	int w[OW_RESOLVE_MAX_PROJECTS + 1];
 	widths(r, w);
@@ -177,6 +177,21 @@ static void render_text(const struct cli *c, const struct index_opts *o,
 		target_text(c, r, &r->targets[i], w, deps);
 	cli_say(c, "%s (%s): %zu target(s), %zu complete, %zu incomplete\n", o->index, r->selector,
 	        r->ntargets, r->ntargets - r->incomplete, r->incomplete);
+}
+
+/* --device: audit each complete set's torch, or predict from torchvision. */
+static struct ow_device_fit *judge_device(struct cli *c, struct ropts *o, ow_store *s,
+                                          const struct ow_resolve_report *r)
+{
+	struct ow_device_fit *fits = calloc(r->ntargets ? r->ntargets : 1, sizeof *fits);
+	struct ow_fetch_opts fo = {.policy = &o->idx.policy, .http = &o->idx.http};
+	int rc = fits ? ow_device_fit_all(s, &fo, r, o->tgt.device, o->tgt.driver, fits) : OW_ENOMEM;
+	if (rc) {
+		cli_fail(c, rc);
+		free(fits);
+		return NULL;
+	}
+	return fits;
 }
 
 static int run(struct cli *c, struct ropts *o, ow_store *s)
@@ -203,12 +218,24 @@ static int run(struct cli *c, struct ropts *o, ow_store *s)
 	int rc = ow_resolve(s, &ro, &r);
 	if (rc < 0 && rc != OW_EINCOMPLETE)
 		return cli_fail(c, rc);
-	if (c->json)
-		render_json(&o->idx, &r);
+	struct ow_device_fit *fits = NULL;
+	int exitc = rc == OW_EINCOMPLETE ? 4 : 0;
+	if (o->tgt.device && !(fits = judge_device(c, o, s, &r)))
+		exitc = 1;
+	json_t *doc = c->json ? resolve_report_json(&o->idx, &r) : NULL;
+	if (doc && fits)
+		json_object_set_new(doc, "device", device_fits_json(&r, fits, o->tgt.device));
+	if (doc)
+		cli_json_out(doc);
 	else
-		render_text(c, &o->idx, &r, !o->tgt.no_deps);
+		resolve_render_text(c, &o->idx, &r, !o->tgt.no_deps);
+	if (fits && !c->json)
+		device_fits_text(c, &r, fits, o->tgt.device);
+	if (fits && !device_fits_running(&r, fits))
+		exitc = 3; /* no set runs on the device: "no kernel image" ahead */
+	free(fits);
 	ow_resolve_report_free(&r);
-	return rc == OW_EINCOMPLETE ? 4 : 0;
+	return exitc;
 }
 
 static int check_variants(struct cli *c, const struct index_opts *o)

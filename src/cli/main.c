@@ -9,6 +9,7 @@
 /* Only commands that work are listed (the rest of DESIGN.md §2 lands with
  * their issues). */
 static const struct cli_command commands[] = {
+	{"sync", cmd_sync, "crawl + resolve + fetch: the main job"},
 	{"crawl", cmd_crawl, "fetch index pages, record every file"},
 	{"resolve", cmd_resolve, "pick matched sets for a target matrix, print the matrix"},
 	{"audit", cmd_audit, "which GPU architectures wheels carry; can a device run them"},

@@ -1,6 +1,8 @@
 /* targetopts.c - parsing of the target options shared by several commands. */
 #include "targetopts.h"
 
+#include "gpucompat.h"
+
 #include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +11,6 @@
 
 int target_opt(struct cli *c, struct target_opts *o, int key, const char *arg)
 {
-	(void)c;
 	switch (key) {
 	case TGT_PYTHON:
 		return strlist_add_csv(&o->pythons, arg);
@@ -26,6 +27,14 @@ int target_opt(struct cli *c, struct target_opts *o, int key, const char *arg)
 		return 0;
 	case TGT_PRE:
 		o->pre = 1;
+		return 0;
+	case TGT_DEVICE:
+		if (ow_gpu_parse_device(arg, &o->device) || o->device <= 0)
+			return cli_usage_error(c, "--device: '%s' is not a compute capability like 12.0", arg);
+		return 0;
+	case TGT_DRIVER:
+		if (ow_gpu_parse_driver(arg, &o->driver))
+			return cli_usage_error(c, "--driver: '%s' is not a driver version like 12.8", arg);
 		return 0;
 	}
 	return -1;

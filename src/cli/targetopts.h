@@ -10,7 +10,8 @@
 #include "indexopts.h"
 #include "tags.h"
 
-enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_PRE };
+enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_PRE, TGT_DEVICE,
+       TGT_DRIVER };
 
 #define CLI_TARGET_OPTS                                                                          \
 	{"python", TGT_PYTHON, required_argument, "LIST",                                        \
@@ -22,12 +23,17 @@ enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_P
 	{"version", TGT_VERSION, required_argument, "V",                                         \
 	 "the torch of that version (2.9.1; local labels ignored)"},                             \
 	{"no-deps", TGT_NO_DEPS, no_argument, NULL, "only the sets, not their dependencies"},    \
-	{"pre", TGT_PRE, no_argument, NULL, "allow pre-releases of dependencies"}
+	{"pre", TGT_PRE, no_argument, NULL, "allow pre-releases of dependencies"},               \
+	{"device", TGT_DEVICE, required_argument, "CC",                                          \
+	 "only sets whose torch runs on this compute capability (12.0, sm_120)"},                \
+	{"driver", TGT_DRIVER, required_argument, "X.Y",                                         \
+	 "with --device: the target's driver, for PTX JIT (default: unknown)"}
 
 struct target_opts {
 	struct strlist pythons, platforms;
 	const char *date, *version;
 	int no_deps, pre;
+	int device, driver; /* --device as 10*major+minor, 0 when not given */
 	/* filled by target_opts_finish: pythons × platforms */
 	struct ow_target *targets;
 	size_t ntargets;

@@ -1,0 +1,237 @@
+/* cmd_sync.c - offwheel sync: crawl + resolve + fetch, the main job. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "crawl.h"
+#include "db.h"
+#include "render.h"
+#include "targetopts.h"
+
+static const char usage[] =
+	"sync [--channel CH | --index-url URL] [--variant LIST] [--python LIST] "
+	"[--platform LIST] [--date YYYYMMDD | --version V] [--device CC]";
+static const char description[] =
+	"The main job in one command: refresh the index pages (conditional GETs),\n"
+	"resolve a matched torch / torchvision / torchaudio set with its whole\n"
+	"dependency closure for every variant × python × platform, and download\n"
+	"every member into the verified store (with the PEP 658 .metadata files).\n"
+	"With --device only sets whose torch runs on that GPU are fetched.\n"
+	"Resumable as a whole: a re-run downloads only what is missing and resumes\n"
+	"partial downloads.  Exit 0 when every target is complete and stored, 4 when\n"
+	"some target is incomplete or some file could not be downloaded, 3 when a\n"
+	"file failed verification or no set runs on --device.";
+
+static const struct cli_opt opts[] = {CLI_INDEX_OPTS, CLI_TARGET_OPTS, {NULL, 0, 0, NULL, NULL}};
+
+struct sopts {
+	struct index_opts idx;
+	struct target_opts tgt;
+};
+
+static int on_opt(struct cli *c, int key, const char *arg, void *ud)
+{
+	struct sopts *o = ud;
+	int rc = index_opt(c, &o->idx, key, arg);
+	if (rc == -1)
+		rc = target_opt(c, &o->tgt, key, arg);
+	return rc == -1 ? 2 : rc;
+}
+
+/* Dependency pages seen before on this index ({index}/{project}/). */
+static int known_dep_pages(ow_store *s, const char *index, struct strlist *out)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_SYNC_DEP_PAGES);
+	int rc;
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, index);
+	while ((rc = ow_stmt_step(st)) == 1)
+		if (strlist_add_csv(out, ow_col_text(st, 0)))
+			return OW_ENOMEM;
+	return rc;
+}
+
+static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *failed)
+{
+	struct ow_crawl_opts co = {
+		.index_url = o->idx.index,
+		.variants = (const char *const *)o->idx.variants.v,
+		.nvariants = o->idx.variants.n,
+		.projects = (const char *const *)o->idx.projects.v,
+		.nprojects = o->idx.projects.n,
+		.policy = &o->idx.policy,
+		.http = &o->idx.http,
+		.force = o->idx.force,
+	};
+	struct ow_crawl_report r;
+	struct strlist deps = {0};
+	const char *root[] = {""};
+	int rc = ow_crawl(s, &co, &r);
+	*failed = r.failed;
+	ow_crawl_report_free(&r);
+	if (rc && rc != OW_EINCOMPLETE)
+		return rc;
+	if ((rc = known_dep_pages(s, o->idx.index, &deps)) || !deps.n) {
+		strlist_free(&deps);
+		return rc;
+	}
+	co.variants = root;
+	co.nvariants = 1;
+	co.projects = (const char *const *)deps.v;
+	co.nprojects = deps.n;
+	rc = ow_crawl(s, &co, &r);
+	*failed += r.failed;
+	cli_say(c, "refreshed %zu index pages and %zu dependency pages\n",
+	        o->idx.variants.n * o->idx.projects.n, deps.n);
+	ow_crawl_report_free(&r);
+	strlist_free(&deps);
+	return rc == OW_EINCOMPLETE ? 0 : rc;
+}
+
+static int resolve_step(struct sopts *o, ow_store *s, struct ow_resolve_report *r)
+{
+	struct ow_resolve_netio net = {.policy = &o->idx.policy, .http = &o->idx.http, .net = 1};
+	struct ow_resolve_io io;
+	ow_resolve_io_net(&io, &net);
+	struct ow_resolve_opts ro = {
+		.index_url = o->idx.index,
+		.variants = (const char *const *)o->idx.variants.v,
+		.nvariants = o->idx.variants.n,
+		.targets = o->tgt.targets,
+		.ntargets = o->tgt.ntargets,
+		.projects = (const char *const *)o->idx.projects.v,
+		.nprojects = o->idx.projects.n,
+		.date = o->tgt.date,
+		.version = o->tgt.version,
+		.no_deps = o->tgt.no_deps,
+		.pre = o->tgt.pre,
+		.io = &io,
+	};
+	return ow_resolve(s, &ro, r);
+}
+
+/* Members of the complete targets (that run on --device), each file once. */
+static int64_t *wanted_files(const struct ow_resolve_report *r, const struct ow_device_fit *fits,
+                             size_t *n)
+{
+	size_t cap = 0;
+	for (size_t i = 0; i < r->ntargets; i++)
+		cap += r->targets[i].nmembers;
+	int64_t *ids = calloc(cap ? cap : 1, sizeof *ids);
+	*n = 0;
+	for (size_t i = 0; ids && i < r->ntargets; i++) {
+		const struct ow_resolve_target *t = &r->targets[i];
+		if (!t->complete || (fits && fits[i].runs <= 0))
+			continue;
+		for (size_t k = 0; k < t->nmembers; k++) {
+			size_t j = 0;
+			while (j < *n && ids[j] != t->members[k].file_id)
+				j++;
+			if (j == *n)
+				ids[(*n)++] = t->members[k].file_id;
+		}
+	}
+	return ids;
+}
+
+struct outcome {
+	struct ow_resolve_report res;
+	struct ow_device_fit *fits;
+	struct ow_fetch_report fetch, meta;
+	int rrc, frc;
+	size_t crawl_failed;
+};
+
+static int fetch_step(struct sopts *o, ow_store *s, struct outcome *out)
+{
+	struct ow_fetch_opts fo = {.policy = &o->idx.policy, .http = &o->idx.http};
+	size_t n;
+	int64_t *ids = wanted_files(&out->res, out->fits, &n);
+	if (!ids)
+		return OW_ENOMEM;
+	/* the .metadata files first: small, and export publishes them (PEP 658) */
+	ow_fetch_metadata(s, &fo, ids, n, &out->meta);
+	out->frc = ow_fetch_files(s, &fo, ids, n, &out->fetch);
+	free(ids);
+	return out->frc == 0 || out->frc == OW_EINCOMPLETE || out->frc == OW_EVERIFY ? 0 : out->frc;
+}
+
+static int exit_code(struct sopts *o, const struct outcome *out)
+{
+	if (out->frc == OW_EVERIFY || (out->fits && !device_fits_running(&out->res, out->fits)))
+		return 3;
+	if (out->rrc == OW_EINCOMPLETE || out->frc == OW_EINCOMPLETE || out->crawl_failed)
+		return 4;
+	(void)o;
+	return 0;
+}
+
+static void render(struct cli *c, struct sopts *o, struct outcome *out, int exitc)
+{
+	if (!c->json) {
+		resolve_render_text(c, &o->idx, &out->res, !o->tgt.no_deps);
+		if (out->fits)
+			device_fits_text(c, &out->res, out->fits, o->tgt.device);
+		fetch_render_text(c, &out->fetch);
+		return;
+	}
+	json_t *doc = json_pack("{s:s, s:I, s:o, s:o, s:b, s:i}", "command", "sync", "pages_failed",
+	                        (json_int_t)out->crawl_failed, "resolve",
+	                        resolve_report_json(&o->idx, &out->res), "fetch",
+	                        fetch_report_json(&out->fetch), "complete", exitc == 0,
+	                        "exit_code", exitc);
+	if (out->fits)
+		json_object_set_new(doc, "device",
+		                    device_fits_json(&out->res, out->fits, o->tgt.device));
+	cli_json_out(doc);
+}
+
+static int run(struct cli *c, struct sopts *o, ow_store *s)
+{
+	struct outcome out = {0};
+	int rc = crawl_step(c, o, s, &out.crawl_failed);
+	if (rc)
+		return cli_fail(c, rc);
+	out.rrc = resolve_step(o, s, &out.res);
+	if (out.rrc && out.rrc != OW_EINCOMPLETE)
+		return cli_fail(c, out.rrc);
+	if (o->tgt.device) {
+		struct ow_fetch_opts fo = {.policy = &o->idx.policy, .http = &o->idx.http};
+		out.fits = calloc(out.res.ntargets ? out.res.ntargets : 1, sizeof *out.fits);
+		rc = out.fits ? ow_device_fit_all(s, &fo, &out.res, o->tgt.device, o->tgt.driver,
+		                                  out.fits)
+		              : OW_ENOMEM;
+	}
+	if (!rc)
+		rc = fetch_step(o, s, &out);
+	int exitc = rc ? cli_fail(c, rc) : exit_code(o, &out);
+	if (!rc)
+		render(c, o, &out, exitc);
+	ow_fetch_report_free(&out.fetch);
+	ow_fetch_report_free(&out.meta);
+	ow_resolve_report_free(&out.res);
+	free(out.fits);
+	return exitc;
+}
+
+int cmd_sync(struct cli *c, int argc, char **argv)
+{
+	struct sopts o = {0};
+	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
+	int rc = first < 0 ? (first == CLI_HELP_SHOWN ? 0 : -first) : 0;
+	if (first >= 0 && first < argc)
+		rc = cli_usage_error(c, "sync: unexpected argument '%s'", argv[first]);
+	if (first >= 0 && !rc && !(rc = index_opts_finish(c, &o.idx)))
+		rc = target_opts_finish(c, &o.tgt);
+	for (size_t i = 0; !rc && i < o.idx.variants.n; i++)
+		if (!*o.idx.variants.v[i])
+			rc = cli_usage_error(c, "sync: --variant all is for crawl; name the variants");
+	ow_store *s = NULL;
+	if (first >= 0 && !rc && !(rc = cli_open_store(c, OW_STORE_WRITE, &s))) {
+		rc = run(c, &o, s);
+		ow_store_close(s);
+	}
+	index_opts_free(&o.idx);
+	target_opts_free(&o.tgt);
+	return rc;
+}

@@ -1,0 +1,32 @@
+/* render.h - output shared by several commands (resolve and sync print the
+ * same matrix; fetch and sync the same download summary). */
+#ifndef OW_RENDER_H
+#define OW_RENDER_H
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "devicefit.h"
+#include "fetch.h"
+#include "indexopts.h"
+#include "resolve.h"
+
+/* The matrix (cmd_resolve.c). */
+json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_report *r);
+void resolve_render_text(const struct cli *c, const struct index_opts *o,
+                         const struct ow_resolve_report *r, int deps);
+json_t *resolve_member_json(const struct ow_resolve_member *m);
+
+/* Downloads (cmd_fetch.c). */
+json_t *fetch_report_json(const struct ow_fetch_report *r);
+void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r);
+
+/* --device verdicts per target (devicerender.c). */
+json_t *device_fits_json(const struct ow_resolve_report *r, const struct ow_device_fit *fits,
+                         int cc);
+void device_fits_text(const struct cli *c, const struct ow_resolve_report *r,
+                      const struct ow_device_fit *fits, int cc);
+/* How many complete targets run on the device. */
+size_t device_fits_running(const struct ow_resolve_report *r, const struct ow_device_fit *fits);
+
+#endif
