@@ -11,8 +11,8 @@ json_t *device_fits_json(const struct ow_resolve_report *r, const struct ow_devi
 	json_t *a = json_array();
 	ow_gpu_format_cc(cc, ccs, sizeof ccs);
 	for (size_t i = 0; i < r->ntargets; i++)
-		json_array_append_new(a, json_pack("{s:s, s:O, s:s, s:b, s:s?, s:s?}", "target",
-		                                   r->targets[i].describe,
+		json_array_append_new(a, json_pack("{s:s, s:o, s:s, s:b, s:s?, s:s?}", "target",
+		                                   r->targets[i].describe, "runs",
 		                                   fits[i].runs < 0 ? json_null()
 		                                                    : json_boolean(fits[i].runs),
 		                                   "verdict", fits[i].verdict, "predicted",

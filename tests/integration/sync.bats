@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# offwheel sync, the main job (crawl + resolve + fetch), and --device, on the
+# sample index served by nginx over HTTPS.
+
+load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	export SRV=$(mktemp -d)
+	mkdir -p "$SRV/www" "$SRV/www2"
+	ow_start_nginx "$SRV/www" "$SRV/www2"
+	"$OW_SOURCE_DIR/scripts/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
+		--host2 "$OW_HTTPS_URL2" >/dev/null
+	export OW_HTTP_PORT OW_HTTPS_PORT OW_HTTPS_PORT2 OW_CA_FILE OW_NGINX_LOG OW_NGINX_DIR \
+		OW_HTTPS_URL OW_HTTPS_URL2 OW_HTTP_URL OW_CERT_DIR
+}
+
+teardown_file() {
+	ow_stop_nginx
+	rm -rf "$SRV"
+}
+
+sync() { # WS [options]
+	local ws=$1
+	shift
+	"$OFFWHEEL" --home "$ws" --json sync --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" \
+		--allow-host r2.localhost --variant cu126,cu128 --python 3.11,3.12 \
+		--platform linux-x86_64,windows-x86_64 "$@"
+}
+
+@test "sync resolves the 2 x 2 x 2 matrix and stores every member, verified" {
+	run --separate-stderr sync "$SRV/ws"
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	[ "$(jq '.resolve.targets | length' <<<"$output")" -eq 8 ]
+	[ "$(jq '[.resolve.targets[] | select(.complete)] | length' <<<"$output")" -eq 8 ]
+	members=$(jq '[.resolve.targets[].members[].filename] | unique | length' <<<"$output")
+	[ "$(jq '.fetch.files | length' <<<"$output")" -eq "$members" ]
+	[ "$(jq '.fetch.rejected + .fetch.failed' <<<"$output")" -eq 0 ]
+	# every member is in the store now
+	run "$OFFWHEEL" --home "$SRV/ws" --json ls files
+	stored=$(jq '[.files[] | select(.object_sha256 != null) | .filename] | unique | length' <<<"$output")
+	[ "$stored" -ge "$members" ]
+	run "$OFFWHEEL" --home "$SRV/ws" fsck
+	[ "$status" -eq 0 ]
+	# a second sync downloads nothing
+	run --separate-stderr sync "$SRV/ws"
+	[ "$status" -eq 0 ]
+	[ "$(jq .fetch.done <<<"$output")" -eq 0 ]
+	[ "$(jq .fetch.received <<<"$output")" -eq 0 ]
+}
+
+@test "a sync killed and re-run finishes without downloading again what was done" {
+	ws=$SRV/ws-kill
+	for i in 1 2 3 4 5; do
+		sync "$ws" >/dev/null 2>&1 &
+		pid=$!
+		sleep "0.0$((RANDOM % 9 + 1))"
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" || true
+		run "$OFFWHEEL" --home "$ws" fsck
+		[ "$status" -eq 0 ]
+	done
+	before=$("$OFFWHEEL" --home "$ws" --json ls files | jq -r '.files[] | select(.object_sha256 != null) | .url')
+	mark=$(wc -l <"$OW_NGINX_LOG")
+	run --separate-stderr sync "$ws"
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	# none of the files stored before the re-run was requested again
+	tail -n +"$((mark + 1))" "$OW_NGINX_LOG" >"$ws.log"
+	again=0
+	while read -r url; do
+		[ -n "$url" ] || continue
+		path=${url#https://*/}
+		grep -qF "GET /$path " "$ws.log" && { echo "fetched again: $path"; again=$((again + 1)); }
+	done <<<"$before"
+	[ "$again" -eq 0 ]
+	echo "stored before the re-run: $(grep -c . <<<"$before"), downloaded by it: $(jq .fetch.done <<<"$output")" >&3
+}
+
+@test "--device 12.0: only sets whose torch runs are fetched; torch predicted from torchvision" {
+	ws=$SRV/ws-dev
+	run --separate-stderr sync "$ws" --device 12.0
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	[ "$(jq -r '[.device.targets[] | select(.runs == true) | .target] | map(startswith("cu128")) | all' <<<"$output")" = true ]
+	[ "$(jq -r '[.device.targets[] | select(.runs == false) | .target] | map(startswith("cu126")) | all' <<<"$output")" = true ]
+	[ "$(jq '[.device.targets[] | select(.runs == false)] | length' <<<"$output")" -eq 4 ]
+	# linux cu126 sets were judged from torchvision, their torch never downloaded
+	[ "$(jq '[.device.targets[] | select(.predicted)] | length' <<<"$output")" -gt 0 ]
+	run "$OFFWHEEL" --home "$ws" --json ls files --project torch --variant cu126 --platform 'manylinux*'
+	[ "$(jq '[.files[] | select(.object_sha256 != null)] | length' <<<"$output")" -eq 0 ]
+	run "$OFFWHEEL" --home "$ws" --json ls files --project torch --variant cu128 --platform 'manylinux*'
+	[ "$(jq '[.files[] | select(.object_sha256 != null)] | length' <<<"$output")" -gt 0 ]
+}
+
+@test "resolve --device 12.0 picks cu128; a cu126-only matrix has nothing that runs (exit 3)" {
+	ws=$SRV/ws-res
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cu126,cu128 --python 3.12 \
+		--platform linux-x86_64 --device 12.0
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	[ "$(jq -r '[.device.targets[] | select(.runs) | .target] | join(",")' <<<"$output")" = "cu128 cp312-manylinux_2_28_x86_64" ]
+	run --separate-stderr "$OFFWHEEL" --home "$ws" resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cu126 --python 3.12 \
+		--platform linux-x86_64 --device 12.0
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"WOULD NOT RUN"* ]]
+	[[ "$output" == *"predicted from torchvision"* ]]
+	# the same matrix for an RTX 30xx (8.6) runs
+	run --separate-stderr "$OFFWHEEL" --home "$ws" resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cu126 --python 3.12 \
+		--platform linux-x86_64 --device 8.6
+	[ "$status" -eq 0 ]
+}
