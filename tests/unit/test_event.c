@@ -1,0 +1,84 @@
+#include "testutil.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "event.h"
+
+struct seen {
+	int logs, progress, done;
+	char last[256];
+	enum ow_level level;
+	uint64_t done_bytes;
+};
+
+static void collect(const struct ow_event *ev, void *ud)
+{
+	struct seen *s = ud;
+	if (ev->kind == OW_EV_LOG) {
+		s->logs++;
+		s->level = ev->level;
+		snprintf(s->last, sizeof s->last, "%s", ev->msg);
+	} else if (ev->kind == OW_EV_PROGRESS) {
+		s->progress++;
+	} else {
+		s->done++;
+		s->done_bytes += ev->done;
+	}
+}
+
+static void test_events_reach_the_handler(void **state)
+{
+	(void)state;
+	struct seen s = {0};
+	ow_event_set_handler(collect, &s);
+	ow_log(OW_LOG_WARN, "waiting for %s (%d)", "lock", 7);
+	ow_progress("torch.whl", 10, 100);
+	ow_progress_done("torch.whl", 100);
+	assert_int_equal(s.logs, 1);
+	assert_int_equal(s.level, OW_LOG_WARN);
+	assert_string_equal(s.last, "waiting for lock (7)");
+	assert_int_equal(s.progress, 1);
+	assert_int_equal(s.done, 1);
+	/* no handler: events are dropped, nothing crashes */
+	ow_event_set_handler(NULL, NULL);
+	ow_log(OW_LOG_ERROR, "dropped");
+	ow_progress_done("x", 1);
+	assert_int_equal(s.logs, 1);
+	assert_int_equal(s.done, 1);
+}
+
+static struct seen shared;
+
+static void *emit_many(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 1000; i++)
+		ow_progress_done("x", 1);
+	return NULL;
+}
+
+/* The handler runs under a lock: events from several threads are all seen. */
+static void test_events_from_threads(void **state)
+{
+	(void)state;
+	memset(&shared, 0, sizeof shared);
+	ow_event_set_handler(collect, &shared);
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, emit_many, NULL);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	ow_event_set_handler(NULL, NULL);
+	assert_int_equal(shared.done, 4000);
+	assert_int_equal(shared.done_bytes, 4000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_events_reach_the_handler),
+		cmocka_unit_test(test_events_from_threads),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
