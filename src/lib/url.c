@@ -592,7 +592,24 @@ int ow_url_fragment_sha256(const char *href, char out[65])
 
 /* --- messages ------------------------------------------------------------ */
 
-void ow_url_printable(const char *s, char *buf, size_t bufsz)
+/* Where the userinfo of `s` is (the USER:PW of scheme://USER:PW@host), so messages never
+ * repeat credentials: *start and *len, 0 when there is none. */
+static void find_userinfo(const char *s, size_t *start, size_t *len)
+{
+	const char *sep = strstr(s, "://");
+	*start = *len = 0;
+	if (!sep)
+		return;
+	const char *a = sep + 3;
+	size_t auth = strcspn(a, "/?#");
+	const char *at = memrchr(a, '@', auth);
+	if (at) {
+		*start = (size_t)(a - s);
+		*len = (size_t)(at - a);
+	}
+}
+
+static void printable(const char *s, char *buf, size_t bufsz)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t o = 0;
@@ -616,4 +633,21 @@ void ow_url_printable(const char *s, char *buf, size_t bufsz)
 		buf[o++] = hex[*p & 15];
 	}
 	buf[o] = '\0';
+}
+
+void ow_url_printable(const char *s, char *buf, size_t bufsz)
+{
+	size_t ui_start, ui_len;
+	find_userinfo(s, &ui_start, &ui_len);
+	char *copy = ui_len ? malloc(strlen(s) + 4) : NULL;
+	if (!copy) {
+		printable(s, buf, bufsz);
+		return;
+	}
+	/* the credentials replaced by three stars */
+	memcpy(copy, s, ui_start);
+	memcpy(copy + ui_start, "***", 3);
+	memcpy(copy + ui_start + 3, s + ui_start + ui_len, strlen(s + ui_start + ui_len) + 1);
+	printable(copy, buf, bufsz);
+	free(copy);
 }

@@ -476,6 +476,27 @@ static void fill_long_href(void)
 	memcpy(long_href + n + OW_URL_MAX_LEN, ".whl\">x.whl</a>", 16);
 }
 
+/* Messages quote hostile hrefs, but never the credentials in them. */
+static void test_printable_hides_userinfo(void **state)
+{
+	(void)state;
+	char buf[256];
+	ow_url_printable("https://alice:s3cret@download.pytorch.org/whl/x.whl", buf, sizeof buf);
+	assert_string_equal(buf, "https://***@download.pytorch.org/whl/x.whl");
+	assert_null(strstr(buf, "s3cret"));
+	ow_url_printable("https://download.pytorch.org/whl/a@b.whl", buf, sizeof buf);
+	assert_string_equal(buf, "https://download.pytorch.org/whl/a@b.whl");
+	struct ow_url_policy pol;
+	char *out = NULL;
+	assert_int_equal(ow_url_policy_init(&pol), 0);
+	assert_int_not_equal(ow_url_check(&pol, "https://download.pytorch.org/whl/torch/",
+	                                  "https://bob:hunter2@download.pytorch.org/t.whl", &out),
+	                     0);
+	assert_null(strstr(ow_err_detail(), "hunter2"));
+	assert_non_null(strstr(ow_err_detail(), "userinfo"));
+	ow_url_policy_clear(&pol);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
@@ -489,6 +510,7 @@ int main(void)
 	    cmocka_unit_test(test_policy_defaults_and_hosts),
 	    cmocka_unit_test(test_policy_trusted_http),
 	    cmocka_unit_test(test_policy_file_index),
+		cmocka_unit_test(test_printable_hides_userinfo),
 	};
 	enum { NFIXED = sizeof fixed / sizeof fixed[0], NH = sizeof hostile / sizeof hostile[0] };
 	struct CMUnitTest tests[NFIXED + NH];
