@@ -197,7 +197,7 @@ edit_manifest() {
 	[ "$(jq .sequence <<<"$output")" -gt "$s1" ]
 	# a damaged wheel on the stick is replaced
 	f=$(ls "$d"/wheels/torch-*.whl)
-	printf 'X' | dd of="$f" bs=1 seek=100 conv=notrunc status=none
+	"$OW_SOURCE_DIR/tests/tools/flipbyte" "$f" 100
 	run ow --json export "$d" --target "$TARGET" --sign "$KEYS/k.sec"
 	[ "$(jq .copied <<<"$output")" -eq 1 ]
 	run chk "$d"
@@ -217,7 +217,9 @@ edit_manifest() {
 
 @test "check: bad signature (signed file changed, or signature bytes changed)" {
 	d=$(copy_ex)
-	sed -i '1s/^./0/' "$d/SHA256SUMS"
+	# change the first hex digit of the signed file (to another digit: a hash
+	# that already starts with 0 must not stay unchanged)
+	sed -i '1{s/^0/1/;t;s/^./0/}' "$d/SHA256SUMS"
 	run chk "$d"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"bad signature"* ]]
@@ -284,7 +286,7 @@ edit_manifest() {
 	echo evil >"$d/wheels/evil-1.0-py3-none-any.whl"
 	rm "$d/wheels/"filelock-*.whl
 	f=$(ls "$d"/wheels/torchvision-*.whl)
-	printf 'X' | dd of="$f" bs=1 seek=200 conv=notrunc status=none
+	"$OW_SOURCE_DIR/tests/tools/flipbyte" "$f" 200
 	truncate -s -1 "$(ls "$d"/wheels/sympy-*.whl)"
 	ln -s /etc/passwd "$d/simple/passwd"
 	run chk "$d"

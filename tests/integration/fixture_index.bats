@@ -77,7 +77,7 @@ host_python() {
 	meta=$(ls "$T"/bad/www/whl/nightly/cu128/torch-2.10.0.dev20251021+cu128-cp311-*x86_64.whl.metadata)
 	sed -i 's/^Requires-Dist: jinja2$/Requires-Dist: jinja3/' "$meta"
 	whl=$(ls "$T"/bad/www/whl/cpu/torch-2.9.1+cpu-cp312-cp312-win_amd64.whl)
-	printf 'X' | dd of="$whl" bs=1 seek=200 conv=notrunc status=none
+	"$OW_SOURCE_DIR/tests/tools/flipbyte" "$whl" 200
 	page="$T/bad/www/whl/nightly/cu126/torchaudio/index.html"
 	grep -q '>torchaudio-2.10.0.dev20251018+cu126-cp312-cp312-win_amd64.whl<' "$page"
 	sed -i '/>torchaudio-2.10.0.dev20251018+cu126-cp312-cp312-win_amd64.whl</d' "$page"

@@ -49,7 +49,7 @@ fsck_json() {
 @test "verify and fsck exit 3 and name a damaged or missing object" {
 	"$PUT" "$WS" random 3 1 7 >/dev/null
 	obj=$(find "$WS/objects" -type f | head -1)
-	printf 'X' | dd of="$obj" bs=1 seek=100 conv=notrunc status=none
+	"$OW_SOURCE_DIR/tests/tools/flipbyte" "$obj" 100
 	run "$OFFWHEEL" --home "$WS" verify
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"$(basename "$obj" | cut -c1-12)"* ]]
