@@ -6,14 +6,16 @@
 #include "fetch.h"
 #include "indexopts.h"
 #include "render.h"
+#include "resolve.h"
 
-static const char usage[] = "fetch [OPTIONS] FILE.whl|URL...";
+static const char usage[] = "fetch [OPTIONS] FILE.whl|URL|set:ID...";
 static const char description[] =
 	"Download wheels recorded by 'offwheel crawl' into the verified store, in\n"
 	"parallel.  A file is published only when it verifies: against the index's\n"
 	"#sha256 when one is published, else by strict zip validation, every RECORD\n"
 	"hash, METADATA name/version and the page's core-metadata hash (then its own\n"
 	"hash is pinned).  An interrupted download is resumed by the next run.\n"
+	"set:ID fetches every member of a resolved set ('offwheel ls sets').\n"
 	"Exit 3 when a file failed verification (it was not stored), 4 when some could\n"
 	"not be downloaded (the rest is stored).";
 
@@ -44,6 +46,28 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	return rc == -1 ? 2 : rc;
 }
 
+/* set:ID -> the file ids of the set's members. */
+static int lookup_set(ow_store *s, const char *item, int64_t **ids, size_t *n)
+{
+	char *end;
+	long long id = strtoll(item + 4, &end, 10);
+	struct ow_resolve_member *m = NULL;
+	size_t k = 0;
+	if (!item[4] || *end || id <= 0)
+		return ow_err(OW_EINVAL, "%s: not a set; write set:ID with an id from 'offwheel ls sets'",
+		              item);
+	int rc = ow_set_members(s, id, &m, &k);
+	if (!rc && !k)
+		rc = ow_err(OW_ENOENT, "%s: no such set (see 'offwheel ls sets')", item);
+	if (!rc && !(*ids = calloc(k, sizeof **ids)))
+		rc = ow_err(OW_ENOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < k; i++)
+		(*ids)[i] = m[i].file_id;
+	*n = rc ? 0 : k;
+	ow_set_members_free(m, k);
+	return rc;
+}
+
 static int lookup_all(struct cli *c, ow_store *s, char **items, int n, int64_t **ids, size_t *nids)
 {
 	*ids = NULL;
@@ -51,7 +75,8 @@ static int lookup_all(struct cli *c, ow_store *s, char **items, int n, int64_t *
 	for (int i = 0; i < n; i++) {
 		int64_t *one;
 		size_t k;
-		int rc = ow_fetch_lookup(s, items[i], &one, &k);
+		int rc = !strncmp(items[i], "set:", 4) ? lookup_set(s, items[i], &one, &k)
+		                                        : ow_fetch_lookup(s, items[i], &one, &k);
 		if (rc)
 			return cli_fail(c, rc);
 		int64_t *g = realloc(*ids, (*nids + k) * sizeof *g);

@@ -110,3 +110,21 @@ sync() { # WS [options]
 		--platform linux-x86_64 --device 8.6
 	[ "$status" -eq 0 ]
 }
+
+@test "fetch set:ID downloads every member of a resolved set" {
+	ws=$SRV/ws-set
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cu128 --python 3.12 --platform linux-x86_64
+	[ "$status" -eq 0 ]
+	id=$(jq '.targets[0].set_id' <<<"$output")
+	n=$(jq '.targets[0].members | length' <<<"$output")
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json fetch --cert "$OW_CA_FILE" --allow-host r2.localhost "set:$id"
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	[ "$(jq '.files | length' <<<"$output")" -eq "$n" ]
+	[ "$(jq '.done + .had' <<<"$output")" -eq "$n" ]
+	run "$OFFWHEEL" --home "$ws" fetch set:999
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"no such set"* ]]
+	run "$OFFWHEEL" --home "$ws" fetch set:abc
+	[ "$status" -eq 2 ]
+}
