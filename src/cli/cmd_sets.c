@@ -4,9 +4,8 @@
 #include <time.h>
 
 #include "cli.h"
+#include "render.h"
 #include "resolve.h"
-
-json_t *resolve_member_json(const struct ow_resolve_member *m);
 
 static json_t *members_json(struct cli *c, ow_store *s, int64_t id, int *rc)
 {
