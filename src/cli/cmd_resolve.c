@@ -200,20 +200,8 @@ static int run(struct cli *c, struct ropts *o, ow_store *s)
 	                               .net = !o->offline};
 	struct ow_resolve_io io;
 	ow_resolve_io_net(&io, &net);
-	struct ow_resolve_opts ro = {
-		.index_url = o->idx.index,
-		.variants = (const char *const *)o->idx.variants.v,
-		.nvariants = o->idx.variants.n,
-		.targets = o->tgt.targets,
-		.ntargets = o->tgt.ntargets,
-		.projects = (const char *const *)o->idx.projects.v,
-		.nprojects = o->idx.projects.n,
-		.date = o->tgt.date,
-		.version = o->tgt.version,
-		.no_deps = o->tgt.no_deps,
-		.pre = o->tgt.pre,
-		.io = &io,
-	};
+	struct ow_resolve_opts ro;
+	target_resolve_opts(&ro, &o->idx, &o->tgt, &io);
 	struct ow_resolve_report r;
 	int rc = ow_resolve(s, &ro, &r);
 	if (rc < 0 && rc != OW_EINCOMPLETE)

@@ -93,20 +93,8 @@ static int resolve_step(struct sopts *o, ow_store *s, struct ow_resolve_report *
 	struct ow_resolve_netio net = {.policy = &o->idx.policy, .http = &o->idx.http, .net = 1};
 	struct ow_resolve_io io;
 	ow_resolve_io_net(&io, &net);
-	struct ow_resolve_opts ro = {
-		.index_url = o->idx.index,
-		.variants = (const char *const *)o->idx.variants.v,
-		.nvariants = o->idx.variants.n,
-		.targets = o->tgt.targets,
-		.ntargets = o->tgt.ntargets,
-		.projects = (const char *const *)o->idx.projects.v,
-		.nprojects = o->idx.projects.n,
-		.date = o->tgt.date,
-		.version = o->tgt.version,
-		.no_deps = o->tgt.no_deps,
-		.pre = o->tgt.pre,
-		.io = &io,
-	};
+	struct ow_resolve_opts ro;
+	target_resolve_opts(&ro, &o->idx, &o->tgt, &io);
 	return ow_resolve(s, &ro, r);
 }
 

@@ -2,6 +2,7 @@
 #include "targetopts.h"
 
 #include "gpucompat.h"
+#include "resolve.h"
 
 #include <gnu/libc-version.h>
 #include <stdio.h>
@@ -112,4 +113,23 @@ void target_opts_free(struct target_opts *o)
 	free(o->targets);
 	o->targets = NULL;
 	o->ntargets = 0;
+}
+
+void target_resolve_opts(struct ow_resolve_opts *ro, const struct index_opts *idx,
+                         const struct target_opts *tgt, const struct ow_resolve_io *io)
+{
+	*ro = (struct ow_resolve_opts){
+		.index_url = idx->index,
+		.variants = (const char *const *)idx->variants.v,
+		.nvariants = idx->variants.n,
+		.targets = tgt->targets,
+		.ntargets = tgt->ntargets,
+		.projects = (const char *const *)idx->projects.v,
+		.nprojects = idx->projects.n,
+		.date = tgt->date,
+		.version = tgt->version,
+		.no_deps = tgt->no_deps,
+		.pre = tgt->pre,
+		.io = io,
+	};
 }

@@ -45,4 +45,10 @@ int target_opt(struct cli *c, struct target_opts *o, int key, const char *arg);
 int target_opts_finish(struct cli *c, struct target_opts *o);
 void target_opts_free(struct target_opts *o);
 
+struct ow_resolve_opts;
+struct ow_resolve_io;
+/* The resolve options the index and target options say (resolve, sync). */
+void target_resolve_opts(struct ow_resolve_opts *ro, const struct index_opts *idx,
+                         const struct target_opts *tgt, const struct ow_resolve_io *io);
+
 #endif
