@@ -73,12 +73,28 @@ static void add_cmd(struct ow_doctor_fix *f, const char *label, const char *fmt,
 	f->labels[f->n_commands++] = label;
 }
 
+/* "3.12" -> "cp312", "3.13t" -> "cp313t": the python part of a target name. */
+static void cp_tag(const char *python, char *buf, size_t n)
+{
+	size_t o = 0;
+	if (n < 3)
+		return;
+	buf[o++] = 'c';
+	buf[o++] = 'p';
+	for (const char *p = python; *p && o + 1 < n; p++)
+		if (*p != '.')
+			buf[o++] = *p;
+	buf[o] = '\0';
+}
+
 static void fix_commands(struct ow_doctor_fix *f)
 {
 	int nightly = !strcmp(f->channel, "nightly");
-	char target[128];
-	snprintf(target, sizeof target, "%s-%s-py%s-%s", f->channel, f->variant, f->python,
-		 f->platform);
+	char cp[16], target[128];
+	cp_tag(f->python, cp, sizeof cp);
+	/* the names resolve and export give a target: "cu128 cp312-manylinux_2_28_x86_64",
+	 * requirements/cu128-cp312-manylinux_2_28_x86_64.txt */
+	snprintf(target, sizeof target, "%s %s-%s", f->variant, cp, f->platform);
 	add_cmd(f, "online, straight from PyTorch's index",
 		"pip install %s--index-url https://download.pytorch.org/whl/%s%s torch torchvision "
 		"torchaudio",
@@ -86,12 +102,11 @@ static void fix_commands(struct ow_doctor_fix *f)
 	add_cmd(f, "with offwheel, on a machine with internet",
 		"offwheel sync --channel %s --variant %s --python %s --platform %s", f->channel,
 		f->variant, f->python, f->platform);
-	add_cmd(f, "then write it to a stick or file server",
-		"offwheel export DIR --channel %s --variant %s --python %s --platform %s", f->channel,
-		f->variant, f->python, f->platform);
-	add_cmd(f, "on this machine, from the stick", "offwheel check DIR");
-	add_cmd(f, "and install", "pip install --no-index --find-links DIR/wheels -r "
-		"DIR/requirements/%s.txt", target);
+	add_cmd(f, "then write it to a stick or file server (keygen once: offwheel keygen lab.sec)",
+		"offwheel export DIR --target '%s' --sign lab.sec", target);
+	add_cmd(f, "on this machine, from the stick", "offwheel check DIR --pubkey lab.pub");
+	add_cmd(f, "and install", "pip install --no-index --find-links DIR/wheels --require-hashes "
+		"-r DIR/requirements/%s-%s-%s.txt", f->variant, cp, f->platform);
 }
 
 static void fix_note(struct ow_doctor_fix *f, const struct build *b, int driver)

@@ -135,8 +135,8 @@ make_cu128() {
 	[[ $output == *"[FAIL       ] images"* ]]
 	[[ $output == *"fix: install stable cu128 wheels"* ]]
 	[[ $output == *"offwheel sync --channel stable --variant cu128 --python "* ]]
-	[[ $output == *"offwheel export DIR --channel stable --variant cu128"* ]]
-	[[ $output == *"pip install --no-index --find-links DIR/wheels -r DIR/requirements/"* ]]
+	[[ $output == *"offwheel export DIR --target 'cu128 cp"* ]]
+	[[ $output == *"pip install --no-index --find-links DIR/wheels --require-hashes -r DIR/requirements/cu128-cp"* ]]
 	OW_STANDIN_CC=12.0 run "$OFFWHEEL" --json doctor --site-packages "$T/cu126"
 	[ "$(jq -r .fix.channel <<<"$output")" = stable ]
 	[ "$(jq -r .fix.variant <<<"$output")" = cu128 ]

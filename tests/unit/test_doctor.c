@@ -43,8 +43,13 @@ static void test_suggest_commands(void **state)
 	assert_string_equal(f.since, "2.7.0");
 	assert_string_equal(f.commands[1], "offwheel sync --channel stable --variant cu128 --python "
 	                                   "3.12 --platform manylinux_2_28_x86_64");
-	assert_non_null(strstr(f.commands[4], "pip install --no-index --find-links DIR/wheels -r "
-	                                      "DIR/requirements/"));
+	/* the names export really writes: the target, and its requirements file */
+	assert_string_equal(f.commands[2], "offwheel export DIR --target 'cu128 "
+	                                   "cp312-manylinux_2_28_x86_64' --sign lab.sec");
+	assert_string_equal(f.commands[3], "offwheel check DIR --pubkey lab.pub");
+	assert_string_equal(f.commands[4], "pip install --no-index --find-links DIR/wheels "
+	                                   "--require-hashes -r DIR/requirements/"
+	                                   "cu128-cp312-manylinux_2_28_x86_64.txt");
 	assert_non_null(strstr(f.note, "CUDA 12.6"));
 	assert_int_equal(ow_doctor_suggest(120, 12080, NULL, NULL, &f), 0);
 	assert_string_equal(f.note, "");
