@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "export.h"
 
 /* A growable text buffer; `err` sticks after the first failure. */
