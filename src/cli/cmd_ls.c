@@ -92,76 +92,87 @@ static json_t *row_json(ow_stmt *st, const char *const *names, size_t n, unsigne
 	return o;
 }
 
-static int ls_files(struct cli *c, ow_store *s, const struct filters *f)
+/* One listing: every row of `st`, as JSON objects (columns `cols`, the
+ * integer ones marked in `int_mask`) or as text lines by `line`. */
+struct listing {
+	const char *command; /* "ls files" */
+	const char *key;     /* "files" */
+	const char *const *cols;
+	size_t ncols;
+	unsigned int_mask;
+	void (*line)(const struct cli *c, ow_stmt *st);
+};
+
+static int list_rows(struct cli *c, ow_stmt *st, const struct listing *l)
 {
-	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FILES_LIST);
-	if (!st)
-		return cli_fail(c, OW_EDB);
-	for (int i = 0; i < 5; i++)
-		ow_stmt_text(st, i + 1, f->v[i + 1]);
 	json_t *a = c->json ? json_array() : NULL;
 	size_t n = 0;
 	int rc;
 	while ((rc = ow_stmt_step(st)) == 1) {
 		n++;
-		if (a) {
-			/* integer columns: has_metadata 10, yanked 12, first/last seen 13 14, gone 15 */
-			json_array_append_new(a, row_json(st, file_cols, 18, 1u << 10 | 1u << 12 |
-			                                                      1u << 13 | 1u << 14 | 1u << 15));
-			continue;
-		}
-		const char *state = col(st, 16) ? "fetched" : col(st, 15) ? "gone" : "";
-		cli_say(c, "%-72s %-6s %s %s\n", ow_col_text(st, 0), ow_col_text(st, 3),
-		        col(st, 8) ? "sha256" : "  -   ", state);
+		if (a)
+			json_array_append_new(a, row_json(st, l->cols, l->ncols, l->int_mask));
+		else
+			l->line(c, st);
 	}
 	if (rc < 0) {
 		json_decref(a);
 		return cli_fail(c, rc);
 	}
 	if (a)
-		cli_json_out(json_pack("{s:s, s:I, s:o}", "command", "ls files", "count",
-		                       (json_int_t)n, "files", a));
+		cli_json_out(json_pack("{s:s, s:I, s:o}", "command", l->command, "count",
+		                       (json_int_t)n, l->key, a));
 	else
-		cli_say(c, "%zu files\n", n);
+		cli_say(c, "%zu %s\n", n, l->key);
 	return 0;
+}
+
+static void file_line(const struct cli *c, ow_stmt *st)
+{
+	const char *state = col(st, 16) ? "fetched" : col(st, 15) ? "gone" : "";
+	cli_say(c, "%-72s %-6s %s %s\n", ow_col_text(st, 0), ow_col_text(st, 3),
+	        col(st, 8) ? "sha256" : "  -   ", state);
+}
+
+static int ls_files(struct cli *c, ow_store *s, const struct filters *f)
+{
+	/* integer columns: has_metadata 10, yanked 12, first/last seen 13 14, gone 15 */
+	static const struct listing l = {"ls files", "files", file_cols, 18,
+	                                 1u << 10 | 1u << 12 | 1u << 13 | 1u << 14 | 1u << 15,
+	                                 file_line};
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FILES_LIST);
+	if (!st)
+		return cli_fail(c, OW_EDB);
+	for (int i = 0; i < 5; i++)
+		ow_stmt_text(st, i + 1, f->v[i + 1]);
+	return list_rows(c, st, &l);
 }
 
 static const char *const page_cols[] = {
 	"url", "variant", "project", "status", "etag", "last_modified", "body_sha256",
 	"page_time", "fetched_at", "changed_at", "files", "rejected", "error"};
 
+static void page_line(const struct cli *c, ow_stmt *st)
+{
+	char when[32];
+	time_t t = (time_t)ow_col_int(st, 8);
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
+	cli_say(c, "%-60s %-8s %5lld files %3lld rejected  %s\n", ow_col_text(st, 0),
+	        ow_col_text(st, 3), (long long)ow_col_int(st, 10), (long long)ow_col_int(st, 11), when);
+}
+
 static int ls_pages(struct cli *c, ow_store *s, const struct filters *f)
 {
+	/* integer columns: page_time 7, fetched/changed 8 9, files 10, rejected 11 */
+	static const struct listing l = {"ls pages", "pages", page_cols, 13,
+	                                 1u << 7 | 1u << 8 | 1u << 9 | 1u << 10 | 1u << 11,
+	                                 page_line};
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_PAGES_LIST);
 	if (!st)
 		return cli_fail(c, OW_EDB);
 	ow_stmt_text(st, 1, f->v[OPT_PROJECT - OPT_KIND]);
 	ow_stmt_text(st, 2, f->v[OPT_VARIANT - OPT_KIND]);
-	json_t *a = c->json ? json_array() : NULL;
-	size_t n = 0;
-	int rc;
-	while ((rc = ow_stmt_step(st)) == 1) {
-		n++;
-		if (a) {
-			json_array_append_new(a, row_json(st, page_cols, 13, 1u << 7 | 1u << 8 |
-			                                                      1u << 9 | 1u << 10 | 1u << 11));
-			continue;
-		}
-		char when[32];
-		time_t t = (time_t)ow_col_int(st, 8);
-		strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
-		cli_say(c, "%-60s %-8s %5lld files %3lld rejected  %s\n", ow_col_text(st, 0),
-		        ow_col_text(st, 3), (long long)ow_col_int(st, 10), (long long)ow_col_int(st, 11),
-		        when);
-	}
-	if (rc < 0) {
-		json_decref(a);
-		return cli_fail(c, rc);
-	}
-	if (a)
-		cli_json_out(json_pack("{s:s, s:I, s:o}", "command", "ls pages", "count",
-		                       (json_int_t)n, "pages", a));
-	return 0;
+	return list_rows(c, st, &l);
 }
 
 int cmd_ls(struct cli *c, int argc, char **argv)
