@@ -90,12 +90,20 @@ static int check_identity(ow_db *db, int version)
 	return 0;
 }
 
+/* Apply migration `index` unless another process already has: the version
+ * is re-read after BEGIN IMMEDIATE takes the write lock, so commands started
+ * at once on a new --home each see what the others committed. */
 static int apply_migration(ow_db *db, int index)
 {
 	char pragma[96];
-	int rc = ow_db_begin(db);
+	int version = 0, rc = ow_db_begin(db);
 	if (rc)
 		return rc;
+	if ((rc = pragma_int(db, "PRAGMA user_version", &version)) ||
+	    (rc = check_identity(db, version)) || version > index) {
+		ow_db_rollback(db);
+		return rc;
+	}
 	snprintf(pragma, sizeof pragma, "PRAGMA application_id=%d; PRAGMA user_version=%d;",
 	         OW_DB_APPLICATION_ID, index + 1);
 	if ((rc = ow_db_exec(db, ow_migrations[index].data)) ||
@@ -118,6 +126,30 @@ static int migrate(ow_db *db)
 	return 0;
 }
 
+/* Switching a new file to WAL needs an exclusive lock, and sqlite answers
+ * SQLITE_BUSY at once rather than call the busy handler when another opener
+ * holds a shared one (measured: 8 processes opening a new --home together).
+ * Retry for as long as the busy timeout would have waited. */
+static int set_wal(ow_db *db)
+{
+	for (int waited = 0;; waited += 10) {
+		sqlite3_stmt *s = NULL;
+		int rc = sqlite3_prepare_v2(db->h, "PRAGMA journal_mode=WAL", -1, &s, NULL);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_step(s);
+		int wal = rc == SQLITE_ROW &&
+		          strcmp((const char *)sqlite3_column_text(s, 0) ?: "", "wal") == 0;
+		sqlite3_finalize(s);
+		if (wal)
+			return 0;
+		if ((rc & 0xff) != SQLITE_BUSY || waited >= 30000)
+			return ow_err(OW_EDB, "%s: cannot switch the index to WAL: %s — is another "
+			              "program holding it?",
+			              db->path, sqlite3_errmsg(db->h));
+		sqlite3_sleep(10);
+	}
+}
+
 int ow_db_open(const char *path, ow_db **out)
 {
 	ow_db *db = calloc(1, sizeof *db);
@@ -135,8 +167,8 @@ int ow_db_open(const char *path, ow_db **out)
 	}
 	sqlite3_busy_timeout(db->h, 30000);
 	sqlite3_extended_result_codes(db->h, 1);
-	if ((rc = ow_db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
-	                         "PRAGMA foreign_keys=ON;")) ||
+	if ((rc = set_wal(db)) ||
+	    (rc = ow_db_exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")) ||
 	    (rc = migrate(db))) {
 		ow_db_close(db);
 		return rc;

@@ -20,12 +20,16 @@ teardown_file() {
 	rm -rf "$SRV"
 }
 
+sync_args() { # WS: the argument list of the matrix sync, in SYNC_ARGS
+	SYNC_ARGS=(--home "$1" --json sync --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE"
+		--allow-host r2.localhost --variant cu126,cu128 --python 3.11,3.12
+		--platform linux-x86_64,windows-x86_64)
+}
+
 sync() { # WS [options]
-	local ws=$1
+	sync_args "$1"
 	shift
-	"$OFFWHEEL" --home "$ws" --json sync --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" \
-		--allow-host r2.localhost --variant cu126,cu128 --python 3.11,3.12 \
-		--platform linux-x86_64,windows-x86_64 "$@"
+	"$OFFWHEEL" "${SYNC_ARGS[@]}" "$@"
 }
 
 @test "sync resolves the 2 x 2 x 2 matrix and stores every member, verified" {
@@ -52,8 +56,9 @@ sync() { # WS [options]
 @test "a sync killed and re-run finishes without downloading again what was done" {
 	ws=$SRV/ws-kill
 	for i in 1 2 3 4 5; do
-		sync "$ws" >/dev/null 2>&1 &
-		pid=$!
+		sync_args "$ws"
+		"$OFFWHEEL" "${SYNC_ARGS[@]}" >/dev/null 2>&1 & # the binary itself: a killed
+		pid=$!                                          # subshell would leave it running
 		sleep "0.0$((RANDOM % 9 + 1))"
 		kill -9 "$pid" 2>/dev/null || true
 		wait "$pid" || true

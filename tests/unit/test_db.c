@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "error.h"
@@ -126,6 +128,47 @@ static void test_wal_and_foreign_keys_on(void **state)
 	free(path);
 }
 
+/* Many commands started at once on a new --home all migrate it: each must
+ * see the others' work (the version is read under the write lock), none may
+ * fail with "table already exists". Repeated on fresh files to catch the race. */
+static void test_concurrent_first_open(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp();
+	enum { ROUNDS = 20, PROCS = 8 };
+	for (int r = 0; r < ROUNDS; r++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/index-%d.db", dir, r);
+		pid_t pids[PROCS];
+		for (int i = 0; i < PROCS; i++) {
+			pids[i] = fork();
+			assert_true(pids[i] >= 0);
+			if (pids[i] == 0) {
+				ow_db *db;
+				int rc = ow_db_open(path, &db);
+				if (rc)
+					fprintf(stderr, "round %d proc %d: %s\n", r, i, ow_err_detail());
+				else
+					ow_db_close(db);
+				_exit(rc ? 1 : 0);
+			}
+		}
+		int failed = 0;
+		for (int i = 0; i < PROCS; i++) {
+			int st;
+			assert_int_equal(waitpid(pids[i], &st, 0), pids[i]);
+			failed += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		}
+		assert_int_equal(failed, 0);
+		ow_db *db;
+		assert_int_equal(ow_db_open(path, &db), 0);
+		assert_int_equal(ow_db_schema_version(db), ow_db_schema_known());
+		ow_db_close(db);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +176,7 @@ int main(void)
 		cmocka_unit_test(test_newer_schema_is_refused_untouched),
 		cmocka_unit_test(test_foreign_database_is_refused),
 		cmocka_unit_test(test_wal_and_foreign_keys_on),
+		cmocka_unit_test(test_concurrent_first_open),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
