@@ -7,7 +7,6 @@
  * every response is checked here rather than trusted to libcurl. */
 #include "http.h"
 
-#include <curl/curl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "curlapi.h"
 #include "error.h"
 #include "event.h"
 
@@ -1000,7 +1000,12 @@ void ow_http_opts_default(struct ow_http_opts *o)
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static CURLcode global_rc;
-static void global_init(void) { global_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
+static int global_load_rc;
+static void global_init(void)
+{
+	if (!(global_load_rc = ow_curl_load()))
+		global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
 
 static int pick_ca(struct ow_http *h)
 {
@@ -1046,6 +1051,8 @@ int ow_http_new(struct ow_http **out, const struct ow_http_opts *opts)
 {
 	*out = NULL;
 	pthread_once(&global_once, global_init);
+	if (global_load_rc)
+		return ow_curl_load(); /* records the message again on this thread */
 	if (global_rc != CURLE_OK)
 		return ow_err(OW_EINTERNAL, "libcurl initialisation failed: %s",
 		              curl_easy_strerror(global_rc));
