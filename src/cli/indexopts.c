@@ -113,10 +113,7 @@ static int build_policy(struct cli *c, struct index_opts *o)
 	if (*host && (rc = ow_url_policy_add_host(&o->policy, host)))
 		return cli_fail(c, rc);
 	if ((rc = ow_url_check_page(&o->policy, o->index)))
-		return cli_usage_error(c, "--index-url: %s%s", ow_err_detail(),
-		                       !strncmp(o->index, "http:", 5)
-		                           ? " (plain http: add --trusted-host HOST, as with pip)"
-		                           : "");
+		return cli_usage_error(c, "--index-url: %s", ow_err_detail());
 	return 0;
 }
 

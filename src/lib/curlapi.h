@@ -8,6 +8,8 @@
  * transfer engine is first created: offline commands (audit, verify, ls,
  * export, check, smoke) never load it.
  *
+ * OFFWHEEL_LIBCURL names another libcurl to load (a path or a soname).
+ *
  * Include this, not <curl/curl.h>, after which the usual names work. */
 #ifndef OW_CURLAPI_H
 #define OW_CURLAPI_H

@@ -155,44 +155,46 @@ static void utc(int64_t t, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
 }
 
-static void install_set(struct ow_sbuf *out, const struct ow_export_set *set, const char *dir)
+static void install_set(struct ow_sbuf *out, const struct ow_export_set *set)
 {
 	ow_sb_printf(out, "\nTarget %s%s%s%s\n", set->target, set->torch_version ? " (torch " : "",
 	             set->torch_version ? set->torch_version : "", set->torch_version ? ")" : "");
 	ow_sb_printf(out, "  from the wheels directory:\n"
-	                  "    pip install --no-index --find-links %s/wheels --require-hashes -r "
-	                  "%s/requirements/%s.txt\n",
-	             dir, dir, set->req_name);
+	                  "    pip install --no-index --find-links wheels --require-hashes -r "
+	                  "requirements/%s.txt\n",
+	             set->req_name);
 	ow_sb_printf(out, "  through the PEP 503 index:\n"
-	                  "    pip install --index-url file://%s/simple --require-hashes -r "
-	                  "%s/requirements/%s.txt\n",
-	             dir, dir, set->req_name);
+	                  "    pip install --index-url \"file://$PWD/simple\" --require-hashes -r "
+	                  "requirements/%s.txt\n",
+	             set->req_name);
 	ow_sb_printf(out, "  from a lab server serving this directory (offwheel export --nginx-conf):\n"
 	                  "    pip install --index-url http://SERVER/simple --require-hashes -r "
-	                  "%s/requirements/%s.txt\n",
-	             dir, set->req_name);
+	                  "requirements/%s.txt\n",
+	             set->req_name);
 }
 
+/* Every command is relative to the export's root, so it works wherever the
+ * stick is mounted: the user changes into it first. */
 int ow_xgen_install(const struct ow_export_plan *p, const struct ow_xmeta *m, struct ow_sbuf *out)
 {
 	char created[40], expires[40];
 	utc(m->created, created, sizeof created);
 	utc(m->expires, expires, sizeof expires);
-	ow_sb_printf(out, "offwheel export %s — sequence %lld, created %s, expires %s, %s %s\n\n",
+	ow_sb_printf(out, "offwheel export %s — sequence %lld, created %s, expires %s, %s %s\n"
+	                  "(written to %s)\n\n",
 	             OW_VERSION, (long long)m->sequence, created, expires,
-	             m->key_id[0] ? "signed by key" : "NOT SIGNED", m->key_id);
-	ow_sb_printf(out, "Paths below are where this directory was written (%s); replace them with\n"
-	                  "where it is mounted on the target.\n\n"
+	             m->key_id[0] ? "signed by key" : "NOT SIGNED", m->key_id, m->dir);
+	ow_sb_printf(out, "Run every command below from this directory, wherever it is mounted\n"
+	                  "(for example: cd /media/$USER/STICK/offwheel).\n\n"
 	                  "1. Check the export first, with offwheel:\n"
-	                  "    offwheel check %s --pubkey KEY.pub\n"
+	                  "    offwheel check . --pubkey KEY.pub\n"
 	                  "   or with stock tools only (Debian packages signify-openbsd, coreutils):\n"
-	                  "    cd %s && signify-openbsd -V -p KEY.pub -m " OW_EXPORT_SUMS
+	                  "    signify-openbsd -V -p KEY.pub -m " OW_EXPORT_SUMS
 	                  " && sha256sum -c " OW_EXPORT_SUMS "\n"
 	                  "   (KEY.pub is the public key you trust, brought separately.)\n\n"
-	                  "2. Install a target (in a virtual environment of its Python):\n",
-	             m->dir, m->dir, m->dir);
+	                  "2. Install a target (in a virtual environment of its Python):\n");
 	for (size_t i = 0; i < p->nsets; i++)
-		install_set(out, &p->sets[i], m->dir);
+		install_set(out, &p->sets[i]);
 	return out->err;
 }
 

@@ -122,6 +122,28 @@ anchors_on_pages() {
 	[ "$(jq -r '.pages[0].outcome' <<<"$output")" = new ]
 }
 
+@test "libcurl is loaded only by the commands that go to the network" {
+	ws=$SRV/ws-nocurl
+	run "$OFFWHEEL" --home "$ws" --json crawl --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" --variant cu128 --project torchvision
+	[ "$status" -eq 0 ]
+	# without a loadable libcurl: the network command says what is missing and what to do ...
+	export OFFWHEEL_LIBCURL=$SRV/no-such-libcurl.so
+	run --separate-stderr "$OFFWHEEL" --home "$ws" crawl --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" --variant cu128 --project torchvision
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"cannot load $OFFWHEEL_LIBCURL"* ]]
+	[[ "$stderr" == *"apt-get install libcurl4"* ]]
+	# ... keeps what the index had ...
+	run "$OFFWHEEL" --home "$ws" --json ls files
+	[ "$status" -eq 0 ]
+	[ "$(jq .count <<<"$output")" -gt 0 ]
+	# ... and the offline commands never need it
+	run "$OFFWHEEL" --home "$ws" fsck
+	[ "$status" -eq 0 ]
+	run "$OFFWHEEL" audit "$OW_SOURCE_DIR/kernels/smoke.fatbin"
+	[ "$status" -eq 0 ]
+	unset OFFWHEEL_LIBCURL
+}
+
 # --- hostile pages: bad links are rejected, good links of the page kept -----
 
 make_hostile_page() { # dir

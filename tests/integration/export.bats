@@ -105,8 +105,8 @@ edit_manifest() {
 	grep -q 'href="../../wheels/torch-[^"]*%2Bcpu[^"]*#sha256=[0-9a-f]\{64\}"' "$d/simple/torch/index.html"
 	grep -q 'data-core-metadata="sha256=[0-9a-f]\{64\}"' "$d/simple/torch/index.html"
 	grep -q 'data-requires-python="&gt;=' "$d/simple/torch/index.html"
-	grep -qF -- "--find-links $d/wheels --require-hashes -r $d/$REQ" "$d/INSTALL.txt"
-	grep -qF -- "--index-url file://$d/simple" "$d/INSTALL.txt"
+	grep -qF -- "--find-links wheels --require-hashes -r $REQ" "$d/INSTALL.txt"
+	grep -qF -- "--index-url \"file://\$PWD/simple\"" "$d/INSTALL.txt"
 	[ "$(jq -r .format "$d/manifest.json")" = offwheel-export-1 ]
 	[ "$(jq -r .key_id "$d/manifest.json")" = "$(sed -n 2p "$KEYS/k.pub" | base64 -d | tail -c +3 | head -c 8 | xxd -p)" ]
 	[ "$(jq '.files | length' "$d/manifest.json")" -eq "$(($(wc -l <"$d/SHA256SUMS") - 1))" ]
@@ -123,18 +123,53 @@ edit_manifest() {
 	grep -q "root $d;" "$SRV/ex.nginx.conf"
 }
 
-@test "pip installs the set: --no-index --find-links wheels --require-hashes" {
+# INSTALL.txt's own command lines, run as a user would: from the export's root,
+# the stick mounted somewhere other than where it was written
+install_txt_cmds() { # STICK REGEX: the indented command lines of INSTALL.txt matching REGEX
+	sed -n 's/^    //p' "$1/INSTALL.txt" | grep -E "$2"
+}
+
+moved_stick() { # copy the export to another "mount point"; prints its path
+	local m=$BATS_TEST_TMPDIR/media/STICK/offwheel
+	mkdir -p "${m%/*}"
+	cp -a "$SRV/ex" "$m"
+	echo "$m"
+}
+
+@test "INSTALL.txt's check commands work from the stick mounted elsewhere" {
+	m=$(moved_stick)
+	mapfile -t cmds < <(install_txt_cmds "$m" '^(offwheel check|signify-openbsd)')
+	[ "${#cmds[@]}" -eq 2 ]
+	[[ "${cmds[*]}" != *"$SRV/ex"* ]]
+	cp "$KEYS/k.pub" "$m/../KEY.pub"
+	for c in "${cmds[@]}"; do
+		c=${c//KEY.pub/../KEY.pub}
+		c=${c/#offwheel /\"\$OFFWHEEL\" }
+		run bash -c "cd '$m' && $c"
+		[ "$status" -eq 0 ] || { echo "$c: $output"; false; }
+	done
+}
+
+@test "pip installs the set with INSTALL.txt's --no-index --find-links command, stick moved" {
+	m=$(moved_stick)
+	mapfile -t cmds < <(install_txt_cmds "$m" '^pip install --no-index')
+	[ "${#cmds[@]}" -eq 1 ]
+	[[ "${cmds[*]}" != *"$SRV/ex"* ]] # nothing points back to where it was written
 	python3 -m venv "$BATS_TEST_TMPDIR/v"
-	"$BATS_TEST_TMPDIR/v/bin/pip" install -q --no-index --find-links "$SRV/ex/wheels" \
-		--require-hashes -r "$SRV/ex/$REQ"
+	run bash -c "cd '$m' && PATH='$BATS_TEST_TMPDIR/v/bin':\$PATH && ${cmds[0]} -q"
+	[ "$status" -eq 0 ] || { echo "${cmds[0]}: $output"; false; }
 	"$BATS_TEST_TMPDIR/v/bin/pip" list 2>/dev/null | grep -q '^torch .*+cpu'
 	"$BATS_TEST_TMPDIR/v/bin/pip" list 2>/dev/null | grep -q '^torchaudio '
 }
 
-@test "pip installs the set through the file:// PEP 503 index" {
+@test "pip installs the set with INSTALL.txt's file:// PEP 503 index command, stick moved" {
+	m=$(moved_stick)
+	mapfile -t cmds < <(install_txt_cmds "$m" '^pip install --index-url "file')
+	[ "${#cmds[@]}" -eq 1 ]
+	[[ "${cmds[*]}" != *"$SRV/ex"* ]] # nothing points back to where it was written
 	python3 -m venv "$BATS_TEST_TMPDIR/v"
-	"$BATS_TEST_TMPDIR/v/bin/pip" install -q --index-url "file://$SRV/ex/simple" \
-		--require-hashes -r "$SRV/ex/$REQ"
+	run bash -c "cd '$m' && PATH='$BATS_TEST_TMPDIR/v/bin':\$PATH && ${cmds[0]} -q"
+	[ "$status" -eq 0 ] || { echo "${cmds[0]}: $output"; false; }
 	"$BATS_TEST_TMPDIR/v/bin/pip" list 2>/dev/null | grep -q '^torchvision '
 }
 
