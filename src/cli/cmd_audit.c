@@ -152,8 +152,9 @@ static json_t *modules_json(const struct ow_audit_lib *l, int cc, int drv, int h
 			snprintf(line, sizeof line, "(too long)");
 		if (have_device)
 			ow_gpu_module_verdict(l->fb, m, cc, drv, &mv);
-		json_array_append_new(arr, json_pack("{s:s, s:b, s:b, s:s, s:o}", "section", m->section,
-		                                     "relocatable", m->relocatable, "scanned", m->scanned,
+		json_array_append_new(arr, json_pack("{s:s, s:b, s:b, s:b, s:s, s:o}", "section",
+		                                     m->section, "relocatable", m->relocatable,
+		                                     "scanned", m->scanned, "kernels", !m->no_kernels,
 		                                     "entries", line, "verdict", have_device ?
 		                                     json_string(ow_gpu_verdict_name(mv.verdict)) :
 		                                     json_null()));
@@ -252,8 +253,8 @@ static void say_modules(struct cli *c, const struct ow_audit_lib *l, const struc
 			snprintf(line, sizeof line, "(too long)");
 		if (g->device)
 			ow_gpu_module_verdict(l->fb, m, g->cc, g->drv, &mv);
-		cli_say(c, "      #%zu %s%s: %s%s%s\n", i, m->section, m->relocatable ? " (rdc)" : "",
-		        line, g->device ? " -> " : "", g->device ? ow_gpu_verdict_name(mv.verdict) : "");
+		cli_say(c, "      #%zu %s%s%s: %s%s%s\n", i, m->section, m->relocatable ? " (rdc)" : "",
+		        m->no_kernels ? " (no kernels)" : "", line, g->device ? " -> " : "", g->device ? ow_gpu_verdict_name(mv.verdict) : "");
 	}
 }
 
@@ -285,8 +286,11 @@ static void say_target(struct cli *c, const struct ow_audit *a, const struct arg
                        const struct ow_audit_result *r)
 {
 	size_t with_code = 0;
-	for (size_t i = 0; i < a->n_libs; i++)
-		with_code += a->libs[i].fb->n_modules > 0;
+	for (size_t i = 0; i < a->n_libs; i++) {
+		struct ow_audit_summary s;
+		ow_audit_lib_summary(&a->libs[i], &s);
+		with_code += s.n_code > 0;
+	}
 	char cc[8], d[16], tail[64] = "";
 	ow_gpu_format_cc(g->cc, cc, sizeof cc);
 	ow_gpu_format_driver(r->driver_needed, d, sizeof d);

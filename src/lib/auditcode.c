@@ -70,6 +70,7 @@ static int same_module(const struct ow_fatbin *fb, const struct ow_fatbin_module
                        const struct ow_fatbin_module *b)
 {
 	if (a->relocatable != b->relocatable || a->scanned != b->scanned || a->count != b->count ||
+	    a->no_kernels != b->no_kernels ||
 	    strcmp(a->section, b->section) != 0)
 		return 0;
 	for (size_t i = 0; i < a->count; i++)
@@ -104,8 +105,9 @@ static int put_module(struct buf *b, const struct ow_fatbin *fb, const struct ow
 	if (!rc)
 		rc = put_section(b, m->section);
 	if (!rc)
-		rc = buf_fmt(b, " %s%s%s", m->relocatable ? "r" : "", m->scanned ? "s" : "",
-		             m->relocatable || m->scanned ? "" : "-");
+		rc = buf_fmt(b, " %s%s%s%s", m->relocatable ? "r" : "", m->scanned ? "s" : "",
+		             m->no_kernels ? "k" : "",
+		             m->relocatable || m->scanned || m->no_kernels ? "" : "-");
 	for (size_t i = 0; !rc && i < m->count; i++)
 		rc = put_entry(b, &fb->entries[m->first + i]);
 	return rc ? rc : buf_add(b, "\n", 1);
@@ -221,6 +223,7 @@ static int entry(struct dec *d, struct ow_fatbin_entry *e)
 	e->ver_major = (uint16_t)maj;
 	e->ver_minor = (uint16_t)min;
 	e->compression = (uint8_t)comp;
+	e->kernels = -1; /* not kept: the module's k flag says what the verdicts need */
 	e->flags = (e->variant == 'a' ? OW_FB_FLAG_ARCH_A : 0) |
 	           (e->variant == 'f' ? OW_FB_FLAG_FAMILY_F : 0) |
 	           (comp == OW_FB_COMP_LZ4 ? OW_FB_FLAG_LZ4 : 0) |
@@ -239,6 +242,8 @@ static int flags(struct dec *d, struct ow_fatbin_module *m)
 			m->relocatable = 1;
 		else if (*c == 's')
 			m->scanned = 1;
+		else if (*c == 'k')
+			m->no_kernels = 1;
 		else
 			return bad(d, "unknown module flag");
 	}

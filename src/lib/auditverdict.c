@@ -152,8 +152,8 @@ void ow_audit_lib_summary(const struct ow_audit_lib *l, struct ow_audit_summary 
 	for (size_t i = 0; i < fb->n_modules; i++) {
 		const struct ow_fatbin_module *m = &fb->modules[i];
 		out->n_reloc += m->relocatable != 0;
-		out->n_empty += !m->relocatable && m->count == 0;
-		out->n_code += !m->relocatable && m->count > 0;
+		out->n_empty += !m->relocatable && (m->count == 0 || m->no_kernels);
+		out->n_code += !m->relocatable && m->count > 0 && !m->no_kernels;
 		out->n_scanned += m->scanned != 0;
 	}
 	out->n_modules = fb->n_modules;

@@ -44,6 +44,7 @@ struct ctx {
 	struct ow_fatbin *fb;
 	size_t cap_modules, cap_entries;
 	unsigned opts;
+	uint8_t *peek; /* file mode: a small cubin read whole */
 };
 
 static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
@@ -176,6 +177,54 @@ static int add_entry(struct ctx *c, const struct ow_fatbin_entry *e)
 	return 0;
 }
 
+/* Kernels of a small uncompressed cubin: its sections named .text.<kernel>.
+ * -1 when it is not a readable ELF64 (then nothing is concluded). */
+static int32_t cubin_kernels(const uint8_t *p, uint64_t n)
+{
+	if (n < 64 || memcmp(p, "\x7f" "ELF", 4) || p[4] != 2 || p[5] != 1)
+		return -1;
+	uint64_t shoff = le64(p + 0x28);
+	uint16_t shentsize = le16(p + 0x3A), shnum = le16(p + 0x3C), shstrndx = le16(p + 0x3E);
+	if (shentsize < 64 || shstrndx >= shnum || !in_bounds(shoff, (uint64_t)shnum * shentsize, n))
+		return -1;
+	const uint8_t *str = p + shoff + (uint64_t)shstrndx * shentsize;
+	uint64_t stroff = le64(str + 0x18), strsize = le64(str + 0x20);
+	if (!in_bounds(stroff, strsize, n))
+		return -1;
+	int32_t kernels = 0;
+	for (uint16_t i = 0; i < shnum; i++) {
+		uint32_t name = le32(p + shoff + (uint64_t)i * shentsize);
+		static const char text[] = ".text.";
+		if (name < strsize && strsize - name >= sizeof text - 1 &&
+		    !memcmp(p + stroff + name, text, sizeof text - 1))
+			kernels++;
+	}
+	return kernels;
+}
+
+#define CUBIN_PEEK_MAX (64u << 10)
+
+/* A small uncompressed SASS payload is read whole (rare: NVIDIA compresses
+ * nearly all; libcufftw's single module is one of them) to tell a cubin
+ * without kernels from one with. */
+static int peek_kernels(struct ctx *c, uint64_t at, struct ow_fatbin_entry *e)
+{
+	e->kernels = -1;
+	if (e->kind != OW_FB_SASS || e->compression != OW_FB_COMP_NONE ||
+	    e->payload_size > CUBIN_PEEK_MAX || e->payload_size < 64)
+		return 0;
+	if (c->s->buf) {
+		e->kernels = cubin_kernels(c->s->buf + at, e->payload_size);
+		return 0;
+	}
+	if (!c->peek && !(c->peek = malloc(CUBIN_PEEK_MAX)))
+		return ow_err(OW_ENOMEM, "fatbin: out of memory");
+	int rc = src_read(c->s, at, c->peek, (size_t)e->payload_size);
+	if (!rc)
+		e->kernels = cubin_kernels(c->peek, e->payload_size);
+	return rc;
+}
+
 static int known_kind(uint16_t kind)
 {
 	return kind == OW_FB_PTX || kind == OW_FB_SASS || kind == OW_FB_OLDCUBIN ||
@@ -247,7 +296,7 @@ static int walk_entries(struct ctx *c, uint64_t off, uint64_t limit, int scanned
 		if (scanned && !known_kind(ent.kind))
 			return ow_err(OW_EPARSE, "fatbin entry at offset %" PRIu64 ": unknown kind %u",
 				      e, ent.kind);
-		if ((rc = add_entry(c, &ent)))
+		if ((rc = peek_kernels(c, e + ent.header_size, &ent)) || (rc = add_entry(c, &ent)))
 			return rc;
 		e += ent.header_size + ent.payload_size;
 	}
@@ -273,6 +322,9 @@ static int take_container(struct ctx *c, const char *section, int reloc, int sca
 	m = &c->fb->modules[nm];
 	m->size = *end - off;
 	m->count = c->fb->n_entries - ne;
+	m->no_kernels = m->count > 0;
+	for (size_t i = ne; i < c->fb->n_entries; i++)
+		m->no_kernels &= c->fb->entries[i].kind == OW_FB_SASS && c->fb->entries[i].kernels == 0;
 	return 0;
 }
 
@@ -527,6 +579,7 @@ static int list_any(struct src *s, unsigned opts, struct ow_fatbin **out)
 		rc = scan_range(&c, "(scan)", 0, s->size);
 	}
 	fb->bytes_read = s->bytes_read;
+	free(c.peek);
 	free(s->win);
 	s->win = NULL;
 	if (rc) {

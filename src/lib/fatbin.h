@@ -60,6 +60,8 @@ struct ow_fatbin_entry {
 	uint32_t header_size;
 	uint64_t payload_size;      /* bytes stored */
 	uint64_t uncompressed_size; /* 0 when not compressed */
+	int32_t kernels; /* SASS cubin read: its number of kernels (.text.* sections);
+	                  * -1 not looked at (compressed, larger than 64 KiB, not SASS) */
 };
 
 struct ow_fatbin_module {
@@ -70,6 +72,8 @@ struct ow_fatbin_module {
 	uint64_t size;      /* header + body */
 	size_t first;       /* index of its first entry in ow_fatbin.entries */
 	size_t count;       /* number of entries; 0 = nothing to load */
+	int no_kernels;     /* every entry is a cubin read with no kernel in it (libcufftw's
+	                     * one module): no launch can fail for want of an image */
 };
 
 struct ow_fatbin {

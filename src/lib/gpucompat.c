@@ -180,7 +180,7 @@ int ow_gpu_module_verdict(const struct ow_fatbin *fb, const struct ow_fatbin_mod
 	if (!fb || !m || !out || m->first > fb->n_entries || m->count > fb->n_entries - m->first)
 		return ow_err(OW_EINVAL, "ow_gpu_module_verdict: bad module");
 	memset(out, 0, sizeof *out);
-	if (m->relocatable || m->count == 0)
+	if (m->relocatable || m->count == 0 || m->no_kernels)
 		return 0;
 	struct pick p = {0};
 	for (size_t i = 0; i < m->count; i++) {

@@ -51,6 +51,18 @@ ow() { "$OFFWHEEL" --home "$T/home" "$@"; }
 	[[ $output == *"1 of 1 libraries carry device code"* && $output != *"native"* ]]
 }
 
+@test "a module without kernels (nvcc-built, like libcufftw's) is no-code, never 'no image'" {
+	run ow -v audit --device 12.0 "$FIX/fatbin/nokernel.so"
+	[ "$status" -eq 0 ]
+	[[ $output == *"no-code on CC 12.0 — 0 of 1 libraries carry device code"* ]]
+	[[ $output == *"#0 .nv_fatbin (no kernels): sm_75 -> skip"* ]]
+	run ow --json audit --device 12.0 "$FIX/fatbin/nokernel.so"
+	[ "$(jq '.targets[0].libraries[0].module_list[0].kernels' <<<"$output")" = false ]
+	# the same sm_75-only build with a kernel in it cannot run on 12.0
+	run ow audit --device 12.0 "$FIX/fatbin/sass_only.so"
+	[ "$status" -eq 3 ]
+}
+
 @test "PTX only: JIT, and a driver too old for the PTX ISA is fatal" {
 	run ow audit --device 12.0 "$FIX/fatbin/ptx_only.so"
 	[ "$status" -eq 0 ]
