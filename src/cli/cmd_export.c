@@ -130,7 +130,7 @@ static int run_export(struct cli *c, const struct export_args *a, const char *di
 	    !(rc = build_plan(c, s, a, ids, nids, &p))) {
 		struct ow_export_opts o = {.dir = dir, .key = a->sign ? &key : NULL,
 		                           .expires_days = a->expires, .fat32 = a->fat32,
-		                           .nginx_conf = a->nginx};
+		                           .nginx_conf = a->nginx, .jobs = c->jobs};
 		struct ow_export_report r;
 		int erc = ow_export_run(s, &p, &o, &r);
 		rc = erc ? cli_fail(c, erc) : 0;

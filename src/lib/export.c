@@ -3,6 +3,8 @@
  * then manifest, SHA256SUMS and the signature last. */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "event.h"
 #include "exportint.h"
 #include "fsutil.h"
+#include "pool.h"
 
 #define SUMS_MAX (64u << 20)
 
@@ -132,37 +135,93 @@ static int next_sequence(ow_store *s, const char *dir, const char *key_id, int64
 	return 0;
 }
 
-static int copy_one(ow_store *s, const char *wdir, const char *hex, uint64_t size,
-                    const char *name, struct ow_xfiles *rec, struct ow_export_report *r)
+/* One file of wheels/: copied (or found intact) by a worker; the report and
+ * the file list are filled afterwards, in plan order. */
+struct copy_job {
+	const char *hex;
+	uint64_t size;
+	char name[PATH_MAX];
+	int rc, copied;
+	char *err; /* the worker's error detail */
+};
+
+struct copy_all {
+	ow_store *s;
+	const char *wdir;
+	struct copy_job *v;
+	uint64_t done, total;
+	pthread_mutex_t mu;
+};
+
+static int copy_worker(void *ud, size_t i)
 {
-	int copied = 0;
-	char rel[PATH_MAX];
-	int rc = ow_xcopy_object(s, hex, size, wdir, name, &copied);
-	if (rc)
-		return rc;
-	snprintf(rel, sizeof rel, "wheels/%s", name);
-	r->copied += (size_t)copied;
-	r->kept += (size_t)!copied;
-	r->bytes_copied += copied ? size : 0;
-	r->bytes_total += size;
-	ow_progress("export", r->bytes_total, 0);
-	return ow_xfiles_add(rec, rel, size, hex);
+	struct copy_all *a = ud;
+	struct copy_job *j = &a->v[i];
+	j->rc = ow_xcopy_object(a->s, j->hex, j->size, a->wdir, j->name, &j->copied);
+	if (j->rc && !(j->err = strdup(ow_err_detail())))
+		j->rc = OW_ENOMEM;
+	pthread_mutex_lock(&a->mu);
+	a->done += j->size;
+	ow_progress("export", a->done, a->total);
+	pthread_mutex_unlock(&a->mu);
+	return j->rc != 0;
 }
 
-static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const char *dir,
+static int plan_jobs(const struct ow_export_plan *p, struct copy_job **out, size_t *n)
+{
+	struct copy_job *v = calloc(2 * p->n + 1, sizeof *v);
+	if (!v)
+		return ow_err(OW_ENOMEM, "export: out of memory");
+	size_t k = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct ow_export_item *it = &p->items[i];
+		v[k].hex = it->object;
+		v[k].size = it->size;
+		snprintf(v[k++].name, sizeof v->name, "%s", it->filename);
+		if (!it->meta_object[0])
+			continue;
+		v[k].hex = it->meta_object;
+		v[k].size = it->meta_size;
+		snprintf(v[k++].name, sizeof v->name, "%s.metadata", it->filename);
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* Up to 4 files at once: hashing keeps pace with a disk on several cores,
+ * and a USB stick gets no more writers than it can take. */
+static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
                        struct ow_xfiles *rec, struct ow_export_report *r)
 {
-	char wdir[PATH_MAX], meta[PATH_MAX];
-	int rc = ow_path_join(wdir, sizeof wdir, dir, "wheels");
-	if (rc || (rc = ow_mkdir_p(wdir, 0755)))
+	char wdir[PATH_MAX], rel[PATH_MAX];
+	struct copy_all a = {.s = s, .wdir = wdir};
+	size_t n = 0;
+	int rc = ow_path_join(wdir, sizeof wdir, o->dir, "wheels");
+	if (rc || (rc = ow_mkdir_p(wdir, 0755)) || (rc = plan_jobs(p, &a.v, &n)))
 		return rc;
-	for (size_t i = 0; !rc && i < p->n; i++) {
-		const struct ow_export_item *it = &p->items[i];
-		rc = copy_one(s, wdir, it->object, it->size, it->filename, rec, r);
-		snprintf(meta, sizeof meta, "%s.metadata", it->filename);
-		if (!rc && it->meta_object[0])
-			rc = copy_one(s, wdir, it->meta_object, it->meta_size, meta, rec, r);
+	for (size_t i = 0; i < n; i++)
+		a.total += a.v[i].size;
+	pthread_mutex_init(&a.mu, NULL);
+	ow_parallel_for(n, o->jobs < 1 ? 1 : o->jobs > 4 ? 4 : o->jobs, copy_worker, &a);
+	pthread_mutex_destroy(&a.mu);
+	for (size_t i = 0; i < n; i++) {
+		const struct copy_job *j = &a.v[i];
+		if (!rc && j->rc)
+			rc = ow_err(j->rc, "%s", j->err ? j->err : "out of memory");
+		if (rc)
+			continue;
+		r->copied += (size_t)j->copied;
+		r->kept += (size_t)!j->copied;
+		r->bytes_copied += j->copied ? j->size : 0;
+		r->bytes_total += j->size;
+		rc = ow_path_join(rel, sizeof rel, "wheels", j->name);
+		if (!rc)
+			rc = ow_xfiles_add(rec, rel, j->size, j->hex);
 	}
+	for (size_t i = 0; i < n; i++)
+		free(a.v[i].err);
+	free(a.v);
 	return rc;
 }
 
@@ -292,7 +351,7 @@ static int run_steps(ow_store *s, const struct ow_export_plan *p, const struct o
 	struct ow_xfiles rec = {0};
 	int rc = prepare(s, p, o, r, m);
 	if (!rc)
-		rc = copy_wheels(s, p, o->dir, &rec, r);
+		rc = copy_wheels(s, p, o, &rec, r);
 	if (!rc)
 		rc = write_pages(p, o->dir, &rec);
 	if (!rc)

@@ -71,6 +71,7 @@ struct ow_export_opts {
 	int fat32;                        /* refuse files of 4 GiB and more */
 	const char *nginx_conf;           /* write a server block there (NULL: no) */
 	int64_t now;                      /* 0: time(NULL) */
+	int jobs;                         /* files copied at once (capped at 4); < 1: 1 */
 };
 
 struct ow_export_report {

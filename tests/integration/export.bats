@@ -244,6 +244,25 @@ moved_stick() { # copy the export to another "mount point"; prints its path
 	[[ "$output" == *"not part of an export"* ]]
 }
 
+@test "a damaged store object stops export: named, nothing of it copied, the rest published, not valid" {
+	ws2=$BATS_TEST_TMPDIR/ws2
+	cp -a "$WS" "$ws2"
+	obj=$("$OFFWHEEL" --home "$ws2" --json ls files |
+		jq -r '[.files[] | select(.filename | startswith("torchvision-")) | .object_sha256 | select(. != null)][0]')
+	[ -n "$obj" ] && [ "$obj" != null ]
+	"$OW_SOURCE_DIR/tests/tools/flipbyte" "$(find "$ws2" -type f -name "$obj")" 300
+	d=$BATS_TEST_TMPDIR/ex-bad
+	run "$OFFWHEEL" --home "$ws2" --jobs 4 export "$d" --target "$TARGET" --sign "$KEYS/k.sec"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *torchvision-*"store is damaged"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"offwheel verify"* ]]
+	! ls "$d"/wheels/torchvision-*.whl 2>/dev/null # the damaged file never reaches the stick
+	ls "$d"/wheels/torch-*.whl                      # the others were copied (in parallel)
+	[ ! -e "$d/SHA256SUMS.sig" ]
+	run chk "$d"
+	[ "$status" -ne 0 ]
+}
+
 @test "check: unknown key" {
 	run "$OFFWHEEL" check "$SRV/ex" --pubkey "$KEYS/other.pub" --state "$BATS_TEST_TMPDIR/s.json"
 	[ "$status" -eq 3 ]
