@@ -140,7 +140,7 @@ static int next_sequence(ow_store *s, const char *dir, const char *key_id, int64
 struct copy_job {
 	const char *hex;
 	uint64_t size;
-	char name[PATH_MAX];
+	char name[272]; /* a file name (<= 255) + ".metadata" */
 	int rc, copied;
 	char *err; /* the worker's error detail */
 };
@@ -175,6 +175,10 @@ static int plan_jobs(const struct ow_export_plan *p, struct copy_job **out, size
 	size_t k = 0;
 	for (size_t i = 0; i < p->n; i++) {
 		const struct ow_export_item *it = &p->items[i];
+		if (strlen(it->filename) > 255) {
+			free(v);
+			return ow_err(OW_EINVAL, "%.80s...: file name longer than 255 bytes", it->filename);
+		}
 		v[k].hex = it->object;
 		v[k].size = it->size;
 		snprintf(v[k++].name, sizeof v->name, "%s", it->filename);
