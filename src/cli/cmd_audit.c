@@ -7,13 +7,16 @@
 #include "audit.h"
 #include "cli.h"
 #include "cuda.h"
+#include "resolve.h"
 
-static const char usage[] = "audit PATH|SHA256|FILENAME... [--device X.Y|auto] [--driver X.Y]";
+static const char usage[] = "audit PATH|SHA256|FILENAME|set:ID... [--device X.Y|auto] [--driver X.Y]";
 static const char description[] =
 	"List the CUDA code (SASS architectures, PTX with its ISA, LTO-IR, module counts)\n"
 	"of wheels (read from the zip, only members that can hold device code, never\n"
 	"extracted), libraries, directories (site-packages), or stored objects given by\n"
-	"sha256 or by a fetched file name (cached in the index: read once).\n"
+	"sha256 or by a fetched file name (cached in the index: read once), or every\n"
+	"fetched member of a resolved set (set:ID, see 'offwheel ls sets'; exit 4 when\n"
+	"some members are not fetched yet).\n"
 	"With --device, a verdict per library and per target: native, jit (PTX only;\n"
 	"--driver checks the driver can JIT it), partial, none (\"no kernel image is\n"
 	"available for execution on the device\"), no-code.\n"
@@ -282,8 +285,8 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 		say_modules(c, l, g);
 }
 
-static void say_target(struct cli *c, const struct ow_audit *a, const struct args *g,
-                       const struct ow_audit_result *r)
+/* How many of the target's libraries carry device code. */
+static size_t libs_with_code(const struct ow_audit *a)
 {
 	size_t with_code = 0;
 	for (size_t i = 0; i < a->n_libs; i++) {
@@ -291,6 +294,13 @@ static void say_target(struct cli *c, const struct ow_audit *a, const struct arg
 		ow_audit_lib_summary(&a->libs[i], &s);
 		with_code += s.n_code > 0;
 	}
+	return with_code;
+}
+
+static void say_target(struct cli *c, const struct ow_audit *a, const struct args *g,
+                       const struct ow_audit_result *r)
+{
+	size_t with_code = libs_with_code(a);
 	char cc[8], d[16], tail[64] = "";
 	ow_gpu_format_cc(g->cc, cc, sizeof cc);
 	ow_gpu_format_driver(r->driver_needed, d, sizeof d);
@@ -317,9 +327,20 @@ static int need_store(int argc, char **argv, int first)
 	return 0;
 }
 
-/* One target: 0, 3 (cannot run) or an error's exit code. */
+/* Errors outrank "cannot run" (3), which outranks "incomplete" (4). */
+static int worse(int worst, int rc)
+{
+	if (!rc || worst == rc)
+		return worst;
+	if (worst == 0 || worst == 4)
+		return rc;
+	return worst == 3 ? (rc == 4 ? 3 : rc) : worst;
+}
+
+/* One target: 0, 3 (cannot run) or an error's exit code.  `set` > 0: a
+ * member of that set, said in one line when it carries no device code. */
 static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct args *g,
-                     json_t *out)
+                     json_t *out, int64_t set, size_t *plain)
 {
 	struct ow_audit *a;
 	struct ow_audit_result r = {0};
@@ -331,12 +352,57 @@ static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct a
 			json_array_append_new(out, error_json(ref, rc));
 		return cli_fail(c, rc);
 	}
-	if (out)
-		json_array_append_new(out, target_json(a, g, &r));
-	else
+	if (out) {
+		json_t *t = target_json(a, g, &r);
+		if (set > 0)
+			json_object_set_new(t, "set", json_integer(set));
+		json_array_append_new(out, t);
+	} else if (set > 0 && c->verbosity < 1 && libs_with_code(a) == 0) {
+		++*plain;
+	} else {
 		say_target(c, a, g, &r);
+	}
 	ow_audit_free(a);
 	return g->device && r.fatal ? 3 : 0;
+}
+
+/* set:ID: every fetched member (those without device code in one line) and
+ * what is not fetched yet (exit 4 unless something worse). */
+static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct args *g,
+                     json_t *out)
+{
+	struct ow_resolve_member *m = NULL;
+	size_t n = 0, plain = 0, missing = 0;
+	int64_t id = 0;
+	int rc = ow_set_ref_members(s, ref, &id, &m, &n), worst = 0;
+	if (rc) {
+		if (out)
+			json_array_append_new(out, error_json(ref, rc));
+		return cli_fail(c, rc);
+	}
+	cli_say(c, "%s: %zu members\n", ref, n);
+	for (size_t i = 0; i < n; i++) {
+		if (!m[i].object[0]) {
+			missing++;
+			cli_say(c, "%s: not fetched\n", m[i].filename);
+			if (out)
+				json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:{s:s, s:s}}", "source",
+				                                     ref, "label", m[i].filename, "set",
+				                                     (json_int_t)id, "error", "code", "ENOENT",
+				                                     "detail", "not fetched"));
+			continue;
+		}
+		worst = worse(worst, audit_one(c, s, m[i].object, g, out, id, &plain));
+	}
+	if (plain)
+		cli_say(c, "%zu more members carry no device code (-v lists them)\n", plain);
+	if (missing) {
+		cli_say(c, "%zu members not fetched: run 'offwheel fetch %s' to audit them\n", missing,
+		        ref);
+		worst = worse(worst, 4);
+	}
+	ow_set_members_free(m, n);
+	return worst;
 }
 
 static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
@@ -345,9 +411,10 @@ static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
 	json_t *targets = c->json ? json_array() : NULL;
 	int worst = 0;
 	for (int i = first; i < argc; i++) {
-		int rc = audit_one(c, s, argv[i], g, targets);
-		if (rc && (worst == 0 || worst == 3))
-			worst = rc;
+		size_t plain = 0;
+		worst = worse(worst, !strncmp(argv[i], "set:", 4)
+		                         ? audit_set(c, s, argv[i], g, targets)
+		                         : audit_one(c, s, argv[i], g, targets, 0, &plain));
 	}
 	if (targets) {
 		char cc[8];

@@ -49,16 +49,10 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 /* set:ID -> the file ids of the set's members. */
 static int lookup_set(ow_store *s, const char *item, int64_t **ids, size_t *n)
 {
-	char *end;
-	long long id = strtoll(item + 4, &end, 10);
 	struct ow_resolve_member *m = NULL;
 	size_t k = 0;
-	if (!item[4] || *end || id <= 0)
-		return ow_err(OW_EINVAL, "%s: not a set; write set:ID with an id from 'offwheel ls sets'",
-		              item);
-	int rc = ow_set_members(s, id, &m, &k);
-	if (!rc && !k)
-		rc = ow_err(OW_ENOENT, "%s: no such set (see 'offwheel ls sets')", item);
+	int64_t id;
+	int rc = ow_set_ref_members(s, item, &id, &m, &k);
 	if (!rc && !(*ids = calloc(k, sizeof **ids)))
 		rc = ow_err(OW_ENOMEM, "out of memory");
 	for (size_t i = 0; !rc && i < k; i++)

@@ -94,6 +94,7 @@ struct ow_resolve_member {
 	char *url;
 	char sha256[OW_SHA256_HEX]; /* published, else the stored object's, else "" */
 	const char *sha256_source;  /* "published" | "stored" | NULL */
+	char object[OW_SHA256_HEX]; /* the stored object; "" when not fetched (stored sets) */
 	char *required_by;          /* "torch 2.10.0 -> sympy 1.14.0", NULL for the set's own */
 };
 
@@ -159,6 +160,10 @@ int ow_sets_list(ow_store *s, const char *target, struct ow_set_row **rows, size
 /* The members of one set (url, hash, role, required_by filled). */
 int ow_set_members(ow_store *s, int64_t set_id, struct ow_resolve_member **m, size_t *n);
 void ow_set_members_free(struct ow_resolve_member *m, size_t n);
+/* "set:ID" (as the commands take it) -> the id and the members of that set;
+ * an error that says what to write for a malformed or unknown one. */
+int ow_set_ref_members(ow_store *s, const char *ref, int64_t *set_id,
+                       struct ow_resolve_member **m, size_t *n);
 
 struct ow_sets_gc_result {
 	size_t removed_sets;

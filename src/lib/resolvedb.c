@@ -188,6 +188,8 @@ static void member_row(ow_stmt *st, struct ow_resolve_member *m)
 	int pub = !ow_col_is_null(st, 7), have = !ow_col_is_null(st, 8);
 	copy_col(st, pub ? 7 : 8, m->sha256, sizeof m->sha256);
 	m->sha256_source = pub ? "published" : have ? "stored" : NULL;
+	if (have)
+		copy_col(st, 8, m->object, sizeof m->object);
 }
 
 int ow_set_members(ow_store *s, int64_t set_id, struct ow_resolve_member **m, size_t *n)
@@ -207,6 +209,28 @@ int ow_set_members(ow_store *s, int64_t set_id, struct ow_resolve_member **m, si
 		member_row(st, &g[(*n)++]);
 	}
 	return rc < 0 ? rc : 0;
+}
+
+int ow_set_ref_members(ow_store *s, const char *ref, int64_t *set_id,
+                       struct ow_resolve_member **m, size_t *n)
+{
+	char *end;
+	*m = NULL;
+	*n = 0;
+	long long id = strncmp(ref, "set:", 4) ? 0 : strtoll(ref + 4, &end, 10);
+	if (id <= 0 || !ref[4] || *end)
+		return ow_err(OW_EINVAL, "%s: not a set; write set:ID with an id from 'offwheel ls sets'",
+		              ref);
+	int rc = ow_set_members(s, id, m, n);
+	if (!rc && !*n)
+		rc = ow_err(OW_ENOENT, "%s: no such set (see 'offwheel ls sets')", ref);
+	if (rc) {
+		ow_set_members_free(*m, *n);
+		*m = NULL;
+		*n = 0;
+	}
+	*set_id = id;
+	return rc;
 }
 
 void ow_set_members_free(struct ow_resolve_member *m, size_t n)

@@ -96,6 +96,35 @@ sync() { # WS [options]
 	[ "$(jq '[.files[] | select(.object_sha256 != null)] | length' <<<"$output")" -gt 0 ]
 }
 
+set_id() { # WS TARGET: the id of the newest set for that target
+	"$OFFWHEEL" --home "$1" --json ls sets | jq -r --arg t "$2" '[.sets[] | select(.target == $t)][0].id'
+}
+
+@test "audit set:ID audits every fetched member; cannot run -> 3, members not fetched -> 4" {
+	ws=$SRV/ws # fully fetched by the first test
+	ok=$(set_id "$ws" "cu128 cp312-manylinux_2_28_x86_64")
+	bad=$(set_id "$ws" "cu126 cp312-manylinux_2_28_x86_64")
+	run "$OFFWHEEL" --home "$ws" audit --device 12.0 "set:$ok"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"torch-"*"native on CC 12.0"* ]]
+	[[ "$output" == *"more members carry no device code"* ]]
+	run "$OFFWHEEL" --home "$ws" --json audit --device 12.0 "set:$bad"
+	[ "$status" -eq 3 ]
+	n=$("$OFFWHEEL" --home "$ws" --json ls sets | jq --argjson i "$bad" '.sets[] | select(.id == $i) | .n_members')
+	[ "$(jq '.targets | length' <<<"$output")" -eq "$n" ]
+	[ "$(jq --argjson i "$bad" '[.targets[] | select(.set == $i)] | length' <<<"$output")" -eq "$n" ]
+	[ "$(jq -r '.targets[] | select(.label | startswith("torch-")) | .verdict' <<<"$output")" = none ]
+	# with --device, only the cu128 sets were fetched: a cu126 set has members not fetched
+	ws=$SRV/ws-dev
+	part=$(set_id "$ws" "cu126 cp312-manylinux_2_28_x86_64")
+	run "$OFFWHEEL" --home "$ws" audit --device 8.6 "set:$part"
+	[ "$status" -eq 4 ] || { echo "$output"; false; }
+	[[ "$output" == *"not fetched: run 'offwheel fetch set:$part'"* ]]
+	run "$OFFWHEEL" --home "$ws" audit "set:999999"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"no such set"* ]]
+}
+
 @test "resolve --device 12.0 picks cu128; a cu126-only matrix has nothing that runs (exit 3)" {
 	ws=$SRV/ws-res
 	run --separate-stderr "$OFFWHEEL" --home "$ws" --json resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
