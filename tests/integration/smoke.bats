@@ -233,3 +233,19 @@ make_cu128() {
 	[ "$(jq -r .fix.channel <<<"$output")" = nightly ]
 	[ "$(jq -r '.fix.commands[0].command' <<<"$output")" = "pip install --pre --index-url https://download.pytorch.org/whl/nightly/cu130 torch torchvision torchaudio" ]
 }
+
+@test "device-pack: offwheel and jq with their own libraries, for a GPU machine where nothing can be installed" {
+	make_cu128
+	OFFWHEEL="$OW_BUILD_DIR/offwheel" run "$OW_SOURCE_DIR/scripts/device-pack" "$T/pack"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# the wrappers resolve the bundled libraries, not the system's
+	LD_LIBRARY_PATH="$T/pack/lib" ldd "$T/pack/real/offwheel" | grep -q "libarchive.so.13 => $T/pack/lib/"
+	LD_LIBRARY_PATH="$T/pack/lib" ldd "$T/pack/real/jq" | grep -q "libjq.so.1 => $T/pack/lib/"
+	! ls "$T/pack/lib" | grep -qE '^(libc|libm|ld-linux)'
+	# the packed binary does the device check's work (on the stand-in driver here)
+	OW_STANDIN_CC=12.0 OW_STANDIN_DRIVER=12080 run env -i PATH=/usr/bin:/bin OFFWHEEL_LIBCUDA="$STANDIN" \
+		OW_STANDIN_CC=12.0 OW_STANDIN_DRIVER=12080 "$T/pack/bin/offwheel" --json smoke --no-kernel --all \
+		--site-packages "$T/cu128"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$("$T/pack/bin/jq" -r '.devices[0].cc' <<<"$output")" = "12.0" ]
+}
