@@ -113,8 +113,8 @@ static void render(struct cli *c, const char *dir, const struct ow_export_report
 	cli_say(c, "exported %zu files to %s (%s; copied %zu = %s, kept %zu, removed %zu) in %.1f s\n",
 	        r->files, dir, cli_bytes(r->bytes_total, b, sizeof b), r->copied,
 	        cli_bytes(r->bytes_copied, b2, sizeof b2), r->kept, r->removed, r->seconds);
-	cli_say(c, "sequence %lld, %s %s; see %s/INSTALL.txt\n", (long long)r->sequence,
-	        *r->key_id ? "signed by key" : "NOT SIGNED (check will refuse it)", r->key_id, dir);
+	cli_say(c, "sequence %lld, %s%s; see %s/INSTALL.txt\n", (long long)r->sequence,
+	        *r->key_id ? "signed by key " : "NOT SIGNED (check will refuse it)", r->key_id, dir);
 }
 
 static int run_export(struct cli *c, const struct export_args *a, const char *dir, char **ids,
