@@ -137,11 +137,17 @@ static int set_wal(ow_db *db)
 		int rc = sqlite3_prepare_v2(db->h, "PRAGMA journal_mode=WAL", -1, &s, NULL);
 		if (rc == SQLITE_OK)
 			rc = sqlite3_step(s);
-		int wal = rc == SQLITE_ROW &&
-		          strcmp((const char *)sqlite3_column_text(s, 0) ?: "", "wal") == 0;
+		char mode[16] = "";
+		if (rc == SQLITE_ROW)
+			snprintf(mode, sizeof mode, "%s", (const char *)sqlite3_column_text(s, 0) ?: "");
 		sqlite3_finalize(s);
-		if (wal)
+		if (!strcmp(mode, "wal"))
 			return 0;
+		if (rc == SQLITE_ROW) /* answered, but stayed in another mode */
+			return ow_err(OW_EDB, "%s: the index cannot use sqlite's WAL mode here (it stays "
+			              "in '%s' mode; network file systems often refuse it) — use a "
+			              "--home on a local disk",
+			              db->path, mode);
 		if ((rc & 0xff) != SQLITE_BUSY || waited >= 30000)
 			return ow_err(OW_EDB, "%s: cannot switch the index to WAL: %s — is another "
 			              "program holding it?",

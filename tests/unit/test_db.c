@@ -169,6 +169,20 @@ static void test_concurrent_first_open(void **state)
 	free(dir);
 }
 
+/* Where sqlite answers the WAL switch but stays in another mode (here an
+ * in-memory database: "memory"; on some network file systems "delete"), the
+ * error says so and what to do, instead of a misleading "not an error". */
+static void test_no_wal_is_a_clear_error(void **state)
+{
+	(void)state;
+	ow_db *db = NULL;
+	assert_int_equal(ow_db_open(":memory:", &db), OW_EDB);
+	assert_null(db);
+	assert_non_null(strstr(ow_err_detail(), "cannot use sqlite's WAL mode"));
+	assert_non_null(strstr(ow_err_detail(), "'memory'"));
+	assert_non_null(strstr(ow_err_detail(), "--home on a local disk"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +191,7 @@ int main(void)
 		cmocka_unit_test(test_foreign_database_is_refused),
 		cmocka_unit_test(test_wal_and_foreign_keys_on),
 		cmocka_unit_test(test_concurrent_first_open),
+		cmocka_unit_test(test_no_wal_is_a_clear_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
