@@ -257,7 +257,8 @@ static void say_modules(struct cli *c, const struct ow_audit_lib *l, const struc
 		if (g->device)
 			ow_gpu_module_verdict(l->fb, m, g->cc, g->drv, &mv);
 		cli_say(c, "      #%zu %s%s%s: %s%s%s\n", i, m->section, m->relocatable ? " (rdc)" : "",
-		        m->no_kernels ? " (no kernels)" : "", line, g->device ? " -> " : "", g->device ? ow_gpu_verdict_name(mv.verdict) : "");
+		        m->no_kernels ? " (no kernels)" : "", line, g->device ? " -> " : "",
+		        g->device ? ow_gpu_verdict_name(mv.verdict) : "");
 	}
 }
 
