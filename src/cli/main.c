@@ -36,7 +36,10 @@ static void main_usage(FILE *f)
 		fprintf(f, "  %-8s %s\n", c->name, c->summary);
 	fprintf(f, "\n'offwheel COMMAND --help' shows a command's options.\n"
 	           "Exit codes: 0 done, 1 error, 2 usage, 3 verification failed, 4 incomplete, "
-	           "5 no GPU/driver.\n");
+	           "5 no GPU/driver.\n"
+	           "Environment: OFFWHEEL_HOME (the workspace), OFFWHEEL_LIBCUDA (the driver "
+	           "library),\nOFFWHEEL_LIBCURL (the libcurl that network commands load), "
+	           "SSL_CERT_FILE (CA bundle).\n");
 }
 
 static long default_jobs(void)
