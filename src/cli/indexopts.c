@@ -6,11 +6,20 @@
 
 #include "crawl.h"
 
+/* The length of the item at p: up to a comma outside [...]. */
+static size_t item_len(const char *p)
+{
+	size_t n = 0;
+	for (int depth = 0; p[n] && (depth || p[n] != ','); n++)
+		depth += p[n] == '[' ? 1 : p[n] == ']' && depth ? -1 : 0;
+	return n;
+}
+
 int strlist_add_csv(struct strlist *l, const char *arg)
 {
 	const char *p = arg;
 	while (*p) {
-		size_t n = strcspn(p, ",");
+		size_t n = item_len(p);
 		if (n) {
 			char **g = realloc(l->v, (l->n + 1) * sizeof *g);
 			if (!g)
@@ -45,6 +54,44 @@ static int add_cuda(struct cli *c, struct index_opts *o, const char *arg)
 	return strlist_add_csv(&o->variants, buf);
 }
 
+/* --project torch[opt-einsum],torchvision: names to crawl and resolve,
+ * the extras (normalized later by the resolver) kept beside them. */
+static int add_projects(struct cli *c, struct index_opts *o, const char *arg)
+{
+	struct strlist items = {0};
+	int rc = strlist_add_csv(&items, arg);
+	for (size_t i = 0; !rc && i < items.n; i++) {
+		char *it = items.v[i], *br = strchr(it, '[');
+		const char *extras = "";
+		if (br == it) {
+			rc = cli_usage_error(c, "--project: '%s' has extras but no project name", it);
+			break;
+		}
+		if (br) {
+			size_t n = strlen(br);
+			if (n < 3 || br[n - 1] != ']' || strchr(br + 1, '[')) {
+				rc = cli_usage_error(c, "--project: '%s' is not NAME or NAME[EXTRA,...] "
+				                        "(for example torch[opt-einsum])",
+				                     it);
+				break;
+			}
+			br[n - 1] = '\0';
+			*br = '\0';
+			extras = br + 1;
+		}
+		char **ge = realloc(o->project_extras, (o->projects.n + 1) * sizeof *ge);
+		if (!ge)
+			rc = 1;
+		else {
+			o->project_extras = ge;
+			ge[o->projects.n] = strdup(extras);
+			rc = !ge[o->projects.n] || strlist_add_csv(&o->projects, it);
+		}
+	}
+	strlist_free(&items);
+	return rc;
+}
+
 int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg)
 {
 	switch (key) {
@@ -66,7 +113,7 @@ int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg)
 	case IDX_CUDA:
 		return add_cuda(c, o, arg);
 	case IDX_PROJECT:
-		return strlist_add_csv(&o->projects, arg);
+		return add_projects(c, o, arg);
 	case IDX_TRUSTED_HOST:
 		return strlist_add_csv(&o->trusted, arg);
 	case IDX_ALLOW_HOST:
@@ -119,6 +166,10 @@ static int build_policy(struct cli *c, struct index_opts *o)
 
 int index_opts_finish(struct cli *c, struct index_opts *o)
 {
+	if (o->index_url && o->channel)
+		return cli_usage_error(c, "--channel %s and --index-url %s: give one of them (a "
+		                          "channel names an index: %s)",
+		                       o->channel, o->index_url, ow_channel_index(o->channel));
 	const char *base = o->index_url ? o->index_url
 	                                : ow_channel_index(o->channel ? o->channel : "nightly");
 	size_t n = strlen(base);
@@ -144,6 +195,10 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 void index_opts_free(struct index_opts *o)
 {
 	strlist_free(&o->variants);
+	for (size_t i = 0; o->project_extras && i < o->projects.n; i++)
+		free(o->project_extras[i]);
+	free(o->project_extras);
+	o->project_extras = NULL;
 	strlist_free(&o->projects);
 	strlist_free(&o->trusted);
 	strlist_free(&o->allowed);

@@ -40,7 +40,7 @@ enum {
 	 "variant folders, e.g. cu126,cu128,cu130,cpu (default: those four); all = the mixed page"},                  \
 	{"cuda", IDX_CUDA, required_argument, "X.Y", "same as --variant cuXY (12.8 -> cu128)"},  \
 	{"project", IDX_PROJECT, required_argument, "LIST",                                     \
-	 "projects (default torch,torchvision,torchaudio)"},                                    \
+	 "projects (default torch,torchvision,torchaudio); NAME[EXTRA,...] asks for extras"},                                    \
 	{"trusted-host", IDX_TRUSTED_HOST, required_argument, "HOST",                           \
 	 "allow plain http to HOST, as pip's flag does"},                                       \
 	{"allow-host", IDX_ALLOW_HOST, required_argument, "HOST",                               \
@@ -57,6 +57,7 @@ struct index_opts {
 	int force;
 	int stall_s;
 	struct strlist variants, projects, trusted, allowed;
+	char **project_extras; /* per project: "a,b" from NAME[a,b], "" none */
 	/* filled by index_opts_finish */
 	char index[2048];
 	struct ow_url_policy policy;

@@ -126,6 +126,7 @@ void target_resolve_opts(struct ow_resolve_opts *ro, const struct index_opts *id
 		.ntargets = tgt->ntargets,
 		.projects = (const char *const *)idx->projects.v,
 		.nprojects = idx->projects.n,
+		.project_extras = (const char *const *)idx->project_extras,
 		.date = tgt->date,
 		.version = tgt->version,
 		.no_deps = tgt->no_deps,

@@ -252,7 +252,9 @@ static size_t set_roots(const struct rs_ctx *x, struct pview *pv, long torch, co
 		long i = p == 0 ? torch : pick[p - 1];
 		if (i < 0)
 			continue;
-		roots[n] = (struct rs_pick){.c = pv[p].c[i], .role = role_of(x->o->projects[p])};
+		roots[n] = (struct rs_pick){.c = pv[p].c[i], .role = role_of(x->o->projects[p]),
+		                            .extras = x->o->project_extras ? x->o->project_extras[p]
+		                                                           : NULL};
 		snprintf(roots[n++].project, sizeof roots->project, "%s", x->o->projects[p]);
 	}
 	return n;

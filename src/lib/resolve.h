@@ -74,6 +74,7 @@ struct ow_resolve_opts {
 	size_t ntargets;
 	const char *const *projects; /* requested; torch must be first; NULL = the three */
 	size_t nprojects;
+	const char *const *project_extras; /* per project "a,b" asked for, "" none; NULL = none */
 	const char *date;    /* "YYYYMMDD": the torch of that nightly date */
 	const char *version; /* "2.10.0": the torch whose public release is that */
 	bool no_deps;

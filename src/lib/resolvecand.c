@@ -32,6 +32,8 @@ static void list_clear(struct rs_list *l)
 	for (size_t i = 0; i < 3 * l->ntags; i++)
 		free(l->tags[i]);
 	free(l->tags);
+	free(l->why);
+	l->why = NULL;
 	l->c = NULL;
 	l->tags = NULL;
 	l->n = l->ntags = 0;
@@ -82,18 +84,24 @@ static int add_row(struct rs_list *l, ow_stmt *st, size_t *cap)
 	c->requires_python = dup_col(st, 9);
 	c->yanked = ow_col_int(st, 10) != 0;
 	c->has_metadata = ow_col_int(st, 11) != 0;
+	rs_build_parse(ow_col_is_null(st, 12) ? NULL : ow_col_text(st, 12), &c->build);
 	c->date = rs_version_date(&c->v);
 	l->n++;
 	return intern_tag(l, st, &c->tag);
 }
 
-static int page_status(struct rs_ctx *x, const char *variant, const char *project)
+static void page_url(const struct rs_ctx *x, const char *variant, const char *project, char *url,
+                     size_t n)
 {
-	char url[2048];
 	if (*variant)
-		snprintf(url, sizeof url, "%s/%s/%s/", x->o->index_url, variant, project);
+		snprintf(url, n, "%s/%s/%s/", x->o->index_url, variant, project);
 	else
-		snprintf(url, sizeof url, "%s/%s/", x->o->index_url, project);
+		snprintf(url, n, "%s/%s/", x->o->index_url, project);
+}
+
+/* 1 stored, -1 missing (`why`: "HTTP 404"), 0 not crawled; < -1 error. */
+static int page_status(struct rs_ctx *x, const char *url, char *why, size_t n)
+{
 	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_PAGE_STATUS);
 	if (!st)
 		return OW_EDB;
@@ -101,35 +109,101 @@ static int page_status(struct rs_ctx *x, const char *variant, const char *projec
 	int rc = ow_stmt_step(st);
 	if (rc <= 0)
 		return rc < 0 ? rc : 0;
-	return strcmp(ow_col_text(st, 0), "missing") ? 1 : -1;
+	if (strcmp(ow_col_text(st, 0), "missing"))
+		return 1;
+	/* the crawl wrote "no such project here (HTTP 404)" */
+	const char *e = ow_col_is_null(st, 1) ? "" : ow_col_text(st, 1), *h = strstr(e, "(HTTP ");
+	if (h)
+		snprintf(why, n, "%.*s", (int)strcspn(h + 1, ")"), h + 1);
+	else
+		snprintf(why, n, "%s", *e ? e : "no such project here");
+	return -1;
 }
 
-static int load_list(struct rs_ctx *x, struct rs_list *l)
+static int read_rows(struct rs_list *l, ow_stmt *st)
 {
-	const char *pv = l->dep ? "" : l->variant;
-	int ps = page_status(x, pv, l->project);
-	if (ps < -1)
-		return ps;
-	l->state = ps;
-	if (ps == 0 && (ps = rs_need_crawl(x, pv, l->project)) == 1) {
-		ow_log(OW_LOG_WARN, "%s/%s%s%s/: page could not be fetched; taken as empty",
-		       x->o->index_url, pv, *pv ? "/" : "", l->project);
-		l->state = -1;
-	}
-	if (l->state <= 0)
-		return ps < 0 ? ps : 0;
-	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_FILES);
-	if (!st)
-		return OW_EDB;
-	ow_stmt_text(st, 1, x->o->index_url);
-	ow_stmt_text(st, 2, l->project);
-	ow_stmt_text(st, 3, l->variant);
 	size_t cap = 0;
 	int rc;
 	while ((rc = ow_stmt_step(st)) == 1)
 		if ((rc = add_row(l, st, &cap)) < 0)
 			return rc;
 	return rc;
+}
+
+enum { PG_FAILED = 2 };
+/* Where a page stands: 1 stored, 0 crawl queued, -1 missing (`why`),
+ * PG_FAILED tried this run and still not there, < -1 error. */
+static int page_state(struct rs_ctx *x, const char *variant, const char *project, char *url,
+                      size_t urln, char *why, size_t whyn)
+{
+	page_url(x, variant, project, url, urln);
+	int ps = page_status(x, url, why, whyn);
+	if (ps != 0)
+		return ps;
+	if ((ps = rs_need_crawl(x, variant, project)) == 1)
+		return PG_FAILED;
+	return ps;
+}
+
+/* A set member: {index}/{variant}/{project}/ (and files of the channel
+ * root it lists or that a root page listed). */
+static int load_member(struct rs_ctx *x, struct rs_list *l)
+{
+	char url[2048], why[256];
+	int ps = page_state(x, l->variant, l->project, url, sizeof url, why, sizeof why);
+	if (ps < -1)
+		return ps;
+	if (ps == PG_FAILED) {
+		ow_log(OW_LOG_WARN, "%s: page could not be fetched; taken as empty", url);
+		ps = -1;
+	}
+	l->state = ps;
+	if (ps <= 0)
+		return 0;
+	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_FILES);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, x->o->index_url);
+	ow_stmt_text(st, 2, l->project);
+	ow_stmt_text(st, 3, l->variant);
+	return read_rows(l, st);
+}
+
+/* A dependency, where pip with --index-url {index}/{variant} looks:
+ * {index}/{variant}/{project}/; only when that page does not exist (404),
+ * the channel root's {index}/{project}/.  Missing in both, or a page that
+ * could not be fetched: state -1 with the reason in l->why. */
+static int load_dep(struct rs_ctx *x, struct rs_list *l)
+{
+	char url[2048], why[256], url2[2048], why2[256];
+	int ps = page_state(x, l->variant, l->project, url, sizeof url, why, sizeof why), rc = 0;
+	bool root = false;
+	if (ps == -1 && *l->variant) {
+		root = true;
+		ps = page_state(x, "", l->project, url2, sizeof url2, why2, sizeof why2);
+	}
+	if (ps < -1)
+		return ps;
+	l->state = ps == PG_FAILED ? -1 : ps;
+	free(l->why);
+	l->why = NULL;
+	if (ps == PG_FAILED)
+		rc = asprintf(&l->why, "%s could not be fetched",
+		              root ? url2 : url);
+	else if (ps == -1 && root)
+		rc = asprintf(&l->why, "no page at %s (%s) nor at %s (%s)", url, why, url2, why2);
+	else if (ps == -1)
+		rc = asprintf(&l->why, "no page at %s (%s)", url, why);
+	if (rc < 0)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	if (ps != 1)
+		return 0;
+	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_PAGE_FILES);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, root ? url2 : url);
+	ow_stmt_text(st, 2, l->project);
+	return read_rows(l, st);
 }
 
 int rs_list_get(struct rs_ctx *x, const char *project, const char *variant, bool dep,
@@ -151,7 +225,7 @@ int rs_list_get(struct rs_ctx *x, const char *project, const char *variant, bool
 	l->variant = strdup(variant);
 	l->dep = dep;
 	*out = l;
-	return load_list(x, l);
+	return dep ? load_dep(x, l) : load_member(x, l);
 }
 
 /* ---- the view of a list for one target ------------------------------------ */
@@ -174,11 +248,37 @@ struct ranked {
 	int prio;
 };
 
+void rs_build_parse(const char *tag, struct rs_build *b)
+{
+	*b = (struct rs_build){.num = -1};
+	if (!tag || !*tag)
+		return;
+	size_t n = strspn(tag, "0123456789");
+	b->num = 0;
+	for (size_t i = 0; i < n && b->num < 100000000; i++)
+		b->num = b->num * 10 + (tag[i] - '0');
+	snprintf(b->rest, sizeof b->rest, "%s", tag + n);
+}
+
+int rs_build_cmp(const struct rs_build *a, const struct rs_build *b)
+{
+	if (a->num != b->num)
+		return a->num < b->num ? -1 : 1;
+	int c = strcmp(a->rest, b->rest);
+	return c < 0 ? -1 : c > 0;
+}
+
+/* Newest version first; within one version the best tag, then the highest
+ * build tag (pip and uv: a file with a build tag beats one without). */
 static int by_version_then_prio(const void *a, const void *b)
 {
 	const struct ranked *x = a, *y = b;
 	int c = ow_pep440_cmp(&y->c->v, &x->c->v);
-	return c ? c : x->prio - y->prio;
+	if (c)
+		return c;
+	if (x->prio != y->prio)
+		return x->prio - y->prio;
+	return rs_build_cmp(&y->c->build, &x->c->build);
 }
 
 int rs_view(struct rs_ctx *x, const struct rs_list *l, const struct ow_target *t,

@@ -34,7 +34,9 @@ struct dstate {
 	size_t ncons, nlearned;
 	struct item *q;
 	size_t qhead, qn, qcap;
-	char **extras; /* per pick: comma list of extras asked for ("" none) */
+	char **extras; /* per pick: ",a,b," the extras asked for ("" none) */
+	char **pool;   /* extra names the queue points into, owned here */
+	size_t npool;
 	int64_t *excluded;
 	size_t nexcluded;
 	bool restart;
@@ -62,6 +64,48 @@ static char *chain_of(const struct rs_pick *p)
 	return s;
 }
 
+/* A stable copy of an extra name for the queue: the requirement it came
+ * from is parsed into a stack variable that is gone before the item is
+ * taken. */
+static const char *intern(struct dstate *d, const char *extra)
+{
+	if (!*extra)
+		return "";
+	for (size_t i = 0; i < d->npool; i++)
+		if (!strcmp(d->pool[i], extra))
+			return d->pool[i];
+	char **g = realloc(d->pool, (d->npool + 1) * sizeof *g);
+	if (!g)
+		return NULL;
+	d->pool = g;
+	if (!(g[d->npool] = strdup(extra)))
+		return NULL;
+	return g[d->npool++];
+}
+
+/* Whether ",a,b," holds the extra (names are normalized: exact compare). */
+static bool has_extra(const char *list, const char *extra)
+{
+	size_t n = strlen(extra);
+	for (const char *p = strstr(list, extra); p; p = strstr(p + 1, extra))
+		if (p > list && p[-1] == ',' && p[n] == ',')
+			return true;
+	return false;
+}
+
+/* Record that pick i is asked for `extra`: 1 when new, 0 when it was. */
+static int add_extra(struct dstate *d, size_t i, const char *extra)
+{
+	char *have = d->extras[i], *n = NULL;
+	if (has_extra(have, extra))
+		return 0;
+	if (asprintf(&n, "%s%s,", *have ? have : ",", extra) < 0)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	free(have);
+	d->extras[i] = n;
+	return 1;
+}
+
 static int push(struct dstate *d, const char *line, size_t parent, const char *extra)
 {
 	if (d->qn == d->qcap) {
@@ -77,8 +121,11 @@ static int push(struct dstate *d, const char *line, size_t parent, const char *e
 }
 
 /* Queue the requirements of pick i (under `extra`, "" = the plain ones). */
-static int expand(struct dstate *d, size_t i, const char *extra)
+static int expand(struct dstate *d, size_t i, const char *extra_in)
 {
+	const char *extra = intern(d, extra_in);
+	if (!extra)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	const struct rs_meta *m = rs_meta_get(d->x, d->out->picks[i].c);
 	if (!m) {
 		d->out->need = true;
@@ -197,6 +244,20 @@ static int conflict(struct dstate *d, const char *name, size_t navail)
 	return 0;
 }
 
+/* The extras a requirement asks of pick i: each new one queues the lines
+ * gated by `extra == "name"` (extras are normalized, PEP 685). */
+static int want_extras(struct dstate *d, size_t i, const struct ow_requirement *r)
+{
+	for (size_t k = 0; k < r->nextras; k++) {
+		int rc = add_extra(d, i, r->extras[k]);
+		if (rc > 0)
+			rc = expand(d, i, r->extras[k]);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int new_pick(struct dstate *d, const struct ow_requirement *r, size_t parent)
 {
 	struct rs_list *l;
@@ -205,6 +266,13 @@ static int new_pick(struct dstate *d, const struct ow_requirement *r, size_t par
 		return rc;
 	if (l->state == 0) {
 		d->out->need = true;
+		return 0;
+	}
+	if (l->state < 0) {
+		char *by = chain_of(&d->out->picks[parent]);
+		fail(d, "%s (required by %s): %s", r->name, by ? by : "?",
+		     l->why ? l->why : "no page on the index");
+		free(by);
 		return 0;
 	}
 	struct rs_cand **v = NULL;
@@ -231,10 +299,7 @@ static int new_pick(struct dstate *d, const struct ow_requirement *r, size_t par
 	size_t i = d->out->n++;
 	if ((rc = expand(d, i, "")) < 0)
 		return rc;
-	for (size_t k = 0; k < r->nextras; k++)
-		if ((rc = expand(d, i, r->extras[k])) < 0)
-			return rc;
-	return 0;
+	return want_extras(d, i, r);
 }
 
 /* A later requirement on an existing pick: new extras, or a restart. */
@@ -253,19 +318,7 @@ static int recheck(struct dstate *d, const struct ow_requirement *r, size_t i, c
 		d->restart = true;
 		return 0;
 	}
-	for (size_t k = 0; k < r->nextras; k++) {
-		char *have = d->extras[i], *n = NULL;
-		if (strstr(have, r->extras[k]))
-			continue;
-		if (asprintf(&n, "%s,%s", have, r->extras[k]) < 0)
-			return ow_err(OW_ENOMEM, "resolve: out of memory");
-		free(have);
-		d->extras[i] = n;
-		int rc = expand(d, i, r->extras[k]);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
+	return want_extras(d, i, r);
 }
 
 /* Whether the requirement line applies under `extra` and not already
@@ -305,6 +358,24 @@ static int take(struct dstate *d, const struct item *it, struct ow_requirement *
 	return rc;
 }
 
+/* The extras asked for a set member (--project torch[opt-einsum]): "a,b". */
+static int root_extras(struct dstate *d, size_t i, const char *list)
+{
+	while (list && *list) {
+		char name[OW_NAME_MAX];
+		size_t n = strcspn(list, ",");
+		int rc = ow_name_normalize(list, n, name, sizeof name);
+		if (rc < 0)
+			return rc;
+		if ((rc = add_extra(d, i, name)) > 0)
+			rc = expand(d, i, name);
+		if (rc < 0)
+			return rc;
+		list += n + (list[n] == ',');
+	}
+	return 0;
+}
+
 static void reset(struct dstate *d, size_t nroots)
 {
 	for (size_t i = nroots; i < d->out->n; i++)
@@ -332,6 +403,8 @@ static int one_pass(struct dstate *d, const struct rs_pick *roots, size_t nroots
 	d->out->n = nroots;
 	for (size_t i = 0; i < nroots && rc == 0; i++)
 		rc = expand(d, i, "");
+	for (size_t i = 0; i < nroots && rc == 0; i++)
+		rc = root_extras(d, i, roots[i].extras);
 	while (rc == 0 && !d->out->error && !d->restart && d->qhead < d->qn) {
 		struct ow_requirement r;
 		struct item it = d->q[d->qhead++];
@@ -351,6 +424,9 @@ static void dstate_free(struct dstate *d)
 		free(d->extras[i]);
 	free(d->extras);
 	free(d->excluded);
+	for (size_t i = 0; i < d->npool; i++)
+		free(d->pool[i]);
+	free(d->pool);
 }
 
 int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,

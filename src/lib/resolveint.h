@@ -53,17 +53,28 @@ long rs_day_number(uint32_t yyyymmdd);
 
 /* ---- candidates and metadata (resolvecand.c) ------------------------------- */
 
+/* A wheel's build tag (PEP 427: digits then an optional string), compared
+ * as pip does: (number, rest); none sorts below every tag. */
+struct rs_build {
+	long num; /* -1 when the file has no build tag */
+	char rest[32];
+};
+void rs_build_parse(const char *tag, struct rs_build *b);
+int rs_build_cmp(const struct rs_build *a, const struct rs_build *b);
+
 struct rs_cand {
 	int64_t id;
 	char *filename, *url, *version_text, *sha256, *object_sha256, *requires_python;
 	struct ow_version v;
 	size_t tag; /* index into the list's tag triples */
+	struct rs_build build;
 	bool yanked, has_metadata;
 	uint32_t date;
 };
 
 /* The files of one project listed on {index}/{variant}/{project}/ (variant
- * folder and root) or, for dependencies, {index}/{project}/. */
+ * folder and root) or, for dependencies, the first of
+ * {index}/{variant}/{project}/ and {index}/{project}/ that exists. */
 struct rs_list {
 	char *project, *variant;
 	bool dep;  /* a dependency: page {index}/{project}/, files of the root or the variant */
@@ -72,6 +83,7 @@ struct rs_list {
 	size_t n;
 	char **tags; /* 3 per triple: python, abi, platform */
 	size_t ntags;
+	char *why;   /* a dependency with state -1: "no page at ... (HTTP 404) ..." */
 };
 
 struct rs_meta {
@@ -129,6 +141,7 @@ struct rs_pick {
 	char project[OW_NAME_MAX];
 	char *required_by; /* chain, NULL for roots */
 	enum ow_member_role role;
+	const char *extras; /* roots: the extras asked for, "a,b" (NULL none) */
 };
 
 struct rs_closure {
