@@ -207,6 +207,28 @@ static void test_dates(void **state)
 	assert_true(rs_in_scope(20250101, 0));
 }
 
+/* pip's order of build tags: none < "1" < "1a" < "2" < "10" (a number, then
+ * the rest as text). */
+static void test_build_tags(void **state)
+{
+	(void)state;
+	static const char *const order[] = {NULL, "0", "1", "1a", "1b", "2", "10", "10x"};
+	size_t n = sizeof order / sizeof order[0];
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			struct rs_build a, b;
+			rs_build_parse(order[i], &a);
+			rs_build_parse(order[j], &b);
+			int want = i < j ? -1 : i > j;
+			assert_int_equal(rs_build_cmp(&a, &b), want);
+		}
+	struct rs_build b;
+	rs_build_parse("", &b);
+	assert_int_equal(b.num, -1);
+	rs_build_parse("99999999999999999999", &b); /* no overflow */
+	assert_true(b.num > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_choose_latest),
 		cmocka_unit_test(test_choose_stalled),
 		cmocka_unit_test(test_dates),
+		cmocka_unit_test(test_build_tags),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
