@@ -91,11 +91,12 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	for (size_t i = 0; i < t->nskipped; i++)
 		json_array_append_new(skipped, json_pack("{s:s, s:o}", "torch", t->skipped[i].torch,
 		                                         "missing", csv_json(t->skipped[i].missing)));
-	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:o, s:o, s:s?, s:s?, s:o, s:o, s:o, s:I}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:o, s:o, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:I}",
 	                 "target", t->describe, "variant", t->variant, "python", t->python,
 	                 "platform", t->platform, "complete", t->complete, "versions", versions,
 	                 "missing", csv_json(t->missing), "newest_complete",
-	                 *t->alternative ? t->alternative : NULL, "error", t->error, "skipped",
+	                 *t->alternative ? t->alternative : NULL, "error", t->error, "hint",
+	                 *t->hint ? t->hint : NULL, "skipped",
 	                 skipped, "notes", strs_json(t->notes, t->nnotes), "members", members,
 	                 "set_id", (json_int_t)t->set_id);
 }
@@ -157,6 +158,8 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 		        *t->alternative ? t->alternative : "none");
 	if (t->error)
 		cli_say(c, "    %s\n", t->error);
+	if (*t->hint)
+		cli_say(c, "    %s\n", t->hint);
 	for (size_t i = 0; t->complete && i < t->nskipped; i++)
 		cli_say(c, "    newer torch %s passed over: no matching %s\n", t->skipped[i].torch,
 		        t->skipped[i].missing);

@@ -424,7 +424,69 @@ static void target_reset(struct ow_resolve_target *o)
 	o->members = NULL, o->notes = NULL, o->skipped = NULL, o->error = NULL;
 	o->nmembers = o->nnotes = o->nskipped = 0;
 	o->complete = false;
-	o->missing[0] = o->alternative[0] = '\0';
+	o->missing[0] = o->alternative[0] = o->hint[0] = '\0';
+}
+
+/* The oldest OS release a platform tag set needs ("macosx_14_0_arm64" ->
+ * 14.0, "manylinux_2_34_x86_64" -> 2.34), for the target's OS; 0 when none. */
+static int os_needed(const struct ow_target *t, const char *platform, int *major, int *minor)
+{
+	const char *pre = t->os == OW_OS_MACOS ? "macosx_" : t->os == OW_OS_LINUX ? "manylinux_" : NULL;
+	int found = 0;
+	for (const char *p = pre ? strstr(platform, pre) : NULL; p; p = strstr(p + 1, pre)) {
+		int a, b;
+		if (sscanf(p + strlen(pre), "%d_%d", &a, &b) == 2 &&
+		    (!found || a < *major || (a == *major && b < *minor)))
+			*major = a, *minor = b, found = 1;
+	}
+	return found;
+}
+
+/* A torch newer than the one taken that has wheels for this target's
+ * python but only for a newer OS release than the target names (PyPI's
+ * torch >= 2.12 for macOS is macosx_14_0_arm64; macos-arm64 means 11.0):
+ * say so, with the --platform that would take it. */
+static int platform_hint(struct rs_ctx *x, struct tstate *ts)
+{
+	struct ow_resolve_target *o = ts->out;
+	struct rs_list *l;
+	int rc = rs_list_get(x, x->o->projects[0], ts->variant, false, &l);
+	if (rc < 0 || l->state <= 0 || ts->t.os == OW_OS_WINDOWS)
+		return rc;
+	struct ow_version taken;
+	bool have = *o->versions[0] && ow_pep440_parse(&taken, o->versions[0]) == 0;
+	struct ow_target any = ts->t;
+	any.macos_major = 40; /* the newest either parses or lists */
+	any.glibc_minor = 60;
+	const struct rs_cand *best = NULL;
+	int bmaj = 0, bmin = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct rs_cand *c = &l->c[i];
+		const char *const *tg = (const char *const *)&l->tags[3 * c->tag];
+		int maj = 0, min = 0;
+		if (c->yanked || (have && ow_pep440_cmp(&c->v, &taken) <= 0) ||
+		    (best && ow_pep440_cmp(&c->v, &best->v) < 0) ||
+		    ow_tags_priority(&ts->t, tg[0], tg[1], tg[2]) >= 0 ||
+		    ow_tags_priority(&any, tg[0], tg[1], tg[2]) < 0 || !os_needed(&ts->t, tg[2], &maj, &min))
+			continue;
+		if (!best || ow_pep440_cmp(&c->v, &best->v) > 0 || maj < bmaj || (maj == bmaj && min < bmin))
+			best = c, bmaj = maj, bmin = min;
+	}
+	if (!best)
+		return 0;
+	if (ts->t.os == OW_OS_MACOS)
+		snprintf(o->hint, sizeof o->hint,
+		         "torch %s needs macOS %d.%d (macosx_%d_%d wheels; this target is macosx_%d_%d): "
+		         "try --platform macosx_%d_%d_%s",
+		         best->version_text, bmaj, bmin, bmaj, bmin, ts->t.macos_major, ts->t.macos_minor,
+		         bmaj, bmin, ts->t.arch);
+	else
+		snprintf(o->hint, sizeof o->hint,
+		         "torch %s needs glibc %d.%d (manylinux_%d_%d wheels; this target is "
+		         "manylinux_%d_%d): try --platform manylinux_%d_%d_%s",
+		         best->version_text, bmaj, bmin, bmaj, bmin, ts->t.glibc_major,
+		         ts->t.glibc_minor, bmaj, bmin, ts->t.arch);
+	return 0;
 }
 
 /* One target as far as it goes: 0 with ts->done or *wait, < 0 error. */
@@ -444,6 +506,8 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 		views_free(pv, np);
 	} while (rc == 1);
 	ts->done = rc == 0 && !*wait;
+	if (ts->done)
+		rc = platform_hint(x, ts);
 	return rc;
 }
 

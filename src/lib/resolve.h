@@ -115,6 +115,7 @@ struct ow_resolve_target {
 	char missing[256];  /* projects with no match for the chosen/newest torch */
 	char alternative[OW_VER_TEXT_MAX + 1]; /* newest complete torch when incomplete, "" none */
 	char *error;        /* conflict or fetch problem, NULL when none */
+	char hint[256];     /* "torch 2.15.0 needs macosx_14_0 ...; try --platform ...", "" none */
 	char **notes;       /* candidates left out (no metadata, Requires-Python, ...) */
 	size_t nnotes;
 	struct ow_resolve_skip *skipped; /* newer torches without a complete set */

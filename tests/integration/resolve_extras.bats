@@ -100,6 +100,20 @@ members() { jq -r '.targets[0].members[] | "\(.project)==\(.version)"' | sort; }
 	echo "$output" | jq -e '.targets[] | select(.variant == "cu130") | .complete'
 }
 
+@test "a newer torch only for a newer macOS is named, with the --platform that takes it" {
+	run ow_res cpu torch --platform macos-arm64
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r '.targets[0].versions.torch')" = 2.11.0 ]
+	[ "$(echo "$output" | jq -r '.targets[0].hint')" = "torch 2.15.0 needs macOS 14.0 (macosx_14_0 wheels; this target is macosx_11_0): try --platform macosx_14_0_arm64" ]
+	run ow_res cpu torch --platform macosx_14_0_arm64
+	[ "$(echo "$output" | jq -r '.targets[0].versions.torch')" = 2.15.0 ]
+	[ "$(echo "$output" | jq -r '.targets[0].hint')" = null ]
+	run "$OFFWHEEL" --home "$SRV/ws" resolve --index-url "$OW_HTTP_URL/whl" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--variant cpu --project torch --python 3.11 --platform macos-arm64
+	[[ "$output" == *"try --platform macosx_14_0_arm64"* ]]
+}
+
 @test "--project NAME[...] that is malformed, and --channel with --index-url, are usage errors" {
 	run ow_res cu130 'torch[opt'
 	[ "$status" -eq 2 ]

@@ -8,6 +8,7 @@ ROOT/whl/<project>/         the channel root: a newer `vdep` that pip would
                             not see, and `rootonly`, found only here
 ROOT/whl/cu126/torch/       torch that needs `rootonly` (root fallback)
 ROOT/whl/cu124/torch/       torch that needs `filelock`, on no page at all
+ROOT/whl/cpu/torch/         torch 2.15.0 for macosx_14_0 only, 2.11.0 for 11.0
 
 The cases (what a correct resolver gives for `torch` on cu130, Linux):
   torch[opt] -> optdep                         extras on the set member
@@ -87,8 +88,8 @@ def page(root, rel, project, entries):
         f.write("<!DOCTYPE html>\n<html><body>\n" + "\n".join(links) + "\n</body></html>\n")
 
 
-def simple(name, version, requires=(), extras=(), build=None):
-    fn = f"{name}-{version}{'-' + build if build else ''}-py3-none-any.whl"
+def simple(name, version, requires=(), extras=(), build=None, tag="py3-none-any"):
+    fn = f"{name}-{version}{'-' + build if build else ''}-{tag}.whl"
     meta = metadata(name, version, requires, extras)
     return fn, wheel(fn, meta), meta
 
@@ -124,6 +125,10 @@ def main():
     page(root, "whl", "rootonly", [simple("rootonly", "1.0")])
     page(root, "whl/cu126", "torch", [simple("torch", "2.10.0", ["rootonly"])])
     page(root, "whl/cu124", "torch", [simple("torch", "2.10.0", ["filelock"])])
+    page(root, "whl/cpu", "torch", [
+        simple("torch", "2.11.0", tag="cp311-none-macosx_11_0_arm64"),
+        simple("torch", "2.15.0", tag="cp311-none-macosx_14_0_arm64"),
+    ])
 
 
 if __name__ == "__main__":
