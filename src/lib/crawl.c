@@ -266,6 +266,7 @@ static int record_links(struct crawl *cr, struct page_job *j, const struct ow_pa
 {
 	struct ow_crawl_page *p = j->page;
 	int rc = clear_links(cr, page_id);
+	p->skipped = pg->nskipped;
 	for (size_t i = 0; !rc && i < pg->nrejected; i++)
 		rc = add_reason(p, "%s", pg->rejected[i].reason);
 	for (size_t i = 0; !rc && i < pg->nlinks; i++) {

@@ -56,6 +56,7 @@ struct ow_crawl_page {
 	int rc;       /* for FAILED */
 	long status;  /* HTTP status */
 	size_t files, added, gone, rejected;
+	size_t skipped; /* legacy formats (.egg, .exe, ...), not wheels, not hostile */
 	char **reasons; /* `rejected` messages */
 	char detail[1024];
 };

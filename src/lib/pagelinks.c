@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 
@@ -226,10 +227,29 @@ static int add_rejected(struct ow_page *p, const char *href, int line, const cha
 	return 0;
 }
 
+/* Formats pip no longer installs (eggs, Windows installers, old sdist
+ * archives): not a file of ours and not hostile either; counted apart. */
+static bool is_legacy(const char *href)
+{
+	static const char *const ext[] = {".egg", ".exe", ".msi", ".tar.bz2", ".tbz", ".tgz",
+	                                  ".tar.xz", ".txz", ".tar", ".rpm", ".dmg"};
+	size_t n = strcspn(href, "#?");
+	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		size_t k = strlen(ext[i]);
+		if (n >= k && !strncasecmp(href + n - k, ext[i], k))
+			return true;
+	}
+	return false;
+}
+
 static int take_anchor(struct ow_page *p, const struct ow_url *page,
                        const struct ow_url_policy *pol, struct ow_html_anchor *a)
 {
 	struct ow_link l = {0};
+	if (is_legacy(a->href)) {
+		p->nskipped++;
+		return 0;
+	}
 	int rc = make_link(page, pol, a, &l);
 	if (rc == OW_ENOMEM)
 		return rc;

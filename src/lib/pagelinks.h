@@ -49,6 +49,7 @@ struct ow_page {
 	size_t nlinks;
 	struct ow_rejected *rejected;
 	size_t nrejected;
+	size_t nskipped;   /* links to legacy formats (.egg, .exe, .tar.bz2, ...): ignored */
 	int has_timestamp; /* the page carried <!--TIMESTAMP n--> */
 	int64_t timestamp;
 };

@@ -592,6 +592,44 @@ static void test_page_url_refused(void **state)
 	assert_null(p);
 }
 
+/* PyPI pages of old projects (setuptools, six, numpy) still list eggs,
+ * Windows installers and .tar.bz2 sdists next to the wheels. pip ignores
+ * them; so do we: counted as skipped, never a rejection (which would read as
+ * a hostile page) and never a link. */
+static void test_legacy_links_skipped(void **state)
+{
+	(void)state;
+	const char *body =
+	    "<html><body>\n"
+	    "<a href=\"https://files.pythonhosted.org/packages/ab/cd/setuptools-0.6c11-py2.7.egg#md5=fe1f\">"
+	    "setuptools-0.6c11-py2.7.egg</a>\n"
+	    "<a href=\"https://files.pythonhosted.org/packages/ab/cd/setuptools-0.6c11.win32-py2.7.exe\">"
+	    "setuptools-0.6c11.win32-py2.7.exe</a>\n"
+	    "<a href=\"https://files.pythonhosted.org/packages/ab/cd/setuptools-0.7.tar.bz2?x=1\">setuptools-0.7.tar.bz2</a>\n"
+	    "<a href=\"https://files.pythonhosted.org/packages/ab/cd/setuptools-0.7.TGZ\">setuptools-0.7.TGZ</a>\n"
+	    "<a href=\"https://files.pythonhosted.org/packages/ab/cd/setuptools-0.7.msi\">setuptools-0.7.msi</a>\n"
+	    "<a href=\"https://files.pythonhosted.org/packages/ab/cd/setuptools-0.6c11.tar.gz\">setuptools-0.6c11.tar.gz</a>\n"
+	    "<a href=\"https://files.pythonhosted.org/packages/ab/cd/setuptools-80.9.0-py3-none-any.whl#sha256=" H64
+	    "\">setuptools-80.9.0-py3-none-any.whl</a>\n"
+	    "<a href=\"https://files.pythonhosted.org/packages/ab/cd/setuptools-80.9.0-py3-none-any.whl.exe\">"
+	    "trap</a>\n"
+	    "<a href=\"https://files.pythonhosted.org/packages/ab/cd/not-a-dist.txt\">x</a>\n"
+	    "</body></html>\n";
+	struct ow_page *p = NULL;
+	assert_int_equal(
+	    ow_page_parse("https://pypi.org/simple/setuptools/", body, strlen(body), NULL, NULL, &p),
+	    0);
+	assert_int_equal(p->nskipped, 6);
+	assert_int_equal(p->nlinks, 2);
+	assert_true(p->links[0].is_sdist);
+	assert_string_equal(p->links[0].version, "0.6c11");
+	assert_false(p->links[1].is_sdist);
+	assert_string_equal(p->links[1].version, "80.9.0");
+	assert_int_equal(p->nrejected, 1);
+	assert_has(p->rejected[0].reason, "not-a-dist.txt");
+	ow_page_free(p);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
@@ -609,6 +647,7 @@ int main(void)
 	    cmocka_unit_test(test_empty_project_pages_ok),
 	    cmocka_unit_test(test_custom_limits),
 	    cmocka_unit_test(test_page_url_refused),
+    cmocka_unit_test(test_legacy_links_skipped),
 	};
 	enum { NF = sizeof fixed / sizeof fixed[0], NP = sizeof page_cases / sizeof page_cases[0] };
 	struct CMUnitTest tests[NF + NP];

@@ -393,7 +393,7 @@ static struct hcase hostile[] = {
     {"space_in_href", "<a href=\"/whl/a b.whl\">a b.whl</a>", "space", 1, 1},
     {"anchor_text_not_basename", "<a href=\"/whl/cpu/" WHL "\">torch-9.9.9-py3-none-any.whl</a>",
      "anchor text \"torch-9.9.9-py3-none-any.whl\" is not the URL's file name", 1, 1},
-    {"basename_not_a_wheel", "<a href=\"/whl/cpu/torch-2.4.1.exe\">torch-2.4.1.exe</a>",
+    {"basename_not_a_wheel", "<a href=\"/whl/cpu/torch-2.4.1.rar\">torch-2.4.1.rar</a>",
      "is not a wheel", 1, 1},
     {"wheel_with_too_few_parts", "<a href=\"/whl/torch-2.4.1.whl\">torch-2.4.1.whl</a>",
      "is not a wheel file name", 1, 1},
