@@ -244,6 +244,7 @@ int cmd_resolve(struct cli *c, int argc, char **argv)
 	int rc = first < 0 ? (first == CLI_HELP_SHOWN ? 0 : -first) : 0;
 	if (first >= 0 && first < argc)
 		rc = cli_usage_error(c, "resolve: unexpected argument '%s'", argv[first]);
+	o.idx.offline = o.offline;
 	if (first >= 0 && !rc && !(rc = index_opts_finish(c, &o.idx)) &&
 	    !(rc = check_variants(c, &o.idx)))
 		rc = target_opts_finish(c, &o.tgt);

@@ -159,6 +159,11 @@ static int build_policy(struct cli *c, struct index_opts *o)
 	o->policy.allow_file = !strncmp(o->index, "file:", 5);
 	if (*host && (rc = ow_url_policy_add_host(&o->policy, host)))
 		return cli_fail(c, rc);
+	/* Offline, the URL only names which stored pages to read: nothing goes
+	 * over the wire, so plain http is nothing to guard against (the pages
+	 * were crawled under the policy that applied then). */
+	if (o->offline && *host && (rc = ow_url_policy_add_trusted(&o->policy, host)))
+		return cli_fail(c, rc);
 	if ((rc = ow_url_check_page(&o->policy, o->index)))
 		return cli_usage_error(c, "--index-url: %s", ow_err_detail());
 	return 0;

@@ -56,6 +56,7 @@ struct index_opts {
 	const char *cert;
 	int force;
 	int stall_s;
+	int offline; /* the command reads only the workspace: plain http needs no --trusted-host */
 	struct strlist variants, projects, trusted, allowed;
 	char **project_extras; /* per project: "a,b" from NAME[a,b], "" none */
 	/* filled by index_opts_finish */

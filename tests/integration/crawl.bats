@@ -122,6 +122,25 @@ anchors_on_pages() {
 	[ "$(jq -r '.pages[0].outcome' <<<"$output")" = new ]
 }
 
+@test "resolve --offline reads the pages of a plain-http index without --trusted-host" {
+	ws=$SRV/ws-http-offline
+	args=(--index-url "$OW_HTTP_URL/whl/nightly" --variant cu128 --project torch
+		--python 3.12 --platform linux-x86_64)
+	run "$OFFWHEEL" --home "$ws" --json resolve "${args[@]}" --trusted-host 127.0.0.1 --cert "$OW_CA_FILE" \
+		--allow-host localhost --allow-host r2.localhost
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	online=$(jq -c '[.targets[].members[] | .filename] | sort' <<<"$output")
+	[ "$(jq length <<<"$online")" -gt 1 ]
+	# the network needs the flag ...
+	run "$OFFWHEEL" --home "$ws" resolve "${args[@]}"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--trusted-host"* ]]
+	# ... reading the workspace does not, and gives the same closure
+	run "$OFFWHEEL" --home "$ws" --json resolve --offline "${args[@]}"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(jq -c '[.targets[].members[] | .filename] | sort' <<<"$output")" = "$online" ]
+}
+
 @test "libcurl is loaded only by the commands that go to the network" {
 	ws=$SRV/ws-nocurl
 	run "$OFFWHEEL" --home "$ws" --json crawl --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" --variant cu128 --project torchvision
