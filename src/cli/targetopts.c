@@ -29,6 +29,11 @@ int target_opt(struct cli *c, struct target_opts *o, int key, const char *arg)
 	case TGT_PRE:
 		o->pre = 1;
 		return 0;
+	case TGT_PAIR:
+		if (strcmp(arg, "matched") && strcmp(arg, "newest"))
+			return cli_usage_error(c, "--pair: '%s' is not matched or newest", arg);
+		o->pair_newest = !strcmp(arg, "newest");
+		return 0;
 	case TGT_DEVICE:
 		if (ow_gpu_parse_device(arg, &o->device) || o->device <= 0)
 			return cli_usage_error(c, "--device: '%s' is not a compute capability like 12.0", arg);
@@ -131,6 +136,7 @@ void target_resolve_opts(struct ow_resolve_opts *ro, const struct index_opts *id
 		.version = tgt->version,
 		.no_deps = tgt->no_deps,
 		.pre = tgt->pre,
+		.pair = tgt->pair_newest ? OW_PAIR_NEWEST : OW_PAIR_MATCHED,
 		.io = io,
 	};
 }

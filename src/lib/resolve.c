@@ -204,7 +204,7 @@ static void choose(struct rs_ctx *x, struct tstate *ts, struct pview *pv, size_t
 	if (x->nneed > before)
 		ch->torch = RS_NEED;
 	else
-		rs_choose(pv[0].mc, window, projs, n, np, ch);
+		rs_choose(pv[0].mc, window, projs, n, np, x->o->pair == OW_PAIR_NEWEST, ch);
 }
 
 static int add_member(struct ow_resolve_target *o, const struct rs_pick *p)
@@ -343,7 +343,8 @@ static int incomplete(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 		return 0;
 	}
 	for (size_t p = 1; p < x->o->nprojects; p++)
-		pick[p - 1] = rs_match_one(pv[0].mc[first].v, pv[0].mc[first].date, pv[p].mc, pv[p].n);
+		pick[p - 1] = rs_match_one(pv[0].mc[first].v, pv[0].mc[first].date, pv[p].mc,
+		                           pv[p].n, x->o->pair == OW_PAIR_NEWEST);
 	struct rs_pick roots[OW_RESOLVE_MAX_PROJECTS];
 	size_t n = set_roots(x, pv, first, pick, roots);
 	fill_versions(x, o, roots, n);
@@ -538,6 +539,9 @@ static void selector_text(const struct ow_resolve_opts *o, char *buf, size_t n)
 		snprintf(buf, n, "version:%s", o->version);
 	else
 		snprintf(buf, n, "latest");
+	size_t len = strlen(buf);
+	if (o->pair == OW_PAIR_NEWEST && len < n)
+		snprintf(buf + len, n - len, ",pair:newest");
 }
 
 static int init_targets(const struct ow_resolve_opts *o, struct ow_resolve_report *r,

@@ -66,6 +66,11 @@ struct ow_resolve_netio {
 };
 void ow_resolve_io_net(struct ow_resolve_io *io, struct ow_resolve_netio *ctx);
 
+/* How torchvision/torchaudio are paired with a torch. MATCHED: the release
+ * made for it (an exact == pin), else the newest whose pin admits it. NEWEST:
+ * pip's and uv's rule, the newest whose pin admits it. */
+enum ow_pair_rule { OW_PAIR_MATCHED = 0, OW_PAIR_NEWEST };
+
 struct ow_resolve_opts {
 	const char *index_url; /* without trailing slash */
 	const char *const *variants;
@@ -80,6 +85,7 @@ struct ow_resolve_opts {
 	bool no_deps;
 	bool pre;       /* pre-releases allowed for dependencies */
 	bool no_store;  /* do not record sets */
+	enum ow_pair_rule pair;
 	const struct ow_resolve_io *io;
 };
 

@@ -34,8 +34,10 @@ enum { RS_NEED = -2, RS_NONE = -1 };
 /* The candidate of cs[0..n) (newest first) that goes with torch t: an exact
  * == pin first, else the newest whose pin admits t (unpinned admits all).
  * RS_NONE when none does, RS_NEED when a candidate in scope is not known
- * yet (nothing is decided then). */
-long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *cs, size_t n);
+ * yet (nothing is decided then).  `newest`: pip's rule instead, the newest
+ * whose pin admits t, exact or not. */
+long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *cs, size_t n,
+                  bool newest);
 
 struct rs_choice {
 	long torch;                           /* index of the chosen torch, RS_NONE, RS_NEED */
@@ -46,7 +48,7 @@ struct rs_choice {
 /* Walk torches[0..window) newest first; the first one every project
  * matches is chosen.  Unusable torches are passed over (missing = 0). */
 void rs_choose(const struct rs_mc *torches, size_t window, const struct rs_mc *const *projs,
-               const size_t *nprojs, size_t np, struct rs_choice *out);
+               const size_t *nprojs, size_t np, bool newest, struct rs_choice *out);
 
 /* ---- dates --------------------------------------------------------------- */
 long rs_day_number(uint32_t yyyymmdd);

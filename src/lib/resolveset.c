@@ -43,7 +43,8 @@ static int pin_admits(const char *pin, const struct ow_version *t)
 	return 1;
 }
 
-long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *cs, size_t n)
+long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *cs, size_t n,
+                  bool newest)
 {
 	long exact = RS_NONE, loose = RS_NONE;
 	for (size_t i = 0; i < n; i++) {
@@ -58,17 +59,19 @@ long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *c
 			exact = (long)i;
 		if (a && loose == RS_NONE)
 			loose = (long)i;
+		if (a && newest)
+			break; /* pip's rule: the newest the pin admits, look no further */
 	}
 	return exact != RS_NONE ? exact : loose;
 }
 
 /* Match every project for torch t; bit p of the result = projs[p] missing. */
 static uint32_t match_all(const struct rs_mc *t, const struct rs_mc *const *projs,
-                          const size_t *nprojs, size_t np, long *pick, bool *need)
+                          const size_t *nprojs, size_t np, bool newest, long *pick, bool *need)
 {
 	uint32_t miss = 0;
 	for (size_t p = 0; p < np; p++) {
-		pick[p] = rs_match_one(t->v, t->date, projs[p], nprojs[p]);
+		pick[p] = rs_match_one(t->v, t->date, projs[p], nprojs[p], newest);
 		if (pick[p] == RS_NEED)
 			*need = true;
 		else if (pick[p] == RS_NONE)
@@ -78,7 +81,7 @@ static uint32_t match_all(const struct rs_mc *t, const struct rs_mc *const *proj
 }
 
 void rs_choose(const struct rs_mc *torches, size_t window, const struct rs_mc *const *projs,
-               const size_t *nprojs, size_t np, struct rs_choice *out)
+               const size_t *nprojs, size_t np, bool newest, struct rs_choice *out)
 {
 	out->torch = RS_NONE;
 	out->examined = 0;
@@ -88,7 +91,7 @@ void rs_choose(const struct rs_mc *torches, size_t window, const struct rs_mc *c
 		if (!torches[i].usable)
 			continue;
 		bool need = false;
-		uint32_t miss = match_all(&torches[i], projs, nprojs, np, out->pick, &need);
+		uint32_t miss = match_all(&torches[i], projs, nprojs, np, newest, out->pick, &need);
 		if (need) {
 			out->torch = RS_NEED;
 			return;

@@ -114,6 +114,29 @@ members() { jq -r '.targets[0].members[] | "\(.project)==\(.version)"' | sort; }
 	[[ "$output" == *"try --platform macosx_14_0_arm64"* ]]
 }
 
+@test "pairing: the torchvision released for torch by default, pip's newest with --pair newest (pip agrees)" {
+	tv() { jq -r '.targets[0].versions.torchvision' <<<"$output"; }
+	run ow_res cu128 torch,torchvision --version 2.14.0 --no-deps
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(tv)" = 0.29.0 ]
+	[ "$(jq -r .selector <<<"$output")" = version:2.14.0 ]
+	run ow_res cu128 torch,torchvision --version 2.14.0 --no-deps --pair newest
+	[ "$status" -eq 0 ]
+	[ "$(tv)" = 0.29.2 ]
+	[ "$(jq -r .selector <<<"$output")" = version:2.14.0,pair:newest ]
+	python3 -m pip install --dry-run --ignore-installed --quiet --only-binary=:all: \
+		--report "$SRV/pair.json" --index-url "$OW_HTTP_URL/whl/cu128" \
+		--trusted-host 127.0.0.1 torch==2.14.0 torchvision
+	[ "$(jq -r '.install[] | select(.metadata.name == "torchvision") | .metadata.version' "$SRV/pair.json")" = 0.29.2 ]
+	# the newest torch: both rules give the newest torchvision
+	run ow_res cu128 torch,torchvision --no-deps
+	[ "$(jq -r '.targets[0].versions.torch' <<<"$output")" = 2.15.0 ]
+	[ "$(tv)" = 0.29.2 ]
+	run ow_res cu128 torch,torchvision --pair oldest
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--pair: 'oldest' is not matched or newest"* ]]
+}
+
 @test "--project NAME[...] that is malformed, and --channel with --index-url, are usage errors" {
 	run ow_res cu130 'torch[opt'
 	[ "$status" -eq 2 ]

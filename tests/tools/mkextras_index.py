@@ -9,6 +9,9 @@ ROOT/whl/<project>/         the channel root: a newer `vdep` that pip would
 ROOT/whl/cu126/torch/       torch that needs `rootonly` (root fallback)
 ROOT/whl/cu124/torch/       torch that needs `filelock`, on no page at all
 ROOT/whl/cpu/torch/         torch 2.15.0 for macosx_14_0 only, 2.11.0 for 11.0
+ROOT/whl/cu128/             the pairing case, with the real pins: torch 2.14.0
+                            and 2.15.0; torchvision 0.29.0 (torch==2.14.0),
+                            0.29.1 and 0.29.2 (torch>=2.14.0)
 
 The cases (what a correct resolver gives for `torch` on cu130, Linux):
   torch[opt] -> optdep                         extras on the set member
@@ -128,6 +131,13 @@ def main():
     page(root, "whl/cpu", "torch", [
         simple("torch", "2.11.0", tag="cp311-none-macosx_11_0_arm64"),
         simple("torch", "2.15.0", tag="cp311-none-macosx_14_0_arm64"),
+    ])
+    p = "whl/cu128"
+    page(root, p, "torch", [simple("torch", "2.14.0"), simple("torch", "2.15.0")])
+    page(root, p, "torchvision", [
+        simple("torchvision", "0.29.0", ["torch==2.14.0"]),
+        simple("torchvision", "0.29.1", ["torch>=2.14.0"]),
+        simple("torchvision", "0.29.2", ["torch>=2.14.0"]),
     ])
 
 

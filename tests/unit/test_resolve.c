@@ -91,7 +91,7 @@ static void test_match_one(void **state)
 		struct tab c;
 		assert_int_equal(ow_pep440_parse(&t, one_cases[i].torch), 0);
 		load(&c, one_cases[i].cands);
-		long got = rs_match_one(&t, rs_version_date(&t), c.mc, c.n);
+		long got = rs_match_one(&t, rs_version_date(&t), c.mc, c.n, false);
 		if (got != one_cases[i].want)
 			fail_msg("case %zu (torch %s): got %ld, want %ld", i, one_cases[i].torch, got,
 			         one_cases[i].want);
@@ -133,7 +133,54 @@ static void choose(const struct cand *audio, size_t skip_torches, struct rs_choi
 	const struct rs_mc *projs[2] = {v.mc, a.mc};
 	size_t n[2] = {v.n, a.n};
 	ch->missing = miss;
-	rs_choose(t.mc + skip_torches, t.n - skip_torches, projs, n, 2, ch);
+	rs_choose(t.mc + skip_torches, t.n - skip_torches, projs, n, 2, false, ch);
+}
+
+/* --pair newest (pip's rule) against the default, on the real pins:
+ * torchvision 0.29.0 says torch==2.14.0, 0.29.1 and 0.29.2 say >=2.14.0. */
+static const struct cand vision_029[] = {
+	{"0.29.2", ">=2.14.0", 1}, {"0.29.1", ">=2.14.0", 1}, {"0.29.0", "==2.14.0", 1}, {NULL, NULL, 0},
+};
+static const struct {
+	const char *torch;
+	const struct cand *cands;
+	long matched, newest;
+} pair_cases[] = {
+	{"2.14.0+cu130", vision_029, 2, 0},
+	{"2.15.0+cu130", vision_029, 0, 0},
+	{"2.13.0", vision_029, RS_NONE, RS_NONE},
+	/* the newest that admits torch is known: newest needs nothing more */
+	{"2.14.0",
+	 (const struct cand[]){{"0.29.2", ">=2.14.0", 1}, {"0.29.1", NULL, 0}, {NULL, NULL, 0}},
+	 RS_NEED, 0},
+	{"2.14.0",
+	 (const struct cand[]){{"0.30.0", NULL, 0}, {"0.29.2", ">=2.14.0", 1}, {NULL, NULL, 0}},
+	 RS_NEED, RS_NEED},
+	/* a newer build that does not admit torch is passed over by both */
+	{"2.14.0",
+	 (const struct cand[]){{"0.30.0", ">=2.15.0", 1}, {"0.29.2", ">=2.14.0", 1}, {NULL, NULL, 0}},
+	 1, 1},
+	{"2.10.0.dev20251021",
+	 (const struct cand[]){{"2.10.0.dev20251022", NULL, 1},
+	                       {"2.10.0.dev20251021", "==2.10.0.dev20251021", 1},
+	                       {NULL, NULL, 0}},
+	 1, 0},
+};
+
+static void test_match_newest(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof pair_cases / sizeof pair_cases[0]; i++) {
+		struct ow_version t;
+		struct tab c;
+		assert_int_equal(ow_pep440_parse(&t, pair_cases[i].torch), 0);
+		load(&c, pair_cases[i].cands);
+		long m = rs_match_one(&t, rs_version_date(&t), c.mc, c.n, false);
+		long n = rs_match_one(&t, rs_version_date(&t), c.mc, c.n, true);
+		if (m != pair_cases[i].matched || n != pair_cases[i].newest)
+			fail_msg("case %zu (torch %s): matched %ld newest %ld, want %ld %ld", i,
+			         pair_cases[i].torch, m, n, pair_cases[i].matched, pair_cases[i].newest);
+	}
 }
 
 static void test_choose_latest(void **state)
@@ -174,12 +221,12 @@ static void test_choose_stalled(void **state)
 	const struct rs_mc *projs[2] = {v.mc, a.mc};
 	size_t n[2] = {v.n, a.n};
 	ch.missing = miss;
-	rs_choose(t.mc, t.n, projs, n, 2, &ch);
+	rs_choose(t.mc, t.n, projs, n, 2, false, &ch);
 	assert_int_equal(ch.torch, 3);
 	assert_int_equal(miss[1], 0u);
 	/* metadata still to come: RS_NEED */
 	v.mc[1].meta = 0;
-	rs_choose(t.mc, t.n, projs, n, 2, &ch);
+	rs_choose(t.mc, t.n, projs, n, 2, false, &ch);
 	assert_int_equal(ch.torch, RS_NEED);
 }
 
@@ -233,6 +280,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_match_one),
+		cmocka_unit_test(test_match_newest),
 		cmocka_unit_test(test_choose_latest),
 		cmocka_unit_test(test_choose_stalled),
 		cmocka_unit_test(test_dates),
