@@ -7,7 +7,7 @@ setup_file() {
 	export SRC="${OW_SOURCE_DIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
 	export FIX="${OW_FIXTURES:-$SRC/tests/fixtures}"
 	export T="$BATS_FILE_TMPDIR"
-	export OW_EXT_CACHE="${OW_EXT_CACHE:-/work/cache-ext}"
+	export OW_EXT_CACHE="${OW_EXT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/offwheel-tests}"
 	"$SRC/scripts/make-fixture-index" "$T/idx" >/dev/null
 	export W126 W128 TV126
 	W126=$(find "$T/idx/www/whl/cu126" -name 'torch-*+cu126-cp312-cp312-manylinux_2_28_x86_64.whl' | head -1)
