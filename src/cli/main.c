@@ -1,4 +1,5 @@
 /* main.c - the command table and global options. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,74 @@ static long default_jobs(void)
 	return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 
+/* Levenshtein distance of two short words, capped at 9 (no command is longer
+ * than 8 letters; a typo of one is what we look for). */
+static int distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 16 || lb > 16)
+		return 9;
+	int row[17];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb] > 9 ? 9 : row[lb];
+}
+
+/* The command a mistyped name most likely meant: a prefix of one command, or
+ * the nearest within two edits; NULL when nothing is close. */
+static const char *nearest_command(const char *name)
+{
+	const char *best = NULL, *prefixed = NULL;
+	int bd = 3, nprefixed = 0;
+	for (const struct cli_command *c = commands; c->name; c++) {
+		if (*name && !strncmp(c->name, name, strlen(name))) {
+			prefixed = c->name;
+			nprefixed++;
+		}
+		int d = distance(name, c->name);
+		if (d < bd) {
+			bd = d;
+			best = c->name;
+		}
+	}
+	return nprefixed == 1 ? prefixed : best;
+}
+
+static bool is_global_with_value(const char *a)
+{
+	return !strcmp(a, "--home") || !strcmp(a, "--jobs") || !strcmp(a, "--progress") ||
+	       !strcmp(a, "--lock-timeout");
+}
+
+/* What the global options before the command may be (values joined with '='
+ * or following). */
+static bool is_global(const char *a)
+{
+	static const char *const plain[] = {"--json", "--quiet", "-q", "--verbose", "-v", "-vv",
+	                                    "-vvv", "--help", "-h", "--version", "-V"};
+	for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+		if (!strcmp(a, plain[i]))
+			return true;
+	static const char *const valued[] = {"--home=", "--jobs=", "--progress=", "--lock-timeout="};
+	for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
+		if (!strncmp(a, valued[i], strlen(valued[i])))
+			return true;
+	return is_global_with_value(a);
+}
+
 /* Global options before the command: the same as after it, so move them
  * behind the command name and let the command parse them all. */
 static int find_command(int argc, char **argv)
@@ -56,8 +125,7 @@ static int find_command(int argc, char **argv)
 		const char *a = argv[i];
 		if (a[0] != '-')
 			return i;
-		if (!strcmp(a, "--home") || !strcmp(a, "--jobs") || !strcmp(a, "--progress") ||
-		    !strcmp(a, "--lock-timeout"))
+		if (is_global_with_value(a))
 			i++;
 	}
 	return -1;
@@ -68,7 +136,7 @@ int main(int argc, char **argv)
 	struct cli c = {.jobs = (int)default_jobs(), .lock_timeout = 600};
 	int ci = find_command(argc, argv);
 	for (int i = 1; i < (ci < 0 ? argc : ci); i++) {
-		if (!strcmp(argv[i], "--version")) {
+		if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
 			printf("offwheel %s\n", OW_VERSION);
 			return 0;
 		}
@@ -76,6 +144,16 @@ int main(int argc, char **argv)
 			main_usage(stdout);
 			return 0;
 		}
+		if (!is_global(argv[i])) {
+			fprintf(stderr,
+			        "offwheel: unknown option '%s' (before a command only the global options "
+			        "go: --home, --json, -q, -v, --jobs, --progress, --lock-timeout, --help, "
+			        "--version); see 'offwheel --help'\n",
+			        argv[i]);
+			return 2;
+		}
+		if (is_global_with_value(argv[i]))
+			i++;
 	}
 	if (ci < 0) {
 		main_usage(stderr);
@@ -85,7 +163,14 @@ int main(int argc, char **argv)
 	while (cmd->name && strcmp(cmd->name, argv[ci]))
 		cmd++;
 	if (!cmd->name) {
-		fprintf(stderr, "offwheel: '%s' is not a command; see 'offwheel --help'\n", argv[ci]);
+		const char *near = nearest_command(argv[ci]);
+		if (near)
+			fprintf(stderr, "offwheel: '%s' is not a command; did you mean '%s'? (see "
+			                "'offwheel --help')\n",
+			        argv[ci], near);
+		else
+			fprintf(stderr, "offwheel: '%s' is not a command; see 'offwheel --help'\n",
+			        argv[ci]);
 		return 2;
 	}
 	/* argv for the command: name, then the globals given before it, then the rest */

@@ -1,0 +1,41 @@
+#!/usr/bin/env bats
+# The command line as a newcomer meets it: typos, unknown options, help, the
+# workspace path, quiet mode.  No network, no server.
+
+setup() {
+	export TMPD=$(mktemp -d)
+}
+
+teardown() {
+	rm -rf "$TMPD"
+}
+
+@test "a mistyped command is answered with the one that was meant" {
+	run "$OFFWHEEL" synk
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"'synk' is not a command; did you mean 'sync'?"* ]]
+	run "$OFFWHEEL" fech
+	[[ "$output" == *"did you mean 'fetch'?"* ]]
+	run "$OFFWHEEL" expor /tmp/x
+	[[ "$output" == *"did you mean 'export'?"* ]]
+	run "$OFFWHEEL" xyzzy
+	[ "$status" -eq 2 ]
+	[[ "$output" != *"did you mean"* ]]
+}
+
+@test "an unknown option before the command is named, not answered with the whole help" {
+	run --separate-stderr "$OFFWHEEL" --bogus ls objects
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"unknown option '--bogus'"* ]]
+	[[ "$stderr" != *"commands:"* ]]
+	[ -z "$output" ]
+	run "$OFFWHEEL" -V
+	[ "$status" -eq 0 ]
+	[[ "$output" == "offwheel "[0-9]* ]]
+	# globals with values, before the command, in both spellings
+	run "$OFFWHEEL" --home="$TMPD/ws" --json -q ls objects
+	[ "$status" -eq 0 ]
+	[ "$(jq .count <<<"$output")" -eq 0 ]
+	run "$OFFWHEEL" --home "$TMPD/ws" --jobs 2 ls objects
+	[ "$status" -eq 0 ]
+}
