@@ -106,11 +106,12 @@ json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_
 	json_t *targets = json_array();
 	for (size_t i = 0; i < r->ntargets; i++)
 		json_array_append_new(targets, target_json(r, &r->targets[i]));
-	return (json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o}", "command", "resolve",
+	return (json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o, s:o}", "command", "resolve",
 	                       "index_url", o->index, "selector", r->selector, "projects",
 	                       strs_json(r->projects, r->nprojects), "complete",
 	                       r->incomplete == 0, "incomplete", (json_int_t)r->incomplete,
-	                       "metadata_read", (json_int_t)r->metadata_read, "targets", targets));
+	                       "metadata_read", (json_int_t)r->metadata_read, "notes",
+	                       strs_json(r->notes, r->nnotes), "targets", targets));
 }
 
 /* ---- the matrix ----------------------------------------------------------------- */
@@ -149,10 +150,10 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 		cli_say(c, deps ? "  %zu deps\n" : "\n", ndeps(t));
 	else
 		cli_say(c, "  INCOMPLETE\n");
-	if (!*t->versions[0])
+	if (!*t->versions[0] && !t->no_variant)
 		cli_say(c, "    no torch wheel fits this target%s%s\n",
 		        *t->alternative ? "; newest complete set: torch " : "", t->alternative);
-	else if (*t->missing)
+	else if (*t->missing && *t->versions[0])
 		cli_say(c, "    no %s matches torch %s; newest complete set: %s%s\n", t->missing,
 		        t->versions[0], *t->alternative ? "torch " : "",
 		        *t->alternative ? t->alternative : "none");
@@ -178,6 +179,8 @@ void resolve_render_text(const struct cli *c, const struct index_opts *o,
 	cli_say(c, "\n");
 	for (size_t i = 0; i < r->ntargets; i++)
 		target_text(c, r, &r->targets[i], w, deps);
+	for (size_t i = 0; i < r->nnotes; i++)
+		cli_say(c, "note: %s\n", r->notes[i]);
 	cli_say(c, "%s (%s): %zu target(s), %zu complete, %zu incomplete\n", o->index, r->selector,
 	        r->ntargets, r->ntargets - r->incomplete, r->incomplete);
 }

@@ -126,6 +126,12 @@ int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg)
 		return 0;
 	case IDX_STALL:
 		return cli_int_arg(c, "--stall-timeout", arg, 1, 3600, &o->stall_s);
+	case IDX_MIN_RATE:
+		o->rate_given = 1;
+		return cli_int_arg(c, "--min-rate", arg, 0, 1 << 30, &o->min_rate);
+	case IDX_DEADLINE:
+		o->deadline_given = 1;
+		return cli_int_arg(c, "--deadline", arg, 0, 7 * 86400, &o->deadline_s);
 	}
 	return -1;
 }
@@ -184,6 +190,14 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 		return cli_usage_error(c, "--index-url: too long");
 	memcpy(o->index, base, n);
 	o->index[n] = '\0';
+	if (strpbrk(o->index, "?#"))
+		return cli_usage_error(c, "--index-url: '%s' has a %s; the project pages are "
+		                          "{index}/{project}/, so an index URL is a plain root "
+		                          "such as https://download.pytorch.org/whl/cu128 — drop "
+		                          "the part from '%c' on",
+		                       o->index, strchr(o->index, '?') ? "query string" : "fragment",
+		                       *strpbrk(o->index, "?#"));
+	o->variants_default = !o->variants.n;
 	if (!o->variants.n && strlist_add_csv(&o->variants, "cu126,cu128,cu130,cpu"))
 		return 1;
 	if (!o->projects.n && strlist_add_csv(&o->projects, "torch,torchvision,torchaudio"))
@@ -192,6 +206,10 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 	o->http.ca_file = o->cert;
 	if (o->stall_s)
 		o->http.low_speed_time_s = o->stall_s;
+	if (o->rate_given)
+		o->http.min_rate_bytes = o->min_rate;
+	if (o->deadline_given)
+		o->http.deadline_floor_ms = (long)o->deadline_s * 1000;
 	if (c->jobs_given)
 		o->http.jobs = (unsigned)c->jobs;
 	return build_policy(c, o);

@@ -28,7 +28,9 @@ enum {
 	IDX_ALLOW_HOST,
 	IDX_CERT,
 	IDX_FORCE,
-	IDX_STALL
+	IDX_STALL,
+	IDX_MIN_RATE,
+	IDX_DEADLINE
 };
 
 /* The entries for a command's option table (no terminator). */
@@ -48,7 +50,13 @@ enum {
 	{"cert", IDX_CERT, required_argument, "FILE", "CA bundle for TLS (else $SSL_CERT_FILE)"}, \
 	{"force", IDX_FORCE, no_argument, NULL, "fetch pages even when unchanged (no conditional GET)"}, \
 	{"stall-timeout", IDX_STALL, required_argument, "S",                                    \
-	 "give up on a transfer (and retry) when nothing arrives for S seconds (30)"}
+	 "give up on a transfer (and retry) when nothing arrives for S seconds (30)"},            \
+	{"min-rate", IDX_MIN_RATE, required_argument, "B",                                      \
+	 "a transfer slower than B bytes/s on average over a --stall-timeout window is a "       \
+	 "stall (10240; 0 = off)"},                                                              \
+	{"deadline", IDX_DEADLINE, required_argument, "S",                                      \
+	 "one transfer, retries included, ends after S seconds or 2 x size / --min-rate, "      \
+	 "whichever is longer (300; 0 = none)"}
 
 struct index_opts {
 	const char *index_url;
@@ -56,7 +64,11 @@ struct index_opts {
 	const char *cert;
 	int force;
 	int stall_s;
+	int min_rate;   /* --min-rate, when rate_given */
+	int deadline_s; /* --deadline, when deadline_given */
+	int rate_given, deadline_given;
 	int offline; /* the command reads only the workspace: plain http needs no --trusted-host */
+	int variants_default; /* set by index_opts_finish: no --variant/--cuda was given */
 	struct strlist variants, projects, trusted, allowed;
 	char **project_extras; /* per project: "a,b" from NAME[a,b], "" none */
 	/* filled by index_opts_finish */

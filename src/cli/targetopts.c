@@ -137,6 +137,7 @@ void target_resolve_opts(struct ow_resolve_opts *ro, const struct index_opts *id
 		.no_deps = tgt->no_deps,
 		.pre = tgt->pre,
 		.pair = tgt->pair_newest ? OW_PAIR_NEWEST : OW_PAIR_MATCHED,
+		.variants_default = idx->variants_default,
 		.io = io,
 	};
 }

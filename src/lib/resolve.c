@@ -329,6 +329,24 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 	return rc;
 }
 
+/* A target with no torch at all because the index has no such variant
+ * folder: say that, not "no torch wheel fits". */
+static int no_variant(struct rs_ctx *x, struct tstate *ts)
+{
+	struct rs_list *l;
+	int rc = rs_list_get(x, x->o->projects[0], ts->variant, false, &l);
+	if (rc < 0 || l->state != -1 || !*ts->variant)
+		return rc < 0 ? rc : 0;
+	ts->out->no_variant = true;
+	free(ts->out->error);
+	if (asprintf(&ts->out->error, "%s: no such variant on this index: %s", ts->variant,
+	             l->why ? l->why : "no torch page") < 0) {
+		ts->out->error = NULL;
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	return 0;
+}
+
 /* No complete set among the torches: report the newest with what it lacks. */
 static int incomplete(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
                       const struct rs_choice *ch)
@@ -340,7 +358,7 @@ static int incomplete(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 			first = (long)i;
 	if (first == RS_NONE) {
 		snprintf(o->missing, sizeof o->missing, "%s", x->o->projects[0]);
-		return 0;
+		return no_variant(x, ts);
 	}
 	for (size_t p = 1; p < x->o->nprojects; p++)
 		pick[p - 1] = rs_match_one(pv[0].mc[first].v, pv[0].mc[first].date, pv[p].mc,
@@ -600,6 +618,51 @@ static int run_rounds(struct rs_ctx *x, struct tstate *ts, size_t n, struct ow_r
 	}
 }
 
+static int add_report_note(struct ow_resolve_report *r, const char *variant)
+{
+	for (size_t i = 0; i < r->nnotes; i++)
+		if (!strncmp(r->notes[i], variant, strlen(variant)) &&
+		    r->notes[i][strlen(variant)] == ':')
+			return 0;
+	char **g = realloc(r->notes, (r->nnotes + 1) * sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	r->notes = g;
+	if (asprintf(&g[r->nnotes], "%s: no such variant on this index; left out (a default "
+	                            "variant: name --variant to choose)",
+	             variant) < 0)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	r->nnotes++;
+	return 0;
+}
+
+/* Default variants the index does not have are not the user's targets:
+ * drop their targets, one note per variant. */
+static int drop_absent_defaults(const struct ow_resolve_opts *o, struct ow_resolve_report *r)
+{
+	size_t k = 0, absent = 0;
+	for (size_t i = 0; i < r->ntargets; i++)
+		absent += r->targets[i].no_variant;
+	/* none of the defaults there: every target stays, each saying why */
+	if (!o->variants_default || absent == r->ntargets)
+		return 0;
+	for (size_t i = 0; i < r->ntargets; i++) {
+		struct ow_resolve_target *t = &r->targets[i];
+		if (!t->no_variant) {
+			if (k != i)
+				r->targets[k] = *t;
+			k++;
+			continue;
+		}
+		int rc = add_report_note(r, t->variant);
+		target_reset(t);
+		if (rc < 0)
+			return rc;
+	}
+	r->ntargets = k;
+	return 0;
+}
+
 static int store_all(ow_store *s, const struct ow_resolve_opts *o, struct ow_resolve_report *r)
 {
 	for (size_t i = 0; i < r->ntargets; i++) {
@@ -626,14 +689,19 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	selector_text(&o, r->selector, sizeof r->selector);
 	struct tstate *ts = NULL;
 	struct rs_ctx x = {.s = s, .o = &o};
-	if ((rc = init_targets(&o, r, &ts)) == 0 && (rc = run_rounds(&x, ts, r->ntargets, r)) == 0 &&
-	    !o.no_store)
-		rc = store_all(s, &o, r);
-	r->metadata_read = x.metadata_read;
-	for (size_t i = 0; ts && i < r->ntargets; i++) {
-		free(ts[i].bad_torch);
-		r->incomplete += !r->targets[i].complete;
+	size_t nts = 0;
+	if ((rc = init_targets(&o, r, &ts)) == 0) {
+		nts = r->ntargets;
+		if ((rc = run_rounds(&x, ts, r->ntargets, r)) == 0)
+			rc = drop_absent_defaults(&o, r);
+		if (rc == 0 && !o.no_store)
+			rc = store_all(s, &o, r);
 	}
+	r->metadata_read = x.metadata_read;
+	for (size_t i = 0; ts && i < nts; i++)
+		free(ts[i].bad_torch);
+	for (size_t i = 0; i < r->ntargets; i++)
+		r->incomplete += !r->targets[i].complete;
 	free(ts);
 	rs_ctx_free(&x);
 	if (rc < 0) {
@@ -652,5 +720,8 @@ void ow_resolve_report_free(struct ow_resolve_report *r)
 	free(r->targets);
 	for (size_t p = 0; p < r->nprojects; p++)
 		free(r->projects[p]);
+	for (size_t i = 0; i < r->nnotes; i++)
+		free(r->notes[i]);
+	free(r->notes);
 	memset(r, 0, sizeof *r);
 }

@@ -85,6 +85,8 @@ struct ow_resolve_opts {
 	bool no_deps;
 	bool pre;       /* pre-releases allowed for dependencies */
 	bool no_store;  /* do not record sets */
+	bool variants_default; /* the variants are the defaults, not the user's: one the index
+	                          lacks is left out with a note instead of an incomplete target */
 	enum ow_pair_rule pair;
 	const struct ow_resolve_io *io;
 };
@@ -129,6 +131,7 @@ struct ow_resolve_target {
 	struct ow_resolve_member *members;
 	size_t nmembers;
 	int64_t set_id; /* 0 when not stored */
+	bool no_variant; /* the index has no {variant}/torch/ page: error says where it looked */
 };
 
 struct ow_resolve_report {
@@ -140,6 +143,8 @@ struct ow_resolve_report {
 	size_t incomplete;
 	size_t rounds;        /* fetch rounds used */
 	size_t metadata_read; /* metadata documents parsed */
+	char **notes;         /* about the whole run: default variants the index lacks */
+	size_t nnotes;
 };
 
 /* Resolve every variant × target.  0 when every target is complete,

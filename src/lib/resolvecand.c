@@ -158,6 +158,11 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 		ps = -1;
 	}
 	l->state = ps;
+	free(l->why);
+	l->why = NULL;
+	if (ps == -1 && asprintf(&l->why, "no page at %s (%s)", url,
+	                         *why ? why : "could not be fetched") < 0)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	if (ps <= 0)
 		return 0;
 	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_FILES);

@@ -85,7 +85,7 @@ struct rs_list {
 	size_t n;
 	char **tags; /* 3 per triple: python, abi, platform */
 	size_t ntags;
-	char *why;   /* a dependency with state -1: "no page at ... (HTTP 404) ..." */
+	char *why;   /* state -1: "no page at ... (HTTP 404) ..." */
 };
 
 struct rs_meta {

@@ -119,6 +119,31 @@ resolve() { # channel, options... (--variant cpu,cu126,cu128 unless VARIANTS say
 	[ "$status" -eq 2 ]
 }
 
+@test "a variant the index lacks: named per target when asked for, a note when it was a default" {
+	# asked for: that target is incomplete and says where it looked; the other goes on
+	VARIANTS=cu130,cu128 run --separate-stderr resolve nightly --python 3.12 --platform linux-x86_64 --no-deps
+	[ "$status" -eq 4 ]
+	[ "$(jq -r '.targets[] | select(.variant == "cu130") | .error' <<<"$output")" = \
+		"cu130: no such variant on this index: no page at $OW_HTTPS_URL/whl/nightly/cu130/torch/ (HTTP 404)" ]
+	[ "$(jq -r '.targets[] | select(.variant == "cu128") | .complete' <<<"$output")" = true ]
+	[[ "$stderr" != *"unknown error"* ]]
+	run ow resolve --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" --allow-host r2.localhost \
+		--variant cu130 --python 3.12 --platform linux-x86_64 --no-deps
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"cu130: no such variant on this index: no page at"* ]]
+	[[ "$output" != *"no torch wheel fits"* && "$output" != *"unknown error"* ]]
+	# the defaults (cu126,cu128,cu130,cpu): cu130 is left out with a note, exit 0
+	run ow --json resolve --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" \
+		--allow-host r2.localhost --python 3.12 --platform linux-x86_64
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(jq -r '[.targets[].variant] | join(",")' <<<"$output")" = cu126,cu128,cpu ]
+	[ "$(jq -r '.notes[0]' <<<"$output")" = "cu130: no such variant on this index; left out (a default variant: name --variant to choose)" ]
+	run ow resolve --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" --allow-host r2.localhost \
+		--python 3.12 --platform linux-x86_64
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"note: cu130: no such variant on this index"* ]]
+}
+
 @test "the demo matrix (2 variants x 2 pythons x 2 platforms) resolves complete" {
 	run ow resolve --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" --allow-host r2.localhost \
 		--variant cu126,cu128 --python 3.12,3.13 --platform linux-x86_64,windows-x86_64
