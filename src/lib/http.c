@@ -152,6 +152,8 @@ struct resp {
 	int begun;     /* body checks done */
 	int body_sink; /* body goes to the caller (2xx) */
 	int discard_cut;
+	int http1;   /* an HTTP/1.x status line */
+	int chunked; /* Transfer-Encoding: chunked */
 	uint64_t got; /* body bytes of this attempt */
 	char crange[128];
 	char cenc[64];
@@ -173,6 +175,10 @@ struct xfer {
 	int hop; /* next start follows a redirect (not an attempt) */
 	int64_t started, not_before, last_progress;
 	int64_t last_byte; /* when this attempt last received anything */
+	int64_t win_start; /* the current rate window began ... */
+	uint64_t win_rx;   /* ... with this many bytes of the attempt */
+	uint64_t rx;       /* bytes of this attempt, headers and body */
+	int conditional;   /* this attempt sent If-None-Match / If-Modified-Since */
 	uint64_t pos;        /* offset of the next byte the sink expects */
 	uint64_t total;      /* total size learned from responses, 0 unknown */
 	uint64_t cap;
@@ -354,6 +360,27 @@ static void on_clen(struct resp *r, const char *v)
 		r->clen = n;
 }
 
+/* A validator is replayed to the server in a later request: only printable
+ * ASCII of a sane length is kept, anything else is dropped (that request
+ * will then be unconditional). */
+static int validator_ok(const char *v, size_t vl, size_t max)
+{
+	if (!vl || vl > max)
+		return 0;
+	for (size_t i = 0; i < vl; i++)
+		if ((unsigned char)v[i] < 0x20 || (unsigned char)v[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+static int is_chunked(const char *v)
+{
+	size_t n = strlen(v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	return n >= 7 && !strncasecmp(v + n - 7, "chunked", 7);
+}
+
 static void on_header(struct resp *r, const char *name, const char *v)
 {
 	size_t vl = strlen(v);
@@ -363,9 +390,11 @@ static void on_header(struct resp *r, const char *name, const char *v)
 		copy_str(r->crange, sizeof r->crange, v);
 	else if (!strcasecmp(name, "content-encoding"))
 		copy_str(r->cenc, sizeof r->cenc, v);
-	else if (!strcasecmp(name, "etag") && vl < sizeof r->etag)
+	else if (!strcasecmp(name, "transfer-encoding"))
+		r->chunked = is_chunked(v);
+	else if (!strcasecmp(name, "etag") && validator_ok(v, vl, OW_HTTP_VALIDATOR_MAX))
 		copy_str(r->etag, sizeof r->etag, v);
-	else if (!strcasecmp(name, "last-modified") && vl < sizeof r->lastmod)
+	else if (!strcasecmp(name, "last-modified") && validator_ok(v, vl, sizeof r->lastmod - 1))
 		copy_str(r->lastmod, sizeof r->lastmod, v);
 	else if (!strcasecmp(name, "retry-after"))
 		copy_str(r->retry_after, sizeof r->retry_after, v);
@@ -398,6 +427,7 @@ static size_t header_cb(char *p, size_t size, size_t nitems, void *ud)
 	size_t n = size * nitems;
 	const struct ow_http_opts *o = &x->h->o;
 	x->hdr_bytes += n;
+	x->rx += n;
 	x->last_byte = now_ms();
 	if (++x->hdr_count > o->header_max_count || x->hdr_bytes > o->header_max_bytes) {
 		decide(x, V_FATAL, OW_ETOOBIG,
@@ -408,6 +438,7 @@ static size_t header_cb(char *p, size_t size, size_t nitems, void *ud)
 	if (n >= 5 && !memcmp(p, "HTTP/", 5)) {
 		memset(&x->r, 0, sizeof x->r);
 		x->r.clen = -1;
+		x->r.http1 = n >= 7 && !memcmp(p, "HTTP/1.", 7);
 		const char *sp = memchr(p, ' ', n);
 		x->r.status = sp ? strtol(sp + 1, NULL, 10) : 0;
 	} else if (n <= 2 && (p[0] == '\r' || p[0] == '\n')) {
@@ -592,6 +623,7 @@ static size_t write_cb(char *p, size_t size, size_t nmemb, void *ud)
 	if (begin_body(x))
 		return 0;
 	x->r.got += n;
+	x->rx += n;
 	x->last_byte = now_ms();
 	if (!x->r.body_sink) {
 		if (x->r.got <= DISCARD_MAX)
@@ -605,19 +637,83 @@ static size_t write_cb(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/* Stall detection of our own: curl's low-speed check averages over a
- * window of several seconds, so a burst then silence goes unnoticed for
- * long.  This aborts when nothing at all arrived for low_speed_time_s. */
-static int xferinfo_cb(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+/* The time one transfer may take, all attempts together (0 = no limit):
+ * max(floor, 2 x size / min_rate), the size being the expected one, else the
+ * one the response announced, else the cap. */
+static int64_t deadline_ms(const struct xfer *x)
 {
-	struct xfer *x = ud;
+	const struct ow_http_opts *o = &x->h->o;
+	uint64_t size = x->req->expected_size ? x->req->expected_size : x->total ? x->total : x->cap;
+	if (o->deadline_floor_ms <= 0)
+		return 0;
+	double d = (double)o->deadline_floor_ms;
+	if (o->min_rate_bytes > 0 && 2000.0 * (double)size / (double)o->min_rate_bytes > d)
+		d = 2000.0 * (double)size / (double)o->min_rate_bytes;
+	return d > 1e15 ? (int64_t)1e15 : (int64_t)d;
+}
+
+static double rate_of(uint64_t bytes, int64_t ms)
+{
+	return ms > 0 ? (double)bytes * 1000.0 / (double)ms : 0.0;
+}
+
+/* Nothing at all for low_speed_time_s: curl's own low-speed check averages
+ * over a window of several seconds, so a burst then silence goes unnoticed
+ * for long. */
+static int check_silence(struct xfer *x, int64_t t)
+{
 	long lim = x->h->o.low_speed_time_s;
-	if (lim <= 0 || now_ms() - x->last_byte <= lim * 1000)
+	if (lim <= 0 || t - x->last_byte <= lim * 1000)
 		return 0;
 	decide(x, V_RETRY, OW_ETIMEOUT,
 	       "nothing received for %ld s after %llu body bytes (stalled) — check the "
 	       "network or raise the stall timeout", lim, (unsigned long long)x->r.got);
 	return 1;
+}
+
+/* A server that trickles (2 bytes a second) is never silent: each window of
+ * low_speed_time_s must bring min_rate_bytes a second on average. */
+static int check_rate(struct xfer *x, int64_t t)
+{
+	const struct ow_http_opts *o = &x->h->o;
+	int64_t span = t - x->win_start;
+	if (o->min_rate_bytes <= 0 || o->low_speed_time_s <= 0 || span < o->low_speed_time_s * 1000)
+		return 0;
+	uint64_t got = x->rx - x->win_rx;
+	double rate = rate_of(got, span);
+	if (rate >= (double)o->min_rate_bytes) {
+		x->win_start = t;
+		x->win_rx = x->rx;
+		return 0;
+	}
+	decide(x, V_RETRY, OW_ETIMEOUT,
+	       "too slow: %llu bytes in the last %.1f s (%.0f B/s, below the minimum of %ld B/s) — "
+	       "the server is trickling or the link is too slow; try again later or another "
+	       "mirror, or lower --min-rate", (unsigned long long)got, (double)span / 1000.0, rate,
+	       o->min_rate_bytes);
+	return 1;
+}
+
+static int check_deadline(struct xfer *x, int64_t t)
+{
+	int64_t dl = deadline_ms(x);
+	if (!dl || t - x->started <= dl)
+		return 0;
+	decide(x, V_FATAL, OW_ETIMEOUT,
+	       "gave up after %.0f s, the deadline for this transfer (%llu bytes of this attempt "
+	       "in %.0f s, %.0f B/s; attempts: %u) — the server is too slow; try another mirror, "
+	       "or raise --deadline", (double)(t - x->started) / 1000.0,
+	       (unsigned long long)x->rx, (double)(t - x->win_start) / 1000.0,
+	       rate_of(x->rx - x->win_rx, t - x->win_start), x->req->res.attempts);
+	return 1;
+}
+
+static int xferinfo_cb(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct xfer *x = ud;
+	int64_t t = now_ms();
+	(void)dt, (void)dn, (void)ut, (void)un;
+	return check_deadline(x, t) || check_silence(x, t) || check_rate(x, t);
 }
 
 /* ---- classification of a finished attempt ----------------------------------- */
@@ -667,6 +763,11 @@ static void classify_curl(struct xfer *x, CURLcode c)
 	else if (is_transient(c))
 		decide(x, V_RETRY, OW_ENET, "%s after %llu body bytes — network or server "
 		       "trouble", cerr(x, c), (unsigned long long)x->r.got);
+	else if ((c == CURLE_OUT_OF_MEMORY || (int)c == 100 /* CURLE_TOO_LARGE */) && !x->r.begun)
+		decide(x, V_FATAL, OW_ETOOBIG,
+		       "the server sent response headers over libcurl's limit (a header line over "
+		       "100 kB, or too many in all) — the server is misbehaving or hostile; try "
+		       "another mirror");
 	else if (c == CURLE_FILESIZE_EXCEEDED)
 		decide(x, V_FATAL, OW_ETOOBIG, "file is larger than the size cap of %llu bytes",
 		       (unsigned long long)x->cap);
@@ -744,6 +845,8 @@ static void classify_success(struct xfer *x)
 		       (unsigned long long)x->pos, (unsigned long long)exp);
 	else if (!recheck_effective(x)) {
 		note_validators(x);
+		x->req->res.close_delimited = !x->is_file && x->r.http1 && x->r.clen < 0 &&
+		                              !x->r.chunked;
 		x->v = V_OK;
 	}
 }
@@ -784,6 +887,11 @@ static void classify_status(struct xfer *x)
 	x->req->res.status = st;
 	if (x->is_file || st / 100 == 2) {
 		classify_success(x);
+	} else if (st == 304 && !x->conditional) {
+		decide(x, V_FATAL, OW_EHTTP,
+		       "HTTP 304 Not Modified to a request that was not conditional (no If-None-Match "
+		       "or If-Modified-Since was sent) — a proxy or captive portal is answering in "
+		       "the server's place; check the network, or use another mirror");
 	} else if (st == 304) {
 		x->req->res.not_modified = 1;
 		note_validators(x);
@@ -868,6 +976,11 @@ static void retry(struct xfer *x)
 		append_detail(x, " (gave up after %u attempts: retry budget of %ld ms spent)", att,
 		              o->retry_budget_ms);
 		finish(x, x->rc);
+	} else if (deadline_ms(x) && now_ms() + d - x->started > deadline_ms(x)) {
+		append_detail(x, " (gave up after %u attempts: the deadline of %.0f s for this "
+		              "transfer is reached; raise --deadline)", att,
+		              (double)deadline_ms(x) / 1000.0);
+		finish(x, x->rc);
 	} else {
 		ow_log(OW_LOG_INFO, "retrying in %ld ms: %s", d, x->req->res.detail);
 		requeue(x, d);
@@ -920,9 +1033,12 @@ static int build_headers(struct xfer *x)
 		bad |= add_header(x, "If-Range: %s", x->validator);
 	} else if (x->pos == 0 && q->if_none_match && *q->if_none_match) {
 		bad |= add_header(x, "If-None-Match: %s", q->if_none_match);
+		x->conditional = 1;
 	}
-	if (!x->range_from && x->pos == 0 && q->if_modified_since && *q->if_modified_since)
+	if (!x->range_from && x->pos == 0 && q->if_modified_since && *q->if_modified_since) {
 		bad |= add_header(x, "If-Modified-Since: %s", q->if_modified_since);
+		x->conditional = 1;
+	}
 	return bad ? -1 : 0;
 }
 
@@ -976,6 +1092,10 @@ static void reset_attempt(struct xfer *x)
 	x->hdr_bytes = 0;
 	x->hdr_count = 0;
 	x->last_byte = now_ms();
+	x->win_start = x->last_byte;
+	x->win_rx = 0;
+	x->rx = 0;
+	x->conditional = 0;
 }
 
 static void start_attempt(struct xfer *x)
@@ -1103,6 +1223,8 @@ void ow_http_opts_default(struct ow_http_opts *o)
 	o->connect_timeout_ms = 15000;
 	o->low_speed_bytes = 1;
 	o->low_speed_time_s = 30;
+	o->min_rate_bytes = 10240;
+	o->deadline_floor_ms = 300000;
 	o->max_redirects = 5;
 	o->max_attempts = 5;
 	o->retry_budget_ms = 120000;

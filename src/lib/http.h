@@ -15,7 +15,13 @@
  *     caller's resume_from, accepting a 206 only with the right
  *     Content-Range; otherwise it calls on_restart (the caller truncates)
  *     before delivering any byte from offset zero;
- *   - does conditional GETs (If-None-Match / If-Modified-Since -> 304).
+ *   - does conditional GETs (If-None-Match / If-Modified-Since -> 304); a
+ *     304 to a request that was not conditional is an error (a proxy or a
+ *     captive portal answering in the index's place);
+ *   - bounds time: nothing received for low_speed_time_s, or less than
+ *     min_rate_bytes/s on average over such a window, is a stall; a
+ *     deadline derived from the size bounds the whole transfer, retries
+ *     included.
  * TLS verification is always on. */
 #ifndef OW_HTTP_H
 #define OW_HTTP_H
@@ -35,6 +41,16 @@ struct ow_http_opts {
 	long low_speed_bytes;       /* stall: below this many bytes/s ... */
 	long low_speed_time_s;      /* ... for this long aborts (default 1, 30) */
 	long attempt_timeout_ms;    /* whole-attempt limit, 0 = none (default) */
+	long min_rate_bytes;        /* a transfer must average at least this many
+	                             * bytes/s over every low_speed_time_s window
+	                             * (headers count), else the attempt is a
+	                             * stall (default 10240; 0 = off) */
+	long deadline_floor_ms;     /* a transfer (all attempts, backoff
+	                             * included) ends at the latest after
+	                             * max(this, retry_budget_ms, 2 x size /
+	                             * min_rate), size = the expected size, else
+	                             * the Content-Length, else the cap (default
+	                             * 300000; 0 = no deadline) */
 	unsigned max_redirects;     /* default 5 */
 	unsigned max_attempts;      /* first try included (default 5) */
 	long retry_budget_ms;       /* no new attempt after this (default 120000) */
@@ -50,6 +66,9 @@ struct ow_http_opts {
 	void *allow_ud;
 };
 
+/* Longest ETag kept (a real one is a quoted hash, well under this). */
+#define OW_HTTP_VALIDATOR_MAX 128
+
 /* Request flags. */
 #define OW_HTTP_ALLOW_HTTP 0x1u /* plain http allowed (trusted host) */
 #define OW_HTTP_ALLOW_FILE 0x2u /* file:// allowed for the first URL */
@@ -64,8 +83,14 @@ struct ow_http_result {
 	int resumed;            /* the final body continued earlier bytes */
 	int restarted;          /* on_restart was called at least once */
 	int not_modified;       /* 304 to a conditional GET */
+	int close_delimited;    /* HTTP/1.x body without Content-Length or
+	                         * chunked framing: only the connection's close
+	                         * ended it, so a cut-short body looks complete
+	                         * (the caller judges the bytes) */
 	char effective_url[2048];
-	char etag[256];         /* of the last 200/206/304 ("" if none) */
+	char etag[256];         /* of the last 200/206/304 ("" if none, or if it
+	                         * held control characters or was over
+	                         * OW_HTTP_VALIDATOR_MAX bytes: never replayed) */
 	char last_modified[64]; /* likewise */
 	char validator[256];    /* strong ETag or Last-Modified of the body being
 	                         * delivered; set before its first byte reaches
