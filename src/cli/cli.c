@@ -1,8 +1,10 @@
 /* cli.c - option parsing, rendering of events, errors and JSON. */
 #include "cli.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,6 +168,7 @@ int cli_open_store(struct cli *c, enum ow_store_mode mode, ow_store **out)
 int cli_fail(struct cli *c, int rc)
 {
 	const char *d = ow_err_detail();
+	cli_progress_clear();
 	fprintf(stderr, "offwheel %s: %s\n", c->cmd ? c->cmd : "", *d ? d : ow_err_text(rc));
 	return ow_err_exit_code(rc);
 }
@@ -173,6 +176,7 @@ int cli_fail(struct cli *c, int rc)
 int cli_usage_error(struct cli *c, const char *fmt, ...)
 {
 	va_list ap;
+	cli_progress_clear();
 	fprintf(stderr, "offwheel: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -187,13 +191,16 @@ void cli_say(const struct cli *c, const char *fmt, ...)
 	va_list ap;
 	if (c->json || c->verbosity < 0)
 		return;
+	cli_progress_clear();
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
+	fflush(stdout);
 }
 
 void cli_json_out(json_t *doc)
 {
+	cli_progress_clear();
 	char *s = json_dumps(doc, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 	if (s) {
 		puts(s);
@@ -215,15 +222,27 @@ const char *cli_bytes(unsigned long long n, char *buf, size_t len)
 	return buf;
 }
 
+const char *cli_rate(unsigned long long bytes, double secs, char *buf, size_t len)
+{
+	cli_bytes(secs > 0 ? (unsigned long long)((double)bytes / secs) : 0, buf, len);
+	size_t n = strlen(buf);
+	if (n + 2 < len)
+		memcpy(buf + n, "/s", 3);
+	return buf;
+}
+
 /* --- events ----------------------------------------------------------------- */
 
 /* Progress on a TTY: one line per active transfer, then a total line with
  * bytes, rate and (when every size is known) ETA; redrawn at most 10 times a
- * second, on stderr. */
+ * second, on stderr.  The lines drawn are the last lines on the screen: any
+ * other output clears them first (cli_progress_clear), so clearing never
+ * touches a line it did not draw.  Events come from worker threads: drawing
+ * and clearing hold `ev_lock`. */
 #define EV_SLOTS 8
 
 struct ev_slot {
-	char what[64];
+	char what[256];
 	uint64_t done, total;
 	int used;
 };
@@ -237,12 +256,44 @@ struct ev_state {
 	struct timespec start, last;
 };
 static struct ev_state evs;
+static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void clear_bars(void)
 {
 	for (int i = 0; i < evs.lines_shown; i++)
 		fputs("\033[1A\r\033[K", stderr);
+	if (evs.lines_shown)
+		fflush(stderr);
 	evs.lines_shown = 0;
+}
+
+void cli_progress_clear(void)
+{
+	pthread_mutex_lock(&ev_lock);
+	clear_bars();
+	pthread_mutex_unlock(&ev_lock);
+}
+
+/* The terminal's width (stderr), 80 when unknown; at least 40. */
+static int term_cols(void)
+{
+	struct winsize ws;
+	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+		return ws.ws_col;
+	return 80;
+}
+
+/* `s` in at most `w` columns: a long name keeps its head and its tail (the
+ * part that tells wheels apart: python, platform), joined by "...". */
+static void fit_name(const char *s, int w, char *out, size_t n)
+{
+	size_t len = strlen(s);
+	if (w < 8 || len <= (size_t)w) {
+		snprintf(out, n, "%-*.*s", w, w, s);
+		return;
+	}
+	size_t head = (size_t)(w - 3) / 4, tail = (size_t)w - 3 - head;
+	snprintf(out, n, "%.*s...%s", (int)head, s, s + len - tail);
 }
 
 static struct ev_slot *slot_for(const char *what, int create)
@@ -274,6 +325,9 @@ static void draw_bars(void)
 	char b[32], b2[32];
 	unsigned long long done = evs.bytes_done, total = 0;
 	int all_known = 1;
+	/* "  NAME 100% of 999.99 MB": the name takes what the rest leaves */
+	int namew = term_cols() - 24;
+	namew = namew > 200 ? 200 : namew;
 	clear_bars();
 	for (int i = 0; i < EV_SLOTS; i++) {
 		struct ev_slot *sl = &evs.slot[i];
@@ -282,17 +336,19 @@ static void draw_bars(void)
 		done += sl->done;
 		total += sl->total;
 		all_known &= sl->total > 0;
+		char name[256];
+		fit_name(sl->what, namew, name, sizeof name);
 		if (sl->total)
-			fprintf(stderr, "  %-60.60s %3d%% of %s\n", sl->what,
+			fprintf(stderr, "  %s %3d%% of %s\n", name,
 			        (int)(100.0 * (double)sl->done / (double)sl->total),
 			        cli_bytes(sl->total, b, sizeof b));
 		else
-			fprintf(stderr, "  %-60.60s %s\n", sl->what, cli_bytes(sl->done, b, sizeof b));
+			fprintf(stderr, "  %s %s\n", name, cli_bytes(sl->done, b, sizeof b));
 		evs.lines_shown++;
 	}
 	double secs = since(&evs.start), rate = secs > 0 ? (double)done / secs : 0;
-	fprintf(stderr, "  %llu done, %s at %s/s", evs.items, cli_bytes(done, b, sizeof b),
-	        cli_bytes((unsigned long long)rate, b2, sizeof b2));
+	fprintf(stderr, "  %llu done, %s at %s", evs.items, cli_bytes(done, b, sizeof b),
+	        cli_rate(done, secs, b2, sizeof b2));
 	if (all_known && total && rate > 0)
 		fprintf(stderr, ", ETA %.0f s", (double)(total + evs.bytes_done - done) / rate);
 	fputc('\n', stderr);
@@ -324,7 +380,10 @@ static void on_progress(const struct ow_event *ev)
 	if (!evs.bars || since(&evs.last) < 0.1)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &evs.last);
+	pthread_mutex_lock(&ev_lock);
 	draw_bars();
+	fflush(stderr);
+	pthread_mutex_unlock(&ev_lock);
 }
 
 static void on_event(const struct ow_event *ev, void *ud)
@@ -337,7 +396,7 @@ static void on_event(const struct ow_event *ev, void *ud)
 	int show = (int)ev->level <= (evs.c->verbosity < 0 ? 0 : evs.c->verbosity + 1);
 	if (!show)
 		return;
-	clear_bars();
+	cli_progress_clear();
 	fprintf(stderr, "%s%s\n",
 	        ev->level == OW_LOG_ERROR ? "error: " : ev->level == OW_LOG_WARN ? "warning: " : "",
 	        ev->msg);
@@ -354,6 +413,6 @@ void cli_events_init(struct cli *c)
 
 void cli_events_finish(void)
 {
-	clear_bars();
+	cli_progress_clear();
 	ow_event_set_handler(NULL, NULL);
 }

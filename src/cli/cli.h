@@ -65,8 +65,13 @@ void cli_json_out(json_t *doc);
 /* Install the event handler (logs and progress to stderr). */
 void cli_events_init(struct cli *c);
 void cli_events_finish(void);
+/* Erase the progress lines, if any are on the screen; call before writing
+ * to the terminal other than through cli_say / cli_fail / the event log. */
+void cli_progress_clear(void);
 /* "1.23 GB" style. */
 const char *cli_bytes(unsigned long long n, char *buf, size_t len);
+/* "12.34 MB/s": bytes over seconds in cli_bytes' units. */
+const char *cli_rate(unsigned long long bytes, double secs, char *buf, size_t len);
 /* Parse a positive int option value; 0 or an exit code. */
 int cli_int_arg(struct cli *c, const char *opt, const char *arg, int lo, int hi, int *out);
 

@@ -110,6 +110,7 @@ json_t *fetch_report_json(const struct ow_fetch_report *r)
 void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r)
 {
 	char b[32], b2[32];
+	cli_progress_clear();
 	for (size_t i = 0; i < r->n; i++) {
 		const struct ow_fetch_item *it = &r->items[i];
 		if (it->outcome >= OW_FETCH_REJECTED)
@@ -120,11 +121,11 @@ void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r)
 			        cli_bytes(it->bytes, b, sizeof b), it->resumed ? " (resumed)" : "",
 			        it->trust ? "  " : "", it->trust ? it->trust : "");
 	}
-	double mbps = r->seconds > 0 ? (double)r->received / r->seconds / 1e6 : 0;
-	cli_say(c, "%zu files: %zu downloaded (%s in %.1f s, %.1f MB/s), %zu already there, "
+	char b3[32];
+	cli_say(c, "%zu files: %zu downloaded (%s in %.1f s, %s), %zu already there, "
 	           "%zu rejected, %zu failed\n",
-	        r->n, r->done, cli_bytes(r->received, b2, sizeof b2), r->seconds, mbps, r->had,
-	        r->rejected, r->failed);
+	        r->n, r->done, cli_bytes(r->received, b2, sizeof b2), r->seconds,
+	        cli_rate(r->received, r->seconds, b3, sizeof b3), r->had, r->rejected, r->failed);
 }
 
 static void render(struct cli *c, const struct ow_fetch_report *r)

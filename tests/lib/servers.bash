@@ -3,6 +3,8 @@
 #
 # ow_start_nginx ROOT [ROOT2]
 #   Starts a real nginx as the current user (no root needed) on free loopback
+#   ports (OW_NGINX_LIMIT_RATE=RATE, e.g. 2k, slows the first server's
+#   responses to RATE bytes/s per connection: progress stays on screen)
 #   ports, serving ROOT over HTTP and HTTPS and ROOT2 (default ROOT) over a
 #   second HTTPS port standing in for the second download host.  The test PKI
 #   (tests/tools/mkcerts.sh) is made at start.  Exports:
@@ -61,6 +63,7 @@ http {
 		listen 127.0.0.1:$OW_HTTP_PORT;
 		listen 127.0.0.1:$OW_HTTPS_PORT ssl;
 		server_name localhost 127.0.0.1;
+		${OW_NGINX_LIMIT_RATE:+limit_rate $OW_NGINX_LIMIT_RATE;}
 		ssl_certificate $OW_CERT_DIR/server.pem;
 		ssl_certificate_key $OW_CERT_DIR/server.key;
 		root $root;
