@@ -1,4 +1,5 @@
 /* cmd_export.c - offwheel export: a signed tree for pip --no-index. */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,8 @@
 #include "mixedargs.h"
 
 static const char usage[] =
-	"export DIR [SET-ID...] [--target T]... [--all-sets] [--file NAME]... [--sign KEY]";
+	"export DIR [SET-ID...] [--target T]... [--all-sets] [--file NAME]... [--sign KEY] "
+	"[--sequence N]";
 static const char description[] =
 	"Write a self-contained tree that pip installs from with no network (a USB\n"
 	"stick, a lab file server): DIR/simple/ (PEP 503 + PEP 658), DIR/wheels/,\n"
@@ -17,12 +19,19 @@ static const char description[] =
 	"commands), DIR/manifest.json (sets, files, sequence, expiry), DIR/SHA256SUMS\n"
 	"and DIR/SHA256SUMS.sig (signify, written last).  Wheels are copied from the\n"
 	"store while being re-hashed; files already there with the right bytes are\n"
-	"kept.  DIR must be empty or a previous export.  Check it on the target with\n"
+	"kept.  DIR must be empty or a previous export: offwheel replaces or removes\n"
+	"only files its previous export listed (signed by the same key, or recorded\n"
+	"by this workspace) and refuses, changing nothing, when DIR holds anything\n"
+	"else (your own files, links, FIFOs).  Links inside DIR are never followed.\n"
+	"The sequence is one above the last this workspace signed with the key (or\n"
+	"the stick's, when its signature verifies with it); --sequence N continues\n"
+	"an old key from a new workspace.  Check it on the target with\n"
 	"'offwheel check DIR --pubkey KEY.pub' or, without offwheel,\n"
 	"'signify-openbsd -V -p KEY.pub -m SHA256SUMS && sha256sum -c SHA256SUMS'.\n"
 	"Exit 4 when a member is not fetched yet, 1 on other errors.";
 
-enum { OPT_TARGET = 400, OPT_ALL, OPT_FILE, OPT_SIGN, OPT_EXPIRES, OPT_NGINX, OPT_FAT32 };
+enum { OPT_TARGET = 400, OPT_ALL, OPT_FILE, OPT_SIGN, OPT_EXPIRES, OPT_NGINX, OPT_FAT32,
+       OPT_SEQUENCE };
 static const struct cli_opt opts[] = {
 	{"target", OPT_TARGET, required_argument, "T", "the newest set of target T ('ls sets')"},
 	{"all-sets", OPT_ALL, no_argument, NULL, "the newest set of every target"},
@@ -31,6 +40,8 @@ static const struct cli_opt opts[] = {
 	{"expires", OPT_EXPIRES, required_argument, "DAYS", "check refuses it after DAYS (90)"},
 	{"nginx-conf", OPT_NGINX, required_argument, "FILE", "write an nginx server block for DIR"},
 	{"fat32", OPT_FAT32, no_argument, NULL, "refuse files of 4 GiB or more (auto on FAT32)"},
+	{"sequence", OPT_SEQUENCE, required_argument, "N",
+	 "sign sequence N (above every one used with the key; 1 to 2^53)"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -38,7 +49,19 @@ struct export_args {
 	const char *targets[64], *files[4096];
 	int ntargets, nfiles, all, fat32, expires;
 	const char *sign, *nginx;
+	long long sequence;
 };
+
+static int sequence_arg(struct cli *c, const char *arg, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(arg, &end, 10);
+	if (!*arg || *end || errno || v < 1 || v > OW_EXPORT_SEQ_MAX)
+		return cli_usage_error(c, "--sequence: '%s' is not a number from 1 to 2^53", arg);
+	*out = v;
+	return 0;
+}
 
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 {
@@ -59,6 +82,7 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	case OPT_SIGN: a->sign = arg; return 0;
 	case OPT_NGINX: a->nginx = arg; return 0;
 	case OPT_EXPIRES: return cli_int_arg(c, "--expires", arg, 1, 36500, &a->expires);
+	case OPT_SEQUENCE: return sequence_arg(c, arg, &a->sequence);
 	}
 	return 2;
 }
@@ -130,7 +154,8 @@ static int run_export(struct cli *c, const struct export_args *a, const char *di
 	    !(rc = build_plan(c, s, a, ids, nids, &p))) {
 		struct ow_export_opts o = {.dir = dir, .key = a->sign ? &key : NULL,
 		                           .expires_days = a->expires, .fat32 = a->fat32,
-		                           .nginx_conf = a->nginx, .jobs = c->jobs};
+		                           .nginx_conf = a->nginx, .jobs = c->jobs,
+		                           .sequence = a->sequence};
 		struct ow_export_report r;
 		int erc = ow_export_run(s, &p, &o, &r);
 		rc = erc ? cli_fail(c, erc) : 0;
@@ -155,6 +180,8 @@ int cmd_export(struct cli *c, int argc, char **argv)
 	if (first + 1 >= argc && !a.ntargets && !a.all && !a.nfiles)
 		return cli_usage_error(c, "export: say what to export: SET-ID..., --target, --all-sets "
 		                          "or --file");
+	if (!*argv[first])
+		return cli_usage_error(c, "export: DIR is an empty name — name the directory to write");
 	char dir[PATH_MAX];
 	int rc = ow_mkdir_p(argv[first], 0755);
 	if (rc || !realpath(argv[first], dir))

@@ -1,18 +1,36 @@
 /* cmd_keygen.c - offwheel keygen: an Ed25519 key pair in signify format. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "signify.h"
 
-static const char usage[] = "keygen KEYFILE";
+static const char usage[] = "keygen KEYFILE [--force]";
 static const char description[] =
 	"Make an Ed25519 key pair for signing exports, in OpenBSD signify's format:\n"
 	"KEYFILE is the secret key (mode 0600, not passphrase-protected, as\n"
 	"'signify -G -n'), KEYFILE.pub the public key ('KEY.sec' gives 'KEY.pub').\n"
-	"Carry the public key to the targets separately; 'signify-openbsd -V -p\n"
-	"KEY.pub -m SHA256SUMS' verifies an export with the stock tool.  Keys made by\n"
-	"'signify-openbsd -G -n' work with 'offwheel export --sign' too.";
+	"A secret key name ending '.pub' is refused, and an existing key file is\n"
+	"never replaced without --force.  Carry the public key to the targets\n"
+	"separately; 'signify-openbsd -V -p KEY.pub -m SHA256SUMS' verifies an export\n"
+	"with the stock tool.  Keys made by 'signify-openbsd -G -n' work with\n"
+	"'offwheel export --sign' too.";
+
+enum { OPT_FORCE = 400 };
+static const struct cli_opt opts[] = {
+	{"force", OPT_FORCE, no_argument, NULL, "replace existing key files"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static int on_opt(struct cli *c, int key, const char *arg, void *ud)
+{
+	(void)c, (void)arg;
+	if (key != OPT_FORCE)
+		return 2;
+	*(int *)ud = 1;
+	return 0;
+}
 
 static void pub_path(const char *sec, char *out, size_t n)
 {
@@ -25,18 +43,26 @@ static void pub_path(const char *sec, char *out, size_t n)
 
 int cmd_keygen(struct cli *c, int argc, char **argv)
 {
-	int first = cli_parse(c, argc, argv, NULL, usage, description, NULL, NULL);
+	int force = 0;
+	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &force);
 	if (first < 0)
 		return first == CLI_HELP_SHOWN ? 0 : -first;
 	if (first + 1 != argc)
 		return cli_usage_error(c, "keygen: name one KEYFILE");
+	size_t l = strlen(argv[first]);
+	if (!l || argv[first][l - 1] == '/')
+		return cli_usage_error(c, "keygen: '%s' is not a file name", argv[first]);
+	if (l >= 4 && !strcmp(argv[first] + l - 4, ".pub"))
+		return cli_usage_error(c, "keygen: %s: that is where the secret key would go, and a "
+		                          "'.pub' name would be handed out as the public key — name "
+		                          "it KEY.sec (the public key becomes KEY.pub)", argv[first]);
 	char pub[4096], id[OW_KEYID_HEX];
 	struct ow_signify_sec sec;
 	struct ow_signify_pub pk;
 	pub_path(argv[first], pub, sizeof pub);
 	int rc = ow_signify_keygen(&sec, &pk);
 	if (!rc)
-		rc = ow_signify_write_keys(argv[first], pub, &sec);
+		rc = ow_signify_write_keys(argv[first], pub, &sec, force);
 	memset(&sec, 0, sizeof sec);
 	if (rc)
 		return cli_fail(c, rc);

@@ -1,8 +1,10 @@
 /* export.c - write an export tree: refuse unsafe names, drop the old
- * signature, copy wheels while hashing, generate pages and lists, clean up,
- * then manifest, SHA256SUMS and the signature last. */
+ * signature, copy wheels while hashing, generate pages and lists, remove what
+ * the previous export listed and this one does not, then manifest,
+ * SHA256SUMS and the signature last. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,10 +18,9 @@
 #include "error.h"
 #include "event.h"
 #include "exportint.h"
+#include "fsbeneath.h"
 #include "fsutil.h"
 #include "pool.h"
-
-#define SUMS_MAX (64u << 20)
 
 static int check_names(const struct ow_export_plan *p, const struct ow_export_opts *o,
                        const char *fs)
@@ -65,63 +66,52 @@ static int check_case(const struct ow_export_plan *p)
 	return rc;
 }
 
-static int top_entry_ok(const char *n)
+/* Every path the new export writes (sorted): what the walk may replace. */
+static int wanted_paths(const struct ow_export_plan *p, struct ow_xfiles *f)
 {
-	static const char *const ok[] = {"simple", "wheels", "requirements", "INSTALL.txt",
-	                                 OW_EXPORT_SUMS, OW_EXPORT_SIG, OW_EXPORT_MANIFEST, NULL};
-	for (const char *const *k = ok; *k; k++)
-		if (!strcmp(n, *k))
-			return 1;
-	return !strncmp(n, OW_EXPORT_TMP_PREFIX, strlen(OW_EXPORT_TMP_PREFIX));
-}
-
-/* DIR must be empty or an (interrupted) export: never clobber other data. */
-static int check_dir(const char *dir)
-{
-	int rc = ow_mkdir_p(dir, 0755);
-	DIR *d = rc ? NULL : opendir(dir);
-	if (!d)
-		return rc ? rc : ow_err(OW_EIO, "%s: cannot open: %s", dir, strerror(errno));
-	struct dirent *e;
-	while (!rc && (e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !top_entry_ok(e->d_name))
-			rc = ow_err(OW_EEXIST, "%s: holds '%s', which is not part of an export — export "
-			                       "into an empty directory or a previous export", dir, e->d_name);
-	closedir(d);
+	char rel[PATH_MAX];
+	int rc = ow_xfiles_add(f, "simple/index.html", 0, NULL);
+	for (size_t i = 0; !rc && i < p->n; i++) {
+		snprintf(rel, sizeof rel, "wheels/%s", p->items[i].filename);
+		rc = ow_xfiles_add(f, rel, 0, NULL);
+		snprintf(rel, sizeof rel, "wheels/%s.metadata", p->items[i].filename);
+		if (!rc && p->items[i].meta_object[0])
+			rc = ow_xfiles_add(f, rel, 0, NULL);
+		snprintf(rel, sizeof rel, "simple/%s/index.html", p->items[i].project);
+		if (!rc)
+			rc = ow_xfiles_add(f, rel, 0, NULL);
+	}
+	for (size_t i = 0; !rc && i < p->nsets; i++) {
+		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
+		rc = ow_xfiles_add(f, rel, 0, NULL);
+	}
+	ow_xfiles_sort(f);
 	return rc;
 }
 
 /* The old signature goes first: from here on the tree is not valid until
  * the new signature is written. */
-static int drop_signature(const char *dir)
+static int drop_signature(int root, const char *dir)
 {
-	char p[PATH_MAX];
-	int rc = ow_path_join(p, sizeof p, dir, OW_EXPORT_SIG);
-	if (rc)
-		return rc;
-	if (unlink(p) != 0 && errno != ENOENT)
-		return ow_err(OW_EIO, "%s: cannot remove the old signature: %s", p, strerror(errno));
-	return ow_fsync_dir(dir);
+	if (unlinkat(root, OW_EXPORT_SIG, 0) != 0 && errno != ENOENT)
+		return ow_err(OW_EIO, "%s/%s: cannot remove the old signature: %s", dir, OW_EXPORT_SIG,
+		              strerror(errno));
+	if (fsync(root) != 0 && errno != EINVAL)
+		return ow_err(OW_EIO, "%s: fsync of the directory failed: %s", dir, strerror(errno));
+	return 0;
 }
 
-static int64_t old_sequence(const char *dir)
+static int seq_out_of_range(const char *what, int64_t seq)
 {
-	char p[PATH_MAX], *t = NULL;
-	size_t n;
-	struct ow_xmanifest m;
-	int64_t seq = 0;
-	if (ow_path_join(p, sizeof p, dir, OW_EXPORT_MANIFEST) ||
-	    ow_read_small_file(p, SUMS_MAX, &t, &n))
-		return 0;
-	if (!ow_xjson_parse(t, n, &m)) {
-		seq = m.sequence;
-		ow_xmanifest_free(&m);
-	}
-	free(t);
-	return seq;
+	return ow_err(OW_ERANGE, "%s sequence %lld is out of range (1 to 2^53) — the record was "
+	                         "tampered with; export with a new key (offwheel keygen)",
+	              what, (long long)seq);
 }
 
-static int next_sequence(ow_store *s, const char *dir, const char *key_id, int64_t *seq)
+/* The workspace's record for the key, and the stick's sequence only when
+ * its signature verified with that key: never unsigned bytes. */
+static int next_sequence(ow_store *s, const struct ow_xprev *prev, const char *key_id,
+                         int64_t asked, int64_t *seq)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SEQ_MAX);
 	if (!st)
@@ -130,8 +120,21 @@ static int next_sequence(ow_store *s, const char *dir, const char *key_id, int64
 	int row = ow_stmt_step(st);
 	if (row < 0)
 		return row;
-	int64_t db = row ? ow_col_int(st, 0) : 0, old = old_sequence(dir);
-	*seq = (db > old ? db : old) + 1;
+	int64_t db = row ? ow_col_int(st, 0) : 0, stick = prev->signed_sequence;
+	if (db < 0 || db > OW_EXPORT_SEQ_MAX)
+		return seq_out_of_range("the workspace's last", db);
+	if (stick < 0 || stick > OW_EXPORT_SEQ_MAX)
+		return seq_out_of_range("the stick's signed", stick);
+	int64_t last = db > stick ? db : stick;
+	if (asked && asked <= last)
+		return ow_err(OW_EINVAL, "--sequence %lld: not above %lld, the last sequence %s for key "
+		                         "%s — targets would refuse it as a rollback; give %lld or more",
+		              (long long)asked, (long long)last,
+		              db >= stick ? "this workspace signed" : "signed on this stick",
+		              *key_id ? key_id : "(unsigned)", (long long)last + 1);
+	*seq = asked ? asked : last + 1;
+	if (*seq > OW_EXPORT_SEQ_MAX)
+		return seq_out_of_range("the next", *seq);
 	return 0;
 }
 
@@ -147,10 +150,18 @@ struct copy_job {
 
 struct copy_all {
 	ow_store *s;
-	const char *wdir;
+	int wdir;
 	struct copy_job *v;
 	uint64_t done, total;
 	pthread_mutex_t mu;
+};
+
+/* One export run: the directory (opened once) and what it found there. */
+struct xrun {
+	const char *dir; /* for messages */
+	int root;        /* O_DIRECTORY fd of dir */
+	struct ow_xprev prev;
+	struct ow_xfiles remove;
 };
 
 static int copy_worker(void *ud, size_t i)
@@ -193,24 +204,13 @@ static int plan_jobs(const struct ow_export_plan *p, struct copy_job **out, size
 	return 0;
 }
 
-/* Up to 4 files at once: hashing keeps pace with a disk on several cores,
- * and a USB stick gets no more writers than it can take. */
-static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
-                       struct ow_xfiles *rec, struct ow_export_report *r)
+static int collect_jobs(struct copy_all *a, size_t n, struct ow_xfiles *rec,
+                        struct ow_export_report *r)
 {
-	char wdir[PATH_MAX], rel[PATH_MAX];
-	struct copy_all a = {.s = s, .wdir = wdir};
-	size_t n = 0;
-	int rc = ow_path_join(wdir, sizeof wdir, o->dir, "wheels");
-	if (rc || (rc = ow_mkdir_p(wdir, 0755)) || (rc = plan_jobs(p, &a.v, &n)))
-		return rc;
-	for (size_t i = 0; i < n; i++)
-		a.total += a.v[i].size;
-	pthread_mutex_init(&a.mu, NULL);
-	ow_parallel_for(n, o->jobs < 1 ? 1 : o->jobs > 4 ? 4 : o->jobs, copy_worker, &a);
-	pthread_mutex_destroy(&a.mu);
+	char rel[PATH_MAX];
+	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct copy_job *j = &a.v[i];
+		const struct copy_job *j = &a->v[i];
 		if (!rc && j->rc)
 			rc = ow_err(j->rc, "%s", j->err ? j->err : "out of memory");
 		if (rc)
@@ -223,19 +223,50 @@ static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const struct
 		if (!rc)
 			rc = ow_xfiles_add(rec, rel, j->size, j->hex);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(a.v[i].err);
-	free(a.v);
 	return rc;
 }
 
-static int write_pages(const struct ow_export_plan *p, const char *dir, struct ow_xfiles *rec)
+/* Up to 4 files at once: hashing keeps pace with a disk on several cores,
+ * and a USB stick gets no more writers than it can take. */
+static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
+                       struct xrun *x, struct ow_xfiles *rec, struct ow_export_report *r)
+{
+	struct copy_all a = {.s = s, .wdir = -1};
+	size_t n = 0;
+	int rc = ow_mkdir_beneath(x->root, "wheels", 0755, &a.wdir);
+	if (rc)
+		return ow_err_prefix(rc, "%s/", x->dir);
+	if ((rc = plan_jobs(p, &a.v, &n))) {
+		close(a.wdir);
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++)
+		a.total += a.v[i].size;
+	pthread_mutex_init(&a.mu, NULL);
+	ow_parallel_for(n, o->jobs < 1 ? 1 : o->jobs > 4 ? 4 : o->jobs, copy_worker, &a);
+	pthread_mutex_destroy(&a.mu);
+	rc = collect_jobs(&a, n, rec, r);
+	for (size_t i = 0; i < n; i++)
+		free(a.v[i].err);
+	free(a.v);
+	close(a.wdir);
+	return rc;
+}
+
+static int write_text(const struct xrun *x, const char *rel, const struct ow_sbuf *b,
+                      struct ow_xfiles *rec)
+{
+	int rc = ow_xwrite_text(x->root, rel, b, rec);
+	return rc ? ow_err_prefix(rc, "%s/", x->dir) : 0;
+}
+
+static int write_pages(const struct ow_export_plan *p, const struct xrun *x, struct ow_xfiles *rec)
 {
 	struct ow_sbuf b = {0};
 	char rel[PATH_MAX];
 	int rc = ow_xgen_simple_root(p, &b);
 	if (!rc)
-		rc = ow_xwrite_text(dir, "simple/index.html", &b, rec);
+		rc = write_text(x, "simple/index.html", &b, rec);
 	for (size_t i = 0; !rc && i < p->n; i++) {
 		snprintf(rel, sizeof rel, "simple/%s/index.html", p->items[i].project);
 		int seen = 0;
@@ -245,14 +276,14 @@ static int write_pages(const struct ow_export_plan *p, const char *dir, struct o
 			continue;
 		ow_sb_free(&b);
 		if (!(rc = ow_xgen_project_page(p, p->items[i].project, &b)))
-			rc = ow_xwrite_text(dir, rel, &b, rec);
+			rc = write_text(x, rel, &b, rec);
 	}
 	ow_sb_free(&b);
 	return rc;
 }
 
-static int write_lists(const struct ow_export_plan *p, const struct ow_xmeta *m, const char *dir,
-                       struct ow_xfiles *rec)
+static int write_lists(const struct ow_export_plan *p, const struct ow_xmeta *m,
+                       const struct xrun *x, struct ow_xfiles *rec)
 {
 	struct ow_sbuf b = {0};
 	char rel[PATH_MAX];
@@ -261,26 +292,26 @@ static int write_lists(const struct ow_export_plan *p, const struct ow_xmeta *m,
 		ow_sb_free(&b);
 		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
 		if (!(rc = ow_xgen_requirements(p, &p->sets[i], &b)))
-			rc = ow_xwrite_text(dir, rel, &b, rec);
+			rc = write_text(x, rel, &b, rec);
 	}
 	ow_sb_free(&b);
 	if (!rc && !(rc = ow_xgen_install(p, m, &b)))
-		rc = ow_xwrite_text(dir, "INSTALL.txt", &b, rec);
+		rc = write_text(x, "INSTALL.txt", &b, rec);
 	ow_sb_free(&b);
 	return rc;
 }
 
 /* manifest.json, then SHA256SUMS (which lists it), then the signature. */
 static int write_signed(const struct ow_export_plan *p, const struct ow_xmeta *m,
-                        const struct ow_export_opts *o, struct ow_xfiles *rec,
-                        struct ow_export_report *r)
+                        const struct ow_export_opts *o, const struct xrun *x,
+                        struct ow_xfiles *rec, struct ow_export_report *r)
 {
 	struct ow_sbuf b = {0};
 	struct ow_xfiles top = {0};
 	ow_xfiles_sort(rec);
 	int rc = ow_xjson_manifest(p, m, rec, &b);
 	if (!rc)
-		rc = ow_xwrite_text(o->dir, OW_EXPORT_MANIFEST, &b, &top);
+		rc = write_text(x, OW_EXPORT_MANIFEST, &b, &top);
 	if (!rc) {
 		snprintf(r->manifest_sha256, sizeof r->manifest_sha256, "%s", top.v[0].sha256);
 		rc = ow_xfiles_add(rec, OW_EXPORT_MANIFEST, top.v[0].size, top.v[0].sha256);
@@ -288,18 +319,18 @@ static int write_signed(const struct ow_export_plan *p, const struct ow_xmeta *m
 	ow_xfiles_sort(rec);
 	ow_sb_free(&b);
 	if (!rc && !(rc = ow_xgen_sums(rec, &b)))
-		rc = ow_xwrite_text(o->dir, OW_EXPORT_SUMS, &b, &top);
+		rc = write_text(x, OW_EXPORT_SUMS, &b, &top);
 	if (!rc && o->key) {
 		char sig[512];
 		struct ow_sbuf sb = {.p = sig, .cap = sizeof sig};
 		if (!(rc = ow_signify_sign(o->key, b.p, b.n, sig, sizeof sig))) {
 			sb.n = strlen(sig);
-			rc = ow_xwrite_text(o->dir, OW_EXPORT_SIG, &sb, &top);
+			rc = write_text(x, OW_EXPORT_SIG, &sb, &top);
 		}
 	}
 	ow_sb_free(&b);
 	ow_xfiles_free(&top);
-	return rc ? rc : ow_fsync_dir(o->dir);
+	return rc;
 }
 
 static int record_export(ow_store *s, const struct ow_xmeta *m, const struct ow_export_report *r)
@@ -318,53 +349,77 @@ static int record_export(ow_store *s, const struct ow_xmeta *m, const struct ow_
 	return ow_stmt_run(st);
 }
 
+/* The server block goes where the user asked (outside DIR, as a rule). */
 static int write_nginx(const char *path, const char *dir)
 {
 	struct ow_sbuf b = {0};
-	struct ow_xfiles rec = {0};
-	char abs[PATH_MAX];
+	char parent[PATH_MAX];
+	struct ow_tmp t;
 	int rc = ow_xgen_nginx(dir, &b);
-	if (!rc)
-		rc = ow_xwrite_text(path[0] == '/' ? "" : (getcwd(abs, sizeof abs) ? abs : "."),
-		                    path[0] == '/' ? path + 1 : path, &b, &rec);
+	if (!rc && !(rc = ow_dirname(parent, sizeof parent, path)) &&
+	    !(rc = ow_tmp_create(parent, OW_EXPORT_TMP_PREFIX, &t))) {
+		if ((rc = ow_write_all(t.fd, b.p, b.n)))
+			ow_tmp_discard(&t);
+		else
+			rc = ow_tmp_publish(&t, path);
+	}
 	ow_sb_free(&b);
-	ow_xfiles_free(&rec);
 	return rc;
 }
 
-static int prepare(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
-                   struct ow_export_report *r, struct ow_xmeta *m)
+/* DIR itself may be a link: it is resolved here, once. */
+static int open_root(const char *dir, int *fd)
 {
-	int rc = check_dir(o->dir);
-	ow_xfs_kind(o->dir, r->fs, sizeof r->fs);
-	if (rc || (rc = check_names(p, o, r->fs)) || (rc = check_case(p)))
+	if (!*dir)
+		return ow_err(OW_EINVAL, "export: the directory name is empty — name the directory to "
+		                         "write");
+	int rc = ow_mkdir_p(dir, 0755);
+	if (rc)
 		return rc;
+	*fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*fd < 0)
+		return ow_err(OW_EIO, "%s: cannot open the directory: %s", dir, strerror(errno));
+	return 0;
+}
+
+static int prepare(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
+                   struct xrun *x, struct ow_export_report *r, struct ow_xmeta *m)
+{
+	struct ow_xfiles want = {0};
+	ow_xfs_kind(x->root, r->fs, sizeof r->fs);
+	int rc = check_names(p, o, r->fs);
+	if (rc || (rc = check_case(p)) || (rc = wanted_paths(p, &want)) ||
+	    (rc = ow_xprev_load(s, x->root, o->key, &x->prev)) ||
+	    (rc = ow_xinventory(x->root, x->dir, &want, &x->prev, &x->remove))) {
+		ow_xfiles_free(&want);
+		return rc;
+	}
+	ow_xfiles_free(&want);
 	if (o->key)
 		ow_signify_keyid(o->key->keynum, m->key_id);
-	if ((rc = next_sequence(s, o->dir, m->key_id, &m->sequence)))
+	if ((rc = next_sequence(s, &x->prev, m->key_id, o->sequence, &m->sequence)))
 		return rc;
 	m->created = o->now ? o->now : (int64_t)time(NULL);
 	m->expires = m->created + (int64_t)o->expires_days * 86400;
 	m->dir = o->dir;
-	return drop_signature(o->dir);
+	return drop_signature(x->root, x->dir);
 }
 
 static int run_steps(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
-                     struct ow_export_report *r, struct ow_xmeta *m)
+                     struct xrun *x, struct ow_export_report *r, struct ow_xmeta *m)
 {
 	struct ow_xfiles rec = {0};
-	int rc = prepare(s, p, o, r, m);
+	int rc = prepare(s, p, o, x, r, m);
 	if (!rc)
-		rc = copy_wheels(s, p, o, &rec, r);
+		rc = copy_wheels(s, p, o, x, &rec, r);
 	if (!rc)
-		rc = write_pages(p, o->dir, &rec);
+		rc = write_pages(p, x, &rec);
 	if (!rc)
-		rc = write_lists(p, m, o->dir, &rec);
-	ow_xfiles_sort(&rec);
+		rc = write_lists(p, m, x, &rec);
+	if (!rc && (rc = ow_xremove(x->root, &x->remove, &r->removed)))
+		rc = ow_err_prefix(rc, "%s/", x->dir);
 	if (!rc)
-		rc = ow_xclean(o->dir, &rec, &r->removed);
-	if (!rc)
-		rc = write_signed(p, m, o, &rec, r);
+		rc = write_signed(p, m, o, x, &rec, r);
 	r->files = rec.n;
 	ow_xfiles_free(&rec);
 	return rc;
@@ -375,15 +430,25 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 {
 	struct timespec t0, t1;
 	struct ow_xmeta m = {0};
+	struct xrun x = {.dir = o->dir, .root = -1};
 	memset(r, 0, sizeof *r);
 	if (o->expires_days <= 0 || !p->nsets)
 		return ow_err(OW_EINVAL, "export: nothing to export or no expiry");
+	if (o->sequence < 0 || o->sequence > OW_EXPORT_SEQ_MAX)
+		return ow_err(OW_EINVAL, "--sequence %lld: out of range (1 to 2^53)",
+		              (long long)o->sequence);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int rc = run_steps(s, p, o, r, &m);
+	int rc = open_root(o->dir, &x.root);
+	if (!rc)
+		rc = run_steps(s, p, o, &x, r, &m);
 	if (!rc)
 		rc = record_export(s, &m, r);
 	if (!rc && o->nginx_conf)
 		rc = write_nginx(o->nginx_conf, o->dir);
+	if (x.root >= 0)
+		close(x.root);
+	ow_xprev_free(&x.prev);
+	ow_xfiles_free(&x.remove);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	r->sequence = m.sequence;

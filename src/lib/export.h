@@ -15,7 +15,16 @@
  * offwheel checks everything with `signify-openbsd -V -p KEY.pub -m
  * SHA256SUMS && sha256sum -c SHA256SUMS`.  Every file is published
  * atomically; the old signature is removed before anything changes, so an
- * interrupted export is never valid. */
+ * interrupted export is never valid.
+ *
+ * DIR is resolved once and opened as a directory fd; every path inside it
+ * is opened beneath that fd without following links (fsbeneath.h).  Before
+ * anything changes, the tree is walked: a link, a FIFO or a device anywhere
+ * in it, or a file that is neither written by this export nor listed (hash
+ * unchanged) by the previous export's trusted file list, makes the export
+ * refuse, naming them.  Only listed, unchanged files are removed.  The
+ * sequence comes from the workspace's record for the key and from the
+ * stick only when its signature verifies with that key. */
 #ifndef OW_EXPORT_H
 #define OW_EXPORT_H
 
@@ -31,6 +40,8 @@
 #define OW_EXPORT_FORMAT "offwheel-export-1"
 #define OW_EXPORT_TMP_PREFIX ".ow-tmp-"
 #define OW_FAT32_MAX_FILE 0xFFFFFFFFull
+/* Sequences stay far below overflow (and exact in a JSON double). */
+#define OW_EXPORT_SEQ_MAX (INT64_C(1) << 53)
 
 struct ow_export_item { /* one wheel on the stick */
 	char *filename, *project, *version, *requires_python;
@@ -72,6 +83,8 @@ struct ow_export_opts {
 	const char *nginx_conf;           /* write a server block there (NULL: no) */
 	int64_t now;                      /* 0: time(NULL) */
 	int jobs;                         /* files copied at once (capped at 4); < 1: 1 */
+	int64_t sequence;                 /* 0: the next one; else this one (a new workspace
+	                                     continuing an old key), above every one known */
 };
 
 struct ow_export_report {

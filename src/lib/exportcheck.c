@@ -3,6 +3,7 @@
  * re-hashed (in parallel), extra / missing files, expiry and rollback. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,9 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "exportint.h"
+#include "fsbeneath.h"
 #include "fsutil.h"
 
 #define SUMS_MAX (64u << 20)
@@ -62,27 +65,33 @@ int ow_check_default_state(char *buf, size_t n)
 	return 0;
 }
 
-static int read_in(const char *dir, const char *name, char **t, size_t *n)
+/* A top-level file of the stick: regular (a FIFO or a link is never read). */
+static int read_in(int root, const char *name, char **t, size_t *n)
 {
-	char p[PATH_MAX];
-	int rc = ow_path_join(p, sizeof p, dir, name);
-	return rc ? rc : ow_read_small_file(p, SUMS_MAX, t, n);
+	return ow_read_beneath(root, name, SUMS_MAX, t, n);
+}
+
+/* The problem kind for a file that could not be read. */
+static const char *unreadable_kind(int rc, const char *dflt)
+{
+	return rc == OW_EPOLICY ? (strstr(ow_err_detail(), "symbolic link") ? "link" : "special")
+	                        : dflt;
 }
 
 /* Step 1: SHA256SUMS.sig over SHA256SUMS.  0 = trusted, else a problem. */
-static int check_signature(const struct ow_check_opts *o, struct ow_check_report *r,
+static int check_signature(const struct ow_check_opts *o, int root, struct ow_check_report *r,
                            char **sums, size_t *sums_n)
 {
 	char *sig = NULL;
 	size_t sig_n = 0;
-	int rc = read_in(o->dir, OW_EXPORT_SIG, &sig, &sig_n);
+	int rc = read_in(root, OW_EXPORT_SIG, &sig, &sig_n);
 	if (rc) {
 		problem(r, "signature", OW_EXPORT_SIG, "%s — the export is unsigned or incomplete "
 		        "(interrupted); re-run 'offwheel export'", rc == OW_ENOENT ? "missing" :
 		        ow_err_detail());
 		return rc;
 	}
-	if ((rc = read_in(o->dir, OW_EXPORT_SUMS, sums, sums_n)))
+	if ((rc = read_in(root, OW_EXPORT_SUMS, sums, sums_n)))
 		problem(r, "signature", OW_EXPORT_SUMS, "%s — the export is incomplete",
 		        rc == OW_ENOENT ? "missing" : ow_err_detail());
 	else if ((rc = ow_signify_verify(o->pub, *sums, *sums_n, sig, sig_n)))
@@ -92,18 +101,18 @@ static int check_signature(const struct ow_check_opts *o, struct ow_check_report
 }
 
 /* Step 2: manifest.json must be the one SHA256SUMS names. */
-static int load_manifest(const struct ow_check_opts *o, struct ow_check_report *r,
-                         const struct ow_xfiles *sums, struct ow_xmanifest *m)
+static int load_manifest(int root, struct ow_check_report *r, const struct ow_xfiles *sums,
+                         struct ow_xmanifest *m)
 {
 	const struct ow_xfile *e = ow_xfiles_find(sums, OW_EXPORT_MANIFEST);
 	char *t = NULL, hex[OW_SHA256_HEX];
 	size_t n = 0;
 	uint8_t d[OW_SHA256_LEN];
-	int rc = e ? read_in(o->dir, OW_EXPORT_MANIFEST, &t, &n) : OW_EVERIFY;
+	int rc = e ? read_in(root, OW_EXPORT_MANIFEST, &t, &n) : OW_EVERIFY;
 	if (!e)
 		problem(r, "manifest", OW_EXPORT_SUMS, "the signed SHA256SUMS does not list manifest.json");
 	else if (rc)
-		problem(r, "missing", OW_EXPORT_MANIFEST, "%s", ow_err_detail());
+		problem(r, unreadable_kind(rc, "missing"), OW_EXPORT_MANIFEST, "%s", ow_err_detail());
 	else if ((rc = ow_sha256_buf(t, n, d)) == 0) {
 		ow_hex(d, sizeof d, hex);
 		if (!ow_digest_eq(hex, e->sha256, 64)) {
@@ -126,6 +135,9 @@ static void check_claims(const struct ow_check_opts *o, struct ow_check_report *
 	if (strcmp(m->key_id, id))
 		problem(r, "manifest", OW_EXPORT_MANIFEST, "names key '%s' but was signed by %s",
 		        m->key_id, id);
+	if (m->sequence > OW_EXPORT_SEQ_MAX)
+		problem(r, "manifest", OW_EXPORT_MANIFEST, "sequence %lld is out of range (at most "
+		        "2^53)", (long long)m->sequence);
 	ow_xfiles_sort(&m->files);
 	for (size_t i = 0; i < m->files.n; i++) {
 		const struct ow_xfile *f = &m->files.v[i];
@@ -153,25 +165,32 @@ static int is_meta_file(const char *rel)
 	       !strcmp(rel, OW_EXPORT_MANIFEST);
 }
 
-/* Step 4: what is on disk but not in the manifest; links are never fine. */
-static void walk(const char *path, const char *rel, const struct ow_xfiles *want,
+/* Step 4: what is on disk but not in the manifest; links, FIFOs and devices
+ * are never fine (and never opened). */
+static void walk(int dfd, const char *rel, const struct ow_xfiles *want,
                  struct ow_check_report *r, int depth)
 {
-	DIR *d = depth < 32 ? opendir(path) : NULL;
+	DIR *d = depth < 32 ? fdopendir(dfd) : NULL;
 	struct dirent *e;
+	if (!d)
+		close(dfd);
 	while (d && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		char p[PATH_MAX], rr[PATH_MAX];
+		char rr[PATH_MAX];
 		struct stat st;
-		snprintf(p, sizeof p, "%s/%s", path, e->d_name);
 		snprintf(rr, sizeof rr, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
-		if (lstat(p, &st) != 0)
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			continue;
+		int sub = S_ISDIR(st.st_mode) ? openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY |
+		                                       O_NOFOLLOW | O_CLOEXEC) : -1;
 		if (S_ISLNK(st.st_mode))
 			problem(r, "link", rr, "a link (exports hold plain files only)");
-		else if (S_ISDIR(st.st_mode))
-			walk(p, rr, want, r, depth + 1);
+		else if (S_ISDIR(st.st_mode) && sub >= 0)
+			walk(sub, rr, want, r, depth + 1);
+		else if (!S_ISREG(st.st_mode))
+			problem(r, "special", rr, "%s (exports hold plain files only; never read)",
+			        ow_file_kind(st.st_mode));
 		else if (!ow_xfiles_find(want, rr) && !(depth == 0 && is_meta_file(rr)))
 			problem(r, "extra", rr, "not in the manifest%s",
 			        strstr(rr, OW_EXPORT_TMP_PREFIX) ? " (a temp file of an interrupted export)"
@@ -183,6 +202,7 @@ static void walk(const char *path, const char *rel, const struct ow_xfiles *want
 
 struct hash_job {
 	const struct ow_check_opts *o;
+	int root;
 	const struct ow_xfiles *files;
 	int *rc;
 	char (*got)[OW_SHA256_HEX];
@@ -200,11 +220,9 @@ static void *hash_worker(void *arg)
 		pthread_mutex_unlock(&j->mu);
 		if (i >= j->files->n)
 			return NULL;
-		char p[PATH_MAX];
 		if (j->rc[i] != 1) /* 1 = to hash */
 			continue;
-		snprintf(p, sizeof p, "%s/%s", j->o->dir, j->files->v[i].path);
-		int rc = ow_xhash_file(p, &j->sizes[i], j->got[i]);
+		int rc = ow_xhash_at(j->root, j->files->v[i].path, &j->sizes[i], j->got[i]);
 		j->rc[i] = rc ? rc : 2; /* 2 = hashed */
 	}
 }
@@ -225,21 +243,24 @@ static void hash_all(struct hash_job *j)
 }
 
 /* Which manifest files to hash: safe paths that are regular files of the right size. */
-static void select_files(const struct ow_check_opts *o, const struct ow_xfiles *f,
-                         struct ow_check_report *r, int *todo)
+static void select_files(int root, const struct ow_xfiles *f, struct ow_check_report *r,
+                         int *todo)
 {
 	for (size_t i = 0; i < f->n; i++) {
-		char p[PATH_MAX];
 		struct stat st;
+		int fd, rc;
 		todo[i] = 0;
 		if (ow_xpath_problem(f->v[i].path))
 			continue;
-		snprintf(p, sizeof p, "%s/%s", o->dir, f->v[i].path);
-		if (lstat(p, &st) != 0)
-			problem(r, "missing", f->v[i].path, "missing (the export is incomplete)");
-		else if (!S_ISREG(st.st_mode))
-			problem(r, S_ISLNK(st.st_mode) ? "link" : "extra", f->v[i].path, "not a plain file");
-		else if ((uint64_t)st.st_size != f->v[i].size)
+		if ((rc = ow_open_regular_beneath(root, f->v[i].path, &fd, &st))) {
+			if (rc == OW_ENOENT)
+				problem(r, "missing", f->v[i].path, "missing (the export is incomplete)");
+			else
+				problem(r, unreadable_kind(rc, "missing"), f->v[i].path, "%s", ow_err_detail());
+			continue;
+		}
+		close(fd);
+		if ((uint64_t)st.st_size != f->v[i].size)
 			problem(r, "size", f->v[i].path, "%llu bytes, the manifest says %llu",
 			        (unsigned long long)st.st_size, (unsigned long long)f->v[i].size);
 		else
@@ -247,10 +268,10 @@ static void select_files(const struct ow_check_opts *o, const struct ow_xfiles *
 	}
 }
 
-static int check_files(const struct ow_check_opts *o, struct ow_check_report *r,
+static int check_files(const struct ow_check_opts *o, int root, struct ow_check_report *r,
                        const struct ow_xfiles *f)
 {
-	struct hash_job j = {.o = o, .files = f};
+	struct hash_job j = {.o = o, .root = root, .files = f};
 	j.rc = calloc(f->n + 1, sizeof *j.rc);
 	j.got = calloc(f->n + 1, sizeof *j.got);
 	j.sizes = calloc(f->n + 1, sizeof *j.sizes);
@@ -258,7 +279,7 @@ static int check_files(const struct ow_check_opts *o, struct ow_check_report *r,
 		free(j.rc), free(j.got), free(j.sizes);
 		return ow_err(OW_ENOMEM, "check: out of memory");
 	}
-	select_files(o, f, r, j.rc);
+	select_files(root, f, r, j.rc);
 	hash_all(&j);
 	for (size_t i = 0; i < f->n; i++) {
 		if (j.rc[i] < 0)
@@ -290,8 +311,10 @@ static int check_freshness(struct ow_check_report *r, const struct ow_xmanifest 
 		        (long long)(now - m->expires));
 	if (m->sequence < r->accepted)
 		problem(r, "rollback", OW_EXPORT_MANIFEST, "sequence %lld is older than sequence %lld "
-		        "already accepted for key %s (an old stick?)", (long long)m->sequence,
-		        (long long)r->accepted, m->key_id);
+		        "already accepted for key %s (an old stick? or a new workspace signing with "
+		        "this key: re-export with 'offwheel export --sequence %lld')",
+		        (long long)m->sequence, (long long)r->accepted, m->key_id,
+		        (long long)r->accepted + 1);
 	if (r->n)
 		return 0;
 	rc = ow_xjson_state_put(state, m->key_id, m->sequence, now);
@@ -300,7 +323,8 @@ static int check_freshness(struct ow_check_report *r, const struct ow_xmanifest 
 	return 0;
 }
 
-static void check_manifest_and_files(const struct ow_check_opts *o, struct ow_check_report *r,
+static void check_manifest_and_files(const struct ow_check_opts *o, int root,
+                                     struct ow_check_report *r,
                                      struct ow_xmanifest *m, const struct ow_xfiles *sums,
                                      const char *state)
 {
@@ -309,8 +333,10 @@ static void check_manifest_and_files(const struct ow_check_opts *o, struct ow_ch
 	r->expires = m->expires;
 	snprintf(r->key_id, sizeof r->key_id, "%s", m->key_id);
 	check_claims(o, r, m, sums);
-	walk(o->dir, "", &m->files, r, 0);
-	check_files(o, r, &m->files);
+	int top = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (top >= 0)
+		walk(top, "", &m->files, r, 0);
+	check_files(o, root, r, &m->files);
 	check_freshness(r, m, state, o->now ? o->now : (int64_t)time(NULL));
 }
 
@@ -324,13 +350,19 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 	int rc = o->state_path ? 0 : ow_check_default_state(state, sizeof state);
 	if (rc)
 		return rc;
-	if (!check_signature(o, r, &sums_text, &sums_n)) {
+	int root = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* DIR may be a link */
+	if (root < 0)
+		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: cannot open the export "
+		              "directory: %s", o->dir, strerror(errno));
+	if (!check_signature(o, root, r, &sums_text, &sums_n)) {
 		if ((rc = ow_xparse_sums(sums_text, sums_n, &sums)))
 			problem(r, "manifest", OW_EXPORT_SUMS, "%s", ow_err_detail());
 		ow_xfiles_sort(&sums);
-		if (!rc && !load_manifest(o, r, &sums, &m))
-			check_manifest_and_files(o, r, &m, &sums, o->state_path ? o->state_path : state);
+		if (!rc && !load_manifest(root, r, &sums, &m))
+			check_manifest_and_files(o, root, r, &m, &sums,
+			                         o->state_path ? o->state_path : state);
 	}
+	close(root);
 	free(sums_text);
 	ow_xfiles_free(&sums);
 	ow_xmanifest_free(&m);

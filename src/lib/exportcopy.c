@@ -1,6 +1,5 @@
 /* exportcopy.c - the files of an export: copy store objects while hashing
- * them, write generated text, remove what no longer belongs, file lists. */
-#include <dirent.h>
+ * them (never past the recorded size), write generated text, file lists. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include "error.h"
 #include "exportint.h"
 #include "event.h"
+#include "fsbeneath.h"
 #include "fsutil.h"
 
 #define COPY_CHUNK (4u << 20)
@@ -105,33 +105,135 @@ const char *ow_xpath_problem(const char *path)
 	return NULL;
 }
 
-int ow_xhash_file(const char *path, uint64_t *size, char hex[OW_SHA256_HEX])
+int ow_xis_tmp_name(const char *name)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: %s", path, strerror(errno));
-	uint8_t d[OW_SHA256_LEN];
-	int rc = ow_sha256_fd(fd, d, size);
-	close(fd);
-	if (rc)
-		return ow_err_prefix(rc, "%s: ", path);
-	ow_hex(d, sizeof d, hex);
-	return 0;
+	size_t pl = strlen(OW_EXPORT_TMP_PREFIX), n = strlen(name);
+	if (strncmp(name, OW_EXPORT_TMP_PREFIX, pl) || n < pl + 6 || n > pl + 12)
+		return 0;
+	for (const char *c = name + pl; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+			return 0;
+	return 1;
 }
 
-/* Is dir/name already the right bytes? 1 yes, 0 no. */
-static int already_there(const char *path, const char *hex, uint64_t size)
+static int hash_fd(int fd, uint64_t size, uint64_t *total, char hex[OW_SHA256_HEX])
+{
+	uint8_t d[OW_SHA256_LEN];
+	ow_sha256 *h;
+	uint8_t *buf = malloc(COPY_CHUNK);
+	int rc = buf ? ow_sha256_new(&h) : ow_err(OW_ENOMEM, "hash: out of memory");
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	*total = 0;
+	while (!rc && *total < size) {
+		uint64_t left = size - *total;
+		ssize_t n = read(fd, buf, left < COPY_CHUNK ? (size_t)left : COPY_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		*total += (uint64_t)n;
+		rc = ow_sha256_update(h, buf, (size_t)n);
+	}
+	if (!rc)
+		rc = ow_sha256_final(h, d);
+	ow_sha256_free(h);
+	free(buf);
+	if (!rc)
+		ow_hex(d, sizeof d, hex);
+	return rc;
+}
+
+int ow_xhash_at(int dirfd, const char *rel, uint64_t *size, char hex[OW_SHA256_HEX])
+{
+	struct stat st;
+	int fd, rc = ow_open_regular_beneath(dirfd, rel, &fd, &st);
+	if (rc)
+		return rc;
+	rc = hash_fd(fd, (uint64_t)st.st_size, size, hex);
+	close(fd);
+	return rc;
+}
+
+/* Is dirfd/name already the right bytes? 1 yes, 0 no. */
+static int already_there(int dirfd, const char *name, const char *hex, uint64_t size)
 {
 	struct stat st;
 	char got[OW_SHA256_HEX];
 	uint64_t n;
-	if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != size)
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != size)
 		return 0;
-	return ow_xhash_file(path, &n, got) == 0 && n == size && !strcmp(got, hex);
+	return ow_xhash_at(dirfd, name, &n, got) == 0 && n == size && !strcmp(got, hex);
 }
 
-/* Stream src into t, hashing; the store's pin must match at the end. */
-static int copy_hashing(int src, struct ow_tmp *t, const char *hex, uint64_t size)
+static int object_damaged(const char *hex, const char *why)
+{
+	return ow_err(OW_EHASH, "store object %s: %s — the store is damaged, nothing of it was "
+	                        "copied; run 'offwheel verify' and fetch the file again", hex, why);
+}
+
+int ow_xopen_object(ow_store *s, const char *hex, uint64_t size, int *fd_out)
+{
+	char path[PATH_MAX], why[128];
+	struct stat st;
+	memset(&st, 0, sizeof st);
+	int rc = ow_store_object_path(s, hex, path, sizeof path);
+	if (rc)
+		return rc;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ELOOP || e == ENXIO)
+			return object_damaged(hex, e == ELOOP ? "is a symbolic link" : "is not a file");
+		return ow_err(e == ENOENT ? OW_ENOENT : OW_EIO, "store object %s: cannot open %s: %s — "
+		              "run 'offwheel verify'", hex, path, strerror(e));
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != size) {
+		if (S_ISREG(st.st_mode))
+			snprintf(why, sizeof why, "%llu bytes on disk, the index records %llu",
+			         (unsigned long long)st.st_size, (unsigned long long)size);
+		else
+			snprintf(why, sizeof why, "is %s, not a regular file", ow_file_kind(st.st_mode));
+		close(fd);
+		return object_damaged(hex, why);
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	*fd_out = fd;
+	return 0;
+}
+
+int ow_xload_object(ow_store *s, const char *hex, uint64_t size, size_t max, char **buf,
+                    size_t *len)
+{
+	int fd, rc;
+	*buf = NULL;
+	if (size > max)
+		return ow_err(OW_ETOOBIG, "store object %s: larger than %zu bytes", hex, max);
+	if ((rc = ow_xopen_object(s, hex, size, &fd)))
+		return rc;
+	rc = ow_read_fd_small(fd, hex, max, buf, len);
+	close(fd);
+	uint8_t d[OW_SHA256_LEN];
+	char got[OW_SHA256_HEX];
+	if (!rc && !(rc = ow_sha256_buf(*buf, *len, d))) {
+		ow_hex(d, sizeof d, got);
+		if (strcmp(got, hex))
+			rc = object_damaged(hex, "its bytes hash to another value");
+	}
+	if (rc && *buf) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return rc;
+}
+
+/* Stream src into t, hashing, never past `size`; the pin must match. */
+static int copy_hashing(int src, int dst, const char *hex, uint64_t size)
 {
 	ow_sha256 *h;
 	uint8_t *buf = malloc(COPY_CHUNK), d[OW_SHA256_LEN];
@@ -141,19 +243,21 @@ static int copy_hashing(int src, struct ow_tmp *t, const char *hex, uint64_t siz
 		return rc;
 	}
 	uint64_t total = 0;
-	for (;;) {
-		ssize_t n = read(src, buf, COPY_CHUNK);
+	while (total < size) {
+		uint64_t left = size - total;
+		ssize_t n = read(src, buf, left < COPY_CHUNK ? (size_t)left : COPY_CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			rc = n < 0 ? ow_err(OW_EIO, "read: %s", strerror(errno)) : ow_sha256_final(h, d);
+			rc = n < 0 ? ow_err(OW_EIO, "read: %s", strerror(errno)) : 0;
 			break;
 		}
 		total += (uint64_t)n;
-		if ((rc = ow_sha256_update(h, buf, (size_t)n)) ||
-		    (rc = ow_write_all(t->fd, buf, (size_t)n)))
+		if ((rc = ow_sha256_update(h, buf, (size_t)n)) || (rc = ow_write_all(dst, buf, (size_t)n)))
 			break;
 	}
+	if (!rc)
+		rc = ow_sha256_final(h, d);
 	ow_sha256_free(h);
 	free(buf);
 	if (rc)
@@ -167,122 +271,83 @@ static int copy_hashing(int src, struct ow_tmp *t, const char *hex, uint64_t siz
 	return 0;
 }
 
-int ow_xcopy_object(ow_store *s, const char *hex, uint64_t size, const char *dir,
-                    const char *name, int *copied)
+int ow_xcopy_object(ow_store *s, const char *hex, uint64_t size, int dirfd, const char *name,
+                    int *copied)
 {
-	char path[PATH_MAX];
-	int rc = ow_path_join(path, sizeof path, dir, name), src = -1;
+	int rc, src = -1;
 	*copied = 0;
-	if (rc || already_there(path, hex, size))
-		return rc;
-	struct ow_tmp t = {.fd = -1};
-	if ((rc = ow_store_open_object(s, hex, &src)) ||
-	    (rc = ow_tmp_create(dir, OW_EXPORT_TMP_PREFIX, &t))) {
+	if (already_there(dirfd, name, hex, size))
+		return 0;
+	struct ow_tmpat t = {.fd = -1};
+	if ((rc = ow_xopen_object(s, hex, size, &src)) ||
+	    (rc = ow_tmpat_create(dirfd, OW_EXPORT_TMP_PREFIX, &t))) {
 		if (src >= 0)
 			close(src);
-		return rc;
+		return ow_err_prefix(rc, "%s: ", name);
 	}
 	posix_fadvise(src, 0, 0, POSIX_FADV_SEQUENTIAL);
-	rc = copy_hashing(src, &t, hex, size);
+	rc = copy_hashing(src, t.fd, hex, size);
 	close(src);
 	if (rc) {
-		ow_tmp_discard(&t);
+		ow_tmpat_discard(&t);
 		return ow_err_prefix(rc, "%s: ", name);
 	}
 	*copied = 1;
-	return ow_tmp_publish(&t, path);
+	return ow_tmpat_publish(&t, name);
 }
 
-int ow_xwrite_text(const char *root, const char *rel, const struct ow_sbuf *b,
-                   struct ow_xfiles *rec)
+/* The directory part and the name of rel ("" when at the top). */
+static int split_rel(const char *rel, char *dir, size_t n, const char **base)
 {
-	char path[PATH_MAX], dir[PATH_MAX], hex[OW_SHA256_HEX], old[OW_SHA256_HEX];
-	uint8_t d[OW_SHA256_LEN];
-	uint64_t n;
-	int rc = ow_path_join(path, sizeof path, root, rel);
-	if (rc || (rc = ow_dirname(dir, sizeof dir, path)) || (rc = ow_mkdir_p(dir, 0755)) ||
-	    (rc = ow_sha256_buf(b->p, b->n, d)))
-		return rc;
-	ow_hex(d, sizeof d, hex);
-	if ((rc = ow_xfiles_add(rec, rel, b->n, hex)))
-		return rc;
+	const char *sl = strrchr(rel, '/');
+	size_t len = sl ? (size_t)(sl - rel) : 0;
+	if (len >= n)
+		return ow_err(OW_ERANGE, "%s: path too long", rel);
+	memcpy(dir, rel, len);
+	dir[len] = '\0';
+	*base = sl ? sl + 1 : rel;
+	return 0;
+}
+
+static int same_text(int dfd, const char *name, const struct ow_sbuf *b, const char *hex)
+{
 	struct stat st;
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && ow_xhash_file(path, &n, old) == 0 &&
-	    n == b->n && !strcmp(old, hex))
-		return 0;
-	struct ow_tmp t;
-	if ((rc = ow_tmp_create(dir, OW_EXPORT_TMP_PREFIX, &t)))
-		return rc;
-	if ((rc = ow_write_all(t.fd, b->p, b->n))) {
-		ow_tmp_discard(&t);
-		return rc;
-	}
-	return ow_tmp_publish(&t, path);
+	char old[OW_SHA256_HEX];
+	uint64_t n;
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	       (uint64_t)st.st_size == b->n && ow_xhash_at(dfd, name, &n, old) == 0 && n == b->n &&
+	       !strcmp(old, hex);
 }
 
-static int is_top_export_file(const char *rel)
+int ow_xwrite_text(int root, const char *rel, const struct ow_sbuf *b, struct ow_xfiles *rec)
 {
-	return !strcmp(rel, OW_EXPORT_SUMS) || !strcmp(rel, OW_EXPORT_SIG) ||
-	       !strcmp(rel, OW_EXPORT_MANIFEST);
-}
-
-static int clean_entry(const char *path, const char *rel, int is_dir, const struct ow_xfiles *keep,
-                       size_t *removed);
-
-static int clean_dir(const char *path, const char *rel, const struct ow_xfiles *keep,
-                     size_t *removed)
-{
-	DIR *d = opendir(path);
-	if (!d)
-		return ow_err(OW_EIO, "%s: cannot list: %s", path, strerror(errno));
-	struct dirent *e;
-	int rc = 0;
-	while (!rc && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		char p[PATH_MAX], r[PATH_MAX];
-		struct stat st;
-		if ((rc = ow_path_join(p, sizeof p, path, e->d_name)))
-			break;
-		snprintf(r, sizeof r, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
-		if (lstat(p, &st) != 0)
-			continue;
-		rc = clean_entry(p, r, S_ISDIR(st.st_mode), keep, removed);
-	}
-	closedir(d);
+	char dir[PATH_MAX], hex[OW_SHA256_HEX];
+	const char *name = rel;
+	uint8_t d[OW_SHA256_LEN];
+	int dfd = -1, rc = split_rel(rel, dir, sizeof dir, &name);
+	if (rc || (rc = ow_mkdir_beneath(root, dir, 0755, &dfd)) || (rc = ow_sha256_buf(b->p, b->n, d)))
+		goto out;
+	ow_hex(d, sizeof d, hex);
+	if ((rc = ow_xfiles_add(rec, rel, b->n, hex)) || same_text(dfd, name, b, hex))
+		goto out;
+	struct ow_tmpat t;
+	if ((rc = ow_tmpat_create(dfd, OW_EXPORT_TMP_PREFIX, &t)))
+		goto out;
+	if ((rc = ow_write_all(t.fd, b->p, b->n)))
+		ow_tmpat_discard(&t);
+	else
+		rc = ow_tmpat_publish(&t, name);
+out:
+	if (dfd >= 0)
+		close(dfd);
 	return rc;
 }
 
-static int clean_entry(const char *path, const char *rel, int is_dir, const struct ow_xfiles *keep,
-                       size_t *removed)
-{
-	if (is_dir) {
-		int rc = clean_dir(path, rel, keep, removed);
-		if (!rc && rmdir(path) == 0)
-			ow_log(OW_LOG_DEBUG, "removed empty directory %s", rel);
-		return rc;
-	}
-	if ((ow_xfiles_find(keep, rel) && !strstr(rel, OW_EXPORT_TMP_PREFIX)) ||
-	    is_top_export_file(rel))
-		return 0;
-	if (unlink(path) != 0)
-		return ow_err(OW_EIO, "%s: cannot remove a stale file: %s", path, strerror(errno));
-	(*removed)++;
-	char dir[PATH_MAX];
-	return ow_dirname(dir, sizeof dir, path) ? 0 : ow_fsync_dir(dir);
-}
-
-int ow_xclean(const char *root, const struct ow_xfiles *keep, size_t *removed)
-{
-	*removed = 0;
-	return clean_dir(root, "", keep, removed);
-}
-
-void ow_xfs_kind(const char *dir, char *kind, size_t n)
+void ow_xfs_kind(int fd, char *kind, size_t n)
 {
 	struct statfs sf;
 	const char *k = "";
-	if (statfs(dir, &sf) == 0) {
+	if (fstatfs(fd, &sf) == 0) {
 		unsigned long t = (unsigned long)sf.f_type;
 		k = t == 0x4d44 ? "fat32" : t == 0x2011BAB0 ? "exfat" : t == 0x65735546 ? "fuse" : "";
 	}

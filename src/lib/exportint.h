@@ -72,20 +72,48 @@ void ow_xmanifest_free(struct ow_xmanifest *m);
 int ow_xjson_state_get(const char *path, const char *key_id, int64_t *seq);
 int ow_xjson_state_put(const char *path, const char *key_id, int64_t seq, int64_t now);
 
-/* Files (exportcopy.c). */
-/* Copy a store object to dir/name, hashing while copying; kept when the
- * file is already there with the right bytes (*copied 0). */
-int ow_xcopy_object(ow_store *s, const char *hex, uint64_t size, const char *dir,
-                    const char *name, int *copied);
+/* Files (exportcopy.c).  `root` and `dirfd` are directory fds of the
+ * export tree (fsbeneath.h): nothing is opened through a link, nothing is
+ * read that fstat did not confirm regular. */
+/* Open a store object for reading: a regular file (O_NONBLOCK|O_NOFOLLOW)
+ * of exactly `size` bytes, else OW_EHASH naming it (the store is damaged). */
+int ow_xopen_object(ow_store *s, const char *hex, uint64_t size, int *fd);
+/* Read a whole object of `size` (<= max) bytes and check its hash. */
+int ow_xload_object(ow_store *s, const char *hex, uint64_t size, size_t max, char **buf,
+                    size_t *len);
+/* Copy a store object to dirfd/name, hashing while copying and stopping at
+ * `size`; kept when the file is already there with the right bytes (*copied 0). */
+int ow_xcopy_object(ow_store *s, const char *hex, uint64_t size, int dirfd, const char *name,
+                    int *copied);
 /* Write a text file atomically unless the same bytes are there; records it. */
-int ow_xwrite_text(const char *root, const char *rel, const struct ow_sbuf *b,
-                   struct ow_xfiles *rec);
-/* Hash a file: size and sha256 (OW_ENOENT when missing). */
-int ow_xhash_file(const char *path, uint64_t *size, char hex[OW_SHA256_HEX]);
-/* Remove files under root not in keep (and not the top-level export files),
- * temp files and links; empty directories too.  *removed counts files. */
-int ow_xclean(const char *root, const struct ow_xfiles *keep, size_t *removed);
-/* "fat32", "exfat", "fuse" or "" for dir's file system. */
-void ow_xfs_kind(const char *dir, char *kind, size_t n);
+int ow_xwrite_text(int root, const char *rel, const struct ow_sbuf *b, struct ow_xfiles *rec);
+/* Hash a regular file beneath dirfd: size and sha256 (OW_ENOENT when missing,
+ * OW_EPOLICY when a link or not a regular file). */
+int ow_xhash_at(int dirfd, const char *rel, uint64_t *size, char hex[OW_SHA256_HEX]);
+/* A temp file name of an export (".ow-tmp-" + 12 hex digits)? */
+int ow_xis_tmp_name(const char *name);
+/* "fat32", "exfat", "fuse" or "" for the file system of an open fd. */
+void ow_xfs_kind(int fd, char *kind, size_t n);
+
+/* What is already in DIR (exporttree.c). */
+struct ow_xprev { /* the previous export's file list, when trusted */
+	struct ow_xfiles files; /* sorted; path + sha256 */
+	const char *trusted;    /* NULL, "signature" or "workspace record" */
+	int64_t signed_sequence; /* the stick's sequence when signed by the signing key, else 0 */
+};
+/* Trusted: SHA256SUMS whose SHA256SUMS.sig verifies with `key`'s public key,
+ * else a manifest.json whose sha256 this workspace recorded as one it wrote. */
+int ow_xprev_load(ow_store *s, int root, const struct ow_signify_sec *key, struct ow_xprev *p);
+void ow_xprev_free(struct ow_xprev *p);
+/* Walk DIR (never following a link): every entry must be a directory, a
+ * file the new export writes (`want`), an export temp file, or a file the
+ * trusted previous list names with its hash unchanged (those go to
+ * `remove`).  Anything else (a user's file, a link, a FIFO, a device) is
+ * refused before anything changes, naming up to 8 of them. */
+int ow_xinventory(int root, const char *dir, const struct ow_xfiles *want,
+                  const struct ow_xprev *prev, struct ow_xfiles *remove);
+/* Remove the files of ow_xinventory's list (and directories they leave
+ * empty below the top level); *removed counts files. */
+int ow_xremove(int root, const struct ow_xfiles *remove, size_t *removed);
 
 #endif

@@ -196,9 +196,21 @@ int ow_signify_verify(const struct ow_signify_pub *pub, const void *msg, size_t 
 
 int ow_read_small_file(const char *path, size_t max, char **buf, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	*buf = NULL;
+	*len = 0;
+	/* O_NONBLOCK: a FIFO in the key's place must not hang the command */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: %s", path, strerror(errno));
+		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: cannot open: %s", path,
+		              strerror(errno));
+	struct stat st = {0};
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		int e = errno;
+		close(fd);
+		return S_ISDIR(st.st_mode) ? ow_err(OW_EIO, "%s: is a directory, not a file", path)
+		       : ow_err(OW_EIO, "%s: not a regular file (%s)", path,
+		                S_ISFIFO(st.st_mode) ? "a FIFO" : strerror(e));
+	}
 	char *b = malloc(max + 1);
 	size_t got = 0;
 	ssize_t r = 1;
@@ -222,8 +234,8 @@ int ow_read_small_file(const char *path, size_t max, char **buf, size_t *len)
 
 int ow_signify_load_pub(const char *path, struct ow_signify_pub *out)
 {
-	char *t;
-	size_t n;
+	char *t = NULL;
+	size_t n = 0;
 	int rc = ow_read_small_file(path, OW_SIGNIFY_MAX_FILE, &t, &n);
 	if (!rc && (rc = ow_signify_pub_parse(t, n, out)))
 		ow_err_prefix(rc, "%s: ", path);
@@ -263,11 +275,21 @@ static int write_key(const char *path, const char *text, mode_t mode)
 }
 
 int ow_signify_write_keys(const char *sec_path, const char *pub_path,
-                          const struct ow_signify_sec *sec)
+                          const struct ow_signify_sec *sec, int force)
 {
 	struct stat st;
-	if (lstat(sec_path, &st) == 0 || lstat(pub_path, &st) == 0)
-		return ow_err(OW_EEXIST, "%s: a key file already exists — pick another name or remove it",
+	size_t l = strlen(sec_path);
+	if (l >= 4 && !strcmp(sec_path + l - 4, ".pub"))
+		return ow_err(OW_EINVAL, "%s: a secret key named '.pub' would be handed out as the "
+		                         "public key — name it KEY.sec (the public key becomes KEY.pub)",
+		              sec_path);
+	if (!strcmp(sec_path, pub_path))
+		return ow_err(OW_EINVAL, "%s: the secret and the public key need different names",
+		              sec_path);
+	if (!force && (lstat(sec_path, &st) == 0 || lstat(pub_path, &st) == 0))
+		return ow_err(OW_EEXIST, "%s: a key file already exists — pick another name, or give "
+		                         "--force to replace it (exports signed with the old key then "
+		                         "need the new public key)",
 		              lstat(sec_path, &st) == 0 ? sec_path : pub_path);
 	char sec_text[512], pub_text[512];
 	struct ow_signify_pub pub;

@@ -55,12 +55,15 @@ int ow_signify_verify(const struct ow_signify_pub *pub, const void *msg, size_t 
                       const char *sig, size_t siglen);
 
 /* Load / write key files.  write: the secret key (mode 0600) and the public
- * key, each published atomically; refuses to overwrite (OW_EEXIST). */
+ * key, each published atomically; refuses a secret key name ending ".pub"
+ * (OW_EINVAL) and, unless `force`, to overwrite either file (OW_EEXIST). */
 int ow_signify_load_pub(const char *path, struct ow_signify_pub *out);
 int ow_signify_load_sec(const char *path, struct ow_signify_sec *out);
 int ow_signify_write_keys(const char *sec_path, const char *pub_path,
-                          const struct ow_signify_sec *sec);
-/* Read a small file (at most `max` bytes) into a malloc'd NUL-terminated buffer. */
+                          const struct ow_signify_sec *sec, int force);
+/* Read a small regular file (at most `max` bytes) into a malloc'd
+ * NUL-terminated buffer; a directory or FIFO is an error, never waited on.
+ * *buf is NULL on failure. */
 int ow_read_small_file(const char *path, size_t max, char **buf, size_t *len);
 
 #endif
