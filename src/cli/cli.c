@@ -98,6 +98,7 @@ static int build_longopts(const struct cli_opt *opts, struct option *lo, char *s
 	size_t k = 0, s = 0;
 	shorts[s++] = '+';
 	shorts[s++] = ':';
+	shorts[s++] = 'h'; /* -h: --help */
 	const struct cli_opt *tables[2] = {global_opts, opts};
 	for (int t = 0; t < 2; t++)
 		for (const struct cli_opt *o = tables[t]; o && o->name && k + 1 < n; o++) {
@@ -130,7 +131,7 @@ int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
 			return -cli_usage_error(c, "%s: %s '%s' (see 'offwheel %s --help')", c->cmd,
 			                        key == ':' ? "missing value for" : "unknown option",
 			                        argv[optind - 1], c->cmd);
-		if (key == OPT_HELP) {
+		if (key == OPT_HELP || key == 'h') {
 			cli_usage(stdout, c, opts, usage, description);
 			return CLI_HELP_SHOWN;
 		}
@@ -153,11 +154,22 @@ int cli_int_arg(struct cli *c, const char *opt, const char *arg, int lo, int hi,
 	return 0;
 }
 
+/* "--home=~/x" reaches us unexpanded (the shell expands ~ only at the start
+ * of a word): "~" and "~/..." mean $HOME, as the shell would have it. */
+void cli_expand_home(const char *in, char *out, size_t n)
+{
+	const char *home = getenv("HOME");
+	if (home && *home && in[0] == '~' && (in[1] == '/' || in[1] == '\0'))
+		snprintf(out, n, "%s%s", home, in + 1);
+	else
+		snprintf(out, n, "%s", in);
+}
+
 int cli_open_store(struct cli *c, enum ow_store_mode mode, ow_store **out)
 {
 	int rc = 0;
 	if (c->home_opt)
-		snprintf(c->home, sizeof c->home, "%s", c->home_opt);
+		cli_expand_home(c->home_opt, c->home, sizeof c->home);
 	else
 		rc = ow_store_default_home(c->home, sizeof c->home);
 	if (!rc)
@@ -190,6 +202,18 @@ void cli_say(const struct cli *c, const char *fmt, ...)
 {
 	va_list ap;
 	if (c->json || c->verbosity < 0)
+		return;
+	cli_progress_clear();
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
+void cli_out(const struct cli *c, const char *fmt, ...)
+{
+	va_list ap;
+	if (c->json)
 		return;
 	cli_progress_clear();
 	va_start(ap, fmt);

@@ -53,6 +53,8 @@ void cli_usage(FILE *f, const struct cli *c, const struct cli_opt *opts, const c
 
 /* Open the workspace (resolving --home); on failure prints the error and
  * returns nonzero (the exit code). */
+/* `in` with a leading "~" or "~/" replaced by $HOME. */
+void cli_expand_home(const char *in, char *out, size_t n);
 int cli_open_store(struct cli *c, enum ow_store_mode mode, ow_store **out);
 /* Print "offwheel: <detail>" for a library error and return its exit code. */
 int cli_fail(struct cli *c, int rc);
@@ -60,6 +62,9 @@ int cli_fail(struct cli *c, int rc);
 int cli_usage_error(struct cli *c, const char *fmt, ...) OW_PRINTF(2, 3);
 /* Human output (suppressed with --json and -q). */
 void cli_say(const struct cli *c, const char *fmt, ...) OW_PRINTF(2, 3);
+/* The data a command was asked for, as text: suppressed with --json only
+ * (-q hides messages, never the listing). */
+void cli_out(const struct cli *c, const char *fmt, ...) OW_PRINTF(2, 3);
 /* Emit the one JSON document of the command on stdout (steals the ref). */
 void cli_json_out(json_t *doc);
 /* Install the event handler (logs and progress to stderr). */

@@ -7,6 +7,8 @@
 #include "db.h"
 
 static const char usage[] = "ls pages|files|sets|objects [FILTERS]";
+/* Listings print with -q too (quiet hides messages, never the data asked
+ * for); the header and the count line are messages. */
 static const char description[] =
 	"List what the workspace holds.\n"
 	"  pages    index pages crawled: status, files listed, when fetched\n"
@@ -61,6 +63,8 @@ static int ls_objects(struct cli *c, ow_store *s, const char *kind)
 		return cli_fail(c, rc);
 	json_t *a = c->json ? json_array() : NULL;
 	unsigned long long total = 0;
+	if (n && !a)
+		cli_say(c, "%-64s %12s %s\n", "SHA256", "SIZE", "KIND");
 	for (size_t i = 0; i < n; i++) {
 		total += rows[i].size;
 		if (a)
@@ -69,7 +73,7 @@ static int ls_objects(struct cli *c, ow_store *s, const char *kind)
 			                                   "kind", rows[i].kind, "created_at",
 			                                   (json_int_t)rows[i].created_at));
 		else
-			cli_say(c, "%s %12llu %s\n", rows[i].sha256, (unsigned long long)rows[i].size,
+			cli_out(c, "%s %12llu %s\n", rows[i].sha256, (unsigned long long)rows[i].size,
 			        rows[i].kind);
 	}
 	if (a)
@@ -79,16 +83,24 @@ static int ls_objects(struct cli *c, ow_store *s, const char *kind)
 	return 0;
 }
 
+#define FILE_ROW "%-72s %-7s %-6s %s\n"
+#define PAGE_ROW "%-60s %-9s %5s %8s  %s\n"
+
 static const char *const file_cols[] = {
 	"filename", "project", "version", "variant", "python_tag", "abi_tag", "platform_tag",
 	"url", "sha256", "meta_sha256", "has_metadata", "requires_python", "yanked",
 	"first_seen", "last_seen", "gone_at", "object_sha256", "trust"};
 
-static json_t *row_json(ow_stmt *st, const char *const *names, size_t n, unsigned int_mask)
+static json_t *row_json(ow_stmt *st, const char *const *names, size_t n, unsigned int_mask,
+                        unsigned bool_mask)
 {
 	json_t *o = json_object();
-	for (size_t i = 0; i < n; i++)
-		json_object_set_new(o, names[i], (int_mask >> i) & 1 ? jint(st, (int)i) : jstr(st, (int)i));
+	for (size_t i = 0; i < n; i++) {
+		json_t *v = (bool_mask >> i) & 1 ? json_boolean(ow_col_int(st, (int)i) != 0)
+		            : (int_mask >> i) & 1 ? jint(st, (int)i)
+		                                  : jstr(st, (int)i);
+		json_object_set_new(o, names[i], v);
+	}
 	return o;
 }
 
@@ -99,7 +111,8 @@ struct listing {
 	const char *key;     /* "files" */
 	const char *const *cols;
 	size_t ncols;
-	unsigned int_mask;
+	unsigned int_mask, bool_mask;
+	const char *header; /* the text table's column names */
 	void (*line)(const struct cli *c, ow_stmt *st);
 };
 
@@ -109,9 +122,10 @@ static int list_rows(struct cli *c, ow_stmt *st, const struct listing *l)
 	size_t n = 0;
 	int rc;
 	while ((rc = ow_stmt_step(st)) == 1) {
-		n++;
+		if (!n++ && !a)
+			cli_say(c, "%s\n", l->header);
 		if (a)
-			json_array_append_new(a, row_json(st, l->cols, l->ncols, l->int_mask));
+			json_array_append_new(a, row_json(st, l->cols, l->ncols, l->int_mask, l->bool_mask));
 		else
 			l->line(c, st);
 	}
@@ -130,16 +144,20 @@ static int list_rows(struct cli *c, ow_stmt *st, const struct listing *l)
 static void file_line(const struct cli *c, ow_stmt *st)
 {
 	const char *state = col(st, 16) ? "fetched" : col(st, 15) ? "gone" : "";
-	cli_say(c, "%-72s %-6s %s %s\n", ow_col_text(st, 0), ow_col_text(st, 3),
-	        col(st, 8) ? "sha256" : "  -   ", state);
+	cli_out(c, FILE_ROW, ow_col_text(st, 0), ow_col_text(st, 3), col(st, 8) ? "sha256" : "-",
+	        state);
 }
 
 static int ls_files(struct cli *c, ow_store *s, const struct filters *f)
 {
-	/* integer columns: has_metadata 10, yanked 12, first/last seen 13 14, gone 15 */
+	/* integer columns: first/last seen 13 14, gone 15; booleans: has_metadata 10,
+	 * yanked 12 */
+	static char header[160];
+	snprintf(header, sizeof header, FILE_ROW, "FILE", "VARIANT", "HASH", "STATE");
+	header[strcspn(header, "\n")] = '\0';
 	static const struct listing l = {"ls files", "files", file_cols, 18,
-	                                 1u << 10 | 1u << 12 | 1u << 13 | 1u << 14 | 1u << 15,
-	                                 file_line};
+	                                 1u << 13 | 1u << 14 | 1u << 15, 1u << 10 | 1u << 12,
+	                                 header, file_line};
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FILES_LIST);
 	if (!st)
 		return cli_fail(c, OW_EDB);
@@ -157,16 +175,21 @@ static void page_line(const struct cli *c, ow_stmt *st)
 	char when[32];
 	time_t t = (time_t)ow_col_int(st, 8);
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
-	cli_say(c, "%-60s %-8s %5lld files %3lld rejected  %s\n", ow_col_text(st, 0),
-	        ow_col_text(st, 3), (long long)ow_col_int(st, 10), (long long)ow_col_int(st, 11), when);
+	char files[24], rejected[24];
+	snprintf(files, sizeof files, "%lld", (long long)ow_col_int(st, 10));
+	snprintf(rejected, sizeof rejected, "%lld", (long long)ow_col_int(st, 11));
+	cli_out(c, PAGE_ROW, ow_col_text(st, 0), ow_col_text(st, 3), files, rejected, when);
 }
 
 static int ls_pages(struct cli *c, ow_store *s, const struct filters *f)
 {
 	/* integer columns: page_time 7, fetched/changed 8 9, files 10, rejected 11 */
+	static char header[160];
+	snprintf(header, sizeof header, PAGE_ROW, "URL", "STATUS", "FILES", "REJECTED", "FETCHED");
+	header[strcspn(header, "\n")] = '\0';
 	static const struct listing l = {"ls pages", "pages", page_cols, 13,
-	                                 1u << 7 | 1u << 8 | 1u << 9 | 1u << 10 | 1u << 11,
-	                                 page_line};
+	                                 1u << 7 | 1u << 8 | 1u << 9 | 1u << 10 | 1u << 11, 0,
+	                                 header, page_line};
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_PAGES_LIST);
 	if (!st)
 		return cli_fail(c, OW_EDB);
@@ -182,7 +205,7 @@ int cmd_ls(struct cli *c, int argc, char **argv)
 	if (first < 0)
 		return first == CLI_HELP_SHOWN ? 0 : -first;
 	if (first >= argc)
-		return cli_usage_error(c, "ls: say what to list: pages, files or objects");
+		return cli_usage_error(c, "ls: say what to list: pages, files, sets or objects");
 	const char *what = argv[first];
 	if (strcmp(what, "objects") && strcmp(what, "files") && strcmp(what, "pages") &&
 	    strcmp(what, "sets"))

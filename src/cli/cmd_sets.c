@@ -33,15 +33,18 @@ static json_t *set_json(struct cli *c, ow_store *s, const struct ow_set_row *r, 
 	                 (json_int_t)r->nmembers, "members", members_json(c, s, r->id, rc));
 }
 
+#define SET_ROW "%5lld  %-16s  %-40s %-16s %-28s %-10s %5s  %s%s\n"
+
 static void set_text(const struct cli *c, const struct ow_set_row *r)
 {
 	char when[32];
 	time_t t = (time_t)r->resolved_at;
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
-	cli_say(c, "%5lld  %s  %-40s %-16s %-28s %-10s %3zu files%s%s\n", (long long)r->id, when,
-	        r->target, r->selector, *r->torch_version ? r->torch_version : "-",
-	        r->complete ? "complete" : "incomplete", r->nmembers, *r->missing ? "  missing " : "",
-	        r->missing);
+	char files[24];
+	snprintf(files, sizeof files, "%zu", r->nmembers);
+	cli_out(c, SET_ROW, (long long)r->id, when, r->target, r->selector,
+	        *r->torch_version ? r->torch_version : "-", r->complete ? "complete" : "incomplete",
+	        files, *r->missing ? "missing " : "", r->missing);
 }
 
 int cli_ls_sets(struct cli *c, ow_store *s, const char *target)
@@ -52,6 +55,9 @@ int cli_ls_sets(struct cli *c, ow_store *s, const char *target)
 	if (rc < 0)
 		return cli_fail(c, rc);
 	json_t *a = c->json ? json_array() : NULL;
+	if (n && !a)
+		cli_say(c, "%5s  %-16s  %-40s %-16s %-28s %-10s %5s\n", "ID", "RESOLVED", "TARGET",
+		        "SELECTOR", "TORCH", "STATE", "FILES");
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (a)
 			json_array_append_new(a, set_json(c, s, &rows[i], &rc));

@@ -39,3 +39,25 @@ teardown() {
 	run "$OFFWHEEL" --home "$TMPD/ws" --jobs 2 ls objects
 	[ "$status" -eq 0 ]
 }
+
+@test "-h after a command is its help, as --help is" {
+	for cmd in sync resolve fetch export check audit ls; do
+		run "$OFFWHEEL" "$cmd" -h
+		[ "$status" -eq 0 ]
+		[[ "$output" == "usage: offwheel $cmd"* ]]
+	done
+	run "$OFFWHEEL" ls
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"pages, files, sets or objects"* ]]
+}
+
+@test "--home=~/DIR means \$HOME/DIR, not a directory named ~" {
+	mkdir -p "$TMPD/home" "$TMPD/cwd"
+	cd "$TMPD/cwd"
+	HOME=$TMPD/home run "$OFFWHEEL" --home=~/ws crawl --help
+	HOME=$TMPD/home run "$OFFWHEEL" --home=~/ws --json gc
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ -e "$TMPD/home/ws/index.db" ]
+	[ ! -e "$TMPD/cwd/~" ]
+}
+

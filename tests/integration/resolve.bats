@@ -120,6 +120,7 @@ resolve() { # channel, options... (--variant cpu,cu126,cu128 unless VARIANTS say
 }
 
 @test "a variant the index lacks: named per target when asked for, a note when it was a default" {
+	WS=$SRV/ws-variant # its --no-deps sets stay out of the shared workspace
 	# asked for: that target is incomplete and says where it looked; the other goes on
 	VARIANTS=cu130,cu128 run --separate-stderr resolve nightly --python 3.12 --platform linux-x86_64 --no-deps
 	[ "$status" -eq 4 ]
@@ -168,6 +169,17 @@ resolve() { # channel, options... (--variant cpu,cu126,cu128 unless VARIANTS say
 	[ "$(jq -r '[.sets[] | select(.target == "cu128 cp312-manylinux_2_28_x86_64" and .selector == "latest")][0].members | map(.role) | unique | join(",")' <<<"$output")" = dep,torch,torchaudio,torchvision ]
 	run ow ls sets
 	[[ "$output" == *"cu128 cp312-manylinux_2_28_x86_64"*"complete"* ]]
+	# a header, the rows, the count; -q keeps exactly the rows
+	[[ "$(head -n1 <<<"$output")" == "   ID  RESOLVED "*"TARGET"*"SELECTOR"*"TORCH"*"STATE"*"FILES" ]]
+	[ "$(tail -n1 <<<"$output")" = "$n sets" ]
+	run ow ls sets -q
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <<<"$output")" -eq "$n" ]
+	[[ "$output" == *"cu128 cp312-manylinux_2_28_x86_64"*"complete"* ]]
+	run ow ls files -q --project torch
+	[ "$(wc -l <<<"$output")" -eq "$(ow --json ls files --project torch | jq .count)" ]
+	run ow --json ls files --project filelock
+	[ "$(jq -c '[.files[] | .yanked, .has_metadata] | unique' <<<"$output")" = '[false,true]' ]
 	run ow --json gc --keep 1
 	[ "$status" -eq 0 ]
 	[ "$(jq .removed_sets <<<"$output")" -gt 0 ]
