@@ -1,8 +1,20 @@
 /* devicerender.c - the --device verdicts of resolve and sync. */
 #include <stdio.h>
+#include <string.h>
 
+#include "doctor.h"
 #include "gpucompat.h"
 #include "render.h"
+
+/* When no set runs on the device: the variant that would (doctor's table,
+ * judged by the same rules as the audit); 0 when there is one to name. */
+static int suggest(const struct ow_resolve_report *r, const struct ow_device_fit *fits, int cc,
+                   struct ow_doctor_fix *fix)
+{
+	if (device_fits_running(r, fits) || ow_doctor_suggest(cc, 0, "", "", fix))
+		return -1;
+	return 0;
+}
 
 json_t *device_fits_json(const struct ow_resolve_report *r, const struct ow_device_fit *fits,
                          int cc)
@@ -19,7 +31,11 @@ json_t *device_fits_json(const struct ow_resolve_report *r, const struct ow_devi
 		                                   fits[i].predicted, "audited",
 		                                   *fits[i].from ? fits[i].from : NULL, "detail",
 		                                   *fits[i].detail ? fits[i].detail : NULL));
-	return json_pack("{s:s, s:o}", "cc", ccs, "targets", a);
+	struct ow_doctor_fix fix;
+	json_t *sug = suggest(r, fits, cc, &fix) ? json_null()
+	              : json_pack("{s:s, s:s, s:s}", "channel", fix.channel, "variant",
+	                          fix.variant, "why", fix.why);
+	return json_pack("{s:s, s:o, s:o}", "cc", ccs, "targets", a, "suggest", sug);
 }
 
 void device_fits_text(const struct cli *c, const struct ow_resolve_report *r,
@@ -38,6 +54,10 @@ void device_fits_text(const struct cli *c, const struct ow_resolve_report *r,
 		if (*f->detail)
 			cli_say(c, "      %s\n", f->detail);
 	}
+	struct ow_doctor_fix fix;
+	if (suggest(r, fits, cc, &fix) == 0)
+		cli_say(c, "  no set here runs on %s: %s — resolve with --channel %s --variant %s\n",
+		        ccs, fix.why, fix.channel, fix.variant);
 }
 
 size_t device_fits_running(const struct ow_resolve_report *r, const struct ow_device_fit *fits)

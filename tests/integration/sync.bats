@@ -96,6 +96,24 @@ sync() { # WS [options]
 	[ "$(jq '[.files[] | select(.object_sha256 != null)] | length' <<<"$output")" -gt 0 ]
 }
 
+@test "--device 12.0 with only cu126: exit 3, and the variant that would run is named" {
+	ws=$SRV/ws-dev126
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json sync --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cu126 --python 3.12 \
+		--platform linux-x86_64 --device 12.0
+	[ "$status" -eq 3 ]
+	[ "$(jq -r '.device.suggest.variant' <<<"$output")" = cu128 ]
+	[ "$(jq -r '.device.suggest.channel' <<<"$output")" = stable ]
+	run "$OFFWHEEL" --home "$ws" sync --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cu126 --python 3.12 \
+		--platform linux-x86_64 --device 12.0
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"no set here runs on 12.0: stable cu128 wheels since torch 2.7.0 carry images for compute capability 12.0 — resolve with --channel stable --variant cu128"* ]]
+	# when one does run, nothing is suggested
+	run --separate-stderr sync "$SRV/ws-dev" --device 12.0
+	[ "$(jq -r '.device.suggest' <<<"$output")" = null ]
+}
+
 set_id() { # WS TARGET: the id of the newest set for that target
 	"$OFFWHEEL" --home "$1" --json ls sets | jq -r --arg t "$2" '[.sets[] | select(.target == $t)][0].id'
 }
