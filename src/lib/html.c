@@ -121,6 +121,7 @@ struct state {
 	int in_a;         /* collecting the text of doc->anchors[nanchors-1] */
 	int heading;      /* 0 none yet, 1 inside the first title/h1, 2 done */
 	unsigned in_head; /* inside any title/h1 */
+	unsigned skip;    /* inside elements whose links pip would not see */
 	struct tbuf text;
 	struct tbuf head;
 	size_t loose_text; /* non-space characters outside anchors and headings */
@@ -308,6 +309,20 @@ static void other_start(struct state *st, const char *name, const xmlChar **atts
 	}
 }
 
+/* Links inside these are not links of the page: raw text (script, style,
+ * textarea, title) for an HTML5 parser such as pip's, or content that is
+ * not rendered (template, noscript). libxml2's HTML 4 parser reads
+ * elements inside all but script and style, so they are skipped here. */
+static int is_skipped(const char *name)
+{
+	static const char *const tab[] = {"script", "style", "textarea", "title", "template",
+	                                  "noscript", "xmp", "iframe", "noembed", "noframes"};
+	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+		if (!strcmp(name, tab[i]))
+			return 1;
+	return 0;
+}
+
 /* --- SAX callbacks ------------------------------------------------------- */
 
 static void on_start(void *ctx, const xmlChar *name, const xmlChar **atts)
@@ -320,10 +335,17 @@ static void on_start(void *ctx, const xmlChar *name, const xmlChar **atts)
 		                st->lim.max_depth, xmlSAX2GetLineNumber(st->ctxt)));
 		return;
 	}
-	if (!strcmp((const char *)name, "a"))
-		anchor_start(st, atts);
-	else
-		other_start(st, (const char *)name, atts);
+	if (!strcmp((const char *)name, "a")) {
+		if (!st->skip)
+			anchor_start(st, atts);
+		return;
+	}
+	if (is_skipped((const char *)name)) {
+		if (st->in_a)
+			anchor_end(st);
+		st->skip++;
+	}
+	other_start(st, (const char *)name, atts);
 }
 
 static void on_end(void *ctx, const xmlChar *name)
@@ -334,6 +356,8 @@ static void on_end(void *ctx, const xmlChar *name)
 		return;
 	if (st->depth)
 		st->depth--;
+	if (is_skipped(n) && st->skip)
+		st->skip--;
 	if (!strcmp(n, "a") && st->in_a)
 		anchor_end(st);
 	else if ((!strcmp(n, "title") || !strcmp(n, "h1")) && st->in_head) {
@@ -408,20 +432,60 @@ static void install_sax(htmlParserCtxtPtr ctxt, struct state *st)
 	ctxt->userData = st;
 }
 
+/* "<![CDATA[ ... ]]>" is no markup in HTML: a browser and pip's parser see
+ * no link inside, libxml2's HTML parser sees the elements.  A copy of the
+ * body has each such section (to its "]]>", else to the end) blanked out,
+ * newlines kept for the line numbers.  NULL: nothing to blank (or ENOMEM,
+ * *rc set). */
+static char *blank_cdata(const char *body, size_t len, int *rc)
+{
+	static const char open[] = "<![CDATA[";
+	const size_t ol = sizeof open - 1;
+	const char *p = memmem(body, len, open, ol);
+	*rc = 0;
+	if (!p)
+		return NULL;
+	char *copy = malloc(len + 1);
+	if (!copy) {
+		*rc = ow_err(OW_ENOMEM, "html: out of memory");
+		return NULL;
+	}
+	memcpy(copy, body, len);
+	copy[len] = '\0';
+	for (char *q = copy + (p - body); q; q = memmem(q, len - (size_t)(q - copy), open, ol)) {
+		char *end = memmem(q + ol, len - (size_t)(q + ol - copy), "]]>", 3);
+		char *stop = end ? end + 3 : copy + len;
+		for (char *c = q; c < stop; c++)
+			if (*c != '\n')
+				*c = ' ';
+		q = stop;
+		if (q >= copy + len)
+			break;
+	}
+	return copy;
+}
+
 static int run_parser(const char *body, size_t len, struct state *st)
 {
 	const int opts = HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
 	                 HTML_PARSE_NOBLANKS | HTML_PARSE_IGNORE_ENC | HTML_PARSE_NODEFDTD;
+	int rc;
+	char *blanked = blank_cdata(body, len, &rc);
+	if (rc)
+		return rc;
 	pthread_once(&xml_once, xml_init);
-	htmlParserCtxtPtr ctxt = htmlCreateMemoryParserCtxt(body, (int)len);
-	if (!ctxt)
+	htmlParserCtxtPtr ctxt = htmlCreateMemoryParserCtxt(blanked ? blanked : body, (int)len);
+	if (!ctxt) {
+		free(blanked);
 		return ow_err(OW_ENOMEM, "html: cannot create the libxml2 parser");
+	}
 	install_sax(ctxt, st);
 	htmlCtxtUseOptions(ctxt, opts);
 	xmlSwitchEncoding(ctxt, XML_CHAR_ENCODING_UTF8);
 	st->ctxt = ctxt;
 	htmlParseDocument(ctxt);
 	htmlFreeParserCtxt(ctxt);
+	free(blanked);
 	st->ctxt = NULL;
 	if (!st->rc && st->in_a)
 		anchor_end(st);

@@ -376,6 +376,56 @@ static void test_raw_anchors(void **state)
 	ow_html_doc_free(d);
 }
 
+/* Links that pip's parser (or a browser) would not see: inside CDATA, raw
+ * text elements, unrendered content.  libxml2 reads the inner <a> of all but
+ * script and style as elements, so each case checks the skip. */
+static void test_hidden_links_skipped(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *before, *after;
+	} wraps[] = {
+	    {"cdata", "<![CDATA[", "]]>"},
+	    {"cdata multi-line", "<![CDATA[\n\n", "\n]]>"},
+	    {"textarea", "<textarea>", "</textarea>"},
+	    {"template", "<template>", "</template>"},
+	    {"noscript", "<noscript>", "</noscript>"},
+	    {"title in body", "<title>", "</title>"},
+	    {"script", "<script>document.write('", "')</script>"},
+	    {"style", "<style>", "</style>"},
+	    {"nested noscript in template", "<template><noscript>", "</noscript></template>"},
+	};
+	for (size_t i = 0; i < sizeof wraps / sizeof wraps[0]; i++) {
+		char body[1024];
+		snprintf(body, sizeof body,
+		         "<html><head><title>Links for x</title></head><body>\n%s"
+		         "<a href=\"hidden-1.0-py3-none-any.whl\">hidden-1.0-py3-none-any.whl</a>%s\n"
+		         "<a href=\"x-1.0-py3-none-any.whl\">x-1.0-py3-none-any.whl</a>\n"
+		         "</body></html>\n",
+		         wraps[i].before, wraps[i].after);
+		struct ow_html_doc *d = NULL;
+		int rc = ow_html_parse(body, strlen(body), NULL, &d);
+		if (rc || d->nanchors != 1 || strcmp(d->anchors[0].href, "x-1.0-py3-none-any.whl")) {
+			print_error("%s: rc %d, %zu anchors, first %s\n", wraps[i].name, rc,
+			            d ? d->nanchors : 0, d && d->nanchors ? d->anchors[0].href : "-");
+			fail();
+		}
+		/* blanking keeps the newlines: the visible link's line is right */
+		int want = 3 + (strchr(wraps[i].before, '\n') ? 2 : 0) +
+		           (strchr(wraps[i].after, '\n') ? 1 : 0);
+		assert_int_equal(d->anchors[0].line, want);
+		assert_string_equal(d->anchors[0].text, "x-1.0-py3-none-any.whl");
+		ow_html_doc_free(d);
+	}
+	/* an unterminated CDATA section hides the rest of the page */
+	const char *cut = "<html><body><a href=\"a\">a</a><![CDATA[<a href=\"b\">b</a></body></html>";
+	struct ow_html_doc *d = NULL;
+	assert_int_equal(ow_html_parse(cut, strlen(cut), NULL, &d), 0);
+	assert_int_equal(d->nanchors, 1);
+	assert_string_equal(d->anchors[0].href, "a");
+	ow_html_doc_free(d);
+}
+
 static void test_empty_project_pages_ok(void **state)
 {
 	(void)state;
@@ -644,6 +694,7 @@ int main(void)
 	    cmocka_unit_test(test_dependency_attributes),
 	    cmocka_unit_test(test_timestamp_trailer),
 	    cmocka_unit_test(test_raw_anchors),
+	    cmocka_unit_test(test_hidden_links_skipped),
 	    cmocka_unit_test(test_empty_project_pages_ok),
 	    cmocka_unit_test(test_custom_limits),
 	    cmocka_unit_test(test_page_url_refused),
