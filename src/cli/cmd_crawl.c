@@ -10,7 +10,10 @@ static const char description[] =
 	"Fetch the index pages {index}/{variant}/{project}/ in parallel and record\n"
 	"every wheel they list (version, tags, variant folder, published hashes).\n"
 	"A page seen before is asked for with a conditional GET; files that vanish\n"
-	"from a page are kept (marked gone).  Bad links are rejected with a reason\n"
+	"from a page are kept (marked gone), but a page that loses more than 10\n"
+	"percent (and more than 5) of its files at once is not applied unless\n"
+	"--force.  A page must arrive whole: one cut short, one of another project\n"
+	"or a 304 to a first request fails.  Bad links are rejected with a reason\n"
 	"while the good links of the same page are kept.  Exit 4 when some pages\n"
 	"could not be fetched (the others are recorded).";
 
@@ -27,11 +30,11 @@ static json_t *page_json(const struct ow_crawl_page *p)
 	json_t *reasons = json_array();
 	for (size_t i = 0; i < p->rejected; i++)
 		json_array_append_new(reasons, json_string(p->reasons[i]));
-	return json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:o, s:s?}", "url", p->url,
+	return json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:s?}", "url", p->url,
 	                 "variant", p->variant, "project", p->project, "outcome",
 	                 ow_page_outcome_name(p->outcome), "http_status", (int)p->status, "files",
 	                 (json_int_t)p->files, "added", (json_int_t)p->added, "gone",
-	                 (json_int_t)p->gone, "skipped", (json_int_t)p->skipped, "rejected", (json_int_t)p->rejected,
+	                 (json_int_t)p->gone, "vanished", (json_int_t)p->vanished, "skipped", (json_int_t)p->skipped, "rejected", (json_int_t)p->rejected,
 	                 "rejected_reasons", reasons, "error",
 	                 p->outcome == OW_PAGE_FAILED || p->outcome == OW_PAGE_MISSING ? p->detail
 	                                                                              : NULL);
@@ -50,6 +53,9 @@ static void page_text(const struct cli *c, const struct ow_crawl_page *p)
 	if (p->skipped)
 		cli_say(c, ", %zu skipped (.egg/.exe/old sdist formats)", p->skipped);
 	cli_say(c, "\n");
+	if (p->vanished > 5 && p->vanished * 10 > p->files + p->vanished)
+		cli_say(c, "    warning: %zu files vanished from the page at once (accepted: --force)\n",
+		        p->vanished);
 	size_t show = c->verbosity > 0 ? p->rejected : p->rejected < 3 ? p->rejected : 3;
 	for (size_t i = 0; i < show; i++)
 		cli_say(c, "    rejected: %s\n", p->reasons[i]);

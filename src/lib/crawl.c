@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "digest.h"
@@ -231,14 +232,18 @@ static int record_link(struct crawl *cr, struct page_job *j, const struct ow_lin
 	return ow_stmt_run(st);
 }
 
-static int link_page_file(struct crawl *cr, int64_t page_id, int64_t file_id)
+/* *added: 1 when the link is new, 0 when the page had it already. */
+static int link_page_file(struct crawl *cr, int64_t page_id, int64_t file_id, int *added)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_PAGE_FILES_ADD);
 	if (!st)
 		return OW_EDB;
 	ow_stmt_int(st, 1, page_id);
 	ow_stmt_int(st, 2, file_id);
-	return ow_stmt_run(st);
+	int rc = ow_stmt_run(st);
+	if (added)
+		*added = ow_db_changes(ow_store_db(cr->s)) > 0;
+	return rc;
 }
 
 static int mark_gone(struct crawl *cr, size_t *gone)
@@ -261,11 +266,51 @@ static int clear_links(struct crawl *cr, int64_t page_id)
 	return ow_stmt_run(st);
 }
 
+/* A page that loses many files at once is more likely cut short or
+ * replaced than pruned: more than VANISH_MIN files and more than
+ * VANISH_PCT % of what it listed before. */
+#define VANISH_MIN 5
+#define VANISH_PCT 10
+
+static int too_many_vanished(const struct page_job *j, size_t vanished)
+{
+	return j->seen_before && vanished > VANISH_MIN && vanished * 100 > j->old_files * VANISH_PCT;
+}
+
+static int refuse_shrink(struct page_job *j)
+{
+	struct ow_crawl_page *p = j->page;
+	return ow_err(OW_EINCOMPLETE,
+	              "%s: %zu of the %zu files the page listed before are gone from it at once "
+	              "(it now lists %zu; more than %d %% and more than %d) — not applied, the "
+	              "stored page is kept; if the index really dropped them, re-run with --force "
+	              "to accept", p->url, p->vanished, j->old_files, p->files, VANISH_PCT, VANISH_MIN);
+}
+
+/* Link the page's files; the links it had and still has are counted first
+ * (before the old links are cleared) to know how many vanished. */
+static int relink(struct crawl *cr, struct page_job *j, int64_t page_id, const int64_t *ids,
+                  size_t n)
+{
+	size_t kept = 0;
+	int added = 0, rc = 0;
+	for (size_t i = 0; !rc && i < n; i++)
+		if (!(rc = link_page_file(cr, page_id, ids[i], &added)))
+			kept += !added;
+	j->page->vanished = j->seen_before && j->old_files > kept ? j->old_files - kept : 0;
+	if (rc || (rc = clear_links(cr, page_id)))
+		return rc;
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = link_page_file(cr, page_id, ids[i], NULL);
+	return rc;
+}
+
 static int record_links(struct crawl *cr, struct page_job *j, const struct ow_page *pg,
                         int64_t page_id)
 {
 	struct ow_crawl_page *p = j->page;
-	int rc = clear_links(cr, page_id);
+	int64_t *ids = malloc((pg->nlinks + 1) * sizeof *ids);
+	int rc = ids ? 0 : ow_err(OW_ENOMEM, "out of memory");
 	p->skipped = pg->nskipped;
 	for (size_t i = 0; !rc && i < pg->nrejected; i++)
 		rc = add_reason(p, "%s", pg->rejected[i].reason);
@@ -273,12 +318,72 @@ static int record_links(struct crawl *cr, struct page_job *j, const struct ow_pa
 		int64_t id;
 		if (pg->links[i].is_sdist)
 			continue;
-		if (!(rc = record_link(cr, j, &pg->links[i], &id)) && id) {
-			p->files++;
-			rc = link_page_file(cr, page_id, id);
-		}
+		if (!(rc = record_link(cr, j, &pg->links[i], &id)) && id)
+			ids[p->files++] = id;
 	}
+	if (!rc)
+		rc = relink(cr, j, page_id, ids, p->files);
+	free(ids);
+	if (!rc && too_many_vanished(j, p->vanished) && !cr->o->force)
+		return refuse_shrink(j);
 	return rc ? rc : mark_gone(cr, &p->gone);
+}
+
+/* A body delimited only by the connection's close (HTTP/1.x without
+ * Content-Length or chunked framing) cannot show it was cut short; such a
+ * page is taken only when the document is complete: its last tag, after
+ * trailing comments (the <!--TIMESTAMP n--> of the PyTorch pages) and
+ * white space, is </html>. */
+static int html_complete(const char *b, size_t n)
+{
+	for (;;) {
+		while (n && strchr(" \t\r\n\f", b[n - 1]))
+			n--;
+		if (n < 3 || memcmp(b + n - 3, "-->", 3))
+			break;
+		const char *open = NULL;
+		for (size_t i = n - 3; i >= 4 && !open; i--)
+			if (!memcmp(b + i - 4, "<!--", 4))
+				open = b + i - 4;
+		if (!open)
+			return 0;
+		n = (size_t)(open - b);
+	}
+	return n >= 7 && !strncasecmp(b + n - 7, "</html>", 7);
+}
+
+static int check_complete(const struct page_job *j)
+{
+	if (!j->req.res.close_delimited || html_complete(j->body.data, j->body.len))
+		return 0;
+	return ow_err(OW_EINCOMPLETE,
+	              "%s: the server closed the connection after %zu bytes without a "
+	              "Content-Length or chunked framing, and the page does not end with </html> "
+	              "— it may be cut short, so nothing of it is stored; retry, or use another "
+	              "mirror", j->page->url, j->body.len);
+}
+
+/* A page whose files all belong to one other project is that project's page
+ * served at this URL (as a redirect to it would be): refused whole. */
+static int check_project(const struct page_job *j, const struct ow_page *pg)
+{
+	char norm[128], other[128] = "";
+	size_t own = 0, foreign = 0;
+	for (size_t i = 0; i < pg->nlinks; i++) {
+		const char *nm = pg->links[i].name;
+		if (!nm || ow_name_normalize(nm, strlen(nm), norm, sizeof norm))
+			continue;
+		if (!strcmp(norm, j->page->project))
+			own++;
+		else if (foreign++ == 0)
+			snprintf(other, sizeof other, "%s", norm);
+	}
+	if (own || !foreign)
+		return 0;
+	return ow_err(OW_EPOLICY,
+	              "%s: all %zu files on the page belong to another project ('%s' first), none "
+	              "to '%s' — the index serves another project's page at this URL; refused, "
+	              "nothing of it is stored", j->page->url, foreign, other, j->page->project);
 }
 
 /* A 200: parse first (nothing of a refused page is stored), then the body
@@ -289,10 +394,15 @@ static int store_page(struct crawl *cr, struct page_job *j)
 	char hex[OW_SHA256_HEX];
 	int64_t page_id = 0;
 	ow_db *db = ow_store_db(cr->s);
-	int rc = ow_page_parse(j->page->url, j->body.data ? j->body.data : "", j->body.len, NULL,
-	                       cr->o->policy, &pg);
+	int rc = check_complete(j);
+	if (rc)
+		return rc;
+	rc = ow_page_parse(j->page->url, j->body.data ? j->body.data : "", j->body.len, NULL,
+	                   cr->o->policy, &pg);
 	if (rc)
 		return ow_err_prefix(rc, "%s: ", j->page->url);
+	if ((rc = check_project(j, pg)))
+		goto out;
 	if ((rc = ow_store_put_buf(cr->s, j->body.data, j->body.len, NULL, "page", hex)))
 		goto out;
 	j->page->outcome = !j->seen_before ? OW_PAGE_NEW

@@ -6,7 +6,10 @@
  * is stored; then the body becomes an object and, in one transaction, the
  * page row, one row per file and the page→file links are written.  Files
  * that vanish from a page are kept and marked gone (the nightly pages list
- * only the newest versions; older files stay downloadable). */
+ * only the newest versions; older files stay downloadable) — unless a page
+ * loses many at once (see ow_crawl_page.vanished).  A page must be whole: a
+ * body delimited only by a closed connection must end with </html>, and a
+ * page whose files all belong to another project is refused. */
 #ifndef OW_CRAWL_H
 #define OW_CRAWL_H
 
@@ -36,7 +39,8 @@ struct ow_crawl_opts {
 	size_t nprojects;
 	const struct ow_url_policy *policy; /* hosts; must allow the index's host */
 	const struct ow_http_opts *http;    /* engine options (jobs, CA, timeouts) */
-	int force;                          /* no conditional GET */
+	int force;                          /* no conditional GET; accept a page
+	                                     * that lost many files at once */
 };
 
 enum ow_page_outcome {
@@ -56,6 +60,9 @@ struct ow_crawl_page {
 	int rc;       /* for FAILED */
 	long status;  /* HTTP status */
 	size_t files, added, gone, rejected;
+	size_t vanished; /* files the page listed before and lists no more; more
+	                  * than 5 and 10 % of them at once fail the page (not
+	                  * applied) unless opts.force */
 	size_t skipped; /* legacy formats (.egg, .exe, ...), not wheels, not hostile */
 	char **reasons; /* `rejected` messages */
 	char detail[1024];

@@ -436,9 +436,11 @@ static void on_done(void *ud, struct ow_http_req *req)
 	int flush = f->metadata ? 0 : ow_hashpipe_flush(f->pipe, &d->hs);
 	d->item->received += req->res.received;
 	d->item->resumed |= req->res.resumed;
-	if (req->res.rc)
+	if (req->res.rc) {
 		set_outcome(d, OW_FETCH_FAILED, req->res.rc, req->res.detail);
-	else if (flush)
+		if (!f->metadata && d->size == 0)
+			drop_part(d); /* refused before its first byte: nothing to resume */
+	} else if (flush)
 		set_outcome(d, OW_FETCH_FAILED, flush, ow_err_detail());
 	else if (f->metadata)
 		finish_metadata(f, d);

@@ -175,6 +175,7 @@ struct xfer {
 	int hop; /* next start follows a redirect (not an attempt) */
 	int64_t started, not_before, last_progress;
 	int64_t last_byte; /* when this attempt last received anything */
+	int64_t attempt_start;
 	int64_t win_start; /* the current rate window began ... */
 	uint64_t win_rx;   /* ... with this many bytes of the attempt */
 	uint64_t rx;       /* bytes of this attempt, headers and body */
@@ -700,11 +701,11 @@ static int check_deadline(struct xfer *x, int64_t t)
 	if (!dl || t - x->started <= dl)
 		return 0;
 	decide(x, V_FATAL, OW_ETIMEOUT,
-	       "gave up after %.0f s, the deadline for this transfer (%llu bytes of this attempt "
-	       "in %.0f s, %.0f B/s; attempts: %u) — the server is too slow; try another mirror, "
-	       "or raise --deadline", (double)(t - x->started) / 1000.0,
-	       (unsigned long long)x->rx, (double)(t - x->win_start) / 1000.0,
-	       rate_of(x->rx - x->win_rx, t - x->win_start), x->req->res.attempts);
+	       "gave up after %.0f s, the deadline for this transfer (attempt %u: %llu bytes in "
+	       "%.1f s, %.0f B/s) — the server is too slow; try another mirror, or raise "
+	       "--deadline", (double)(t - x->started) / 1000.0, x->req->res.attempts,
+	       (unsigned long long)x->rx, (double)(t - x->attempt_start) / 1000.0,
+	       rate_of(x->rx, t - x->attempt_start));
 	return 1;
 }
 
@@ -1092,6 +1093,7 @@ static void reset_attempt(struct xfer *x)
 	x->hdr_bytes = 0;
 	x->hdr_count = 0;
 	x->last_byte = now_ms();
+	x->attempt_start = x->last_byte;
 	x->win_start = x->last_byte;
 	x->win_rx = 0;
 	x->rx = 0;

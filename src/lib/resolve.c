@@ -295,7 +295,9 @@ static int check_torch(struct rs_ctx *x, struct tstate *ts, const struct rs_cand
 	if (m->state > 0 && rs_python_ok(&ts->t, m->requires_python))
 		return 1;
 	add_note(ts->out, "%s: %s", c->filename,
-	         m->state > 0 ? "Requires-Python excludes the target" : "no metadata could be read");
+	         m->state > 0 ? "Requires-Python excludes the target"
+	         : m->why     ? m->why
+	                      : "no metadata could be read");
 	return mark_bad(ts, c->id) < 0 ? OW_ENOMEM : 2;
 }
 

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "event.h"
 #include "resolveint.h"
+#include "tags.h"
 #include "wheelmeta.h"
 
 static char *dup_col(ow_stmt *st, int i)
@@ -339,12 +340,39 @@ static int meta_grow(struct rs_ctx *x)
 	return 0;
 }
 
-static int meta_fill(struct rs_meta *m, const char *text, size_t len)
+/* Metadata is the file's only if it names the file's project and version
+ * (PEP 503 names, PEP 440 equality): a .metadata that matches the page's
+ * hash but says "evil-torch 9.9.9" is not the metadata of torch 2.0.0. */
+static int meta_matches(const struct rs_cand *c, const struct ow_metadata *md)
+{
+	struct ow_wheel_name w;
+	struct ow_version v;
+	char name[OW_NAME_MAX];
+	int rc = ow_wheel_name_parse(&w, c->filename);
+	if (rc < 0)
+		return rc;
+	int bad_name = ow_name_normalize(md->name, strlen(md->name), name, sizeof name) < 0 ||
+	               strcmp(name, w.name);
+	int bad_version = ow_pep440_parse(&v, md->version) < 0 || ow_pep440_cmp(&v, &c->v);
+	if (!bad_name && !bad_version)
+		return 0;
+	return ow_err(OW_EVERIFY,
+	              "its metadata says Name: %.80s, Version: %.60s, but the file name says %s "
+	              "%s — metadata that contradicts its file name is not used; report it to the "
+	              "index",
+	              md->name, md->version, w.name, w.version_text);
+}
+
+static int meta_fill(struct rs_meta *m, const struct rs_cand *c, const char *text, size_t len)
 {
 	struct ow_metadata *md;
 	int rc = ow_metadata_parse(text, len, &md);
 	if (rc < 0)
 		return rc;
+	if ((rc = meta_matches(c, md)) < 0) {
+		ow_metadata_free(md);
+		return rc;
+	}
 	m->name = strdup(md->name);
 	m->requires_python = md->requires_python ? strdup(md->requires_python) : NULL;
 	m->reqs = md->requires_dist;
@@ -373,6 +401,14 @@ static int queue_need(struct rs_ctx *x, int64_t id)
 	return 0;
 }
 
+/* Keep why (the current error detail) for the messages; state -1. */
+static int meta_refused(struct rs_meta *m)
+{
+	free(m->why);
+	m->why = strdup(ow_err_detail());
+	return -1;
+}
+
 /* Read what the store has; -1 state when it has nothing after a round. */
 static int meta_load(struct rs_ctx *x, const struct rs_cand *c, struct rs_meta *m, bool fetched)
 {
@@ -382,15 +418,17 @@ static int meta_load(struct rs_ctx *x, const struct rs_cand *c, struct rs_meta *
 	int rc = io->file_metadata(io->ud, x->s, c->id, &text, &len);
 	if (rc == 0) {
 		x->metadata_read++;
-		rc = meta_fill(m, text, len);
+		rc = meta_fill(m, c, text, len);
 		free(text);
-		if (rc < 0)
-			ow_log(OW_LOG_WARN, "%s: unreadable metadata: %s", c->filename, ow_err_detail());
-		return rc < 0 ? -1 : 1;
+		if (rc < 0) {
+			ow_log(OW_LOG_WARN, "%s: unusable metadata: %s", c->filename, ow_err_detail());
+			return meta_refused(m);
+		}
+		return 1;
 	}
 	if (rc != OW_ENOENT || fetched) {
 		ow_log(OW_LOG_WARN, "%s: no metadata: %s", c->filename, ow_err_detail());
-		return -1;
+		return meta_refused(m);
 	}
 	return 0;
 }
@@ -511,6 +549,7 @@ void rs_ctx_free(struct rs_ctx *x)
 		free(m->reqs);
 		free(m->name);
 		free(m->requires_python);
+		free(m->why);
 	}
 	free(x->meta);
 	free(x->need);

@@ -131,6 +131,8 @@ static int expand(struct dstate *d, size_t i, const char *extra_in)
 		d->out->need = true;
 		return 0;
 	}
+	if (m->state < 0 && m->why)
+		return fail(d, "%s: %s", d->out->picks[i].c->filename, m->why);
 	if (m->state < 0)
 		return fail(d, "%s: its metadata could not be read (no .metadata file and the wheel "
 		               "could not be fetched) — re-run, or check the index",

@@ -95,6 +95,7 @@ struct rs_meta {
 	char *name, *requires_python;
 	char **reqs;
 	size_t nreqs;
+	char *why; /* state -1: why the metadata could not be used */
 };
 
 struct rs_ctx {

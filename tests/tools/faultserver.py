@@ -46,7 +46,19 @@ normally (transient faults); without it the fault is persistent.
   endless           close-delimited endless zeros
   endless-chunked   chunked endless zeros
   header-flood      ?count=N (5000) extra header lines, then the file
+  header-huge       one header line of ?size=N (200000) bytes, then the file
   slow              wait ?delay=S (0.3) before serving normally
+  not-modified      304 with an ETag to every request, conditional or not
+                    (a captive portal or broken proxy)
+  early-close       HTTP/1.0, no Content-Length: the body up to the first
+                    "</a>" after ?at=P (60) percent of it, then close
+  http10            HTTP/1.0, no Content-Length, the whole body, then close
+  other-project     the page of project ?p=NAME served at this project's URL
+  etag-hostile      the file with an ETag holding ESC and other control
+                    characters (?kind=long: a 200-byte printable ETag)
+  meta-contradict   FILE.metadata with its Name and Version lines replaced
+                    by ?name= (evil-torch) and ?version= (9.9.9); other
+                    files served normally
 
 GET /stats gives JSON: max_active, max_active_per_host {host: n},
 requests [{path, host, range, if_range, if_none_match, if_modified_since,
@@ -116,6 +128,13 @@ class File:
         self.mtime = int(st.st_mtime)
         self.etag = '"%x-%x"' % (st.st_mtime_ns, self.size)
         self.lastmod = http_date(self.mtime)
+
+
+class Blob:
+    """Bytes served like a File (the validators of another)."""
+    def __init__(self, data, like):
+        self.data, self.size = data, len(data)
+        self.mtime, self.etag, self.lastmod = like.mtime, like.etag + "x", like.lastmod
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -286,7 +305,7 @@ class Handler(BaseHTTPRequestHandler):
         fn = getattr(self, "f_" + mode.replace("-", "_"), None)
         if fn is None:
             return self.simple(400, "unknown fault mode %s\n" % mode)
-        if mode.startswith(("redirect", "endless", "slow")):
+        if mode.startswith(("redirect", "endless", "slow", "other-project")):
             return fn(rel, q)
         f = self.load(rel)
         if f is None:
@@ -311,18 +330,19 @@ class Handler(BaseHTTPRequestHandler):
         self.close_now(rst)
 
     def wait_gone(self, secs):
-        """Sleep up to secs, returning early once the client hung up."""
+        """Sleep up to secs, returning True early once the client hung up."""
         end = time.time() + secs
         sock = self.connection
         while time.time() < end:
-            r, _, _ = select.select([sock], [], [], 0.1)
+            r, _, _ = select.select([sock], [], [], min(0.1, max(end - time.time(), 0)))
             if r:
                 try:
                     if not sock.recv(1, socket.MSG_PEEK):
-                        return
+                        return True
                 except (OSError, ValueError):
-                    return
+                    return True
                 time.sleep(0.1)
+        return False
 
     def f_truncate(self, f, q):
         self.half(f, [("Content-Length", str(f.size))])
@@ -351,7 +371,8 @@ class Handler(BaseHTTPRequestHandler):
         for i in range(f.size):
             self.wfile.write(f.data[i:i + 1])
             self.wfile.flush()
-            time.sleep(float(q.get("every", 0.5)))
+            if self.wait_gone(float(q.get("every", 0.5))):
+                return  # a trickle outliving its client would skew /stats
 
     def f_flip(self, f, q):
         at = int(q.get("at", f.size // 2))
@@ -472,6 +493,60 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(f.size))
         self.end_headers()
         self.wfile.write(f.data)
+
+    def f_header_huge(self, f, q):
+        self.record(200)
+        self.send_response(200)
+        self.send_header("X-Huge", "h" * int(q.get("size", 200000)))
+        self.send_header("Content-Length", str(f.size))
+        self.end_headers()
+        self.wfile.write(f.data)
+
+    def f_not_modified(self, f, q):
+        self.start(304, [], f)
+
+    def raw10(self, body):
+        """An HTTP/1.0 response without Content-Length: only the close ends it."""
+        self.record(200)
+        self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n"
+                         b"Connection: close\r\n\r\n" + body)
+        self.close_now()
+
+    def f_early_close(self, f, q):
+        at = f.size * int(q.get("at", 60)) // 100
+        end = f.data.find(b"</a>", at)
+        self.raw10(f.data[:end + 4] if end >= 0 else f.data[:at])
+
+    def f_http10(self, f, q):
+        self.raw10(f.data)
+
+    def f_other_project(self, rel, q):
+        parts = [x for x in rel.split("/") if x]
+        parts[-1] = q.get("p", "other")
+        return self.serve("/" + "/".join(parts) + "/", False)
+
+    def f_etag_hostile(self, f, q):
+        if q.get("kind") == "long":
+            tag = '"' + "e" * 198 + '"'
+        else:
+            tag = '"ab\x1b[31m\x01\x7fcd"'
+        self.record(200)
+        self.send_response(200)
+        self.send_header("ETag", tag)
+        self.send_header("Content-Length", str(f.size))
+        self.end_headers()
+        self.wfile.write(f.data)
+
+    def f_meta_contradict(self, f, q):
+        if not self.path.split("?")[0].endswith(".metadata"):
+            return self.serve_file(f)
+        lines = f.data.decode().split("\n")
+        for i, line in enumerate(lines):
+            if line.startswith("Name:"):
+                lines[i] = "Name: " + q.get("name", "evil-torch")
+            elif line.startswith("Version:"):
+                lines[i] = "Version: " + q.get("version", "9.9.9")
+        self.serve_file(Blob("\n".join(lines).encode(), f))
 
     def f_slow(self, rel, q):
         time.sleep(float(q.get("delay", 0.3)))

@@ -325,6 +325,9 @@ static const struct fault_case persistent[] = {
 	{"/fault/endless/big.bin", 0, OW_ETOOBIG, 1, "size cap"},
 	{"/fault/endless-chunked/big.bin", 0, OW_ETOOBIG, 1, "size cap"},
 	{"/fault/header-flood/big.bin", 0, OW_ETOOBIG, 1, "headers exceed"},
+	{"/fault/header-huge/big.bin", 0, OW_ETOOBIG, 1, "headers over libcurl's limit"},
+	{"/fault/not-modified/big.bin", 0, OW_EHTTP, 1, "304 Not Modified to a request that was not"},
+	{"/fault/trickle/big.bin?every=0.05", 0, OW_ETIMEOUT, 3, "below the minimum of 10240 B/s"},
 	{"/fault/range-norange/big.bin", 0, OW_EHTTP, 1, "without Range"},
 	{"/fault/redirect-file/big.bin", 0, OW_EPOLICY, 1, "scheme file not allowed"},
 	{"/fault/redirect-other-host/big.bin", 0, OW_EPOLICY, 1, "localhost"},
@@ -413,6 +416,58 @@ static void test_retry_budget(void **state)
 	assert_int_equal(run_one(&o, &q, &s), OW_EHTTP);
 	assert_int_equal(q.res.attempts, 1);
 	assert_non_null(strstr(q.res.detail, "retry budget"));
+}
+
+/* A deadline bounds the whole transfer even when it is never silent and no
+ * rate is asked for. */
+static void test_deadline(void **state)
+{
+	(void)state;
+	struct ow_http_opts o;
+	char url[256];
+	struct sink s = {0};
+	struct timespec a, b;
+	test_opts(&o);
+	o.min_rate_bytes = 0;
+	o.low_speed_time_s = 30;
+	o.deadline_floor_ms = 1500;
+	url_of(url, sizeof url, &plain, "http", "/fault/trickle/big.bin?every=0.05");
+	struct ow_http_req q = {.url = url, .flags = OW_HTTP_ALLOW_HTTP};
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	assert_int_equal(run_one(&o, &q, &s), OW_ETIMEOUT);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double dt = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	assert_true(dt >= 1.4 && dt < 5);
+	assert_non_null(strstr(q.res.detail, "the deadline for this transfer"));
+	ow_http_membuf_free(&s.m);
+}
+
+/* Validators with control characters or over the length are never kept
+ * (they would be replayed); a close-delimited HTTP/1.x body is flagged. */
+static void test_validators_and_framing(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *path;
+		int etag_kept, close_delimited;
+	} cases[] = {
+	    {"/big.bin", 1, 0},
+	    {"/fault/etag-hostile/big.bin", 0, 0},
+	    {"/fault/etag-hostile/big.bin?kind=long", 0, 0},
+	    {"/fault/nocl/big.bin", 1, 1},
+	    {"/fault/http10/big.bin", 0, 1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct ow_http_req q = {0};
+		struct sink s = {0};
+		int rc = get_path(cases[i].path, &q, &s);
+		if (rc || (q.res.etag[0] != 0) != cases[i].etag_kept ||
+		    q.res.close_delimited != cases[i].close_delimited)
+			fail_msg("%s: rc %s etag '%s' close_delimited %d", cases[i].path,
+			         ow_err_name(rc), q.res.etag, q.res.close_delimited);
+		assert_big(&s);
+		ow_http_membuf_free(&s.m);
+	}
 }
 
 /* ---- resume ----------------------------------------------------------------------- */
@@ -692,6 +747,8 @@ int main(void)
 		cmocka_unit_test(test_redirects_followed_when_allowed),
 		cmocka_unit_test(test_retry_after_honoured),
 		cmocka_unit_test(test_retry_budget),
+		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_validators_and_framing),
 		cmocka_unit_test(test_resume_with_right_206),
 		cmocka_unit_test(test_resume_restarts),
 		cmocka_unit_test(test_parallel_caps),
