@@ -175,14 +175,31 @@ static int build_policy(struct cli *c, struct index_opts *o)
 	return 0;
 }
 
+/* A channel's index: download.pytorch.org's, or the same path under
+ * $OFFWHEEL_PYTORCH_URL, a lab's mirror of https://download.pytorch.org/whl
+ * (stable at its root, nightly/ and test/ below it). */
+static const char *channel_url(const char *channel, char *buf, size_t n)
+{
+	const char *mirror = getenv("OFFWHEEL_PYTORCH_URL"), *url = ow_channel_index(channel);
+	if (!mirror || !*mirror || !url)
+		return url;
+	size_t m = strlen(mirror);
+	while (m && mirror[m - 1] == '/')
+		m--;
+	snprintf(buf, n, "%.*s%s", (int)m, mirror, url + strlen(OW_INDEX_STABLE));
+	return buf;
+}
+
 int index_opts_finish(struct cli *c, struct index_opts *o)
 {
+	char chan[sizeof o->index];
 	if (o->index_url && o->channel)
 		return cli_usage_error(c, "--channel %s and --index-url %s: give one of them (a "
 		                          "channel names an index: %s)",
 		                       o->channel, o->index_url, ow_channel_index(o->channel));
 	const char *base = o->index_url ? o->index_url
-	                                : ow_channel_index(o->channel ? o->channel : "nightly");
+	                                : channel_url(o->channel ? o->channel : "nightly", chan,
+	                                              sizeof chan);
 	size_t n = strlen(base);
 	while (n && base[n - 1] == '/')
 		n--;
