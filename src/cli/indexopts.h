@@ -48,7 +48,9 @@ enum {
 	{"allow-host", IDX_ALLOW_HOST, required_argument, "HOST",                               \
 	 "allow downloads from HOST too (besides the PyTorch and PyPI hosts)"},                 \
 	{"cert", IDX_CERT, required_argument, "FILE", "CA bundle for TLS (else $SSL_CERT_FILE)"}, \
-	{"force", IDX_FORCE, no_argument, NULL, "fetch pages even when unchanged (no conditional GET)"}, \
+	{"force", IDX_FORCE, no_argument, NULL,                                                 \
+	 "fetch pages even when unchanged (no conditional GET); accept a page that lost more "   \
+	 "than 10 percent of its files at once"},                                                \
 	{"stall-timeout", IDX_STALL, required_argument, "S",                                    \
 	 "give up on a transfer (and retry) when nothing arrives for S seconds (30)"},            \
 	{"min-rate", IDX_MIN_RATE, required_argument, "B",                                      \
