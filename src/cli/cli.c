@@ -177,11 +177,54 @@ int cli_open_store(struct cli *c, enum ow_store_mode mode, ow_store **out)
 	return rc ? cli_fail(c, rc) : 0;
 }
 
+static int term_cols(int fd);
+
+/* Columns of n bytes of UTF-8 text (continuation bytes take none). */
+static size_t text_cols(const char *s, size_t n)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		w += ((unsigned char)s[i] & 0xC0) != 0x80;
+	return w;
+}
+
+void cli_wrapped(FILE *f, const char *prefix, const char *msg)
+{
+	int cols = isatty(fileno(f)) ? term_cols(fileno(f)) : 0;
+	size_t col = text_cols(prefix, strlen(prefix));
+	cli_progress_clear();
+	fputs(prefix, f);
+	if (!cols || col + text_cols(msg, strlen(msg)) <= (size_t)cols) {
+		fprintf(f, "%s\n", msg);
+		return;
+	}
+	const char *p = msg;
+	size_t space = 0; /* a space is owed before the next word */
+	while (*p) {
+		size_t n = strcspn(p, " "), w = text_cols(p, n);
+		if (col > 4 && col + space + w > (size_t)cols) {
+			fputs("\n    ", f);
+			col = 4;
+		} else if (space) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, n, f);
+		col += w;
+		p += n;
+		space = strspn(p, " ") > 0;
+		p += strspn(p, " ");
+	}
+	fputc('\n', f);
+}
+
 int cli_fail(struct cli *c, int rc)
 {
 	const char *d = ow_err_detail();
+	char prefix[64];
 	cli_progress_clear();
-	fprintf(stderr, "offwheel %s: %s\n", c->cmd ? c->cmd : "", *d ? d : ow_err_text(rc));
+	snprintf(prefix, sizeof prefix, "offwheel %s: ", c->cmd ? c->cmd : "");
+	cli_wrapped(stderr, prefix, *d ? d : ow_err_text(rc));
 	return ow_err_exit_code(rc);
 }
 
@@ -298,11 +341,11 @@ void cli_progress_clear(void)
 	pthread_mutex_unlock(&ev_lock);
 }
 
-/* The terminal's width (stderr), 80 when unknown; at least 40. */
-static int term_cols(void)
+/* The width of the terminal on fd, 80 when unknown; at least 40. */
+static int term_cols(int fd)
 {
 	struct winsize ws;
-	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
 		return ws.ws_col;
 	return 80;
 }
@@ -350,7 +393,7 @@ static void draw_bars(void)
 	unsigned long long done = evs.bytes_done, total = 0;
 	int all_known = 1;
 	/* "  NAME 100% of 999.99 MB": the name takes what the rest leaves */
-	int namew = term_cols() - 24;
+	int namew = term_cols(2) - 24;
 	namew = namew > 200 ? 200 : namew;
 	clear_bars();
 	for (int i = 0; i < EV_SLOTS; i++) {
@@ -421,9 +464,10 @@ static void on_event(const struct ow_event *ev, void *ud)
 	if (!show)
 		return;
 	cli_progress_clear();
-	fprintf(stderr, "%s%s\n",
-	        ev->level == OW_LOG_ERROR ? "error: " : ev->level == OW_LOG_WARN ? "warning: " : "",
-	        ev->msg);
+	cli_wrapped(stderr, ev->level == OW_LOG_ERROR  ? "error: "
+	            : ev->level == OW_LOG_WARN ? "warning: "
+	                                       : "",
+	            ev->msg);
 }
 
 void cli_events_init(struct cli *c)

@@ -73,6 +73,10 @@ void cli_events_finish(void);
 /* Erase the progress lines, if any are on the screen; call before writing
  * to the terminal other than through cli_say / cli_fail / the event log. */
 void cli_progress_clear(void);
+/* One message: `prefix` then `msg`, and a newline.  On a terminal, wrapped at
+ * spaces to its width with continuation lines indented (a word longer than a
+ * line, a URL or a path, is never cut); elsewhere (a pipe, a log) one line. */
+void cli_wrapped(FILE *f, const char *prefix, const char *msg);
 /* "1.23 GB" style. */
 const char *cli_bytes(unsigned long long n, char *buf, size_t len);
 /* "12.34 MB/s": bytes over seconds in cli_bytes' units. */

@@ -91,9 +91,12 @@ static void render_fix(const struct ow_doctor_fix *f)
 
 static void render_text(const struct ow_doctor_report *r, int rc)
 {
-	for (int i = 0; i < OW_DOC_NSTEPS; i++)
-		printf("[%-11s] %-12s %s\n", ow_step_state_name(r->steps[i].state), r->steps[i].name,
-		       r->steps[i].text);
+	for (int i = 0; i < OW_DOC_NSTEPS; i++) {
+		char head[64];
+		snprintf(head, sizeof head, "[%-11s] %-12s ", ow_step_state_name(r->steps[i].state),
+		         r->steps[i].name);
+		cli_wrapped(stdout, head, r->steps[i].text);
+	}
 	if (r->n_libs) {
 		printf("\nlibraries:\n");
 		gr_libs_lines(stdout, r->smoke->install, r->libs, r->n_libs, "  ");
@@ -101,7 +104,7 @@ static void render_text(const struct ow_doctor_report *r, int rc)
 	if (r->fix.needed)
 		render_fix(&r->fix);
 	if (rc)
-		fprintf(stderr, "offwheel doctor: %s\n", ow_err_detail());
+		cli_wrapped(stderr, "offwheel doctor: ", ow_err_detail());
 }
 
 int cmd_doctor(struct cli *c, int argc, char **argv)

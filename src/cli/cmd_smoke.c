@@ -120,7 +120,7 @@ static void render_device(const struct ow_smoke_report *r, const struct ow_smoke
 		       r->devs[d->same_as].dev.ordinal);
 	else if (r->install)
 		gr_libs_lines(stdout, r->install, d->libs, d->n_libs, "  ");
-	printf("  => %s\n", d->rc ? d->detail : "this device runs the installed set");
+	cli_wrapped(stdout, "  => ", d->rc ? d->detail : "this device runs the installed set");
 }
 
 static void render_text(const struct cli *c, const struct ow_smoke_report *r, int rc)
@@ -132,10 +132,10 @@ static void render_text(const struct cli *c, const struct ow_smoke_report *r, in
 		printf("installed (%s): ", r->install->site);
 		gr_install_line(stdout, r->install);
 	} else {
-		printf("installed: not found: %s\n", r->install_detail);
+		cli_wrapped(stdout, "installed: not found: ", r->install_detail);
 	}
 	if (r->driver_rc) {
-		printf("driver: %s\n", r->driver_detail);
+		cli_wrapped(stdout, "driver: ", r->driver_detail);
 		goto verdict;
 	}
 	printf("driver: %s, CUDA driver version %s, %d device(s)\n", r->libcuda,
@@ -147,7 +147,7 @@ static void render_text(const struct cli *c, const struct ow_smoke_report *r, in
 		       r->n_libs_without_code == 1 ? "y" : "ies");
 verdict:
 	if (rc)
-		fprintf(stderr, "offwheel smoke: %s\n", ow_err_detail());
+		cli_wrapped(stderr, "offwheel smoke: ", ow_err_detail());
 	else
 		printf("smoke: PASSED — the installed set runs on %zu device(s)\n", r->n_devs);
 }

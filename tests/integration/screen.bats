@@ -75,3 +75,20 @@ idx() { IDX=(--index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" --allo
 	[ -n "$line" ]
 	[ "${#line}" -le 72 ]
 }
+
+@test "long messages are wrapped to the terminal at spaces, never cut, and stay one line in a pipe" {
+	export OFFWHEEL_LIBCUDA=$SRV/no-such/libcuda.so.1
+	run --separate-stderr "$OFFWHEEL" smoke --python python3
+	[ "$status" -eq 5 ]
+	piped=$(grep '^offwheel smoke: ' <<<"$stderr")
+	[ "${#piped}" -gt 200 ] # one long line in a pipe
+	run $SCREEN --cols 70 -- "$OFFWHEEL" smoke --python python3
+	[ "$status" -eq 5 ]
+	echo "$output"
+	while IFS= read -r l; do
+		[ "${#l}" -le 70 ] || { echo "too wide: $l"; false; }
+	done <<<"$output"
+	# the wrapped message, joined again, is the piped one word for word
+	joined=$(sed -n '/^offwheel smoke: /,$p' <<<"$output" | sed 's/^    //' | tr '\n' ' ' | sed 's/ $//')
+	[ "$joined" = "$piped" ]
+}

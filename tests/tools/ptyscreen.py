@@ -20,19 +20,21 @@ import sys
 import fcntl
 import termios
 
-CSI = re.compile(rb"\x1b\[([0-9;?]*)([A-Za-z])")
+CSI = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])")
 
 
-def screen(data: bytes, cols: int):
+def screen(raw: bytes, cols: int):
+    data = raw.decode("utf-8", "replace")  # one column per character
     lines = [[]]
     row = col = 0
     i = 0
     while i < len(data):
-        b = data[i]
+        ch = data[i]
+        b = ord(ch)
         if b == 0x1B:
             m = CSI.match(data, i)
             if m:
-                arg, cmd = m.group(1).decode(), m.group(2).decode()
+                arg, cmd = m.group(1), m.group(2)
                 n = int(arg) if arg.isdigit() else 1
                 if cmd == "A":
                     row = max(0, row - n)
@@ -57,7 +59,6 @@ def screen(data: bytes, cols: int):
         elif b == 0x08:
             col = max(0, col - 1)
         elif b >= 0x20:
-            # one byte at a time is enough for the ASCII and UTF-8 text we print
             if col >= cols:
                 row += 1
                 col = 0
@@ -67,9 +68,9 @@ def screen(data: bytes, cols: int):
             while len(line) < col:
                 line.append(" ")
             if col < len(line):
-                line[col] = chr(b)
+                line[col] = ch
             else:
-                line.append(chr(b))
+                line.append(ch)
             col += 1
         i += 1
     text = ["".join(l).rstrip() for l in lines]
