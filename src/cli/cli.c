@@ -319,6 +319,9 @@ struct ev_state {
 	int bars;
 	int lines_shown;
 	unsigned long long items, bytes_done; /* finished transfers */
+	unsigned long long plan_items, plan_bytes; /* the batch announced, 0 unknown */
+	unsigned long long batch_items, batch_bytes; /* items / bytes done when it was */
+	struct timespec batch_start;
 	struct ev_slot slot[EV_SLOTS];
 	struct timespec start, last;
 };
@@ -414,9 +417,26 @@ static void draw_bars(void)
 		evs.lines_shown++;
 	}
 	double secs = since(&evs.start), rate = secs > 0 ? (double)done / secs : 0;
-	fprintf(stderr, "  %llu done, %s at %s", evs.items, cli_bytes(done, b, sizeof b),
+	if (evs.plan_items)
+		fprintf(stderr, "  %llu of %llu done", evs.items - evs.batch_items, evs.plan_items);
+	else
+		fprintf(stderr, "  %llu done", evs.items);
+	fprintf(stderr, ", %s at %s", cli_bytes(done, b, sizeof b),
 	        cli_rate(done, secs, b2, sizeof b2));
-	if (all_known && total && rate > 0)
+	/* the ETA of the whole batch when its size was announced, else of the
+	 * transfers running now (when all their sizes are known) */
+	double bsecs = since(&evs.batch_start);
+	unsigned long long bdone = done - evs.batch_bytes, fin = evs.items - evs.batch_items;
+	/* sizes unknown before the download (PEP 503 pages give none): the
+	 * batch is estimated from the files finished so far */
+	double want = evs.plan_bytes ? (double)evs.plan_bytes
+	              : fin ? (double)(evs.bytes_done - evs.batch_bytes) / (double)fin *
+	                          (double)evs.plan_items
+	                    : 0;
+	if (evs.plan_items && want > 0 && bdone && bsecs > 0.5)
+		fprintf(stderr, ", ETA %.0f s",
+		        (want > (double)bdone ? want - (double)bdone : 0) / ((double)bdone / bsecs));
+	else if (!evs.plan_items && all_known && total && rate > 0)
 		fprintf(stderr, ", ETA %.0f s", (double)(total + evs.bytes_done - done) / rate);
 	fputc('\n', stderr);
 	evs.lines_shown++;
@@ -425,6 +445,16 @@ static void draw_bars(void)
 static void on_progress(const struct ow_event *ev)
 {
 	const char *what = ev->what ? ev->what : "";
+	if (ev->kind == OW_EV_PLAN) {
+		pthread_mutex_lock(&ev_lock);
+		evs.plan_items = ev->done;
+		evs.plan_bytes = ev->total;
+		evs.batch_items = evs.items;
+		evs.batch_bytes = evs.bytes_done;
+		clock_gettime(CLOCK_MONOTONIC, &evs.batch_start);
+		pthread_mutex_unlock(&ev_lock);
+		return;
+	}
 	if (ev->kind == OW_EV_DONE) {
 		struct ev_slot *sl = slot_for(what, 0);
 		evs.items++;
@@ -475,6 +505,7 @@ void cli_events_init(struct cli *c)
 	memset(&evs, 0, sizeof evs);
 	evs.c = c;
 	clock_gettime(CLOCK_MONOTONIC, &evs.start);
+	evs.batch_start = evs.start;
 	evs.bars = -1; /* undecided until the first progress event */
 	ow_event_set_handler(on_event, NULL);
 }

@@ -45,6 +45,13 @@ void ow_progress(const char *what, uint64_t done, uint64_t total)
 	emit(&ev);
 }
 
+void ow_progress_plan(uint64_t items, uint64_t bytes)
+{
+	struct ow_event ev = {.kind = OW_EV_PLAN, .level = OW_LOG_INFO, .what = "",
+	                      .done = items, .total = bytes};
+	emit(&ev);
+}
+
 void ow_progress_done(const char *what, uint64_t done)
 {
 	struct ow_event ev = {.kind = OW_EV_DONE, .level = OW_LOG_INFO,

@@ -12,7 +12,8 @@ enum ow_level { OW_LOG_ERROR = 0, OW_LOG_WARN, OW_LOG_INFO, OW_LOG_DEBUG };
 enum ow_event_kind {
 	OW_EV_LOG,      /* a message at a level */
 	OW_EV_PROGRESS, /* a transfer or job advanced: what, done, total */
-	OW_EV_DONE      /* a transfer or job finished: what, done */
+	OW_EV_DONE,     /* a transfer or job finished: what, done */
+	OW_EV_PLAN      /* a batch is about to start: done = items, total = bytes (0 unknown) */
 };
 
 struct ow_event {
@@ -32,5 +33,8 @@ void ow_event_set_handler(ow_event_fn fn, void *ud);
 void ow_log(enum ow_level level, const char *fmt, ...) OW_PRINTF(2, 3);
 void ow_progress(const char *what, uint64_t done, uint64_t total);
 void ow_progress_done(const char *what, uint64_t done);
+/* Announce a batch of `items` jobs of `bytes` in all (0 when unknown), so a
+ * display can say "3 of 19" and give an ETA for the whole batch. */
+void ow_progress_plan(uint64_t items, uint64_t bytes);
 
 #endif
