@@ -14,12 +14,15 @@
 enum { OPT_HOME = 1000, OPT_JSON, OPT_JOBS, OPT_PROGRESS, OPT_LOCK_TIMEOUT, OPT_HELP };
 
 static const struct cli_opt global_opts[] = {
-	{"home", OPT_HOME, required_argument, "DIR", "workspace (default $OFFWHEEL_HOME, else ~/.cache/offwheel)"},
+	{"home", OPT_HOME, required_argument, "DIR",
+	 "workspace (default $OFFWHEEL_HOME, else $XDG_CACHE_HOME/offwheel, else ~/.cache/offwheel)"},
 	{"json", OPT_JSON, no_argument, NULL, "print exactly one JSON document on stdout"},
 	{"quiet", 'q', no_argument, NULL, "only errors"},
 	{"verbose", 'v', no_argument, NULL, "more detail (twice for debug)"},
-	{"jobs", OPT_JOBS, required_argument, "N", "parallel transfers / hashing threads"},
-	{"progress", OPT_PROGRESS, required_argument, "WHEN", "auto|always|never (progress on stderr)"},
+	{"jobs", OPT_JOBS, required_argument, "N",
+	 "parallel transfers / hashing threads (default: the number of cores)"},
+	{"progress", OPT_PROGRESS, required_argument, "WHEN",
+	 "auto|always|never: progress lines on stderr (default auto: on a terminal)"},
 	{"lock-timeout", OPT_LOCK_TIMEOUT, required_argument, "S", "seconds to wait for the workspace lock (600)"},
 	{"help", OPT_HELP, no_argument, NULL, "show this help"},
 	{NULL, 0, 0, NULL, NULL},
@@ -46,10 +49,35 @@ static void print_opts(FILE *f, const struct cli_opt *o)
 	}
 }
 
+/* The synopsis: the command's own usage line, then every option of its table
+ * that the line does not name yet, wrapped at 80 columns. */
+static void synopsis(FILE *f, const struct cli_opt *opts, const char *usage)
+{
+	size_t col = fprintf(f, "usage: offwheel %s", usage) > 0 ? 16 + strlen(usage) : 0;
+	for (const struct cli_opt *o = opts; o && o->name; o++) {
+		char name[64], item[96];
+		snprintf(name, sizeof name, "--%s", o->name);
+		const char *hit = strstr(usage, name);
+		size_t nl = strlen(name);
+		if (hit && !(hit[nl] == '-' || (hit[nl] >= 'a' && hit[nl] <= 'z')))
+			continue;
+		int n = snprintf(item, sizeof item, "[%s%s%s]", name, o->arg ? " " : "",
+		                 o->arg ? o->arg : "");
+		if (col + 1 + (size_t)n > 80) {
+			fputs("\n       ", f);
+			col = 7;
+		}
+		fprintf(f, " %s", item);
+		col += 1 + (size_t)n;
+	}
+	fputc('\n', f);
+}
+
 void cli_usage(FILE *f, const struct cli *c, const struct cli_opt *opts, const char *usage,
                const char *description)
 {
-	fprintf(f, "usage: offwheel %s\n\n%s\n", usage, description);
+	synopsis(f, opts, usage);
+	fprintf(f, "\n%s\n", description);
 	if (count_opts(opts)) {
 		fprintf(f, "\noptions:\n");
 		print_opts(f, opts);

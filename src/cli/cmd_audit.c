@@ -31,7 +31,7 @@ static const struct cli_opt opts[] = {
 	 "compute capability to judge for (12.0, sm_86; auto: this machine's GPU 0)"},
 	{"driver", OPT_DRIVER, required_argument, "X.Y", "driver version for PTX JIT (12.8)"},
 	{"scan-data", OPT_SCAN, required_argument, "WHEN",
-	 "auto|always|never: magic-scan data sections for fatbins"},
+	 "auto|always|never: magic-scan data sections for fatbins (default auto)"},
 	{"no-cache", OPT_NO_CACHE, no_argument, NULL, "read stored objects again, ignore the index"},
 	{NULL, 0, 0, NULL, NULL},
 };

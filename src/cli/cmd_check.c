@@ -18,13 +18,16 @@ static const char description[] =
 	"expiry, and rollback: the last accepted sequence per key is kept in a state\n"
 	"file ($XDG_STATE_HOME/offwheel/accepted.json, else\n"
 	"~/.local/state/offwheel/accepted.json) and an older export is refused.\n"
-	"Needs no workspace.  Exit 0 when all holds, 3 otherwise (one line per problem).";
+	"Links, FIFOs and devices on the stick are problems and are never opened or\n"
+	"followed.  Needs no workspace.  Exit 0 when all holds, 3 otherwise (one line\n"
+	"per problem), 1 when the public key cannot be read.";
 
 enum { OPT_PUBKEY = 400, OPT_STATE, OPT_AT };
 static const struct cli_opt opts[] = {
 	{"pubkey", OPT_PUBKEY, required_argument, "KEY.pub", "the trusted public key (required)"},
 	{"state", OPT_STATE, required_argument, "FILE", "the accepted-sequence state file"},
-	{"at", OPT_AT, required_argument, "UNIX", "check as of this time (will it still be valid then?)"},
+	{"at", OPT_AT, required_argument, "UNIX",
+	 "check as of this time, in seconds since 1970 (will it still be valid then?; default now)"},
 	{NULL, 0, 0, NULL, NULL},
 };
 

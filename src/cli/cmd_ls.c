@@ -24,7 +24,8 @@ static const struct cli_opt opts[] = {
 	{"version", OPT_VERSION, required_argument, "GLOB", "versions matching, e.g. '2.10.0.dev2025*'"},
 	{"python", OPT_PYTHON, required_argument, "GLOB", "python or abi tag matching, e.g. cp312"},
 	{"platform", OPT_PLATFORM, required_argument, "GLOB", "platform tag matching, e.g. '*x86_64'"},
-	{"kind", OPT_KIND, required_argument, "KIND", "objects of this kind only"},
+	{"kind", OPT_KIND, required_argument, "KIND",
+	 "objects of this kind only: wheel, metadata or page (default: all)"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -34,9 +35,10 @@ struct filters {
 
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 {
-	(void)c;
 	if (key < OPT_KIND || key > OPT_PLATFORM)
 		return 2;
+	if (key == OPT_KIND && strcmp(arg, "wheel") && strcmp(arg, "metadata") && strcmp(arg, "page"))
+		return cli_usage_error(c, "ls: --kind '%s' is not wheel, metadata or page", arg);
 	((struct filters *)ud)->v[key - OPT_KIND] = arg;
 	return 0;
 }

@@ -25,7 +25,7 @@ static const struct cli_opt opts[] = {
 	{"site-packages", OPT_SITE, required_argument, "DIR", "check the torch installed in DIR instead"},
 	{"device", OPT_DEVICE, required_argument, "N", "only device N (default: every device)"},
 	{"all", OPT_ALL, no_argument, NULL, "load every module, not a sample per library"},
-	{"sample", OPT_SAMPLE, required_argument, "N", "modules per library without --all (8)"},
+	{"sample", OPT_SAMPLE, required_argument, "N", "modules per library without --all (default 8)"},
 	{"no-kernel", OPT_NO_KERNEL, no_argument, NULL, "skip the smoke kernel; only load the images"},
 	{NULL, 0, 0, NULL, NULL},
 };

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+bats_require_minimum_version 1.5.0
 # The command line as a newcomer meets it: typos, unknown options, help, the
 # workspace path, quiet mode.  No network, no server.
 
@@ -61,3 +62,33 @@ teardown() {
 	[ ! -e "$TMPD/cwd/~" ]
 }
 
+
+@test "--help of every command: each option of its table is in the synopsis, defaults are named" {
+	cmds=$("$OFFWHEEL" --help | sed -n '/^commands:/,/^$/p' | awk 'NF && !/commands:/ {print $1}')
+	[ "$(wc -w <<<"$cmds")" -ge 14 ]
+	for cmd in $cmds; do
+		run "$OFFWHEEL" "$cmd" --help
+		[ "$status" -eq 0 ] || { echo "$cmd --help: exit $status"; false; }
+		synopsis=$(sed -n '1,/^$/p' <<<"$output")
+		opts=$(sed -n '/^options:/,/^$/p' <<<"$output" | grep -oE '^ +(-[a-z], )?--[a-z0-9-]+' | grep -oE -- '--[a-z0-9-]+' || true)
+		for o in $opts; do
+			grep -qE -- "$o([] =|]|$)" <<<"$synopsis" || { echo "$cmd: $o is not in the synopsis:"; echo "$synopsis"; false; }
+		done
+		# the global options with a default say it
+		for g in --home --jobs --progress --lock-timeout; do
+			line=$(grep -E -- "^ +$g " <<<"$output")
+			[[ "$line" == *default* || "$line" == *"(600)"* ]] || { echo "$cmd: $g: no default in '$line'"; false; }
+		done
+	done
+	run "$OFFWHEEL" audit --help
+	[[ "$(grep -E -- '--scan-data' <<<"$output" | tail -1)" == *"default auto"* ]]
+	run "$OFFWHEEL" check --help
+	[[ "$(grep -E -- '--at ' <<<"$output")" == *"default now"* ]]
+	run "$OFFWHEEL" smoke --help
+	[[ "$(grep -E -- '--sample ' <<<"$output")" == *"default 8"* ]]
+	run "$OFFWHEEL" ls --help
+	[[ "$(grep -E -- '--kind ' <<<"$output")" == *"wheel, metadata or page"* ]]
+	run "$OFFWHEEL" ls objects --kind wheels
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--kind 'wheels' is not wheel, metadata or page"* ]]
+}
