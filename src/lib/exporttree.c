@@ -126,10 +126,24 @@ struct walk {
 	int rc;
 };
 
+/* A hostile name is shown, never replayed: control characters and bytes
+ * beyond ASCII as \xNN. */
+static void sb_name(struct ow_sbuf *b, const char *name)
+{
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		if (*c < 0x20 || *c >= 0x7f || *c == '\\')
+			ow_sb_printf(b, "\\x%02x", *c);
+		else
+			ow_sb_printf(b, "%c", *c);
+}
+
 static void refuse(struct walk *w, const char *rel, const char *why)
 {
-	if (w->refused++ < SHOW_MAX)
-		ow_sb_printf(&w->shown, "%s%s (%s)", w->refused > 1 ? ", " : "", rel, why);
+	if (w->refused++ >= SHOW_MAX)
+		return;
+	ow_sb_printf(&w->shown, "%s", w->refused > 1 ? ", " : "");
+	sb_name(&w->shown, rel);
+	ow_sb_printf(&w->shown, " (%s)", why);
 }
 
 static int is_top_owned(const char *rel)
@@ -173,6 +187,10 @@ static void walk_entry(struct walk *w, int dfd, const char *name, const char *re
 	}
 	if (S_ISREG(st.st_mode)) {
 		regular_file(w, dfd, name, rel, depth == 0);
+		return;
+	}
+	if (ow_xfiles_find(w->want, rel) || (depth == 0 && is_top_owned(rel))) {
+		refuse(w, rel, "a directory where the export writes a file");
 		return;
 	}
 	int sub = depth + 1 < WALK_DEPTH ? openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |

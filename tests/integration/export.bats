@@ -380,7 +380,28 @@ moved_stick() { # copy the export to another "mount point"; prints its path
 	done
 }
 
-@test "SIGKILL at 30 random moments: never valid while incomplete, the re-run completes it" {
+# plant_and_refuse DIR N: put a link or a FIFO into an interrupted export;
+# the next export must refuse it at once (no hang), name it, write nothing
+# outside DIR; then the plant is taken away again
+plant_and_refuse() {
+	local d=$1 n=$2 out=$BATS_TEST_TMPDIR/outside name sum
+	mkdir -p "$out" "$d/wheels" "$d/simple"
+	echo sentinel >"$out/index.html"
+	sum=$(cd "$out" && find . -printf '%p %y %s\n' | sort; cat index.html)
+	case $((n % 4)) in
+	0) name=simple/evil; ln -s "$out" "$d/$name" ;;
+	1) name=wheels/planted-1.0-py3-none-any.whl; ln -s "$out/index.html" "$d/$name" ;;
+	2) name=INSTALL.txt; rm -f "$d/$name"; mkfifo "$d/$name" ;;
+	3) name=wheels/fifo-1.0-py3-none-any.whl; mkfifo "$d/$name" ;;
+	esac
+	run timeout 60 "$OFFWHEEL" --home "$WS" "${args[@]}"
+	[ "$status" -eq 1 ] || { echo "plant $name: exit $status: $output"; false; }
+	[[ "$output" == *"$name ("* ]] || { echo "plant $name: $output"; false; }
+	[ "$sum" = "$(cd "$out" && find . -printf '%p %y %s\n' | sort; cat index.html)" ]
+	rm -f "$d/$name"
+}
+
+@test "SIGKILL at 30 random moments, links and FIFOs planted between runs: never valid while incomplete, never hangs or writes outside, the re-run completes it" {
 	mapfile -t big <"$SRV/big.txt"
 	d=$BATS_TEST_TMPDIR/killed
 	args=(export "$d" --target "$TARGET" --sign "$KEYS/k.sec")
@@ -410,6 +431,7 @@ moved_stick() { # copy the export to another "mount point"; prints its path
 				[ "$status" -eq 3 ]
 			fi
 		fi
+		if [ $((i % 3)) -eq 1 ]; then plant_and_refuse "$d" "$i"; fi
 	done
 	ow -q "${args[@]}"
 	run chk "$d"
