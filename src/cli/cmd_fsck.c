@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "clitext.h"
 #include "fsck.h"
 
 static const char usage[] = "fsck [OPTIONS]";
@@ -10,26 +11,43 @@ static const char description[] =
 	"every row's object exists and hashes to its name, and what lies around as\n"
 	"garbage (objects without a row, stray files, temp files) or as partial\n"
 	"downloads.  Garbage is not an error ('offwheel gc' removes it); a missing or\n"
-	"damaged object or a database problem is (exit 3).";
+	"damaged object, anything in objects/ that is not a regular file, or a\n"
+	"damaged database is (exit 3).  Objects found damaged are marked so that\n"
+	"'offwheel fetch' or 'sync' fetches them again.  Names are shown escaped\n"
+	"(control characters as \\xNN); in --json, bytes that are not UTF-8 become\n"
+	"U+FFFD and the exact name is given as what_base64.";
+
+/* Names come from the disk: whatever their bytes, one valid document. */
+static json_t *issue_json(const struct ow_fsck_issue *is)
+{
+	json_t *o = json_object();
+	if (!o || json_object_set_new(o, "kind", json_string(ow_fsck_kind_name(is->kind))) ||
+	    cli_json_set_bytes(o, "what", is->what) || cli_json_set_bytes(o, "detail", is->detail)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
 
 static json_t *issues_json(const struct ow_fsck_report *r)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < r->nissues; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "kind",
-		                                   ow_fsck_kind_name(r->issues[i].kind), "what",
-		                                   r->issues[i].what, "detail", r->issues[i].detail));
+		json_array_append_new(a, issue_json(&r->issues[i]));
 	return a;
 }
 
 static void render_text(struct cli *c, const struct ow_fsck_report *r)
 {
+	char what[CLI_PRINTABLE_SIZE(sizeof r->issues->what)];
+	char detail[CLI_PRINTABLE_SIZE(sizeof r->issues->detail)];
 	for (size_t i = 0; i < r->nissues; i++) {
 		const struct ow_fsck_issue *is = &r->issues[i];
 		int err = is->kind <= OW_FSCK_DB;
 		if (err || c->verbosity > 0)
-			fprintf(err ? stderr : stdout, "%s %s: %s\n", ow_fsck_kind_name(is->kind), is->what,
-			        is->detail);
+			fprintf(err ? stderr : stdout, "%s %s: %s\n", ow_fsck_kind_name(is->kind),
+			        cli_printable(is->what, what, sizeof what),
+			        cli_printable(is->detail, detail, sizeof detail));
 	}
 	char b[32];
 	cli_say(c, "checked %zu objects (%s): %zu error(s), %zu garbage file(s), %zu partial(s)%s\n",

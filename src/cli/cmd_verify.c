@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "clitext.h"
 #include "fetch.h"
 
 static const char usage[] = "verify [--deep]";
@@ -11,7 +12,10 @@ static const char description[] =
 	"Re-hash every object in the store, in parallel (--jobs), each file read once.\n"
 	"--deep also checks every stored wheel as fetch did: strict zip validation,\n"
 	"every RECORD hash and size, METADATA name and version.\n"
-	"Exits 3 when any object is missing, damaged or (with --deep) not a valid wheel.";
+	"Exits 3 when any object is missing, damaged or (with --deep) not a valid wheel.\n"
+	"Anything but a regular file of the recorded size is damage and is not read.\n"
+	"Damaged objects are marked in the index (when it is writable): 'offwheel fetch'\n"
+	"or 'sync' then moves them aside and downloads them again.";
 
 enum { OPT_DEEP = 256 };
 static const struct cli_opt opts[] = {
@@ -46,11 +50,16 @@ static void render(struct cli *c, const struct ow_obj_row *rows, const struct ow
 			bytes += res[i].size;
 			continue;
 		}
-		json_array_append_new(bad, json_pack("{s:s, s:s, s:s}", "sha256", rows[i].sha256,
-		                                     "error", ow_err_name(res[i].rc), "detail",
-		                                     res[i].detail));
+		/* the detail holds a path: its bytes may be anything */
+		json_t *o = json_pack("{s:s, s:s}", "sha256", rows[i].sha256, "error",
+		                      ow_err_name(res[i].rc));
+		if (o && cli_json_set_bytes(o, "detail", res[i].detail) == 0)
+			json_array_append_new(bad, o);
+		else
+			json_decref(o);
+		char shown[CLI_PRINTABLE_SIZE(sizeof res[i].detail)];
 		if (!c->json)
-			fprintf(stderr, "FAILED %s\n", res[i].detail);
+			fprintf(stderr, "FAILED %s\n", cli_printable(res[i].detail, shown, sizeof shown));
 	}
 	if (c->json) {
 		cli_json_out(json_pack("{s:s, s:I, s:I, s:f, s:I, s:o, s:b}", "command", "verify",
@@ -92,6 +101,8 @@ int cmd_verify(struct cli *c, int argc, char **argv)
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	size_t failed = res ? ow_store_verify_many(s, rows, n, c->jobs, res) : 0;
+	if (res && failed) /* recorded, so that fetch and sync fetch them again */
+		ow_store_mark_failed(s, rows, res, n);
 	if (res && deep)
 		failed += ow_verify_wheels(s, rows, n, c->jobs, res);
 	if (res)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "embedded.h"
 #include "error.h"
@@ -17,6 +18,7 @@ struct ow_stmt {
 struct ow_db {
 	sqlite3 *h;
 	char *path;
+	int readonly;
 	struct ow_stmt stmts[OW_SQL__COUNT];
 };
 
@@ -26,8 +28,27 @@ static const char *const sql_text[OW_SQL__COUNT] = {
 #undef X
 };
 
+/* A file that is not a database or whose pages are broken: say so and how
+ * to recover, instead of a generic error (exit 3: damage, like a bad object). */
+static int is_damage(int code)
+{
+	code &= 0xff;
+	return code == SQLITE_CORRUPT || code == SQLITE_NOTADB;
+}
+
+static int damaged(ow_db *db, const char *why)
+{
+	return ow_err(OW_EVERIFY,
+	              "%s: the index database is damaged (%s) — restore it from a backup, or move "
+	              "index.db (with index.db-wal and index.db-shm) aside and run 'offwheel crawl' "
+	              "again; the objects under objects/ are named by their hash and survive",
+	              db->path, why);
+}
+
 static int db_fail(ow_db *db, const char *what)
 {
+	if (is_damage(sqlite3_extended_errcode(db->h)))
+		return damaged(db, sqlite3_errmsg(db->h));
 	/* statements are long: name the start of one, the error says the rest */
 	return ow_err(OW_EDB, "%s: %.48s%s: %s", db->path, what, strlen(what) > 48 ? "..." : "",
 	              sqlite3_errmsg(db->h));
@@ -37,7 +58,9 @@ int ow_db_exec(ow_db *db, const char *sql)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		int rc = ow_err(OW_EDB, "%s: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
+		int rc = is_damage(sqlite3_extended_errcode(db->h))
+		             ? damaged(db, msg ? msg : sqlite3_errmsg(db->h))
+		             : ow_err(OW_EDB, "%s: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
 		sqlite3_free(msg);
 		return rc;
 	}
@@ -72,10 +95,21 @@ int ow_db_schema_version(ow_db *db)
 
 static int check_identity(ow_db *db, int version)
 {
-	int app = 0;
+	int app = 0, tables = 0;
 	int rc = pragma_int(db, "PRAGMA application_id", &app);
 	if (rc)
 		return rc;
+	/* application_id 0 and schema 0 is a new file, or another program's:
+	 * never migrate into a database that already has tables */
+	if (app == 0 && version == 0 &&
+	    (rc = pragma_int(db, "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'",
+	                     &tables)))
+		return rc;
+	if (tables)
+		return ow_err(OW_ESCHEMA,
+		              "%s: not an offwheel index (an sqlite database with %d table(s) of "
+		              "another program) — nothing was changed; use another --home",
+		              db->path, tables);
 	if (app != 0 && app != OW_DB_APPLICATION_ID)
 		return ow_err(OW_ESCHEMA,
 		              "%s: not an offwheel index (application_id 0x%08x) — use another --home",
@@ -114,11 +148,26 @@ static int apply_migration(ow_db *db, int index)
 	return 0;
 }
 
+/* Version, application_id and tables read in one snapshot: another process
+ * creating the same index at once commits all three together. */
+static int check_identity_now(ow_db *db, int *version_out)
+{
+	int version = 0, rc = ow_db_exec(db, "BEGIN");
+	if (rc)
+		return rc;
+	if (!(rc = pragma_int(db, "PRAGMA user_version", &version)))
+		rc = check_identity(db, version);
+	ow_db_rollback(db); /* nothing was written */
+	if (version_out)
+		*version_out = version;
+	return rc;
+}
+
 static int migrate(ow_db *db)
 {
 	int version = 0;
-	int rc = pragma_int(db, "PRAGMA user_version", &version);
-	if (rc || (rc = check_identity(db, version)))
+	int rc = check_identity_now(db, &version);
+	if (rc)
 		return rc;
 	for (int i = version; i < ow_db_schema_known(); i++)
 		if ((rc = apply_migration(db, i)))
@@ -148,6 +197,8 @@ static int set_wal(ow_db *db)
 			              "in '%s' mode; network file systems often refuse it) — use a "
 			              "--home on a local disk",
 			              db->path, mode);
+		if (is_damage(rc))
+			return damaged(db, sqlite3_errmsg(db->h));
 		if ((rc & 0xff) != SQLITE_BUSY || waited >= 30000)
 			return ow_err(OW_EDB, "%s: cannot switch the index to WAL: %s — is another "
 			              "program holding it?",
@@ -156,24 +207,35 @@ static int set_wal(ow_db *db)
 	}
 }
 
-int ow_db_open(const char *path, ow_db **out)
+static int db_new(const char *path, int flags, ow_db **out)
 {
 	ow_db *db = calloc(1, sizeof *db);
 	if (!db || !(db->path = strdup(path))) {
 		free(db);
 		return ow_err(OW_ENOMEM, "out of memory");
 	}
-	int rc;
-	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK) {
-		rc = ow_err(OW_EDB, "%s: cannot open the index: %s", path,
-		            db->h ? sqlite3_errmsg(db->h) : "out of memory");
+	db->readonly = (flags & SQLITE_OPEN_READONLY) != 0;
+	if (sqlite3_open_v2(path, &db->h, flags, NULL) != SQLITE_OK) {
+		int rc = ow_err(OW_EDB, "%s: cannot open the index: %s", path,
+		                db->h ? sqlite3_errmsg(db->h) : "out of memory");
 		ow_db_close(db);
 		return rc;
 	}
 	sqlite3_busy_timeout(db->h, 30000);
 	sqlite3_extended_result_codes(db->h, 1);
-	if ((rc = set_wal(db)) ||
+	*out = db;
+	return 0;
+}
+
+int ow_db_open(const char *path, ow_db **out)
+{
+	ow_db *db;
+	int rc = db_new(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db);
+	if (rc)
+		return rc;
+	/* whose file is it?  Asked before anything is written (the WAL switch
+	 * rewrites the header): a foreign or damaged file stays as it was */
+	if ((rc = check_identity_now(db, NULL)) || (rc = set_wal(db)) ||
 	    (rc = ow_db_exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")) ||
 	    (rc = migrate(db))) {
 		ow_db_close(db);
@@ -182,6 +244,82 @@ int ow_db_open(const char *path, ow_db **out)
 	*out = db;
 	return 0;
 }
+
+/* Read-only: no WAL switch, no migration, nothing written; the schema must
+ * be this build's (an older one needs a writer to migrate it first). */
+static int check_readable(ow_db *db)
+{
+	int version = 0, rc = check_identity_now(db, &version);
+	if (rc)
+		return rc;
+	if (version == 0)
+		return ow_err(OW_ESCHEMA, "%s: an empty index — nothing to read", db->path);
+	if (version < ow_db_schema_known())
+		return ow_err(OW_ESCHEMA,
+		              "%s: written by an older offwheel (schema %d, this build reads %d) and "
+		              "read-only here — run any writing command (e.g. 'offwheel gc') with "
+		              "write access once to upgrade it",
+		              db->path, version, ow_db_schema_known());
+	return 0;
+}
+
+/* file:PATH?immutable=1, the path percent-encoded for sqlite's URI parser. */
+static int immutable_uri(const char *path, char *buf, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+	if (n < 6)
+		return ow_err(OW_ERANGE, "%s: path too long", path);
+	memcpy(buf, "file:", 5);
+	o = 5;
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		            (*p >= '0' && *p <= '9') || strchr("/-._~", *p);
+		if (o + 4 >= n)
+			return ow_err(OW_ERANGE, "%s: path too long", path);
+		if (plain) {
+			buf[o++] = (char)*p;
+		} else {
+			buf[o++] = '%';
+			buf[o++] = hex[*p >> 4];
+			buf[o++] = hex[*p & 15];
+		}
+	}
+	int w = snprintf(buf + o, n - o, "?immutable=1");
+	return w < 0 || (size_t)w >= n - o ? ow_err(OW_ERANGE, "%s: path too long", path) : 0;
+}
+
+/* A WAL database cannot be opened read-only where sqlite may not create
+ * index.db-shm.  With no write-ahead log left (a writer that closed cleanly
+ * removes it) every committed row is in index.db, and sqlite may read it as
+ * immutable; with a log, a plain read-only open (sqlite needs the -shm). */
+static int has_wal(const char *path)
+{
+	char wal[4200];
+	struct stat st;
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	return stat(wal, &st) == 0 && st.st_size > 0;
+}
+
+int ow_db_open_readonly(const char *path, ow_db **out)
+{
+	ow_db *db;
+	char uri[8192];
+	int rc = has_wal(path) ? db_new(path, SQLITE_OPEN_READONLY, &db)
+	         : (rc = immutable_uri(path, uri, sizeof uri))
+	             ? rc
+	             : db_new(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &db);
+	if (rc)
+		return rc;
+	if ((rc = ow_db_exec(db, "PRAGMA query_only=ON;")) || (rc = check_readable(db))) {
+		ow_db_close(db);
+		return rc;
+	}
+	*out = db;
+	return 0;
+}
+
+int ow_db_readonly(const ow_db *db) { return db->readonly; }
 
 void ow_db_close(ow_db *db)
 {

@@ -21,7 +21,15 @@ enum ow_sql {
 typedef struct ow_db ow_db;
 typedef struct ow_stmt ow_stmt;
 
+/* A file that is not a database, or has broken pages, is OW_EVERIFY with a
+ * message that says it is damaged and how to recover; another program's
+ * sqlite file (tables, but no offwheel application_id) is OW_ESCHEMA and
+ * left untouched. */
 int ow_db_open(const char *path, ow_db **out);
+/* For readers of a workspace they cannot write: SQLITE_OPEN_READONLY, no
+ * WAL switch, no migration (an older schema is refused with a message). */
+int ow_db_open_readonly(const char *path, ow_db **out);
+int ow_db_readonly(const ow_db *db);
 void ow_db_close(ow_db *db);
 /* The schema version this build writes (number of embedded migrations). */
 int ow_db_schema_known(void);

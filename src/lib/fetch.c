@@ -27,6 +27,7 @@ struct dl {
 	struct fetch *f;
 	char published[OW_SHA256_HEX]; /* #sha256 of the page, "" when none */
 	char meta_sha[OW_SHA256_HEX];  /* data-core-metadata hash, "" when none */
+	char pinned[OW_SHA256_HEX];    /* a repair: the object verified before, "" when none */
 	char fetch_url[2100];
 	/* wheel downloads: a resumable part file */
 	int fd;
@@ -334,9 +335,26 @@ static int verify_unpublished(struct dl *d)
 	return rc;
 }
 
+/* A repair must bring back the bytes that were verified before (for a
+ * nightly wheel, the pinned hash): other bytes under the same name are not
+ * taken silently. */
+static int check_pinned(struct dl *d, const char *hex)
+{
+	if (!*d->pinned || ow_digest_eq(hex, d->pinned, 64))
+		return 0;
+	return ow_err(OW_EHASH,
+	              "%s: the index now serves bytes that hash to %.12s…, not the %.12s… fetched "
+	              "and verified before — not stored (the damaged copy was moved aside); "
+	              "re-run 'offwheel crawl', or report it to the index",
+	              d->item->filename, hex, d->pinned);
+}
+
 static int verify_wheel(struct dl *d, const char *hex)
 {
 	uint8_t got[OW_SHA256_LEN], want[OW_SHA256_LEN];
+	int rc = check_pinned(d, hex);
+	if (rc)
+		return rc;
 	if (!*d->published)
 		return verify_unpublished(d);
 	ow_sha256_from_hex(hex, got);
@@ -408,8 +426,9 @@ static int finish_wheel(struct fetch *f, struct dl *d)
 static void finish_metadata(struct fetch *f, struct dl *d)
 {
 	char hex[OW_SHA256_HEX];
-	int rc = ow_store_put_buf(f->s, d->body.data ? d->body.data : "", d->body.len,
-	                          *d->meta_sha ? d->meta_sha : NULL, "metadata", hex);
+	const char *expect = *d->meta_sha ? d->meta_sha : *d->pinned ? d->pinned : NULL;
+	int rc = ow_store_put_buf(f->s, d->body.data ? d->body.data : "", d->body.len, expect,
+	                          "metadata", hex);
 	if (rc == OW_EHASH) {
 		ow_err(rc, "%s.metadata: does not match the index's core-metadata hash %.12s… — not "
 		           "stored; report it to the index",
@@ -469,6 +488,29 @@ static unsigned url_flags(const char *url)
 	                                   : 0;
 }
 
+/* "Already there" only when the stored object can be trusted without
+ * reading it: present, a regular file of its recorded size, not found
+ * damaged by verify/fsck.  Otherwise whatever lies there is moved aside
+ * (fsck reports it, gc removes it) and the file is fetched again: 1 keep
+ * it, 0 fetch it, < 0 error. */
+static int keep_stored(struct fetch *f, struct dl *d, const char *have)
+{
+	char why[512], aside[PATH_MAX];
+	int rc = ow_store_usable(f->s, have, &d->item->bytes, why, sizeof why);
+	if (rc == 1) {
+		memcpy(d->item->sha256, have, OW_SHA256_HEX);
+		set_outcome(d, OW_FETCH_HAD, 0, NULL);
+		return 1;
+	}
+	if (rc < 0 || (rc = ow_store_move_aside(f->s, have, aside, sizeof aside)))
+		return rc;
+	memcpy(d->pinned, have, OW_SHA256_HEX);
+	d->item->bytes = 0;
+	ow_log(OW_LOG_WARN, "%s: %s%s%s — fetching it again", d->item->filename, why,
+	       *aside ? "; moved aside to " : "", aside);
+	return 0;
+}
+
 /* 1 when there is nothing to download, 0 when d->req is ready. */
 static int prepare(struct fetch *f, struct dl *d, int64_t id)
 {
@@ -478,11 +520,8 @@ static int prepare(struct fetch *f, struct dl *d, int64_t id)
 	if (rc)
 		return rc;
 	const char *have = f->metadata ? meta_object : object;
-	if (*have && ow_store_has(f->s, have, &d->item->bytes, NULL, 0) == 1) {
-		memcpy(d->item->sha256, have, OW_SHA256_HEX);
-		set_outcome(d, OW_FETCH_HAD, 0, NULL);
-		return 1;
-	}
+	if (*have && (rc = keep_stored(f, d, have)) != 0)
+		return rc;
 	if (f->metadata && !has_meta) {
 		set_outcome(d, OW_FETCH_HAD, 0, "the index publishes no .metadata for it");
 		return 1;

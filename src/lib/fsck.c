@@ -3,14 +3,17 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
+#include "event.h"
 #include "fsutil.h"
 
 static int add_issue_x(struct ow_fsck_report *r, enum ow_fsck_kind kind, const char *what,
@@ -23,7 +26,8 @@ static int add_issue_x(struct ow_fsck_report *r, enum ow_fsck_kind kind, const c
 	struct ow_fsck_issue *i = &g[r->nissues++];
 	i->kind = kind;
 	i->resumable = resumable;
-	snprintf(i->what, sizeof i->what, "%s", what);
+	/* a path cut short names another file: gc must never act on it */
+	i->cut = snprintf(i->what, sizeof i->what, "%s", what) >= (int)sizeof i->what;
 	snprintf(i->detail, sizeof i->detail, "%s", detail ? detail : "");
 	if (kind <= OW_FSCK_DB)
 		r->errors++;
@@ -36,8 +40,8 @@ static int add_issue_x(struct ow_fsck_report *r, enum ow_fsck_kind kind, const c
 
 const char *ow_fsck_kind_name(enum ow_fsck_kind k)
 {
-	static const char *const names[] = {"missing", "corrupt", "db", "orphan", "stray",
-	                                    "partial"};
+	static const char *const names[] = {"missing", "corrupt", "db",     "orphan",
+	                                    "stray",   "partial", "aside"};
 	return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 
@@ -72,8 +76,13 @@ struct disk_walk {
 static int on_disk_file(void *ud, const char *hex, const char *path)
 {
 	struct disk_walk *w = ud;
+	struct stat st;
 	if (!hex)
-		return add_issue(w->r, OW_FSCK_STRAY, path, "not an object name (garbage)");
+		return add_issue(w->r, OW_FSCK_STRAY, path,
+		                 lstat(path, &st) == 0 && S_ISDIR(st.st_mode)
+		                     ? "a directory that is not an object name (gc leaves it: remove "
+		                       "it by hand)"
+		                     : "not an object name (garbage)");
 	struct ow_obj_row key;
 	snprintf(key.sha256, sizeof key.sha256, "%s", hex);
 	if (w->nrows && bsearch(&key, w->rows, w->nrows, sizeof key, cmp_row))
@@ -88,7 +97,7 @@ static int on_disk_file(void *ud, const char *hex, const char *path)
 	return 0;
 }
 
-static int hash_all(const ow_store *s, struct ow_fsck_report *r, const struct ow_obj_row *rows,
+static int hash_all(ow_store *s, struct ow_fsck_report *r, const struct ow_obj_row *rows,
                     size_t n, int jobs, int orphans)
 {
 	struct ow_verify_result *res = calloc(n ? n : 1, sizeof *res);
@@ -96,11 +105,15 @@ static int hash_all(const ow_store *s, struct ow_fsck_report *r, const struct ow
 	if (!res)
 		return ow_err(OW_ENOMEM, "out of memory");
 	ow_store_verify_many(s, rows, n, jobs, res);
+	if (!orphans)
+		ow_store_mark_failed(s, rows, res, n); /* so that fetch and sync repair them */
 	for (size_t i = 0; i < n && !rc; i++) {
 		r->bytes += res[i].rc ? 0 : res[i].size == UINT64_MAX ? 0 : res[i].size;
 		if (!res[i].rc && orphans)
 			rc = add_issue(r, OW_FSCK_ORPHAN, rows[i].sha256,
 			               "object without a row (garbage; 'offwheel gc' removes it)");
+		else if (orphans && res[i].rc != OW_ENOENT) /* nothing relies on it: garbage */
+			rc = add_issue(r, OW_FSCK_ORPHAN, rows[i].sha256, res[i].detail);
 		else if (res[i].rc == OW_ENOENT && !orphans)
 			rc = add_issue(r, OW_FSCK_MISSING, rows[i].sha256, res[i].detail);
 		else if (res[i].rc)
@@ -110,22 +123,39 @@ static int hash_all(const ow_store *s, struct ow_fsck_report *r, const struct ow
 	return rc;
 }
 
+static int tmp_issue(struct ow_fsck_report *r, const char *name, const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return add_issue(r, OW_FSCK_PARTIAL, path,
+		                 "a directory in tmp/ (gc leaves it: remove it by hand)");
+	if (!strncmp(name, OW_TMP_DAMAGED_PREFIX, strlen(OW_TMP_DAMAGED_PREFIX)))
+		return add_issue(r, OW_FSCK_ASIDE, path,
+		                 "a damaged object moved aside when it was fetched again (garbage; "
+		                 "'offwheel gc' removes it)");
+	int partial = !strncmp(name, OW_TMP_PARTIAL_PREFIX, strlen(OW_TMP_PARTIAL_PREFIX));
+	return add_issue_x(r, OW_FSCK_PARTIAL, path,
+	                   partial ? "partial download (a re-run resumes it)"
+	                           : "temp file of an interrupted publish (garbage)",
+	                   partial);
+}
+
 static int scan_tmp(ow_store *s, struct ow_fsck_report *r)
 {
 	DIR *d = opendir(ow_store_tmpdir(s));
 	char path[PATH_MAX];
 	int rc = 0;
+	if (!d && errno == ENOENT)
+		return 0; /* a reader does not create it */
 	if (!d)
 		return ow_err(OW_EIO, "%s: cannot list: %s", ow_store_tmpdir(s), strerror(errno));
 	struct dirent *e;
 	while (!rc && (e = readdir(d))) {
-		if (e->d_name[0] == '.' || ow_path_join(path, sizeof path, ow_store_tmpdir(s), e->d_name))
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		int partial = !strncmp(e->d_name, OW_TMP_PARTIAL_PREFIX, strlen(OW_TMP_PARTIAL_PREFIX));
-		rc = add_issue_x(r, OW_FSCK_PARTIAL, path,
-		                 partial ? "partial download (a re-run resumes it)"
-		                         : "temp file of an interrupted publish (garbage)",
-		                 partial);
+		if (ow_path_join(path, sizeof path, ow_store_tmpdir(s), e->d_name))
+			continue;
+		rc = tmp_issue(r, e->d_name, path);
 	}
 	closedir(d);
 	return rc;
@@ -182,19 +212,37 @@ int ow_fsck(ow_store *s, int jobs, struct ow_fsck_report *r)
 	return fsck_run(s, jobs, 1, r);
 }
 
-static int remove_file(const char *path, struct ow_gc_result *res, size_t *counter)
+/* Remove one garbage file, unless it is young (a writer's, perhaps) or not
+ * a file: those are counted, reported, and gc goes on. */
+static void remove_file(const char *path, const struct ow_gc_opts *o, struct ow_gc_result *res,
+                        size_t *counter)
 {
 	struct stat st;
 	if (lstat(path, &st) != 0)
-		return 0;
-	if (unlink(path) != 0)
-		return ow_err(OW_EIO, "%s: cannot remove: %s", path, strerror(errno));
-	res->freed += (uint64_t)st.st_size;
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		ow_log(OW_LOG_WARN, "%s: a directory, not removed (gc removes only files) — remove it "
+		                    "by hand if nothing of yours is in it",
+		       path);
+		res->left++;
+		return;
+	}
+	int64_t age = (int64_t)time(NULL) - (int64_t)st.st_mtime;
+	if (o->prune_s > 0 && age < o->prune_s) {
+		ow_log(OW_LOG_INFO, "%s: kept, %" PRId64 " s old (younger than --prune)", path, age);
+		res->kept_young++;
+		return;
+	}
+	if (unlink(path) != 0) {
+		ow_log(OW_LOG_WARN, "%s: cannot remove: %s", path, strerror(errno));
+		res->left++;
+		return;
+	}
+	res->freed += S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
 	(*counter)++;
-	return 0;
 }
 
-int ow_gc_garbage(ow_store *s, int drop_partials, struct ow_gc_result *res)
+int ow_gc_garbage(ow_store *s, const struct ow_gc_opts *o, struct ow_gc_result *res)
 {
 	struct ow_fsck_report r;
 	memset(res, 0, sizeof *res);
@@ -202,15 +250,43 @@ int ow_gc_garbage(ow_store *s, int drop_partials, struct ow_gc_result *res)
 	for (size_t i = 0; !rc && i < r.nissues; i++) {
 		struct ow_fsck_issue *is = &r.issues[i];
 		char path[PATH_MAX];
-		if (is->kind == OW_FSCK_ORPHAN &&
-		    !ow_store_object_path(s, is->what, path, sizeof path))
-			rc = remove_file(path, res, &res->removed_objects);
-		else if (is->kind == OW_FSCK_STRAY)
-			rc = remove_file(is->what, res, &res->removed_objects);
-		else if (is->kind == OW_FSCK_PARTIAL &&
-		         (drop_partials || !is->resumable))
-			rc = remove_file(is->what, res, &res->removed_tmp);
+		if (is->cut) {
+			ow_log(OW_LOG_WARN, "%s...: name too long to remove safely — remove it by hand",
+			       is->what);
+			res->left++;
+		} else if (is->kind == OW_FSCK_ORPHAN &&
+		           !ow_store_object_path(s, is->what, path, sizeof path))
+			remove_file(path, o, res, &res->removed_objects);
+		else if (is->kind == OW_FSCK_STRAY || is->kind == OW_FSCK_ASIDE)
+			remove_file(is->what, o, res, &res->removed_objects);
+		else if (is->kind == OW_FSCK_PARTIAL && (o->drop_partials || !is->resumable))
+			remove_file(is->what, o, res, &res->removed_tmp);
 	}
 	ow_fsck_report_free(&r);
 	return rc;
+}
+
+int ow_gc_parse_prune(const char *text, int64_t *seconds)
+{
+	static const struct {
+		char unit;
+		int64_t mul;
+	} units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
+	if (!strcmp(text, "now")) {
+		*seconds = 0;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	if (end == text || *text == '-' || *text == '+' || errno || v < 0)
+		return ow_err(OW_EINVAL, "--prune: '%s' is not now, N, Ns, Nm, Nh, Nd or Nw", text);
+	int64_t mul = *end ? 0 : 1;
+	for (size_t i = 0; *end && i < sizeof units / sizeof units[0]; i++)
+		if (end[0] == units[i].unit && end[1] == '\0')
+			mul = units[i].mul;
+	if (!mul || v > INT64_MAX / mul / 2)
+		return ow_err(OW_EINVAL, "--prune: '%s' is not now, N, Ns, Nm, Nh, Nd or Nw", text);
+	*seconds = (int64_t)v * mul;
+	return 0;
 }

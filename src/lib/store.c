@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,7 +23,8 @@ struct ow_store {
 	char tmp[PATH_MAX];
 	char objects[PATH_MAX];
 	ow_db *db;
-	int lock_fd;
+	int lock_fd; /* the HOME directory, flocked by a writer */
+	int info_fd; /* HOME/lock: who holds it (text only) */
 };
 
 struct ow_obj_writer {
@@ -51,15 +53,122 @@ int ow_store_default_home(char *buf, size_t n)
 	return 0;
 }
 
-static int make_layout(ow_store *s)
+static int make_layout(ow_store *s, int create)
 {
 	int rc;
 	if ((rc = ow_path_join(s->tmp, sizeof s->tmp, s->home, "tmp")) ||
 	    (rc = ow_path_join(s->objects, sizeof s->objects, s->home, "objects/sha256")))
 		return rc;
-	if ((rc = ow_mkdir_p(s->tmp, 0755)) || (rc = ow_mkdir_p(s->objects, 0755)))
+	if (create && ((rc = ow_mkdir_p(s->tmp, 0755)) || (rc = ow_mkdir_p(s->objects, 0755))))
 		return ow_err_prefix(rc, "workspace %s: ", s->home);
 	return 0;
+}
+
+/* --- the workspace lock ---------------------------------------------------- */
+
+/* The lock is a flock on the HOME directory: a user can delete HOME/lock
+ * (or index.db, moving it aside) without letting a second writer in.  HOME/lock
+ * only says who holds it. */
+static void read_holder(const ow_store *s, char *buf, size_t n)
+{
+	char path[PATH_MAX];
+	ssize_t got = -1;
+	int fd = ow_path_join(path, sizeof path, s->home, "lock")
+	             ? -1
+	             : open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		got = pread(fd, buf, n - 1, 0);
+	if (fd >= 0)
+		close(fd);
+	buf[got > 0 ? got : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	if (!buf[0])
+		snprintf(buf, n, "another process");
+}
+
+static void write_holder(ow_store *s, const char *what)
+{
+	char path[PATH_MAX], line[256];
+	if (ow_path_join(path, sizeof path, s->home, "lock"))
+		return;
+	s->info_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	struct stat st;
+	if (s->info_fd < 0 || fstat(s->info_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		if (s->info_fd >= 0)
+			close(s->info_fd);
+		s->info_fd = -1; /* only informational: the flock is what matters */
+		return;
+	}
+	int w = snprintf(line, sizeof line, "pid %ld (%s)\n", (long)getpid(), what ? what : "offwheel");
+	if (ftruncate(s->info_fd, 0) == 0 && w > 0)
+		(void)!pwrite(s->info_fd, line, (size_t)w, 0);
+}
+
+static int lock_home(ow_store *s, const char *what, int timeout_s)
+{
+	s->lock_fd = open(s->home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->lock_fd < 0)
+		return ow_err(OW_EIO, "%s: cannot open the workspace to lock it: %s", s->home,
+		              strerror(errno));
+	struct timespec start, now, nap = {0, 100 * 1000 * 1000};
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	int said = 0;
+	while (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		char holder[200];
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return ow_err(OW_EIO, "%s: cannot lock the workspace: %s", s->home,
+			              strerror(errno));
+		read_holder(s, holder, sizeof holder);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= timeout_s)
+			return ow_err(OW_ELOCKED,
+			              "%s: the workspace is in use by %s; waited %d s — wait for it "
+			              "to finish, or use another --home",
+			              s->home, holder, timeout_s);
+		if (!said++)
+			ow_log(OW_LOG_WARN, "waiting for the workspace lock on %s held by %s ...",
+			       s->home, holder);
+		nanosleep(&nap, NULL);
+	}
+	write_holder(s, what);
+	return 0;
+}
+
+static void unlock_home(ow_store *s)
+{
+	if (s->info_fd >= 0) {
+		(void)!ftruncate(s->info_fd, 0); /* before the flock goes: no stale name */
+		close(s->info_fd);
+	}
+	if (s->lock_fd >= 0)
+		close(s->lock_fd); /* releases the flock */
+}
+
+/* A reader never creates a workspace: a mistyped --home is an error. */
+static int check_exists(const ow_store *s)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int rc = ow_path_join(path, sizeof path, s->home, "index.db");
+	if (rc)
+		return rc;
+	if (stat(s->home, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(path, &st) != 0)
+		return ow_err(OW_ENOENT,
+		              "no workspace at %s — check --home / $OFFWHEEL_HOME ('offwheel crawl', "
+		              "'sync' or 'fetch' create one)",
+		              s->home);
+	return 0;
+}
+
+/* Readers open the index read-only when they may not write the workspace
+ * (a copy on read-only media, another user's cache). */
+static int can_write(const ow_store *s, const char *db_path)
+{
+	return access(s->home, W_OK) == 0 && access(db_path, W_OK) == 0;
 }
 
 int ow_store_open(const char *home, enum ow_store_mode mode, int lock_timeout, const char *what,
@@ -70,20 +179,24 @@ int ow_store_open(const char *home, enum ow_store_mode mode, int lock_timeout, c
 	int rc;
 	if (!s)
 		return ow_err(OW_ENOMEM, "out of memory");
-	s->lock_fd = -1;
+	s->lock_fd = s->info_fd = -1;
 	if (snprintf(s->home, sizeof s->home, "%s", home) >= (int)sizeof s->home) {
 		free(s);
 		return ow_err(OW_ERANGE, "%s: workspace path too long", home);
 	}
-	if ((rc = ow_mkdir_p(s->home, 0755)) || (rc = make_layout(s)))
+	int writer = mode == OW_STORE_WRITE;
+	if (writer && (rc = ow_mkdir_p(s->home, 0755)))
 		goto fail;
-	if (mode == OW_STORE_WRITE) {
-		if ((rc = ow_path_join(path, sizeof path, s->home, "lock")) ||
-		    (rc = ow_lock_acquire(path, what, lock_timeout, &s->lock_fd)))
-			goto fail;
-	}
-	if ((rc = ow_path_join(path, sizeof path, s->home, "index.db")) ||
-	    (rc = ow_db_open(path, &s->db)))
+	if ((rc = make_layout(s, 0)) || (!writer && (rc = check_exists(s))))
+		goto fail;
+	if (writer && (rc = lock_home(s, what, lock_timeout)))
+		goto fail;
+	if ((rc = ow_path_join(path, sizeof path, s->home, "index.db")))
+		goto fail;
+	rc = writer || can_write(s, path) ? ow_db_open(path, &s->db)
+	                                  : ow_db_open_readonly(path, &s->db);
+	/* the layout only once the index is known to be ours */
+	if (rc || (writer && (rc = make_layout(s, 1))))
 		goto fail;
 	*out = s;
 	return 0;
@@ -97,7 +210,7 @@ void ow_store_close(ow_store *s)
 	if (!s)
 		return;
 	ow_db_close(s->db);
-	ow_lock_release(s->lock_fd);
+	unlock_home(s);
 	free(s);
 }
 
@@ -279,19 +392,70 @@ int ow_store_has(ow_store *s, const char *hex, uint64_t *size, char *kind, size_
 	return rc;
 }
 
+static const char *file_type(mode_t m)
+{
+	return S_ISLNK(m) ? "a symbolic link" : S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory"
+	       : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+	       : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* What lies at `path`, looked at without opening it: 0 a regular file of
+ * expect_size bytes (UINT64_MAX: any), else an error naming what is wrong. */
+static int check_file(const char *path, const char *hex, uint64_t expect_size, struct stat *st)
+{
+	if (lstat(path, st) != 0)
+		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "object %.12s…: %s: %s", hex, path,
+		              strerror(errno));
+	if (!S_ISREG(st->st_mode))
+		return ow_err(OW_EVERIFY,
+		              "object %.12s…: %s is %s, not a regular file — damage, not read; fetch "
+		              "it again",
+		              hex, path, file_type(st->st_mode));
+	if (expect_size != UINT64_MAX && (uint64_t)st->st_size != expect_size)
+		return ow_err(OW_EVERIFY,
+		              "object %.12s…: %llu bytes on disk, the index says %llu — the file is "
+		              "damaged; fetch it again",
+		              hex, (unsigned long long)st->st_size, (unsigned long long)expect_size);
+	return 0;
+}
+
+/* Open an object file: never follows a link, never blocks on a FIFO, and
+ * the file opened is the regular file that was checked. */
+static int open_regular(const char *path, const char *hex, uint64_t expect_size, int *fd_out,
+                        uint64_t *size_out)
+{
+	struct stat before, st;
+	int rc = check_file(path, hex, expect_size, &before);
+	if (rc)
+		return rc;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return ow_err(errno == ENOENT ? OW_ENOENT : errno == ELOOP ? OW_EVERIFY : OW_EIO,
+		              "object %.12s…: cannot open %s: %s — run 'offwheel fsck'", hex, path,
+		              strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != before.st_ino ||
+	    st.st_dev != before.st_dev || st.st_size != before.st_size) {
+		close(fd);
+		return ow_err(OW_EVERIFY, "object %.12s…: %s changed while it was opened — not read",
+		              hex, path);
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	*fd_out = fd;
+	if (size_out)
+		*size_out = (uint64_t)st.st_size;
+	return 0;
+}
+
 int ow_store_open_object(ow_store *s, const char *hex, int *fd_out)
 {
 	char path[PATH_MAX];
 	int rc = ow_store_object_path(s, hex, path, sizeof path);
 	if (rc)
 		return rc;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO,
-		              "object %.12s…: cannot open %s: %s — run 'offwheel fsck'", hex, path,
-		              strerror(errno));
-	*fd_out = fd;
-	return 0;
+	/* no row lookup: this runs on worker threads (verify --deep) */
+	return open_regular(path, hex, UINT64_MAX, fd_out, NULL);
 }
 
 static int check_digest(const char *hex, const uint8_t d[OW_SHA256_LEN])
@@ -308,31 +472,66 @@ static int check_digest(const char *hex, const uint8_t d[OW_SHA256_LEN])
 
 int ow_store_load(ow_store *s, const char *hex, size_t max, char **buf, size_t *len)
 {
-	int fd, rc = ow_store_open_object(s, hex, &fd);
+	uint64_t size;
+	char path[PATH_MAX];
+	int fd, rc = ow_store_object_path(s, hex, path, sizeof path);
 	if (rc)
 		return rc;
-	struct stat st;
+	if ((rc = open_regular(path, hex, UINT64_MAX, &fd, &size)))
+		return rc;
 	char *data = NULL;
-	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size > max) {
+	if (size > max) {
 		rc = ow_err(OW_ETOOBIG, "object %.12s…: larger than %zu bytes", hex, max);
 		goto out;
 	}
-	data = malloc((size_t)st.st_size + 1);
+	data = malloc((size_t)size + 1);
 	if (!data) {
 		rc = ow_err(OW_ENOMEM, "out of memory");
 		goto out;
 	}
 	uint8_t d[OW_SHA256_LEN];
-	if ((rc = ow_pread_all(fd, data, (size_t)st.st_size, 0)) ||
-	    (rc = ow_sha256_buf(data, (size_t)st.st_size, d)) || (rc = check_digest(hex, d)))
+	if ((rc = ow_pread_all(fd, data, (size_t)size, 0)) ||
+	    (rc = ow_sha256_buf(data, (size_t)size, d)) || (rc = check_digest(hex, d)))
 		goto out;
-	data[st.st_size] = '\0';
+	data[size] = '\0';
 	*buf = data;
-	*len = (size_t)st.st_size;
+	*len = (size_t)size;
 	data = NULL;
 out:
 	free(data);
 	close(fd);
+	return rc;
+}
+
+/* Hash exactly `size` bytes of fd: a file that is shorter is an error, and
+ * nothing past `size` is read. */
+static int hash_exact(int fd, uint64_t size, uint8_t d[OW_SHA256_LEN])
+{
+	enum { CHUNK = 1 << 20 };
+	ow_sha256 *h;
+	char *buf = malloc(CHUNK);
+	int rc = buf ? ow_sha256_new(&h) : ow_err(OW_ENOMEM, "out of memory");
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	for (uint64_t off = 0; !rc && off < size;) {
+		size_t want = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+		ssize_t n = read(fd, buf, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			rc = ow_err(OW_EIO, "%s after %llu of %llu bytes",
+			            n < 0 ? strerror(errno) : "unexpected end of file",
+			            (unsigned long long)off, (unsigned long long)size);
+		else if (!(rc = ow_sha256_update(h, buf, (size_t)n)))
+			off += (uint64_t)n;
+	}
+	if (!rc)
+		rc = ow_sha256_final(h, d);
+	ow_sha256_free(h);
+	free(buf);
 	return rc;
 }
 
@@ -341,22 +540,82 @@ int ow_store_verify(const ow_store *s, const char *hex, uint64_t expect_size)
 	char path[PATH_MAX];
 	uint8_t d[OW_SHA256_LEN];
 	uint64_t size = 0;
-	int rc = ow_store_object_path(s, hex, path, sizeof path);
-	if (rc)
+	int fd, rc = ow_store_object_path(s, hex, path, sizeof path);
+	if (rc || (rc = open_regular(path, hex, expect_size, &fd, &size)))
 		return rc;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "object %.12s…: %s: %s", hex,
-		              path, strerror(errno));
-	rc = ow_sha256_fd(fd, d, &size);
+	rc = hash_exact(fd, size, d);
 	close(fd);
 	if (rc)
 		return ow_err_prefix(rc, "object %.12s…: ", hex);
-	if ((rc = check_digest(hex, d)))
+	return check_digest(hex, d);
+}
+
+int ow_store_usable(ow_store *s, const char *hex, uint64_t *size, char *why, size_t why_n)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	uint64_t want = 0;
+	ow_stmt *q = ow_db_stmt(s->db, OW_SQL_OBJ_GET);
+	if (!q)
+		return OW_EDB;
+	ow_stmt_text(q, 1, hex);
+	int rc = ow_stmt_step(q);
+	if (rc <= 0) {
+		if (rc == 0)
+			snprintf(why, why_n, "object %.12s…: no row", hex);
 		return rc;
-	if (expect_size != UINT64_MAX && size != expect_size)
-		return ow_err(OW_EVERIFY, "object %.12s…: %llu bytes on disk, the index says %llu",
-		              hex, (unsigned long long)size, (unsigned long long)expect_size);
+	}
+	want = (uint64_t)ow_col_int(q, 0);
+	if (!ow_col_is_null(q, 3)) {
+		snprintf(why, why_n, "object %.12s… was found damaged: %s", hex, ow_col_text(q, 3));
+		ow_stmt_run(q);
+		return 0;
+	}
+	ow_stmt_run(q);
+	if (size)
+		*size = want;
+	if ((rc = ow_store_object_path(s, hex, path, sizeof path)))
+		return rc;
+	if (check_file(path, hex, want, &st) == 0)
+		return 1;
+	snprintf(why, why_n, "%s", ow_err_detail());
+	return 0;
+}
+
+int ow_store_mark_damaged(ow_store *s, const char *hex, const char *detail)
+{
+	ow_stmt *st = ow_db_stmt(s->db, OW_SQL_OBJ_MARK_DAMAGED);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, hex);
+	ow_stmt_text(st, 2, detail && *detail ? detail : "damaged");
+	return ow_stmt_run(st);
+}
+
+int ow_store_move_aside(ow_store *s, const char *hex, char *moved_to, size_t n)
+{
+	char path[PATH_MAX], aside[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+	int rc = ow_store_object_path(s, hex, path, sizeof path);
+	if (moved_to && n)
+		moved_to[0] = '\0';
+	if (rc)
+		return rc;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : ow_err(OW_EIO, "%s: %s", path, strerror(errno));
+	/* a unique name: the same object may be damaged and moved aside twice */
+	int w = snprintf(aside, sizeof aside, "%s/" OW_TMP_DAMAGED_PREFIX "%s-%lld-%ld", s->tmp, hex,
+	                 (long long)time(NULL), (long)getpid());
+	if (w < 0 || (size_t)w >= sizeof aside)
+		return ow_err(OW_ERANGE, "temp path too long");
+	if (rename(path, aside) != 0)
+		return ow_err(OW_EIO, "%s: cannot move the damaged object aside to %s: %s", path, aside,
+		              strerror(errno));
+	if (!ow_dirname(dir, sizeof dir, path))
+		ow_fsync_dir(dir);
+	ow_fsync_dir(s->tmp);
+	if (moved_to && n)
+		snprintf(moved_to, n, "%s", aside);
 	return 0;
 }
 
@@ -442,6 +701,19 @@ size_t ow_store_verify_many(const ow_store *s, const struct ow_obj_row *rows, si
 	return ow_parallel_for(n, jobs, verify_one, &j);
 }
 
+size_t ow_store_mark_failed(ow_store *s, const struct ow_obj_row *rows,
+                            const struct ow_verify_result *results, size_t n)
+{
+	size_t marked = 0;
+	if (ow_db_readonly(s->db))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((results[i].rc == OW_EHASH || results[i].rc == OW_EVERIFY) &&
+		    ow_store_mark_damaged(s, rows[i].sha256, results[i].detail) == 0)
+			marked++;
+	return marked;
+}
+
 /* --- walking the files on disk -------------------------------------------- */
 
 static int is_hex2(const char *n)
@@ -455,7 +727,13 @@ static int scan_fanout(const ow_store *s, const char *sub, ow_disk_fn cb, void *
 	int rc = ow_path_join(dir, sizeof dir, s->objects, sub);
 	if (rc)
 		return rc;
-	DIR *d = opendir(dir);
+	/* never through a link: gc would remove files outside the workspace */
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (fd >= 0 && !d)
+		close(fd);
+	if (!d && (errno == ENOTDIR || errno == ENOENT || errno == ELOOP))
+		return cb(ud, NULL, dir); /* a file or a link where a fan-out directory belongs */
 	if (!d)
 		return ow_err(OW_EIO, "%s: cannot list: %s", dir, strerror(errno));
 	struct dirent *e;
@@ -476,6 +754,8 @@ int ow_store_scan_disk(const ow_store *s, ow_disk_fn cb, void *ud)
 	DIR *d = opendir(s->objects);
 	char path[PATH_MAX];
 	int rc = 0;
+	if (!d && errno == ENOENT)
+		return 0; /* a reader does not create it: no objects */
 	if (!d)
 		return ow_err(OW_EIO, "%s: cannot list: %s", s->objects, strerror(errno));
 	struct dirent *e;

@@ -3,7 +3,11 @@
  *   HOME/objects/sha256/ab/<64 hex>   immutable verified bytes
  *   HOME/tmp/                          temp and partial files (same fs)
  *   HOME/index.db                      the index; table `objects` lists objects
- *   HOME/lock                          one writer process at a time
+ *   HOME/lock                          who holds the workspace lock (text only)
+ *
+ * The workspace lock is a flock on the HOME directory itself, so deleting
+ * HOME/lock cannot let a second writer in; HOME/lock only names the holder
+ * for the "waiting for ..." message.
  *
  * Write order: the object is published (fsynced, renamed, dir fsynced)
  * before its row is inserted; a row never points to a missing object, and
@@ -18,14 +22,19 @@
 #include "digest.h"
 
 enum ow_store_mode {
-	OW_STORE_READ = 0, /* no lock: listing, verify (reads are safe alongside a writer) */
-	OW_STORE_WRITE = 1 /* takes HOME/lock, waiting up to lock_timeout seconds */
+	/* no lock: listing, verify (reads are safe alongside a writer).  HOME
+	 * must hold an index ("no workspace at DIR" otherwise); nothing is
+	 * created, and a HOME the process cannot write is opened read-only. */
+	OW_STORE_READ = 0,
+	OW_STORE_WRITE = 1 /* creates HOME; locks it, waiting up to lock_timeout seconds */
 };
 
 /* Temp file prefixes in HOME/tmp: store writers (never resumable) and
  * partial downloads (resumable; kept by gc unless asked). */
 #define OW_TMP_OBJECT_PREFIX "obj-"
 #define OW_TMP_PARTIAL_PREFIX "part-"
+/* A damaged object moved aside by a repair (fetch): garbage gc removes. */
+#define OW_TMP_DAMAGED_PREFIX "damaged-"
 
 typedef struct ow_store ow_store;
 typedef struct ow_obj_writer ow_obj_writer;
@@ -69,10 +78,28 @@ int ow_store_has(ow_store *s, const char *hex, uint64_t *size, char *kind, size_
  * hash before returning it; OW_EHASH when the bytes on disk are wrong. */
 int ow_store_load(ow_store *s, const char *hex, size_t max, char **buf, size_t *len);
 /* Open an object for reading (the caller streams it; use ow_store_verify to
- * check the bytes). */
+ * check the bytes).  Never follows a link and never blocks: anything but a
+ * regular file is damage (OW_EVERIFY, not opened for reading). */
 int ow_store_open_object(ow_store *s, const char *hex, int *fd_out);
-/* Re-hash one object: 0 ok, OW_EHASH wrong bytes, OW_ENOENT missing. */
+/* Re-hash one object: 0 ok, OW_EHASH wrong bytes, OW_ENOENT missing,
+ * OW_EVERIFY not a regular file or not `expect_size` bytes (UINT64_MAX:
+ * any size).  Reads stop at the expected size. */
 int ow_store_verify(const ow_store *s, const char *hex, uint64_t expect_size);
+
+/* Can the object be trusted without reading it?  1 yes; 0 no, with the
+ * reason in `why` (missing, not a regular file, wrong size, or marked
+ * damaged by verify/fsck); < 0 error.  `size` (optional) gets the row's. */
+int ow_store_usable(ow_store *s, const char *hex, uint64_t *size, char *why, size_t why_n);
+/* Record on the object's row that its bytes were found wrong (verify,
+ * fsck); a later publish of the same object clears it.  Needs a writable
+ * index. */
+int ow_store_mark_damaged(ow_store *s, const char *hex, const char *detail);
+/* Move whatever lies at the object's path (a damaged file, a link, a FIFO)
+ * to HOME/tmp/damaged-<hex>-XXXXXX, so that nothing trusts it and a repair
+ * can publish a good copy; the row is kept.  0 also when nothing is there.
+ * `moved_to` (optional) gets the new path ("" when nothing moved).  Needs a
+ * store opened for writing. */
+int ow_store_move_aside(ow_store *s, const char *hex, char *moved_to, size_t n);
 /* Drop the row, then the file (a row never points to a missing file). */
 int ow_store_remove(ow_store *s, const char *hex);
 
@@ -94,6 +121,13 @@ struct ow_verify_result {
  * for rows[i].  Returns the number of objects that failed. */
 size_t ow_store_verify_many(const ow_store *s, const struct ow_obj_row *rows, size_t n, int jobs,
                             struct ow_verify_result *results);
+
+/* After a verification: mark the rows whose objects were found damaged
+ * (wrong hash, wrong size, not a regular file), so that fetch and sync
+ * repair them.  Returns how many were marked; nothing when the index is
+ * read-only. */
+size_t ow_store_mark_failed(ow_store *s, const struct ow_obj_row *rows,
+                            const struct ow_verify_result *results, size_t n);
 
 /* Walk the object files on disk: cb(ud, hex_or_NULL, path) for each file
  * under objects/ (hex NULL when the name is not a well-formed object name

@@ -32,7 +32,7 @@ fsck_json() {
 			leftovers=$((leftovers + 1))
 		fi
 		# start the next round clean, so each round counts its own leftovers
-		"$OFFWHEEL" --home "$WS" -q gc
+		"$OFFWHEEL" --home "$WS" -q gc --prune=now
 	done
 	echo "kills that left garbage behind: $leftovers / 50" >&3
 	# the kills really landed mid-publish, or this test proved nothing
@@ -75,7 +75,8 @@ fsck_json() {
 
 @test "a second writer waits for the lock with a message, then times out clearly" {
 	"$PUT" "$WS" random 1 1 1 >/dev/null
-	flock "$WS/lock" sleep 3 &
+	# the lock is a flock on the workspace directory (HOME/lock only names the holder)
+	flock "$WS" sleep 3 &
 	holder=$!
 	sleep 0.3
 	run "$OFFWHEEL" --home "$WS" --lock-timeout 1 gc

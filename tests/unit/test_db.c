@@ -105,7 +105,7 @@ static void test_wal_and_foreign_keys_on(void **state)
 	assert_non_null(strstr(ow_err_detail(), "index.db"));
 	/* transactions roll back */
 	assert_int_equal(ow_db_begin(db), 0);
-	assert_int_equal(ow_db_exec(db, "INSERT INTO objects VALUES('" 
+	assert_int_equal(ow_db_exec(db, "INSERT INTO objects(sha256, size, kind, created_at) VALUES('"
 	                                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'"
 	                                ", 0, 'blob', 0)"), 0);
 	assert_int_equal(ow_db_rollback(db), 0);
@@ -183,6 +183,80 @@ static void test_no_wal_is_a_clear_error(void **state)
 	assert_non_null(strstr(ow_err_detail(), "--home on a local disk"));
 }
 
+/* Another program's sqlite file (application_id 0, its own tables) is
+ * refused byte for byte untouched: no migration, no WAL switch. */
+static void test_foreign_tables_are_refused_untouched(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp(), *path = db_path(dir);
+	raw_exec(path, "CREATE TABLE users(name); INSERT INTO users VALUES('alice');");
+	size_t n1, n2;
+	char *before = tu_read_file(path, &n1);
+	ow_db *db;
+	assert_int_equal(ow_db_open(path, &db), OW_ESCHEMA);
+	assert_non_null(strstr(ow_err_detail(), "not an offwheel index"));
+	assert_int_equal(ow_db_open_readonly(path, &db), OW_ESCHEMA);
+	char *after = tu_read_file(path, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(before, after, n1);
+	char wal[4200];
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	assert_int_not_equal(access(wal, F_OK), 0);
+	free(before);
+	free(after);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+
+/* Not a database, or broken pages: "damaged", how to recover, exit 3. */
+static void test_damaged_database_says_so(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp(), *path = db_path(dir);
+	char junk[3000];
+	for (size_t i = 0; i < sizeof junk; i++)
+		junk[i] = (char)(i * 37 + 11);
+	assert_int_equal(tu_write_file(path, junk, sizeof junk), 0);
+	ow_db *db;
+	int rc = ow_db_open(path, &db);
+	assert_int_equal(rc, OW_EVERIFY);
+	assert_int_equal(ow_err_exit_code(rc), 3);
+	assert_non_null(strstr(ow_err_detail(), "the index database is damaged"));
+	assert_non_null(strstr(ow_err_detail(), "restore it from a backup"));
+	assert_null(strstr(ow_err_detail(), "another program"));
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+
+/* A reader that may not write: read-only, nothing written, rows readable. */
+static void test_readonly_open_writes_nothing(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp(), *path = db_path(dir);
+	ow_db *db;
+	assert_int_equal(ow_db_open(path, &db), 0);
+	assert_int_equal(ow_db_exec(db, "INSERT INTO objects(sha256, size, kind, created_at) VALUES("
+	                                "'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'"
+	                                ", 0, 'blob', 0)"),
+	                 0);
+	ow_db_close(db); /* the last connection: the WAL is checkpointed and removed */
+	assert_int_equal(ow_db_open_readonly(path, &db), 0);
+	assert_true(ow_db_readonly(db));
+	ow_stmt *st = ow_db_stmt(db, OW_SQL_OBJ_COUNT);
+	assert_int_equal(ow_stmt_step(st), 1);
+	assert_int_equal(ow_col_int(st, 0), 1);
+	assert_int_not_equal(ow_db_exec(db, "DELETE FROM objects"), 0);
+	ow_db_close(db);
+	char wal[4200];
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	assert_int_not_equal(access(wal, F_OK), 0);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +266,9 @@ int main(void)
 		cmocka_unit_test(test_wal_and_foreign_keys_on),
 		cmocka_unit_test(test_concurrent_first_open),
 		cmocka_unit_test(test_no_wal_is_a_clear_error),
+		cmocka_unit_test(test_foreign_tables_are_refused_untouched),
+		cmocka_unit_test(test_damaged_database_says_so),
+		cmocka_unit_test(test_readonly_open_writes_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -54,7 +55,13 @@ static void test_crash_between_object_and_row(void **state)
 	ow_fsck_report_free(&r);
 
 	struct ow_gc_result g;
-	assert_int_equal(ow_gc_garbage(s, 0, &g), 0);
+	struct ow_gc_opts keep = {.prune_s = OW_GC_PRUNE_DEFAULT_S}, now = {0};
+	/* fresh garbage may be a writer's: kept unless --prune=now */
+	assert_int_equal(ow_gc_garbage(s, &keep, &g), 0);
+	assert_int_equal(g.removed_objects, 0);
+	assert_int_equal(g.kept_young, 1);
+	assert_int_equal(access(path, F_OK), 0);
+	assert_int_equal(ow_gc_garbage(s, &now, &g), 0);
 	assert_int_equal(g.removed_objects, 1);
 	assert_int_not_equal(access(path, F_OK), 0);
 	assert_int_equal(ow_fsck(s, 2, &r), 0);
@@ -108,13 +115,86 @@ static void test_strays_and_temp_files(void **state)
 	assert_int_equal(count_kind(&r, OW_FSCK_PARTIAL), 2);
 	ow_fsck_report_free(&r);
 	struct ow_gc_result g;
-	assert_int_equal(ow_gc_garbage(s, 0, &g), 0);
+	struct ow_gc_opts now = {0}, partials = {.drop_partials = 1};
+	assert_int_equal(ow_gc_garbage(s, &now, &g), 0);
 	assert_int_equal(g.removed_objects, 1);
 	assert_int_equal(g.removed_tmp, 1); /* the partial download is kept */
 	assert_int_equal(access(p, F_OK), 0);
-	assert_int_equal(ow_gc_garbage(s, 1, &g), 0);
+	assert_int_equal(ow_gc_garbage(s, &partials, &g), 0);
 	assert_int_equal(g.removed_tmp, 1);
 	assert_int_not_equal(access(p, F_OK), 0);
+	ow_store_close(s);
+	tu_rmtree(home);
+	free(home);
+}
+
+/* gc reports a directory where it expects files, and goes on with the rest. */
+static void test_gc_goes_on_past_directories(void **state)
+{
+	(void)state;
+	char *home;
+	ow_store *s = open_store(&home);
+	char p[4096];
+	snprintf(p, sizeof p, "%s/tmp/a-dir", home);
+	mkdir(p, 0755);
+	snprintf(p, sizeof p, "%s/objects/sha256/zz", home);
+	mkdir(p, 0755);
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof p, "%s/tmp/" OW_TMP_OBJECT_PREFIX "%d", home, i);
+		tu_write_file(p, "x", 1);
+		snprintf(p, sizeof p, "%s/objects/sha256/stray-%d", home, i);
+		tu_write_file(p, "x", 1);
+	}
+	struct ow_gc_result g;
+	struct ow_gc_opts now = {0};
+	assert_int_equal(ow_gc_garbage(s, &now, &g), 0);
+	assert_int_equal(g.removed_tmp, 3);
+	assert_int_equal(g.removed_objects, 3);
+	assert_int_equal(g.left, 2);
+	snprintf(p, sizeof p, "%s/tmp/a-dir", home);
+	assert_int_equal(access(p, F_OK), 0);
+	ow_store_close(s);
+	tu_rmtree(home);
+	free(home);
+}
+
+static void test_prune_ages(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		int ok;
+		int64_t seconds;
+	} cases[] = {
+		{"now", 1, 0},    {"0", 1, 0},      {"90", 1, 90},    {"90s", 1, 90},
+		{"30m", 1, 1800}, {"2h", 1, 7200},  {"7d", 1, 604800}, {"1w", 1, 604800},
+		{"", 0, 0},       {"-1h", 0, 0},    {"1x", 0, 0},     {"h", 0, 0},
+		{"1hh", 0, 0},    {"99999999999999999999", 0, 0},      {"+5s", 0, 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int64_t v = -1;
+		int rc = ow_gc_parse_prune(cases[i].text, &v);
+		assert_int_equal(rc == 0, cases[i].ok);
+		if (cases[i].ok)
+			assert_int_equal(v, cases[i].seconds);
+	}
+}
+
+/* A damaged object found by fsck is marked, so that fetch repairs it. */
+static void test_fsck_marks_damage(void **state)
+{
+	(void)state;
+	char *home;
+	ow_store *s = open_store(&home);
+	char a[65], path[4096], why[512];
+	assert_int_equal(ow_store_put_buf(s, "abc", 3, NULL, "blob", a), 0);
+	ow_store_object_path(s, a, path, sizeof path);
+	tu_write_file(path, "abd", 3);
+	struct ow_fsck_report r;
+	assert_int_equal(ow_fsck(s, 1, &r), 0);
+	assert_int_equal(r.errors, 1);
+	ow_fsck_report_free(&r);
+	assert_int_equal(ow_store_usable(s, a, NULL, why, sizeof why), 0);
 	ow_store_close(s);
 	tu_rmtree(home);
 	free(home);
@@ -126,6 +206,9 @@ int main(void)
 		cmocka_unit_test(test_crash_between_object_and_row),
 		cmocka_unit_test(test_missing_and_corrupt_are_errors),
 		cmocka_unit_test(test_strays_and_temp_files),
+		cmocka_unit_test(test_gc_goes_on_past_directories),
+		cmocka_unit_test(test_prune_ages),
+		cmocka_unit_test(test_fsck_marks_damage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

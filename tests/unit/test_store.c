@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -181,6 +182,99 @@ static void test_second_writer_waits_then_times_out(void **state)
 	ow_store_close(other);
 }
 
+/* Anything but a regular file of the recorded size is damage, never read:
+ * a FIFO (would block forever), a link to /dev/zero (endless bytes), a
+ * directory, a file that grew. */
+static void test_non_regular_objects_are_damage(void **state)
+{
+	struct fx *f = *state;
+	static const char *const kinds[] = {"fifo", "link", "dir", "grown"};
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		char hex[65], path[4096];
+		char body[16];
+		snprintf(body, sizeof body, "object %zu", k);
+		assert_int_equal(ow_store_put_buf(f->s, body, strlen(body), NULL, "blob", hex), 0);
+		ow_store_object_path(f->s, hex, path, sizeof path);
+		unlink(path);
+		if (k == 0)
+			assert_int_equal(mkfifo(path, 0644), 0);
+		else if (k == 1)
+			assert_int_equal(symlink("/dev/zero", path), 0);
+		else if (k == 2)
+			assert_int_equal(mkdir(path, 0755), 0);
+		else
+			assert_int_equal(tu_write_file(path, "object 3 and more", 17), 0);
+		assert_int_equal(ow_store_verify(f->s, hex, strlen(body)), OW_EVERIFY);
+		assert_non_null(strstr(ow_err_detail(), k == 3 ? "bytes on disk" : "not a regular file"));
+		int fd = -1;
+		if (k < 3)
+			assert_int_equal(ow_store_open_object(f->s, hex, &fd), OW_EVERIFY);
+		char *buf = NULL;
+		size_t len;
+		assert_int_not_equal(ow_store_load(f->s, hex, 1 << 20, &buf, &len), 0);
+		char why[512] = "", name[13];
+		assert_int_equal(ow_store_usable(f->s, hex, NULL, why, sizeof why), 0);
+		snprintf(name, sizeof name, "%.12s", hex);
+		assert_non_null(strstr(why, name)); /* the reason names the object */
+	}
+}
+
+/* verify marks what it found damaged; a fetch moves it aside; publishing
+ * the good bytes again clears the mark. */
+static void test_damage_marked_moved_aside_repaired(void **state)
+{
+	struct fx *f = *state;
+	char hex[65], path[4096], aside[4096], why[512];
+	assert_int_equal(ow_store_put_buf(f->s, "abc", 3, NULL, "wheel", hex), 0);
+	assert_int_equal(ow_store_usable(f->s, hex, NULL, why, sizeof why), 1);
+	ow_store_object_path(f->s, hex, path, sizeof path);
+	assert_int_equal(tu_write_file(path, "abd", 3), 0); /* same size, wrong bytes */
+	assert_int_equal(ow_store_usable(f->s, hex, NULL, why, sizeof why), 1); /* not known yet */
+	struct ow_obj_row row = {.size = 3};
+	memcpy(row.sha256, hex, 65);
+	struct ow_verify_result res;
+	assert_int_equal(ow_store_verify_many(f->s, &row, 1, 1, &res), 1);
+	assert_int_equal(ow_store_mark_failed(f->s, &row, &res, 1), 1);
+	assert_int_equal(ow_store_usable(f->s, hex, NULL, why, sizeof why), 0);
+	assert_non_null(strstr(why, "found damaged"));
+	assert_int_equal(ow_store_move_aside(f->s, hex, aside, sizeof aside), 0);
+	assert_non_null(strstr(aside, "/tmp/" OW_TMP_DAMAGED_PREFIX));
+	size_t len;
+	char *kept = tu_read_file(aside, &len);
+	assert_int_equal(len, 3);
+	assert_memory_equal(kept, "abd", 3); /* moved, not deleted */
+	free(kept);
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_equal(ow_store_move_aside(f->s, hex, aside, sizeof aside), 0); /* nothing there */
+	assert_string_equal(aside, "");
+	assert_int_equal(ow_store_put_buf(f->s, "abc", 3, hex, "wheel", NULL), 0);
+	assert_int_equal(ow_store_usable(f->s, hex, NULL, why, sizeof why), 1);
+	assert_int_equal(ow_store_verify(f->s, hex, 3), 0);
+}
+
+/* The lock is the HOME directory: deleting HOME/lock lets no one in. */
+static void test_deleted_lock_file_still_locks(void **state)
+{
+	struct fx *f = *state;
+	char lock[4096];
+	snprintf(lock, sizeof lock, "%s/lock", f->home);
+	assert_int_equal(unlink(lock), 0);
+	ow_store *other;
+	assert_int_equal(ow_store_open(f->home, OW_STORE_WRITE, 0, "other", &other), OW_ELOCKED);
+	assert_non_null(strstr(ow_err_detail(), "in use"));
+}
+
+static void test_reader_never_creates_a_workspace(void **state)
+{
+	struct fx *f = *state;
+	char typo[4096];
+	ow_store *r;
+	snprintf(typo, sizeof typo, "%s/typo", f->home);
+	assert_int_equal(ow_store_open(typo, OW_STORE_READ, 0, "reader", &r), OW_ENOENT);
+	assert_non_null(strstr(ow_err_detail(), "no workspace at"));
+	assert_int_not_equal(access(typo, F_OK), 0);
+}
+
 static void test_default_home(void **state)
 {
 	(void)state;
@@ -208,6 +302,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_put_fd_and_remove, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_finished_download, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_writer_waits_then_times_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_non_regular_objects_are_damage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damage_marked_moved_aside_repaired, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deleted_lock_file_still_locks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reader_never_creates_a_workspace, setup, teardown),
 		cmocka_unit_test(test_default_home),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
