@@ -2,6 +2,8 @@
  * round trips, strict parsing, the refusals check relies on; the export
  * path checks. */
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -127,6 +129,62 @@ static void test_sums_parse(void **state)
 	ow_xfiles_free(&f);
 }
 
+/* Unreadable key files are errors naming the path, never a crash or a hang. */
+static void test_key_files_unreadable(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp(), p[4200];
+	struct ow_signify_pub pub;
+	struct ow_signify_sec sec;
+	static const char *const names[] = {"missing.pub", "adir", "fifo", "empty"};
+	snprintf(p, sizeof p, "%s/adir", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof p, "%s/fifo", dir);
+	assert_int_equal(mkfifo(p, 0644), 0);
+	snprintf(p, sizeof p, "%s/empty", dir);
+	assert_int_equal(tu_write_file(p, "", 0), 0);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+		assert_int_not_equal(ow_signify_load_pub(p, &pub), 0);
+		assert_non_null(strstr(ow_err_detail(), p));
+		assert_int_not_equal(ow_signify_load_sec(p, &sec), 0);
+		assert_non_null(strstr(ow_err_detail(), p));
+	}
+	snprintf(p, sizeof p, "%s/adir", dir);
+	ow_signify_load_pub(p, &pub);
+	assert_non_null(strstr(ow_err_detail(), "is a directory"));
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* keygen's rules: no secret key named .pub, no overwrite without force. */
+static void test_write_keys_refusals(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp(), s1[4200], p1[4200];
+	struct ow_signify_sec sec;
+	struct ow_signify_pub pub;
+	assert_int_equal(ow_signify_keygen(&sec, &pub), 0);
+	snprintf(s1, sizeof s1, "%s/lab.pub", dir);
+	snprintf(p1, sizeof p1, "%s/lab.pub.pub", dir);
+	assert_int_equal(ow_signify_write_keys(s1, p1, &sec, 0), OW_EINVAL);
+	assert_int_equal(ow_signify_write_keys(s1, p1, &sec, 1), OW_EINVAL);
+	assert_int_not_equal(access(s1, F_OK), 0);
+	snprintf(s1, sizeof s1, "%s/lab.sec", dir);
+	snprintf(p1, sizeof p1, "%s/lab.pub", dir);
+	assert_int_equal(ow_signify_write_keys(s1, p1, &sec, 0), 0);
+	assert_int_equal(ow_signify_write_keys(s1, p1, &sec, 0), OW_EEXIST);
+	assert_non_null(strstr(ow_err_detail(), "--force"));
+	struct ow_signify_sec sec2;
+	assert_int_equal(ow_signify_keygen(&sec2, &pub), 0);
+	assert_int_equal(ow_signify_write_keys(s1, p1, &sec2, 1), 0);
+	struct ow_signify_sec got;
+	assert_int_equal(ow_signify_load_sec(s1, &got), 0);
+	assert_memory_equal(got.seed, sec2.seed, sizeof got.seed);
+	tu_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +192,8 @@ int main(void)
 	    cmocka_unit_test(test_roundtrip_and_refusals),
 	    cmocka_unit_test(test_manifest_paths),
 	    cmocka_unit_test(test_sums_parse),
+	    cmocka_unit_test(test_key_files_unreadable),
+	    cmocka_unit_test(test_write_keys_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
