@@ -191,7 +191,9 @@ int ow_xgen_install(const struct ow_export_plan *p, const struct ow_xmeta *m, st
 	                  "   or with stock tools only (Debian packages signify-openbsd, coreutils):\n"
 	                  "    signify-openbsd -V -p KEY.pub -m " OW_EXPORT_SUMS
 	                  " && sha256sum -c " OW_EXPORT_SUMS "\n"
-	                  "   (KEY.pub is the public key you trust, brought separately.)\n\n"
+	                  "   (KEY.pub is the public key you trust, brought separately.  The stock\n"
+	                  "   tools do not catch an expired or rolled-back stick, files added to it,\n"
+	                  "   links or FIFOs on it: 'offwheel check' does.)\n\n"
 	                  "2. Install a target (in a virtual environment of its Python):\n");
 	for (size_t i = 0; i < p->nsets; i++)
 		install_set(out, &p->sets[i]);
