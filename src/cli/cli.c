@@ -296,12 +296,21 @@ void cli_out(const struct cli *c, const char *fmt, ...)
 void cli_json_out(json_t *doc)
 {
 	cli_progress_clear();
+	/* the test suite's check that the shapes are the documented ones */
+	const char *dir = getenv("OFFWHEEL_SCHEMA_DIR");
+	char err[1024];
+	int bad = dir && *dir && doc && cli_schema_check(doc, dir, err, sizeof err);
 	char *s = json_dumps(doc, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 	if (s) {
 		puts(s);
 		free(s);
 	}
 	json_decref(doc);
+	if (bad) {
+		fflush(stdout);
+		fprintf(stderr, "offwheel: the --json document does not follow %s: %s\n", dir, err);
+		exit(70);
+	}
 }
 
 const char *cli_bytes(unsigned long long n, char *buf, size_t len)

@@ -66,6 +66,9 @@ void cli_say(const struct cli *c, const char *fmt, ...) OW_PRINTF(2, 3);
  * (-q hides messages, never the listing). */
 void cli_out(const struct cli *c, const char *fmt, ...) OW_PRINTF(2, 3);
 /* Emit the one JSON document of the command on stdout (steals the ref). */
+/* Check a --json document against DIR/<command>.schema.json (docs/json/):
+ * 0 it follows it, -1 it does not (err says where and why). */
+int cli_schema_check(json_t *doc, const char *dir, char *err, size_t errn);
 void cli_json_out(json_t *doc);
 /* Install the event handler (logs and progress to stderr). */
 void cli_events_init(struct cli *c);

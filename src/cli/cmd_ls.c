@@ -93,14 +93,19 @@ static const char *const file_cols[] = {
 	"url", "sha256", "meta_sha256", "has_metadata", "requires_python", "yanked",
 	"first_seen", "last_seen", "gone_at", "object_sha256", "trust"};
 
+/* One row as an object; columns of `int_mask` are integers, of `bool_mask`
+ * booleans, of `empty_null` null when "" (a dependency page's variant),
+ * the rest strings. */
 static json_t *row_json(ow_stmt *st, const char *const *names, size_t n, unsigned int_mask,
-                        unsigned bool_mask)
+                        unsigned bool_mask, unsigned empty_null)
 {
 	json_t *o = json_object();
 	for (size_t i = 0; i < n; i++) {
+		const char *t = col(st, (int)i);
 		json_t *v = (bool_mask >> i) & 1 ? json_boolean(ow_col_int(st, (int)i) != 0)
-		            : (int_mask >> i) & 1 ? jint(st, (int)i)
-		                                  : jstr(st, (int)i);
+		            : (int_mask >> i) & 1                      ? jint(st, (int)i)
+		            : ((empty_null >> i) & 1) && t && !*t      ? json_null()
+		                                                       : jstr(st, (int)i);
 		json_object_set_new(o, names[i], v);
 	}
 	return o;
@@ -113,7 +118,7 @@ struct listing {
 	const char *key;     /* "files" */
 	const char *const *cols;
 	size_t ncols;
-	unsigned int_mask, bool_mask;
+	unsigned int_mask, bool_mask, empty_null;
 	const char *header; /* the text table's column names */
 	void (*line)(const struct cli *c, ow_stmt *st);
 };
@@ -127,7 +132,8 @@ static int list_rows(struct cli *c, ow_stmt *st, const struct listing *l)
 		if (!n++ && !a)
 			cli_say(c, "%s\n", l->header);
 		if (a)
-			json_array_append_new(a, row_json(st, l->cols, l->ncols, l->int_mask, l->bool_mask));
+			json_array_append_new(
+			    a, row_json(st, l->cols, l->ncols, l->int_mask, l->bool_mask, l->empty_null));
 		else
 			l->line(c, st);
 	}
@@ -159,7 +165,7 @@ static int ls_files(struct cli *c, ow_store *s, const struct filters *f)
 	header[strcspn(header, "\n")] = '\0';
 	static const struct listing l = {"ls files", "files", file_cols, 18,
 	                                 1u << 13 | 1u << 14 | 1u << 15, 1u << 10 | 1u << 12,
-	                                 header, file_line};
+	                                 1u << 3, header, file_line};
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FILES_LIST);
 	if (!st)
 		return cli_fail(c, OW_EDB);
@@ -191,7 +197,7 @@ static int ls_pages(struct cli *c, ow_store *s, const struct filters *f)
 	header[strcspn(header, "\n")] = '\0';
 	static const struct listing l = {"ls pages", "pages", page_cols, 13,
 	                                 1u << 7 | 1u << 8 | 1u << 9 | 1u << 10 | 1u << 11, 0,
-	                                 header, page_line};
+	                                 1u << 1, header, page_line};
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_PAGES_LIST);
 	if (!st)
 		return cli_fail(c, OW_EDB);
