@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "clitext.h"
 #include "export.h"
 #include "mixedargs.h"
 
@@ -62,41 +63,64 @@ static void iso(int64_t t, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+static json_t *problem_json(const struct ow_check_problem *p)
+{
+	json_t *o = json_pack("{s:s}", "kind", p->kind);
+	if (o && ((p->path && cli_json_set_bytes(o, "path", p->path)) ||
+	          (p->detail && cli_json_set_bytes(o, "detail", p->detail)))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Names on a stick are hostile bytes: one valid JSON document whatever they are. */
 static void render_json(const char *dir, const struct ow_check_report *r)
 {
 	json_t *probs = json_array();
 	for (size_t i = 0; i < r->n; i++)
-		json_array_append_new(probs, json_pack("{s:s, s:s?, s:s?}", "kind", r->problems[i].kind,
-		                                       "path", r->problems[i].path, "detail",
-		                                       r->problems[i].detail));
+		json_array_append_new(probs, problem_json(&r->problems[i]));
 	char exp[32];
 	iso(r->expires, exp, sizeof exp);
-	cli_json_out(json_pack("{s:s, s:s, s:b, s:s?, s:I, s:I, s:s?, s:I, s:I, s:I, s:o}",
-	                       "command", "check", "dir", dir, "valid", r->valid, "key_id",
-	                       *r->key_id ? r->key_id : NULL, "sequence", (json_int_t)r->sequence,
-	                       "accepted_before", (json_int_t)r->accepted, "expires",
-	                       r->expires ? exp : NULL, "expires_unix", (json_int_t)r->expires,
-	                       "files", (json_int_t)r->files, "bytes", (json_int_t)r->bytes,
-	                       "problems", probs));
+	json_t *doc = json_pack("{s:s, s:b, s:s?, s:I, s:I, s:s?, s:I, s:I, s:I, s:o}",
+	                        "command", "check", "valid", r->valid, "key_id",
+	                        *r->key_id ? r->key_id : NULL, "sequence", (json_int_t)r->sequence,
+	                        "accepted_before", (json_int_t)r->accepted, "expires",
+	                        r->expires ? exp : NULL, "expires_unix", (json_int_t)r->expires,
+	                        "files", (json_int_t)r->files, "bytes", (json_int_t)r->bytes,
+	                        "problems", probs);
+	if (doc && cli_json_set_bytes(doc, "dir", dir)) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	cli_json_out(doc);
 }
 
+/* One line per problem; names are shown escaped, never replayed to the terminal. */
 static void render(struct cli *c, const char *dir, const struct ow_check_report *r)
 {
 	char b[32], exp[32];
 	if (c->json)
 		return render_json(dir, r);
-	for (size_t i = 0; i < r->n; i++)
-		fprintf(stderr, "%-9s %s%s%s\n", r->problems[i].kind,
-		        r->problems[i].path ? r->problems[i].path : "", r->problems[i].path ? ": " : "",
-		        r->problems[i].detail ? r->problems[i].detail : "");
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ow_check_problem *p = &r->problems[i];
+		char *path = p->path ? cli_printable_dup(p->path) : NULL;
+		char *detail = p->detail ? cli_printable_dup(p->detail) : NULL;
+		fprintf(stderr, "%-9s %s%s%s\n", p->kind, path ? path : "", path ? ": " : "",
+		        detail ? detail : "");
+		free(path);
+		free(detail);
+	}
+	char *shown = cli_printable_dup(dir);
 	iso(r->expires, exp, sizeof exp);
 	if (r->valid)
 		cli_say(c, "%s: valid — %zu files (%s), sequence %lld signed by key %s, expires %s\n",
-		        dir, r->files, cli_bytes(r->bytes, b, sizeof b), (long long)r->sequence,
-		        r->key_id, exp);
+		        shown ? shown : "", r->files, cli_bytes(r->bytes, b, sizeof b),
+		        (long long)r->sequence, r->key_id, exp);
 	else
-		fprintf(stderr, "%s: NOT valid — %zu problem%s; do not install from it\n", dir, r->n,
-		        r->n == 1 ? "" : "s");
+		fprintf(stderr, "%s: NOT valid — %zu problem%s; do not install from it\n",
+		        shown ? shown : "", r->n, r->n == 1 ? "" : "s");
+	free(shown);
 }
 
 int cmd_check(struct cli *c, int argc, char **argv)

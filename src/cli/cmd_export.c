@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "clitext.h"
 #include "export.h"
 #include "fsutil.h"
 #include "mixedargs.h"
@@ -117,28 +118,37 @@ static int build_plan(struct cli *c, ow_store *s, const struct export_args *a, c
 	return rc;
 }
 
+/* DIR's name is the user's bytes: one valid JSON document, an escaped line. */
 static void render(struct cli *c, const char *dir, const struct ow_export_report *r)
 {
 	char b[32], b2[32];
 	if (c->json) {
-		cli_json_out(json_pack("{s:s, s:s, s:I, s:s?, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, "
-		                       "s:I, s:s?, s:f}",
-		                       "command", "export", "dir", dir, "sequence",
-		                       (json_int_t)r->sequence, "key_id", *r->key_id ? r->key_id : NULL,
-		                       "created", (json_int_t)r->created, "expires",
-		                       (json_int_t)r->expires, "manifest_sha256", r->manifest_sha256,
-		                       "files", (json_int_t)r->files, "copied", (json_int_t)r->copied,
-		                       "kept", (json_int_t)r->kept, "removed", (json_int_t)r->removed,
-		                       "bytes", (json_int_t)r->bytes_total, "bytes_copied",
-		                       (json_int_t)r->bytes_copied, "fs", *r->fs ? r->fs : NULL,
-		                       "seconds", r->seconds));
+		json_t *doc = json_pack("{s:s, s:I, s:s?, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, "
+		                        "s:I, s:s?, s:f}",
+		                        "command", "export", "sequence", (json_int_t)r->sequence,
+		                        "key_id", *r->key_id ? r->key_id : NULL, "created",
+		                        (json_int_t)r->created, "expires", (json_int_t)r->expires,
+		                        "manifest_sha256", r->manifest_sha256, "files",
+		                        (json_int_t)r->files, "copied", (json_int_t)r->copied, "kept",
+		                        (json_int_t)r->kept, "removed", (json_int_t)r->removed, "bytes",
+		                        (json_int_t)r->bytes_total, "bytes_copied",
+		                        (json_int_t)r->bytes_copied, "fs", *r->fs ? r->fs : NULL,
+		                        "seconds", r->seconds);
+		if (doc && cli_json_set_bytes(doc, "dir", dir)) {
+			json_decref(doc);
+			doc = NULL;
+		}
+		cli_json_out(doc);
 		return;
 	}
+	char *shown = cli_printable_dup(dir);
 	cli_say(c, "exported %zu files to %s (%s; copied %zu = %s, kept %zu, removed %zu) in %.1f s\n",
-	        r->files, dir, cli_bytes(r->bytes_total, b, sizeof b), r->copied,
+	        r->files, shown ? shown : "", cli_bytes(r->bytes_total, b, sizeof b), r->copied,
 	        cli_bytes(r->bytes_copied, b2, sizeof b2), r->kept, r->removed, r->seconds);
 	cli_say(c, "sequence %lld, %s%s; see %s/INSTALL.txt\n", (long long)r->sequence,
-	        *r->key_id ? "signed by key " : "NOT SIGNED (check will refuse it)", r->key_id, dir);
+	        *r->key_id ? "signed by key " : "NOT SIGNED (check will refuse it)", r->key_id,
+	        shown ? shown : "");
+	free(shown);
 }
 
 static int run_export(struct cli *c, const struct export_args *a, const char *dir, char **ids,

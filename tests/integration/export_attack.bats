@@ -351,3 +351,25 @@ resign() {
 	[[ "$output" == *"empty"* ]]
 	[[ "$output" != *"too long"* ]]
 }
+
+@test "--json is exactly one JSON document whatever the bytes of DIR; hostile names shown escaped" {
+	d=$BATS_TEST_TMPDIR/$'stick-\xff\xfe'
+	cp -a "$SRV/ex" "$d"
+	run --separate-stderr ow --json export "$d" --target "$TARGET" --sign "$KEYS/k.sec"
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "$(jq -s length <<<"$output")" -eq 1 ]
+	[ "$(jq -r .dir_base64 <<<"$output" | base64 -d)" = "$d" ]
+	run --separate-stderr chk "$d" --json
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	[ "$(jq -s length <<<"$output")" -eq 1 ]
+	[ "$(jq .valid <<<"$output")" = true ]
+	# a name with ESC and a newline on the stick: reported, never replayed
+	touch "$d/wheels/"$'evil\e[2J\nname.whl'
+	run chk "$d"
+	[ "$status" -eq 3 ]
+	[[ "$output" != *$'\e'* ]]
+	[[ "$output" == *'evil\x1b[2J\x0aname.whl'* ]] || { echo "$output"; false; }
+	run --separate-stderr chk "$d" --json
+	[ "$(jq -s length <<<"$output")" -eq 1 ]
+	[ "$(jq '.problems | length' <<<"$output")" -eq 1 ]
+}
