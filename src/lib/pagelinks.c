@@ -1,5 +1,6 @@
 /* pagelinks.c - anchors of an index page -> file records and rejections.
- * No libxml2 here: html.c hands over the raw anchors. */
+ * No libxml2 or jansson here: html.c (PEP 503) and simplejson.c (PEP 691)
+ * hand over the raw anchors. */
 #include "pagelinks.h"
 
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "digest.h"
 #include "error.h"
+#include "simplejson.h"
 
 #define FILENAME_MAX_LEN 255
 
@@ -394,8 +396,11 @@ static int parse_with(const char *page_url, const char *body, size_t len,
 {
 	struct ow_html_doc *doc = NULL;
 	int rc = ow_url_check_page(pol, page_url);
+	/* PEP 691 JSON or PEP 503 HTML: whichever the index served, the same
+	 * anchors and the same checks */
 	if (!rc)
-		rc = ow_html_parse(body, len, lim, &doc);
+		rc = ow_simple_json_sniff(body, len) ? ow_simple_json_parse(body, len, lim, &doc)
+		                                     : ow_html_parse(body, len, lim, &doc);
 	if (rc)
 		return rc;
 	struct ow_page *p = calloc(1, sizeof *p);

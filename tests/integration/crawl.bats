@@ -217,13 +217,13 @@ HTML
 	[ "$(jq '[.files[] | select(.version | startswith("2.0.") or startswith("2.1."))] | length' <<<"$output")" -eq 0 ]
 }
 
-@test "a captive portal, JSON or empty page is refused and nothing of it is stored" {
+@test "a captive portal, a JSON error or an empty page is refused and nothing of it is stored" {
 	for kind in portal json empty; do
 		d=$SRV/www/whl/bad-$kind/cpu/torch
 		mkdir -p "$d"
 		case $kind in
 		portal) echo '<html><body><form action="/login"><input name=u></form>Please sign in</body></html>' ;;
-		json) echo '{"meta": {"api-version": "1.1"}, "files": []}' ;;
+		json) echo '{"message": "Not Found", "code": 404}' ;; # JSON, not a PEP 691 page
 		empty) : ;;
 		esac >"$d/index.html"
 		pages_before=$(ow --json ls objects --kind page | jq .count)

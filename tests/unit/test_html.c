@@ -548,8 +548,8 @@ static char *make_portal_text(size_t *len)
 
 static char *make_json(size_t *len)
 {
-	return dup_str(
-	    "\n{\"meta\": {\"api-version\": \"1.1\"}, \"name\": \"torch\", \"files\": []}", len);
+	/* JSON that is not a PEP 691 page (those are read: test_simplejson.c) */
+	return dup_str("\n{\"message\": \"Not Found\", \"code\": 404}", len);
 }
 
 static char *make_json_array(size_t *len)
@@ -587,7 +587,7 @@ static struct pcase page_cases[] = {
     {"captive_portal_refresh", make_portal_refresh, OW_EPARSE, "meta http-equiv=refresh"},
     {"captive_portal_no_links", make_portal_text, OW_EPARSE,
      "no links and text that is not an index (title \"Airport Wi-Fi\")"},
-    {"json_object", make_json, OW_EPARSE, "looks like JSON, expected an HTML index page"},
+    {"json_object", make_json, OW_EPARSE, "JSON page: no meta.api-version"},
     {"json_array", make_json_array, OW_EPARSE, "looks like JSON"},
     {"base_href", make_base_href, OW_EPOLICY, "<base href=\"https://evil.example/\">"},
     {"empty_body", make_empty, OW_EPARSE, "empty body"},
