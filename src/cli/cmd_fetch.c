@@ -16,6 +16,9 @@ static const char description[] =
 	"hash, METADATA name/version and the page's core-metadata hash (then its own\n"
 	"hash is pinned).  An interrupted download is resumed by the next run.\n"
 	"set:ID fetches every member of a resolved set ('offwheel ls sets').\n"
+	"A stored file is fetched again when its object is missing, not a regular\n"
+	"file of the recorded size, or found damaged by 'offwheel verify' (the damaged\n"
+	"copy is moved aside to tmp/); --force also re-hashes stored files first.\n"
 	"Exit 3 when a file failed verification (it was not stored), 4 when some could\n"
 	"not be downloaded (the rest is stored).";
 
@@ -153,7 +156,8 @@ int cmd_fetch(struct cli *c, int argc, char **argv)
 	if (!(rc = cli_open_store(c, OW_STORE_WRITE, &s)) &&
 	    !(rc = lookup_all(c, s, argv + first, argc - first, &ids, &n))) {
 		struct ow_fetch_opts fo = {.policy = &a.idx.policy, .http = &a.idx.http,
-		                           .max_size = (uint64_t)a.max_mb << 20};
+		                           .max_size = (uint64_t)a.max_mb << 20,
+		                           .recheck = a.idx.force};
 		struct ow_fetch_report r;
 		int frc = a.metadata ? ow_fetch_metadata(s, &fo, ids, n, &r)
 		                     : ow_fetch_files(s, &fo, ids, n, &r);

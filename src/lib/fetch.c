@@ -490,13 +490,18 @@ static unsigned url_flags(const char *url)
 
 /* "Already there" only when the stored object can be trusted without
  * reading it: present, a regular file of its recorded size, not found
- * damaged by verify/fsck.  Otherwise whatever lies there is moved aside
- * (fsck reports it, gc removes it) and the file is fetched again: 1 keep
- * it, 0 fetch it, < 0 error. */
+ * damaged by verify/fsck (with recheck: and hashing to its name).
+ * Otherwise whatever lies there is moved aside (fsck reports it, gc removes
+ * it) and the file is fetched again: 1 keep it, 0 fetch it, < 0 error. */
 static int keep_stored(struct fetch *f, struct dl *d, const char *have)
 {
 	char why[512], aside[PATH_MAX];
 	int rc = ow_store_usable(f->s, have, &d->item->bytes, why, sizeof why);
+	if (rc == 1 && f->o->recheck && ow_store_verify(f->s, have, d->item->bytes) != 0) {
+		snprintf(why, sizeof why, "%s", ow_err_detail());
+		ow_store_mark_damaged(f->s, have, why); /* kept if the download fails */
+		rc = 0;
+	}
 	if (rc == 1) {
 		memcpy(d->item->sha256, have, OW_SHA256_HEX);
 		set_outcome(d, OW_FETCH_HAD, 0, NULL);

@@ -30,6 +30,7 @@ struct ow_fetch_opts {
 	const struct ow_url_policy *policy; /* every hop is checked against it */
 	const struct ow_http_opts *http;    /* NULL: defaults */
 	uint64_t max_size;                  /* per file; 0 = OW_FETCH_DEFAULT_CAP */
+	int recheck; /* re-hash a stored object before trusting it (fetch --force) */
 };
 
 enum ow_fetch_outcome {

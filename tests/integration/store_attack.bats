@@ -143,6 +143,39 @@ fetch_two() {
 	[[ "$output" == *"aside $WS/tmp/damaged-$s2"* ]]
 }
 
+@test "sync repairs what verify found damaged, and a deleted object" {
+	sync() {
+		timeout 120 "$OFFWHEEL" --home "$WS" --json sync --index-url "$OW_HTTPS_URL/whl/nightly" \
+			--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cu128 --python 3.12 \
+			--platform linux-x86_64
+	}
+	run -0 --separate-stderr sync
+	mapfile -t wheels < <(ow --json ls objects | jq -r '.objects[] | select(.kind == "wheel") | .sha256')
+	[ "${#wheels[@]}" -ge 3 ]
+	"$OW_SOURCE_DIR/tests/tools/flipbyte" "$(obj_path "${wheels[0]}")" 500
+	rm "$(obj_path "${wheels[1]}")"
+	run ow verify
+	[ "$status" -eq 3 ]
+	run -0 --separate-stderr sync
+	sync_stderr=$stderr
+	run ow verify
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$sync_stderr" == *"${wheels[0]:0:12}"*"found damaged"*"fetching it again"* ]]
+	[[ "$sync_stderr" == *"${wheels[1]:0:12}"*"fetching it again"* ]]
+}
+
+@test "fetch --force re-hashes a stored file before trusting it (no verify needed first)" {
+	mapfile -t got < <(fetch_two)
+	read -r file sha <<<"${got[0]}"
+	"$OW_SOURCE_DIR/tests/tools/flipbyte" "$(obj_path "$sha")" 1000
+	run -0 net fetch --json "$file" # same size, not known to be damaged: trusted
+	[ "$(jq -r '.files[0].outcome' <<<"$output")" = had ]
+	run -0 --separate-stderr net fetch --json --force "$file"
+	[ "$(jq -r '.files[0].outcome' <<<"$output")" = done ]
+	run ow verify
+	[ "$status" -eq 0 ]
+}
+
 @test "a repair never takes other bytes than the ones verified before" {
 	mapfile -t got < <(fetch_two)
 	read -r file sha <<<"${got[1]}" # the nightly wheel: its hash is the pin
