@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "error.h"
 
 #define SIG_LOCAL 0x04034b50u
@@ -63,21 +64,6 @@ void ow_zip_limits_default(struct ow_zip_limits *lim)
 	lim->max_ratio = 1000;
 	lim->ratio_min_size = 1u << 20;
 	lim->max_cd_size = 64u << 20;
-}
-
-static uint16_t le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	return le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
 static const char *lbl(const struct zctx *c)
@@ -260,9 +246,9 @@ static int find_eocd(struct zctx *c, uint8_t *buf, size_t tail, uint64_t *eocd_o
 	if (rc)
 		return rc;
 	for (size_t pos = tail - EOCD_LEN + 1; pos-- > 0;) {
-		if (le32(buf + pos) != SIG_EOCD)
+		if (ow_le32(buf + pos) != SIG_EOCD)
 			continue;
-		size_t end = pos + EOCD_LEN + le16(buf + pos + 20);
+		size_t end = pos + EOCD_LEN + ow_le16(buf + pos + 20);
 		if (end < tail)
 			return zfail(c,
 			             "%zu bytes of data after the end-of-central-directory record",
@@ -287,22 +273,22 @@ static int read_z64_record(struct zctx *c, uint64_t loc_off, struct eocd *e)
 	int rc = read_at(c, loc, sizeof loc, loc_off);
 	if (rc)
 		return rc;
-	uint64_t roff = le64(loc + 8);
-	if (le32(loc + 4) != 0 || le32(loc + 16) > 1)
+	uint64_t roff = ow_le64(loc + 8);
+	if (ow_le32(loc + 4) != 0 || ow_le32(loc + 16) > 1)
 		return zfail(c, "multi-disk archives are not supported");
 	if (roff > loc_off || loc_off - roff < Z64_EOCD_LEN)
 		return zfail(c, "the ZIP64 locator points outside the file");
 	if ((rc = read_at(c, r, sizeof r, roff)))
 		return rc;
-	if (le32(r) != SIG_Z64_EOCD)
+	if (ow_le32(r) != SIG_Z64_EOCD)
 		return zfail(c, "no ZIP64 end record where the locator points");
-	if (le64(r + 4) != loc_off - roff - 12)
+	if (ow_le64(r + 4) != loc_off - roff - 12)
 		return zfail(c, "data between the ZIP64 end record and its locator");
-	if (le32(r + 16) != 0 || le32(r + 20) != 0 || le64(r + 24) != le64(r + 32))
+	if (ow_le32(r + 16) != 0 || ow_le32(r + 20) != 0 || ow_le64(r + 24) != ow_le64(r + 32))
 		return zfail(c, "multi-disk archives are not supported");
-	e->n_entries = le64(r + 32);
-	e->cd_size = le64(r + 40);
-	e->cd_off = le64(r + 48);
+	e->n_entries = ow_le64(r + 32);
+	e->cd_size = ow_le64(r + 40);
+	e->cd_off = ow_le64(r + 48);
 	e->cd_limit = roff;
 	c->z->zip64 = 1;
 	return 0;
@@ -317,11 +303,11 @@ static int agrees(uint64_t classic, uint64_t sentinel, uint64_t z64)
 
 static int parse_eocd(struct zctx *c, const uint8_t *p, struct eocd *e)
 {
-	uint64_t n_disk = le16(p + 8), n = le16(p + 10), size = le32(p + 12), off = le32(p + 16);
+	uint64_t n_disk = ow_le16(p + 8), n = ow_le16(p + 10), size = ow_le32(p + 12), off = ow_le32(p + 16);
 	uint8_t sig[4];
 	e->n_entries = n, e->cd_size = size, e->cd_off = off, e->cd_limit = e->off;
 	if (e->off >= Z64_LOC_LEN && read_at(c, sig, 4, e->off - Z64_LOC_LEN) == 0 &&
-	    le32(sig) == SIG_Z64_LOC) {
+	    ow_le32(sig) == SIG_Z64_LOC) {
 		int rc = read_z64_record(c, e->off - Z64_LOC_LEN, e);
 		if (rc)
 			return rc;
@@ -330,7 +316,7 @@ static int parse_eocd(struct zctx *c, const uint8_t *p, struct eocd *e)
 			return zfail(c, "the end record and the ZIP64 end record disagree");
 		return 0;
 	}
-	if (le16(p + 4) != 0 || le16(p + 6) != 0 || n_disk != n)
+	if (ow_le16(p + 4) != 0 || ow_le16(p + 6) != 0 || n_disk != n)
 		return zfail(c, "multi-disk archives are not supported");
 	return 0;
 }
@@ -374,9 +360,9 @@ static int walk_extra(const uint8_t *p, size_t len, struct extra *x)
 {
 	memset(x, 0, sizeof *x);
 	while (len > 0) {
-		if (len < 4 || (size_t)le16(p + 2) > len - 4)
+		if (len < 4 || (size_t)ow_le16(p + 2) > len - 4)
 			return -1;
-		uint16_t id = le16(p), n = le16(p + 2);
+		uint16_t id = ow_le16(p), n = ow_le16(p + 2);
 		if (id == X_ZIP64 && !x->z64) {
 			x->z64 = p + 4;
 			x->z64_len = n;
@@ -396,7 +382,7 @@ static int z64_take(const struct extra *x, size_t *used, uint64_t *v)
 {
 	if (!x->z64 || x->z64_len < *used + 8)
 		return -1;
-	*v = le64(x->z64 + *used);
+	*v = ow_le64(x->z64 + *used);
 	*used += 8;
 	return 0;
 }
@@ -415,7 +401,7 @@ static int cd_entry_sizes(const struct zctx *c, struct ow_zip_entry *en, const s
 		goto bad;
 	uint64_t d = disk;
 	if (disk == U16MAX && x->z64_len >= used + 4) {
-		d = le32(x->z64 + used);
+		d = ow_le32(x->z64 + used);
 		used += 4;
 	}
 	if (d != 0)
@@ -502,9 +488,9 @@ static int check_entry(struct zctx *c, struct ow_zip_entry *en, const struct ext
 static int parse_cd_entry(struct zctx *c, const uint8_t *p, size_t left, size_t *used,
                           struct ow_zip_entry *en)
 {
-	if (left < CD_LEN || le32(p) != SIG_CENTRAL)
+	if (left < CD_LEN || ow_le32(p) != SIG_CENTRAL)
 		return zfail(c, "malformed central directory");
-	size_t nlen = le16(p + 28), xlen = le16(p + 30), clen = le16(p + 32);
+	size_t nlen = ow_le16(p + 28), xlen = ow_le16(p + 30), clen = ow_le16(p + 32);
 	if (left - CD_LEN < nlen + xlen + clen)
 		return zfail(c, "a central directory entry runs past the directory");
 	struct extra x;
@@ -514,14 +500,14 @@ static int parse_cd_entry(struct zctx *c, const uint8_t *p, size_t left, size_t 
 	memcpy(en->name, p + CD_LEN, nlen);
 	en->name[nlen] = '\0';
 	en->name_len = nlen;
-	en->flags = le16(p + 8), en->method = le16(p + 10), en->crc = le32(p + 16);
-	en->csize = le32(p + 20), en->usize = le32(p + 24), en->local_off = le32(p + 42);
+	en->flags = ow_le16(p + 8), en->method = ow_le16(p + 10), en->crc = ow_le32(p + 16);
+	en->csize = ow_le32(p + 20), en->usize = ow_le32(p + 24), en->local_off = ow_le32(p + 42);
 	en->is_dir = nlen > 0 && p[CD_LEN + nlen - 1] == '/';
 	*used = CD_LEN + nlen + xlen + clen;
 	if (walk_extra(p + CD_LEN + nlen, xlen, &x))
 		return mfail(c, en->name, nlen, "malformed extra field in the central directory");
-	int rc = cd_entry_sizes(c, en, &x, le16(p + 34));
-	return rc ? rc : check_entry(c, en, &x, le16(p + 4), le32(p + 38));
+	int rc = cd_entry_sizes(c, en, &x, ow_le16(p + 34));
+	return rc ? rc : check_entry(c, en, &x, ow_le16(p + 4), ow_le32(p + 38));
 }
 
 static int read_cd(struct zctx *c, const struct eocd *e)
@@ -711,12 +697,12 @@ static int read_local(struct zctx *c, struct ow_zip_entry *en, struct local *l)
 	int rc = read_at(c, h, sizeof h, en->local_off);
 	if (rc)
 		return rc;
-	if (le32(h) != SIG_LOCAL)
+	if (ow_le32(h) != SIG_LOCAL)
 		return mfail(c, en->name, en->name_len,
 		             "no local header where the central directory points");
-	size_t nlen = le16(h + 26), xlen = le16(h + 28);
-	l->flags = le16(h + 6), l->method = le16(h + 8), l->crc = le32(h + 14);
-	l->csize = le32(h + 18), l->usize = le32(h + 22);
+	size_t nlen = ow_le16(h + 26), xlen = ow_le16(h + 28);
+	l->flags = ow_le16(h + 6), l->method = ow_le16(h + 8), l->crc = ow_le32(h + 14);
+	l->csize = ow_le32(h + 18), l->usize = ow_le32(h + 22);
 	if ((rc = read_at(c, c->hbuf, nlen + xlen, en->local_off + LOCAL_LEN)))
 		return rc;
 	if (nlen != en->name_len || memcmp(c->hbuf, en->name, nlen) != 0)
@@ -744,11 +730,11 @@ static size_t match_descriptor(const struct ow_zip_entry *en, const uint8_t *d, 
 		for (int sig = 1; sig >= 0; sig--) {
 			size_t len = (size_t)(sig * 4) + 4 + 2 * sw;
 			const uint8_t *p = d + sig * 4;
-			if (len > avail || (sig && le32(d) != SIG_DESC))
+			if (len > avail || (sig && ow_le32(d) != SIG_DESC))
 				continue;
-			uint64_t cs = sw == 8 ? le64(p + 4) : le32(p + 4);
-			uint64_t us = sw == 8 ? le64(p + 4 + sw) : le32(p + 4 + sw);
-			if (le32(p) == en->crc && cs == en->csize && us == en->usize)
+			uint64_t cs = sw == 8 ? ow_le64(p + 4) : ow_le32(p + 4);
+			uint64_t us = sw == 8 ? ow_le64(p + 4 + sw) : ow_le32(p + 4 + sw);
+			if (ow_le32(p) == en->crc && cs == en->csize && us == en->usize)
 				return len;
 		}
 	}

@@ -1,0 +1,35 @@
+/* bytes.h - little-endian readers and writers for the binary formats we
+ * parse (ZIP, fatbin): one copy of them for every module. */
+#ifndef OW_BYTES_H
+#define OW_BYTES_H
+
+#include <stdint.h>
+
+static inline uint16_t ow_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t ow_le32(const uint8_t *p)
+{
+	return (uint32_t)ow_le16(p) | (uint32_t)ow_le16(p + 2) << 16;
+}
+
+static inline uint64_t ow_le64(const uint8_t *p)
+{
+	return (uint64_t)ow_le32(p) | (uint64_t)ow_le32(p + 4) << 32;
+}
+
+static inline void ow_put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void ow_put_le32(uint8_t *p, uint32_t v)
+{
+	ow_put_le16(p, (uint16_t)v);
+	ow_put_le16(p + 2, (uint16_t)(v >> 16));
+}
+
+#endif
