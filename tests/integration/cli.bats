@@ -33,7 +33,9 @@ teardown() {
 	run "$OFFWHEEL" -V
 	[ "$status" -eq 0 ]
 	[[ "$output" == "offwheel "[0-9]* ]]
-	# globals with values, before the command, in both spellings
+	# globals with values, before the command, in both spellings (a reader
+	# needs a workspace: a writer makes it)
+	"$OFFWHEEL" --home "$TMPD/ws" -q gc
 	run "$OFFWHEEL" --home="$TMPD/ws" --json -q ls objects
 	[ "$status" -eq 0 ]
 	[ "$(jq .count <<<"$output")" -eq 0 ]
