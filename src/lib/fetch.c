@@ -606,6 +606,7 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
 	if (!rc)
 		rc = ow_http_new(&h, &ho);
 	f->h = h;
+	size_t queued = 0;
 	for (size_t i = 0; !rc && i < n; i++) {
 		dls[i].item = &r->items[i];
 		dls[i].f = f;
@@ -613,9 +614,11 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
 		int p = prepare(f, &dls[i], ids[i]);
 		if (p < 0)
 			set_outcome(&dls[i], OW_FETCH_FAILED, p, ow_err_detail());
-		else if (p == 0)
-			rc = ow_http_add(h, &dls[i].req);
+		else if (p == 0 && !(rc = ow_http_add(h, &dls[i].req)))
+			queued++;
 	}
+	if (!rc && queued && !f->metadata)
+		ow_progress_plan(queued, 0);
 	if (!rc)
 		ow_http_run(h); /* outcomes are recorded per file by on_done */
 	ow_http_free(h);
