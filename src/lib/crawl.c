@@ -331,13 +331,27 @@ static int record_links(struct crawl *cr, struct page_job *j, const struct ow_pa
 
 /* A body delimited only by the connection's close (HTTP/1.x without
  * Content-Length or chunked framing) cannot show it was cut short; such a
- * page is taken only when the document is complete: its last tag, after
- * trailing comments (the <!--TIMESTAMP n--> of the PyTorch pages) and
- * white space, is </html>. */
+ * page is taken only when the document shows it is complete: HTML whose
+ * last tag, after trailing comments (the <!--TIMESTAMP n--> of the PyTorch
+ * pages) and white space, is </html>; or a PEP 691 JSON object, which its
+ * parser refuses when cut anywhere before the closing brace. */
+static int is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f';
+}
+
+static int json_object(const char *b, size_t n)
+{
+	size_t i = n >= 3 && !memcmp(b, "\xef\xbb\xbf", 3) ? 3 : 0;
+	while (i < n && is_ws(b[i]))
+		i++;
+	return i < n && b[i] == '{';
+}
+
 static int html_complete(const char *b, size_t n)
 {
 	for (;;) {
-		while (n && strchr(" \t\r\n\f", b[n - 1]))
+		while (n && is_ws(b[n - 1]))
 			n--;
 		if (n < 3 || memcmp(b + n - 3, "-->", 3))
 			break;
@@ -354,7 +368,8 @@ static int html_complete(const char *b, size_t n)
 
 static int check_complete(const struct page_job *j)
 {
-	if (!j->req.res.close_delimited || html_complete(j->body.data, j->body.len))
+	if (!j->req.res.close_delimited || html_complete(j->body.data, j->body.len) ||
+	    json_object(j->body.data, j->body.len))
 		return 0;
 	return ow_err(OW_EINCOMPLETE,
 	              "%s: the server closed the connection after %zu bytes without a "

@@ -109,6 +109,17 @@ page_error() { jq -r '.pages[0].error' <<<"$output"; }
 	run crawl "$OW_FAULT_URL/fault/http10/idx"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$(jq '.pages[0].files' <<<"$output")" -eq 50 ]
+	# a PEP 691 JSON page: cut short it does not parse, whole it is taken
+	n=$(pages)
+	run crawl "$OW_FAULT_URL/fault/early-close/json"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$(page_error)" == *"/fault/early-close/json/cpu/torch/"* ]]
+	[ "$(pages)" -eq "$n" ]
+	run crawl "$OW_FAULT_URL/fault/http10/json"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(jq '.pages[0].files' <<<"$output")" -eq 49 ]
+	fsck_clean
 }
 
 @test "a re-crawl that would drop more than 10 % of a page at once is reported and not applied" {

@@ -6,6 +6,7 @@ crawls through tests/tools/faultserver.py (BASE: its URL, http://127.0.0.1:P).
                              first, a valid pure wheel with a .metadata)
   ROOT/idx/cpu/torchvision/  3 torchvision wheels (another project's page)
   ROOT/shrink/cpu/torch/     the same 50 links as idx (the test rewrites it)
+  ROOT/json/cpu/torch/       the 49 binary wheels of idx as a PEP 691 JSON page
   ROOT/faults/cpu/torch/     links to that one wheel through fault modes
                              (absolute URLs: BASE/fault/<mode>/idx/...)
   ROOT/meta/cpu/torch/       the wheel through meta-contradict: the page's
@@ -14,6 +15,7 @@ crawls through tests/tools/faultserver.py (BASE: its URL, http://127.0.0.1:P).
 Python 3 standard library only; deterministic."""
 import base64
 import hashlib
+import json
 import os
 import sys
 import zipfile
@@ -72,6 +74,13 @@ def main():
     with open(os.path.join(d, NAME + ".metadata"), "wb") as f:
         f.write(META)
     page(os.path.join(root, "shrink/cpu/torch"), "torch", torch_anchors())
+    files = []
+    for i in range(1, 50):
+        fn = "torch-2.0.%d-cp312-cp312-linux_x86_64.whl" % i
+        files.append({"filename": fn, "url": fn, "hashes": {"sha256": sha(fn.encode())}})
+    os.makedirs(os.path.join(root, "json/cpu/torch"))
+    with open(os.path.join(root, "json/cpu/torch/index.html"), "w") as f:
+        json.dump({"meta": {"api-version": "1.1"}, "name": "torch", "files": files}, f)
     tv = ["torchvision-0.15.%d-cp312-cp312-linux_x86_64.whl" % i for i in range(3)]
     page(os.path.join(root, "idx/cpu/torchvision"), "torchvision",
          ['<a href="%s">%s</a>' % (fn, fn) for fn in tv])
