@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clitext.h"
 #include "event.h"
 
 enum { OPT_HOME = 1000, OPT_JSON, OPT_JOBS, OPT_PROGRESS, OPT_LOCK_TIMEOUT, OPT_HELP };
@@ -252,7 +253,9 @@ int cli_fail(struct cli *c, int rc)
 	char prefix[64];
 	cli_progress_clear();
 	snprintf(prefix, sizeof prefix, "offwheel %s: ", c->cmd ? c->cmd : "");
-	cli_wrapped(stderr, prefix, *d ? d : ow_err_text(rc));
+	char *safe = cli_terminal_dup(*d ? d : ow_err_text(rc)); /* names in it may be hostile */
+	cli_wrapped(stderr, prefix, safe ? safe : ow_err_text(rc));
+	free(safe);
 	return ow_err_exit_code(rc);
 }
 
@@ -531,10 +534,14 @@ static void on_event(const struct ow_event *ev, void *ud)
 	if (!show)
 		return;
 	cli_progress_clear();
+	/* messages name files and servers' text: no control character reaches
+	 * the terminal */
+	char *safe = cli_terminal_dup(ev->msg);
 	cli_wrapped(stderr, ev->level == OW_LOG_ERROR  ? "error: "
 	            : ev->level == OW_LOG_WARN ? "warning: "
 	                                       : "",
-	            ev->msg);
+	            safe ? safe : "(out of memory)");
+	free(safe);
 }
 
 void cli_events_init(struct cli *c)

@@ -112,7 +112,7 @@ static int is_hidden(uint32_t cp)
 	       cp == 0x200f || cp == 0x061c || cp == 0xfeff;
 }
 
-const char *cli_printable(const char *s, char *buf, size_t n)
+static const char *printable(const char *s, char *buf, size_t n, int backslash)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	size_t o = 0;
@@ -121,10 +121,10 @@ const char *cli_printable(const char *s, char *buf, size_t n)
 	while (*p) {
 		char piece[16];
 		size_t k = cli_utf8_seq(p), w;
-		if (k == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
+		if (k == 1 && *p >= 0x20 && *p != 0x7f && (*p != '\\' || !backslash)) {
 			piece[0] = (char)*p;
 			w = 1;
-		} else if (k == 1 && *p == '\\') {
+		} else if (k == 1 && *p == '\\' && backslash) {
 			memcpy(piece, "\\\\", 2);
 			w = 2;
 		} else if (k == 1 || k == 0) {
@@ -148,11 +148,19 @@ const char *cli_printable(const char *s, char *buf, size_t n)
 	return buf;
 }
 
-char *cli_printable_dup(const char *s)
+const char *cli_printable(const char *s, char *buf, size_t n)
+{
+	return printable(s, buf, n, 1);
+}
+
+static char *dup_with(const char *s, int backslash)
 {
 	size_t n = CLI_PRINTABLE_SIZE(strlen(s ? s : ""));
 	char *buf = malloc(n);
 	if (buf)
-		cli_printable(s, buf, n);
+		printable(s, buf, n, backslash);
 	return buf;
 }
+
+char *cli_printable_dup(const char *s) { return dup_with(s, 1); }
+char *cli_terminal_dup(const char *s) { return dup_with(s, 0); }

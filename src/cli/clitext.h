@@ -29,5 +29,8 @@ int cli_json_set_bytes(json_t *obj, const char *key, const char *bytes);
 const char *cli_printable(const char *s, char *buf, size_t n);
 /* The same, malloc'd (NULL only when out of memory). */
 char *cli_printable_dup(const char *s);
+/* For a message that quotes names (errors, warnings): as cli_printable_dup
+ * but a backslash stays as it is. */
+char *cli_terminal_dup(const char *s);
 
 #endif

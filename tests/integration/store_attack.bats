@@ -378,3 +378,15 @@ run_as_reader() {
 	[[ "$output" == *'obj-\xff\xfebad'* ]]
 	[ "$(grep -c 'red' <<<"$output")" -eq 1 ]
 }
+
+@test "warnings and errors that quote hostile names escape them (gc, fetch)" {
+	"$PUT" "$WS" random 1 1 9 >/dev/null
+	mkdir "$WS/tmp/dir-$(printf '\033]0;pwned\007')"
+	run -0 ow gc --prune=now
+	[[ "$output" != *$'\033'* ]] && [[ "$output" != *$'\007'* ]]
+	[[ "$output" == *'dir-\x1b]0;pwned\x07: a directory, not removed'* ]]
+	run ow fetch "$(printf 'evil\033[2J-1.0-py3-none-any.whl')"
+	[ "$status" -eq 1 ]
+	[[ "$output" != *$'\033'* ]]
+	[[ "$output" == *'evil\x1b[2J-1.0'*"not in the index"* ]]
+}
