@@ -150,7 +150,7 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 		cli_say(c, deps ? "  %zu deps\n" : "\n", ndeps(t));
 	else
 		cli_say(c, "  INCOMPLETE\n");
-	if (!*t->versions[0] && !t->no_variant)
+	if (!*t->versions[0] && !t->no_variant && !t->unreachable)
 		cli_say(c, "    no torch wheel fits this target%s%s\n",
 		        *t->alternative ? "; newest complete set: torch " : "", t->alternative);
 	else if (*t->missing && *t->versions[0])
@@ -225,7 +225,7 @@ static int run(struct cli *c, struct ropts *o, ow_store *s)
 		resolve_render_text(c, &o->idx, &r, !o->tgt.no_deps);
 	if (fits && !c->json)
 		device_fits_text(c, &r, fits, o->tgt.device);
-	if (fits && !device_fits_running(&r, fits))
+	if (fits && !device_fits_running(&r, fits) && !r.unreachable)
 		exitc = 3; /* no set runs on the device: "no kernel image" ahead */
 	free(fits);
 	ow_resolve_report_free(&r);

@@ -146,6 +146,9 @@ static int fetch_step(struct sopts *o, ow_store *s, struct outcome *out)
 
 static int exit_code(struct sopts *o, const struct outcome *out)
 {
+	/* an index that could not be reached is incomplete, not "nothing runs" */
+	if (out->res.unreachable)
+		return 4;
 	if (out->frc == OW_EVERIFY || (out->fits && !device_fits_running(&out->res, out->fits)))
 		return 3;
 	if (out->rrc == OW_EINCOMPLETE || out->frc == OW_EINCOMPLETE || out->crawl_failed)

@@ -11,7 +11,7 @@
 static int suggest(const struct ow_resolve_report *r, const struct ow_device_fit *fits, int cc,
                    struct ow_doctor_fix *fix)
 {
-	if (device_fits_running(r, fits) || ow_doctor_suggest(cc, 0, "", "", fix))
+	if (r->unreachable || device_fits_running(r, fits) || ow_doctor_suggest(cc, 0, "", "", fix))
 		return -1;
 	return 0;
 }

@@ -337,12 +337,19 @@ static int no_variant(struct rs_ctx *x, struct tstate *ts)
 {
 	struct rs_list *l;
 	int rc = rs_list_get(x, x->o->projects[0], ts->variant, false, &l);
-	if (rc < 0 || l->state != -1 || !*ts->variant)
+	if (rc < 0 || l->state != -1 || (!*ts->variant && !l->unreachable))
 		return rc < 0 ? rc : 0;
-	ts->out->no_variant = true;
+	ts->out->no_variant = !l->unreachable;
+	ts->out->unreachable = l->unreachable;
 	free(ts->out->error);
-	if (asprintf(&ts->out->error, "%s: no such variant on this index: %s", ts->variant,
-	             l->why ? l->why : "no torch page") < 0) {
+	int n = l->unreachable
+	            ? asprintf(&ts->out->error,
+	                       "the index could not be reached: %s — offline? resolve from what "
+	                       "the workspace holds with --offline",
+	                       l->why ? l->why : "")
+	            : asprintf(&ts->out->error, "%s: no such variant on this index: %s", ts->variant,
+	                       l->why ? l->why : "no torch page");
+	if (n < 0) {
 		ts->out->error = NULL;
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	}
@@ -446,6 +453,7 @@ static void target_reset(struct ow_resolve_target *o)
 	o->nmembers = o->nnotes = o->nskipped = 0;
 	o->complete = false;
 	o->missing[0] = o->alternative[0] = o->hint[0] = '\0';
+	o->no_variant = o->unreachable = false;
 }
 
 /* The oldest OS release a platform tag set needs ("macosx_14_0_arm64" ->
@@ -702,8 +710,10 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	r->metadata_read = x.metadata_read;
 	for (size_t i = 0; ts && i < nts; i++)
 		free(ts[i].bad_torch);
-	for (size_t i = 0; i < r->ntargets; i++)
+	for (size_t i = 0; i < r->ntargets; i++) {
 		r->incomplete += !r->targets[i].complete;
+		r->unreachable += r->targets[i].unreachable;
+	}
 	free(ts);
 	rs_ctx_free(&x);
 	if (rc < 0) {

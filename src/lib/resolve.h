@@ -51,6 +51,9 @@ struct ow_resolve_io {
 	             const char *const *projects, size_t n);
 	int (*fetch_metadata)(void *ud, ow_store *s, const int64_t *ids, size_t n);
 	int (*file_metadata)(void *ud, ow_store *s, int64_t id, char **text, size_t *len);
+	/* Why pages could not be fetched this run ("GET URL: Could not resolve
+	 * host ..."), "" when all were; may be NULL. */
+	const char *(*fetch_error)(void *ud);
 	void *ud;
 };
 
@@ -63,6 +66,7 @@ struct ow_resolve_netio {
 	const struct ow_http_opts *http;
 	int net;
 	size_t crawled, fetched, failed; /* counters for the caller */
+	char crawl_error[1024]; /* the first page that could not be fetched, and why */
 };
 void ow_resolve_io_net(struct ow_resolve_io *io, struct ow_resolve_netio *ctx);
 
@@ -132,6 +136,7 @@ struct ow_resolve_target {
 	size_t nmembers;
 	int64_t set_id; /* 0 when not stored */
 	bool no_variant; /* the index has no {variant}/torch/ page: error says where it looked */
+	bool unreachable; /* its pages could not be fetched (network): error says why */
 };
 
 struct ow_resolve_report {
@@ -143,6 +148,7 @@ struct ow_resolve_report {
 	size_t incomplete;
 	size_t rounds;        /* fetch rounds used */
 	size_t metadata_read; /* metadata documents parsed */
+	size_t unreachable;   /* targets whose pages could not be fetched */
 	char **notes;         /* about the whole run: default variants the index lacks */
 	size_t nnotes;
 };

@@ -154,15 +154,16 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 	int ps = page_state(x, l->variant, l->project, url, sizeof url, why, sizeof why);
 	if (ps < -1)
 		return ps;
-	if (ps == PG_FAILED) {
-		ow_log(OW_LOG_WARN, "%s: page could not be fetched; taken as empty", url);
-		ps = -1;
-	}
-	l->state = ps;
+	l->unreachable = ps == PG_FAILED;
+	l->state = ps = ps == PG_FAILED ? -1 : ps;
 	free(l->why);
 	l->why = NULL;
-	if (ps == -1 && asprintf(&l->why, "no page at %s (%s)", url,
-	                         *why ? why : "could not be fetched") < 0)
+	const char *err = x->o->io && x->o->io->fetch_error ? x->o->io->fetch_error(x->o->io->ud) : "";
+	if (l->unreachable && (err && *err ? asprintf(&l->why, "%s", err)
+	                                   : asprintf(&l->why, "%s could not be fetched", url)) < 0)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	if (ps == -1 && !l->unreachable &&
+	    asprintf(&l->why, "no page at %s (%s)", url, *why ? why : "missing") < 0)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	if (ps <= 0)
 		return 0;

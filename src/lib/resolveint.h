@@ -86,6 +86,7 @@ struct rs_list {
 	char **tags; /* 3 per triple: python, abi, platform */
 	size_t ntags;
 	char *why;   /* state -1: "no page at ... (HTTP 404) ..." */
+	bool unreachable; /* state -1 because the page could not be fetched, not a 404 */
 };
 
 struct rs_meta {

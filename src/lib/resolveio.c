@@ -1,4 +1,5 @@
 /* resolveio.c - resolve's pages and metadata through crawl.h and fetch.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,9 @@ static int net_crawl(void *ud, ow_store *s, const char *index, const char *const
 		struct ow_crawl_report r;
 		rc = ow_crawl(s, &o, &r);
 		if (rc == 0 || rc == OW_EINCOMPLETE) {
+			for (size_t p = 0; p < r.npages && !*c->crawl_error; p++)
+				if (r.pages[p].outcome == OW_PAGE_FAILED)
+					snprintf(c->crawl_error, sizeof c->crawl_error, "%s", r.pages[p].detail);
 			c->crawled += r.npages;
 			ow_crawl_report_free(&r);
 		}
@@ -93,7 +97,12 @@ static int net_meta(void *ud, ow_store *s, int64_t id, char **text, size_t *len)
 	return ow_file_metadata(s, id, text, len);
 }
 
+static const char *net_error(void *ud)
+{
+	return ((struct ow_resolve_netio *)ud)->crawl_error;
+}
+
 void ow_resolve_io_net(struct ow_resolve_io *io, struct ow_resolve_netio *ctx)
 {
-	*io = (struct ow_resolve_io){net_crawl, net_fetch, net_meta, ctx};
+	*io = (struct ow_resolve_io){net_crawl, net_fetch, net_meta, net_error, ctx};
 }

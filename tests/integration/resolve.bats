@@ -145,6 +145,25 @@ resolve() { # channel, options... (--variant cpu,cu126,cu128 unless VARIANTS say
 	[[ "$output" == *"note: cu130: no such variant on this index"* ]]
 }
 
+@test "an index that cannot be reached: incomplete (exit 4) with the host and the cause, never 'no torch wheel fits' nor exit 3" {
+	port=$(ow_free_port) # nothing listens there: connection refused
+	for cmd in resolve sync; do
+		run --separate-stderr "$OFFWHEEL" --home "$SRV/ws-down" "$cmd" --index-url "https://127.0.0.1:$port/whl" \
+			--variant cu128 --python 3.12 --platform linux-x86_64 --device 12.0
+		echo "$output"
+		[ "$status" -eq 4 ]
+		[[ "$output" == *"the index could not be reached: GET https://127.0.0.1:$port/whl/cu128/torch/: "* ]]
+		[[ "$output" == *"--offline"* ]]
+		[[ "$output" != *"no torch wheel fits"* && "$output" != *"no set here runs"* ]]
+	done
+	run "$OFFWHEEL" --home "$SRV/ws-down" --json resolve --index-url "https://127.0.0.1:$port/whl" \
+		--python 3.12 --platform linux-x86_64
+	[ "$status" -eq 4 ]
+	# the default variants are not "missing": all four are named unreachable
+	[ "$(jq '[.targets[] | select(.error | startswith("the index could not be reached"))] | length' <<<"$output")" -eq 4 ]
+	[ "$(jq '.notes | length' <<<"$output")" -eq 0 ]
+}
+
 @test "the demo matrix (2 variants x 2 pythons x 2 platforms) resolves complete" {
 	run ow resolve --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" --allow-host r2.localhost \
 		--variant cu126,cu128 --python 3.12,3.13 --platform linux-x86_64,windows-x86_64
