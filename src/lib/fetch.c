@@ -40,6 +40,7 @@ struct dl {
 	/* metadata downloads: in memory */
 	struct ow_http_membuf body;
 	int refetched; /* bytes that failed verification were fetched again once */
+	struct dl *same; /* wanted twice in this run: the one that downloads it */
 };
 
 struct fetch {
@@ -532,6 +533,15 @@ static int prepare(struct fetch *f, struct dl *d, int64_t id)
 		return 1;
 	}
 	snprintf(d->fetch_url, sizeof d->fetch_url, "%s%s", d->item->url, f->metadata ? ".metadata" : "");
+	/* one file wanted twice (two sets that share it, one URL on two pages,
+	 * the same published hash): one transfer, the others take its outcome */
+	for (struct dl *o = f->dls; o < d; o++)
+		if (o->req.url && !o->same &&
+		    (!strcmp(o->fetch_url, d->fetch_url) ||
+		     (*d->published && !strcmp(o->published, d->published)))) {
+			d->same = o;
+			return 1;
+		}
 	d->req.url = d->fetch_url;
 	d->req.what = d->item->filename;
 	d->req.ud = d;
@@ -567,6 +577,30 @@ static double now_s(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A file wanted twice: the outcome of the transfer that fetched it; its
+ * row gets the same object. */
+static int take_same(struct fetch *f, struct dl *d)
+{
+	const struct ow_fetch_item *o = d->same->item;
+	struct ow_fetch_item *it = d->item;
+	if (o->outcome == OW_FETCH_DONE || o->outcome == OW_FETCH_HAD) {
+		int rc = d->item->file_id == o->file_id
+		             ? 0
+		             : record_object(f, it->file_id,
+		                             f->metadata ? OW_SQL_FETCH_SET_META : OW_SQL_FETCH_SET_OBJECT,
+		                             o->sha256, f->metadata ? NULL : o->trust);
+		if (rc < 0)
+			return rc;
+		memcpy(it->sha256, o->sha256, sizeof it->sha256);
+		it->trust = o->trust;
+		it->bytes = o->bytes;
+		set_outcome(d, OW_FETCH_HAD, 0, "the same file as another of this run, fetched once");
+		return 0;
+	}
+	set_outcome(d, o->outcome, o->rc, o->detail);
+	return 0;
 }
 
 static int summarize(struct ow_fetch_report *r)
@@ -621,6 +655,9 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
 		ow_progress_plan(queued, 0);
 	if (!rc)
 		ow_http_run(h); /* outcomes are recorded per file by on_done */
+	for (size_t i = 0; !rc && i < n; i++)
+		if (dls[i].same)
+			rc = take_same(f, &dls[i]);
 	ow_http_free(h);
 	ow_hashpipe_free(f->pipe);
 	f->h = NULL;

@@ -296,3 +296,35 @@ large_urls() {
 	[ "$status" -eq 0 ]
 	[ "$(jq .objects <<<"$output")" -eq 4 ] # 3 wheels + the page
 }
+
+@test "two sets that share files: each shared file is downloaded once, exit 0, fsck clean" {
+	ws=$SRV/ws-share
+	run "$OFFWHEEL" --home "$ws" --json resolve --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" \
+		--allow-host r2.localhost --variant cpu,cu128 --python 3.11 --platform linux-x86_64
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	a=$(jq -r '.targets[0].set_id' <<<"$output")
+	b=$(jq -r '.targets[1].set_id' <<<"$output")
+	shared=$(jq '[.targets[0].members[].filename] - ([.targets[0].members[].filename] - [.targets[1].members[].filename]) | length' <<<"$output")
+	[ "$shared" -ge 5 ]
+	cp "$OW_NGINX_LOG" "$OW_NGINX_LOG.before"
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json fetch --cert "$OW_CA_FILE" --allow-host r2.localhost "set:$a" "set:$b" "set:$a"
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	[ "$(jq .failed <<<"$output")" -eq 0 ]
+	# asked for |a| + |b| + |a| files: the distinct ones downloaded, the repeats taken from them
+	total=$(jq '.files | length' <<<"$output")
+	distinct=$(jq '[.files[].filename] | unique | length' <<<"$output")
+	# (resolve already downloaded the wheels that publish no .metadata: those are "had")
+	done_=$(jq .done <<<"$output")
+	[ "$done_" -gt 0 ]
+	[ $((done_ + $(jq .had <<<"$output"))) -eq "$total" ]
+	[ "$(jq '[.files[] | select(.outcome == "done") | .filename] | unique | length' <<<"$output")" -eq "$done_" ]
+	[ "$(jq '[.files[] | select(.sha256 == null)] | length' <<<"$output")" -eq 0 ]
+	# the server saw one GET per distinct file
+	new=$(diff "$OW_NGINX_LOG.before" "$OW_NGINX_LOG" | grep '^> ' | grep -c '"GET [^ ]*\.whl ' || true)
+	[ "$new" -eq "$done_" ] || { echo "GETs $new, files downloaded $done_"; false; }
+	run "$OFFWHEEL" --home "$ws" fsck
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"0 partial(s) — clean"* ]]
+	run "$OFFWHEEL" --home "$ws" -q fetch --cert "$OW_CA_FILE" --allow-host r2.localhost "set:$a" "set:$b"
+	[ "$status" -eq 0 ]
+}
