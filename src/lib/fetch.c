@@ -41,6 +41,7 @@ struct dl {
 	struct ow_http_membuf body;
 	int refetched; /* bytes that failed verification were fetched again once */
 	struct dl *same; /* wanted twice in this run: the one that downloads it */
+	const char *stored_trust; /* OW_TRUST_* of the object already stored, NULL none */
 };
 
 struct fetch {
@@ -103,6 +104,11 @@ static int load_item(struct fetch *f, struct dl *d, int64_t id, char *object, ch
 	*has_meta = ow_col_int(st, 4) != 0;
 	snprintf(object, OW_SHA256_HEX, "%s", ow_col_is_null(st, 5) ? "" : ow_col_text(st, 5));
 	snprintf(meta_object, OW_SHA256_HEX, "%s", ow_col_is_null(st, 6) ? "" : ow_col_text(st, 6));
+	/* how the stored object was trusted when it was fetched */
+	const char *t = ow_col_is_null(st, 7) ? "" : ow_col_text(st, 7);
+	d->stored_trust = !strcmp(t, OW_TRUST_PUBLISHED) ? OW_TRUST_PUBLISHED
+	                  : !strcmp(t, OW_TRUST_PINNED)  ? OW_TRUST_PINNED
+	                                                 : NULL;
 	ow_stmt_run(st);
 	return 0;
 }
@@ -505,6 +511,7 @@ static int keep_stored(struct fetch *f, struct dl *d, const char *have)
 	}
 	if (rc == 1) {
 		memcpy(d->item->sha256, have, OW_SHA256_HEX);
+		d->item->trust = f->metadata ? NULL : d->stored_trust;
 		set_outcome(d, OW_FETCH_HAD, 0, NULL);
 		return 1;
 	}

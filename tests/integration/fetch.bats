@@ -319,6 +319,8 @@ large_urls() {
 	[ $((done_ + $(jq .had <<<"$output"))) -eq "$total" ]
 	[ "$(jq '[.files[] | select(.outcome == "done") | .filename] | unique | length' <<<"$output")" -eq "$done_" ]
 	[ "$(jq '[.files[] | select(.sha256 == null)] | length' <<<"$output")" -eq 0 ]
+	# files already there say how they were trusted when they were stored
+	[ "$(jq '[.files[] | select(.trust == null)] | length' <<<"$output")" -eq 0 ]
 	# the server saw one GET per distinct file
 	new=$(diff "$OW_NGINX_LOG.before" "$OW_NGINX_LOG" | grep '^> ' | grep -c '"GET [^ ]*\.whl ' || true)
 	[ "$new" -eq "$done_" ] || { echo "GETs $new, files downloaded $done_"; false; }
