@@ -15,6 +15,7 @@
 
 #include "auditint.h"
 #include "error.h"
+#include "fatbinkern.h"
 #include "wheel.h"
 
 #define DEFAULT_MAX_MEMBER (8ull << 30)
@@ -111,8 +112,8 @@ static int want_data_scan(const struct ow_fatbin *fb, uint64_t size, int mode)
 
 /* The listing with the data-section rule applied; *scanned says whether data
  * sections were scanned.  *bytes gets what was read from disk. */
-static int list_library(const struct input *in, int mode, struct ow_fatbin **fb, int *scanned,
-                        uint64_t *bytes)
+static int list_sections(const struct input *in, int mode, struct ow_fatbin **fb, int *scanned,
+                         uint64_t *bytes)
 {
 	int always = mode == OW_AUDIT_SCAN_ALWAYS;
 	int rc = list_input(in, always ? OW_FATBIN_SCAN_DATA : 0, fb);
@@ -124,6 +125,20 @@ static int list_library(const struct input *in, int mode, struct ow_fatbin **fb,
 	*scanned = 1;
 	rc = list_input(in, OW_FATBIN_SCAN_DATA, fb);
 	*bytes += rc ? 0 : (*fb)->bytes_read;
+	return rc;
+}
+
+/* The listing, then the kernel-less modules it left open (fatbinkern.h). */
+static int list_library(const struct input *in, int mode, struct ow_fatbin **fb, int *scanned,
+                        uint64_t *bytes)
+{
+	int rc = list_sections(in, mode, fb, scanned, bytes);
+	if (!rc)
+		rc = ow_fatbin_count_kernels(*fb, in->buf, in->size, in->buf ? -1 : in->fd, 0, 0, bytes);
+	if (rc && *fb) {
+		ow_fatbin_free(*fb);
+		*fb = NULL;
+	}
 	return rc;
 }
 

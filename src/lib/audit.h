@@ -41,6 +41,10 @@ struct ow_audit_opts {
 	int scan;            /* enum ow_audit_scan */
 	uint64_t max_member; /* largest wheel member read into memory; 0 = 8 GiB */
 	int no_cache;        /* store objects: neither read nor write the cache */
+	int cc, driver;      /* the device audited for (0: none): files and wheels
+	                      * given by path look for kernel-less modules only where
+	                      * the verdict on it depends on it (fatbinkern.h); store
+	                      * objects always look everywhere, once, for the cache */
 };
 
 enum ow_audit_kind { OW_AUDIT_LIBRARY = 0, OW_AUDIT_WHEEL, OW_AUDIT_DIRECTORY };
@@ -88,6 +92,8 @@ int ow_audit_is_vendor(const char *path);
 /* Per library: architectures and counts. */
 struct ow_audit_summary {
 	size_t n_modules, n_code, n_reloc, n_empty, n_scanned, n_entries;
+	size_t n_unchecked; /* of n_code: not looked into for kernels (have an image) */
+	size_t n_scanned_code; /* of n_code: found by the data scan */
 	char sass[512]; /* "sm_75 sm_80 sm_90a" sorted by arch, unique */
 	char ptx[512];  /* "compute_120@9.0" */
 	char lto[256];  /* "lto_100" */

@@ -5,7 +5,8 @@
 #include "audit.h"
 
 /* The listing text format written into audits.listing. */
-#define OW_AUDIT_FORMAT 2 /* 2: module flag k (cubins without kernels) */
+#define OW_AUDIT_FORMAT 3 /* 2: module flag k (cubins without kernels); 3: k also
+                           * from compressed cubins and PTX (fatbinkern.h) */
 
 /* A fresh audit of `kind` for `source` labelled `label`. */
 int ow_audit_new(const char *source, const char *label, int kind, struct ow_audit **out);

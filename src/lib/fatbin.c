@@ -179,6 +179,13 @@ static int add_entry(struct ctx *c, const struct ow_fatbin_entry *e)
 
 /* Kernels of a small uncompressed cubin: its sections named .text.<kernel>.
  * -1 when it is not a readable ELF64 (then nothing is concluded). */
+static int32_t cubin_kernels(const uint8_t *p, uint64_t n);
+
+int32_t ow_fatbin_cubin_kernels(const void *cubin, uint64_t n)
+{
+	return cubin ? cubin_kernels(cubin, n) : -1;
+}
+
 static int32_t cubin_kernels(const uint8_t *p, uint64_t n)
 {
 	if (n < 64 || memcmp(p, "\x7f" "ELF", 4) || p[4] != 2 || p[5] != 1)
@@ -243,6 +250,7 @@ static void decode_entry(const uint8_t *h, uint64_t off, struct ow_fatbin_entry 
 	e->arch = arch > UINT16_MAX ? UINT16_MAX : (uint16_t)arch;
 	e->flags = le64(h + 0x28);
 	e->uncompressed_size = le64(h + 0x38);
+	e->compressed_size = le32(h + 0x10);
 	e->offset = off;
 	if (e->flags & OW_FB_FLAG_ARCH_A)
 		e->variant = 'a';

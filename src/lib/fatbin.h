@@ -60,8 +60,13 @@ struct ow_fatbin_entry {
 	uint32_t header_size;
 	uint64_t payload_size;      /* bytes stored */
 	uint64_t uncompressed_size; /* 0 when not compressed */
+	uint32_t compressed_size;   /* the compressed stream's own length (0x10): the
+	                             * payload may be padded after it */
 	int32_t kernels; /* SASS cubin read: its number of kernels (.text.* sections);
-	                  * -1 not looked at (compressed, larger than 64 KiB, not SASS) */
+	                  * PTX read: its .entry directives; -1 not looked at.  The
+	                  * listing reads only small uncompressed cubins (64 KiB);
+	                  * fatbinkern.h decompresses the others (a count found in a
+	                  * prefix of the cubin is at least 1, not exact) */
 };
 
 struct ow_fatbin_module {
@@ -72,8 +77,11 @@ struct ow_fatbin_module {
 	uint64_t size;      /* header + body */
 	size_t first;       /* index of its first entry in ow_fatbin.entries */
 	size_t count;       /* number of entries; 0 = nothing to load */
-	int no_kernels;     /* every entry is a cubin read with no kernel in it (libcufftw's
-	                     * one module): no launch can fail for want of an image */
+	int no_kernels;     /* every entry is a cubin or PTX read with no kernel in it
+	                     * (libcufftw's one module, libcudnn_ext's 22): no launch
+	                     * can fail for want of an image */
+	int unchecked;      /* fatbinkern.h did not look (it has an image for the
+	                     * device audited): may or may not hold kernels */
 };
 
 struct ow_fatbin {
@@ -99,6 +107,10 @@ int ow_fatbin_scan_buffer(const void *buf, size_t len, unsigned opts,
 int ow_fatbin_read_file(const char *path, unsigned opts, struct ow_fatbin **out);
 int ow_fatbin_read_fd(int fd, unsigned opts, struct ow_fatbin **out);
 void ow_fatbin_free(struct ow_fatbin *fb);
+
+/* The kernels of a whole (decompressed) cubin: its sections named
+ * .text.<kernel>; -1 when it is not a readable little-endian ELF64. */
+int32_t ow_fatbin_cubin_kernels(const void *cubin, uint64_t n);
 
 /* "sm_90a", "compute_120", "lto_100f", "cubin_80", "kind9_80". */
 int ow_fatbin_entry_name(const struct ow_fatbin_entry *e, char *buf, size_t size);

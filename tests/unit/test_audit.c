@@ -201,21 +201,22 @@ static void test_decode_rejects(void **state)
 		"",
 		"owaudit",
 		"owaudit 1 1\n", /* format 1: read again, never trusted */
-		"owaudit 3 1\n",
-		"owaudit 2 9\n",
-		"owaudit 2 1\n0 .nv_fatbin - 2:75:7.5:0\n",
-		"owaudit 2 1\n1 .nv_fatbin - 2:75:7.5:0",
-		"owaudit 2 1\n1 .nv_fatbin x 2:75:7.5:0\n",
-		"owaudit 2 1\n1 .nv_fatbin - 2:75b:7.5:0\n",
-		"owaudit 2 1\n1 .nv_fatbin - 2:75:7.5:9\n",
-		"owaudit 2 1\n1 .nv_fatbin - 2:75:7:0\n",
-		"owaudit 2 1\n1 .nv_fatbin - 2:99999999:7.5:0\n",
-		"owaudit 2 1\n1 .nv_fatbin -  2:75:7.5:0\n",
-		"owaudit 2 1\n1000001 .nv_fatbin -\n",
-		"owaudit 2 1\n600000 a -\n600000 b -\n",
-		"owaudit 2 1\n1 .nv_fatbin\n",
-		"owaudit 2 1\n1  -\n",
-		"owaudit 2 1\n18446744073709551617 .nv_fatbin -\n",
+		"owaudit 2 1\n", /* format 2: compressed modules were never looked into */
+		"owaudit 4 1\n",
+		"owaudit 3 9\n",
+		"owaudit 3 1\n0 .nv_fatbin - 2:75:7.5:0\n",
+		"owaudit 3 1\n1 .nv_fatbin - 2:75:7.5:0",
+		"owaudit 3 1\n1 .nv_fatbin x 2:75:7.5:0\n",
+		"owaudit 3 1\n1 .nv_fatbin - 2:75b:7.5:0\n",
+		"owaudit 3 1\n1 .nv_fatbin - 2:75:7.5:9\n",
+		"owaudit 3 1\n1 .nv_fatbin - 2:75:7:0\n",
+		"owaudit 3 1\n1 .nv_fatbin - 2:99999999:7.5:0\n",
+		"owaudit 3 1\n1 .nv_fatbin -  2:75:7.5:0\n",
+		"owaudit 3 1\n1000001 .nv_fatbin -\n",
+		"owaudit 3 1\n600000 a -\n600000 b -\n",
+		"owaudit 3 1\n1 .nv_fatbin\n",
+		"owaudit 3 1\n1  -\n",
+		"owaudit 3 1\n18446744073709551617 .nv_fatbin -\n",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct ow_fatbin *fb = (struct ow_fatbin *)1;
@@ -225,7 +226,7 @@ static void test_decode_rejects(void **state)
 		assert_null(fb);
 	}
 	struct ow_fatbin *fb;
-	const char *good = "owaudit 2 1\n3 .nv_fatbin - 2:90a:9.0:2 1:120:9.0:2\n1 __nv_relfatbin r\n"
+	const char *good = "owaudit 3 1\n3 .nv_fatbin - 2:90a:9.0:2 1:120:9.0:2\n1 __nv_relfatbin r\n"
 	                   "2 .nv_fatbin k 2:75:8.0:0\n";
 	assert_int_equal(ow_audit_decode(good, strlen(good), &fb), 0);
 	assert_int_equal(fb->n_modules, 6);
@@ -248,6 +249,45 @@ static void test_decode_rejects(void **state)
 }
 
 /* ---- wheels --------------------------------------------------------------------- */
+
+/* Compressed modules without kernels (nvcc -Xfatbin=-compress-all on a file
+ * with only __device__ functions and __constant__ data) are found by
+ * decompressing them, and decide no verdict; a compressed module with a
+ * kernel still does. */
+static void test_compressed_kernel_less(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *lib;
+		int cc;
+		size_t code, empty;
+		int verdict, fatal;
+	} cases[] = {
+		{"fatbin/nokernel_zstd.so", 75, 0, 1, OW_AUDIT_NO_CODE, 0},
+		{"fatbin/nokernel_zstd.so", 120, 0, 1, OW_AUDIT_NO_CODE, 0},
+		{"fatbin/nokernel_mixed.so", 75, 1, 1, OW_AUDIT_NONE, 1},
+		{"fatbin/nokernel_mixed.so", 86, 1, 1, OW_AUDIT_NATIVE, 0},
+		{"fatbin/zstd.so", 80, 2, 0, OW_AUDIT_NATIVE, 0},
+		{"fatbin/lz4.so", 75, 2, 0, OW_AUDIT_NONE, 1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *path = tu_fixture(cases[i].lib);
+		struct ow_audit *a;
+		assert_int_equal(ow_audit_path(path, NULL, &a), 0);
+		assert_int_equal(a->n_libs, 1);
+		struct ow_audit_summary sum;
+		ow_audit_lib_summary(&a->libs[0], &sum);
+		struct ow_audit_result r;
+		assert_int_equal(ow_audit_verdict(a, cases[i].cc, 0, &r), 0);
+		if (sum.n_code != cases[i].code || sum.n_empty != cases[i].empty ||
+		    r.verdict != cases[i].verdict || r.fatal != cases[i].fatal)
+			fail_msg("%s at %d: %zu code %zu empty, verdict %s fatal %d", cases[i].lib,
+			         cases[i].cc, sum.n_code, sum.n_empty, ow_audit_verdict_name(r.verdict),
+			         r.fatal);
+		ow_audit_free(a);
+		free(path);
+	}
+}
 
 static void test_wheel_verdicts(void **state)
 {
@@ -539,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_torch_fixture_summaries),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_decode_rejects),
+		cmocka_unit_test(test_compressed_kernel_less),
 		cmocka_unit_test(test_wheel_verdicts),
 		cmocka_unit_test(test_wheel_skips_without_inflating),
 		cmocka_unit_test(test_directory_walk),

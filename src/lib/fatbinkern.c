@@ -1,0 +1,300 @@
+/* fatbinkern.c - kernel-less modules found by decompressing as little as
+ * possible (the order of the checks is in fatbinkern.h). */
+#include "fatbinkern.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decompress.h"
+#include "error.h"
+#include "gpucompat.h"
+
+#define PREFIX_OUT 2048u          /* decompressed bytes looked at first */
+#define PREFIX_IN 8192u           /* compressed bytes read for them */
+#define FULL_MAX (512ull << 20)   /* a payload bigger than this is not opened: code */
+#define ELF_HDR 64u
+
+struct rd {
+	const uint8_t *buf; /* the input in memory, or NULL: pread fd */
+	uint64_t len;
+	int fd;
+	uint64_t *bytes;
+	uint8_t *in, *out; /* scratch: bytes read, bytes decompressed */
+	size_t in_cap, out_cap;
+};
+
+static int grow(uint8_t **p, size_t *cap, uint64_t need)
+{
+	if (need <= *cap)
+		return 0;
+	if (need > SIZE_MAX)
+		return ow_err(OW_ETOOBIG, "fatbin payload of %" PRIu64 " bytes", need);
+	free(*p);
+	*cap = 0;
+	if (!(*p = malloc((size_t)need ? (size_t)need : 1)))
+		return ow_err(OW_ENOMEM, "fatbin payload: out of memory for %" PRIu64 " bytes", need);
+	*cap = (size_t)need;
+	return 0;
+}
+
+/* n bytes at off of the input, in memory or read into r->in. */
+static int get(struct rd *r, uint64_t off, uint64_t n, const uint8_t **p)
+{
+	if (off > r->len || n > r->len - off)
+		return ow_err(OW_EPARSE, "fatbin payload at offset %" PRIu64 " runs past the input",
+			      off);
+	if (r->buf) {
+		*p = r->buf + off;
+		return 0;
+	}
+	int rc = grow(&r->in, &r->in_cap, n);
+	for (uint64_t done = 0; !rc && done < n;) {
+		ssize_t k = pread(r->fd, r->in + done, (size_t)(n - done), (off_t)(off + done));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return ow_err(OW_EIO, "read at offset %" PRIu64 ": %s", off + done,
+				      k < 0 ? strerror(errno) : "file shrank while reading");
+		done += (uint64_t)k;
+	}
+	if (!rc && r->bytes)
+		*r->bytes += n;
+	*p = r->in;
+	return rc;
+}
+
+static int method(const struct ow_fatbin_entry *e)
+{
+	return e->compression == OW_FB_COMP_LZ4 ? OW_DECOMP_LZ4
+	     : e->compression == OW_FB_COMP_ZSTD ? OW_DECOMP_ZSTD : 0;
+}
+
+/* The stored stream of e: its compressed length when the header gives one. */
+static uint64_t stream_size(const struct ow_fatbin_entry *e)
+{
+	if (e->compression != OW_FB_COMP_NONE && e->compressed_size &&
+	    e->compressed_size <= e->payload_size)
+		return e->compressed_size;
+	return e->payload_size;
+}
+
+/* The first `want` bytes of e's payload, decompressed (want 0: all of it).
+ * *n gets how many came out. */
+static int payload(struct rd *r, const struct ow_fatbin_entry *e, uint64_t want,
+		   const uint8_t **p, uint64_t *n)
+{
+	uint64_t at = e->offset + e->header_size, stored = stream_size(e);
+	int rc;
+	if (e->compression == OW_FB_COMP_NONE) {
+		*n = want && want < stored ? want : stored;
+		return get(r, at, *n, p);
+	}
+	if (e->compression == OW_FB_COMP_UNKNOWN || !e->uncompressed_size ||
+	    e->uncompressed_size > FULL_MAX)
+		return 1; /* cannot be opened: the caller counts it as code */
+	uint64_t full = e->uncompressed_size, out = want && want < full ? want : full;
+	const uint8_t *src;
+	size_t got = 0;
+	if ((rc = grow(&r->out, &r->out_cap, out)))
+		return rc;
+	/* A prefix is decoded from a prefix of the stream, grown until it gives
+	 * the bytes asked for (a zstd block decodes only once it is whole). */
+	for (uint64_t in = out < full ? PREFIX_IN : stored;; in *= 8) {
+		in = in < stored ? in : stored;
+		if ((rc = get(r, at, in, &src)))
+			return rc;
+		rc = ow_decompress(method(e), src, (size_t)in, r->out, (size_t)full, (size_t)out, &got);
+		if ((!rc && got == out) || in == stored)
+			break;
+	}
+	if (rc)
+		return ow_err_prefix(rc, "fatbin entry at offset %" PRIu64 ": ", e->offset);
+	*p = r->out;
+	*n = got;
+	return 0;
+}
+
+static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* A ".text." name in the section name table nvcc writes at 0x40, right
+ * after the ELF header, when the section headers are at the end: 1 yes,
+ * 0 or -1 not seen (then the whole cubin is read). */
+static int prefix_has_text(const uint8_t *p, uint64_t n)
+{
+	static const char text[] = ".text.";
+	if (n < ELF_HDR + 2 || p[ELF_HDR] != 0)
+		return -1;
+	uint64_t i = ELF_HDR + 1;
+	while (i < n) {
+		uint64_t s = i;
+		while (i < n && p[i] > ' ' && p[i] <= '~')
+			i++;
+		if (i == n || p[i] != 0 || i == s || p[s] != '.')
+			return -1;
+		if (i - s >= sizeof text - 1 && !memcmp(p + s, text, sizeof text - 1))
+			return 1;
+		i++;
+	}
+	return -1;
+}
+
+/* What the first n bytes of a cubin say: its kernels (>= 0; 1 may mean "at
+ * least one"), or -1 with *need = the prefix that would tell (the section
+ * headers and their name table, when both lie early: nvcc puts the headers
+ * either right after the ELF header or at the end), 0 = the whole cubin. */
+static int32_t probe(const uint8_t *p, uint64_t n, uint64_t *need)
+{
+	*need = 0;
+	if (n < ELF_HDR || memcmp(p, "\x7f" "ELF", 4))
+		return -1;
+	uint64_t shoff = le64(p + 0x28);
+	uint16_t entsize = le16(p + 0x3A), shnum = le16(p + 0x3C), strndx = le16(p + 0x3E);
+	if (entsize < 64 || strndx >= shnum || shoff > UINT64_MAX / 2)
+		return -1;
+	uint64_t tab_end = shoff + (uint64_t)shnum * entsize;
+	if (tab_end <= n) {
+		const uint8_t *sh = p + shoff + (uint64_t)strndx * entsize;
+		uint64_t str_end = le64(sh + 0x18) + le64(sh + 0x20);
+		if (str_end <= n)
+			return ow_fatbin_cubin_kernels(p, n);
+		*need = str_end;
+		return -1;
+	}
+	if (prefix_has_text(p, n) == 1)
+		return 1;
+	*need = tab_end;
+	return -1;
+}
+
+/* Kernels of one SASS entry: from a prefix only when `quick`, else from as
+ * much of the cubin as it takes.  Leaves e->kernels -1 when nothing can be
+ * said. */
+static int sass_kernels(struct rd *r, struct ow_fatbin_entry *e, int quick)
+{
+	const uint8_t *p;
+	uint64_t n, need = PREFIX_OUT;
+	for (int round = 0; round < 3; round++) {
+		int rc = payload(r, e, need, &p, &n);
+		if (rc)
+			return rc > 0 ? 0 : rc;
+		int32_t k = probe(p, n, &need);
+		if (k >= 0 || quick || need <= n) {
+			e->kernels = k >= 0 || quick ? k : ow_fatbin_cubin_kernels(p, n);
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int32_t ow_fatbin_ptx_kernels(const char *ptx, uint64_t n)
+{
+	static const char entry[] = ".entry";
+	int32_t k = 0;
+	const char *p = ptx, *end = ptx + n;
+	while (p && (uint64_t)(end - p) >= sizeof entry - 1 &&
+	       (p = memmem(p, (size_t)(end - p), entry, sizeof entry - 1))) {
+		const char *after = p + sizeof entry - 1;
+		int starts = p == ptx || p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n';
+		int ends = after == end || *after == ' ' || *after == '\t' || *after == '\n';
+		if (starts && ends && k < INT32_MAX)
+			k++;
+		p = after;
+	}
+	return k;
+}
+
+static int ptx_kernels(struct rd *r, struct ow_fatbin_entry *e)
+{
+	const uint8_t *p;
+	uint64_t n;
+	int rc = payload(r, e, 0, &p, &n);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	e->kernels = ow_fatbin_ptx_kernels((const char *)p, n);
+	return 0;
+}
+
+enum { UNDECIDED = 0, CODE = 1 };
+
+/* CODE when some entry is known to hold a kernel or cannot be looked into. */
+static int known_code(const struct ow_fatbin *fb, const struct ow_fatbin_module *m)
+{
+	for (size_t i = 0; i < m->count; i++) {
+		const struct ow_fatbin_entry *e = &fb->entries[m->first + i];
+		if (e->kernels > 0 || (e->kind != OW_FB_SASS && e->kind != OW_FB_PTX))
+			return CODE;
+	}
+	return UNDECIDED;
+}
+
+/* One pass over the module's entries of `kind`: quick (prefix) or whole. */
+static int pass(struct rd *r, struct ow_fatbin *fb, const struct ow_fatbin_module *m,
+		int kind, int quick, int *code)
+{
+	for (size_t i = 0; i < m->count && !*code; i++) {
+		struct ow_fatbin_entry *e = &fb->entries[m->first + i];
+		if (e->kind != kind || e->kernels >= 0)
+			continue;
+		int rc = kind == OW_FB_SASS ? sass_kernels(r, e, quick) : ptx_kernels(r, e);
+		if (rc)
+			return rc;
+		*code = e->kernels > 0 || (!quick && e->kernels < 0);
+	}
+	return 0;
+}
+
+static int decide(struct rd *r, struct ow_fatbin *fb, struct ow_fatbin_module *m)
+{
+	if (m->relocatable || m->count == 0 || m->no_kernels)
+		return 0;
+	int code = known_code(fb, m), rc = 0;
+	if (!code)
+		rc = pass(r, fb, m, OW_FB_SASS, 1, &code);
+	if (!rc && !code)
+		rc = pass(r, fb, m, OW_FB_SASS, 0, &code);
+	if (!rc && !code)
+		rc = pass(r, fb, m, OW_FB_PTX, 0, &code);
+	if (!rc && !code)
+		m->no_kernels = 1;
+	return rc;
+}
+
+/* Can module m fail a launch on cc for want of an image? */
+static int may_fail(const struct ow_fatbin *fb, const struct ow_fatbin_module *m, int cc,
+		    int driver)
+{
+	struct ow_gpu_module_verdict v;
+	if (ow_gpu_module_verdict(fb, m, cc, driver, &v))
+		return 1;
+	return v.verdict == OW_GPU_NONE || v.verdict == OW_GPU_PTX_TOO_NEW;
+}
+
+int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len, int fd,
+			    int cc, int driver, uint64_t *bytes_read)
+{
+	if (!fb || (!buf && fd < 0))
+		return ow_err(OW_EINVAL, "ow_fatbin_count_kernels: no input");
+	struct rd r = {.buf = buf, .len = len, .fd = fd, .bytes = bytes_read};
+	int rc = 0;
+	for (size_t i = 0; !rc && i < fb->n_modules; i++) {
+		struct ow_fatbin_module *m = &fb->modules[i];
+		m->unchecked = 0;
+		if (cc > 0 && !m->no_kernels && !may_fail(fb, m, cc, driver))
+			m->unchecked = !m->relocatable && m->count > 0 && !known_code(fb, m);
+		else
+			rc = decide(&r, fb, m);
+	}
+	free(r.in);
+	free(r.out);
+	return rc;
+}

@@ -1,0 +1,43 @@
+/* fatbinkern.h - which fatbin modules hold no kernel at all, from the
+ * payloads the header-only listing (fatbin.h) leaves closed.
+ *
+ * A module none of whose cubins has a .text.<kernel> section and none of
+ * whose PTX has an .entry cannot fail a launch for want of an image: the
+ * audit counts it as no-code (libcudnn_ext.so.9: 22 such modules, all
+ * compressed; libcublasLt: 931 of 2,617).  Most cubins are compressed (LZ4
+ * or zstd, decompress.h), so finding out costs a decompression; it is done
+ * as little as possible:
+ *   - relocatable modules (no verdict) and modules already decided are
+ *     skipped;
+ *   - a module is decided by its first cubin that has a kernel: only a
+ *     prefix of it is decompressed (a 2 KiB prefix holds the section name
+ *     table that nvcc writes right after the ELF header; a ".text." name in
+ *     it means a kernel);
+ *   - only when every cubin looks kernel-less is each decompressed whole and
+ *     its section headers read, and then the PTX searched for .entry.
+ * The result is kept in the listing (entries' kernels, modules' no_kernels),
+ * so a cached audit (audits.listing, flag k) never decompresses again. */
+#ifndef OW_FATBINKERN_H
+#define OW_FATBINKERN_H
+
+#include <stdint.h>
+
+#include "fatbin.h"
+
+/* Only when a verdict depends on it: with cc (10 * major + minor) > 0,
+ * only the modules that have no usable image on that device (the verdict
+ * "none" or "ptx-too-new" for `driver`, 0 = unknown) are looked into; the
+ * others are marked unchecked (a kernel-less module there changes nothing).
+ * cc 0 looks into every module (a listing, or a listing kept in a cache).
+ * Payloads come from `buf` (len bytes, the listed input in memory) or, when
+ * buf is NULL, from `fd` with pread.  The listing must be fresh (offsets
+ * valid), from that same input.  *bytes_read (may be NULL) grows by what was
+ * read from fd.  A payload that does not decompress is an OW_EPARSE naming
+ * the entry; OW_EIO, OW_ENOMEM. */
+int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len, int fd,
+			    int cc, int driver, uint64_t *bytes_read);
+
+/* The .entry directives of a PTX text (a kernel each). */
+int32_t ow_fatbin_ptx_kernels(const char *ptx, uint64_t n);
+
+#endif
