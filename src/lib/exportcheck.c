@@ -351,10 +351,9 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 	if (rc)
 		return rc;
 	int root = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* DIR may be a link */
-	if (root < 0)
-		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: cannot open the export "
-		              "directory: %s", o->dir, strerror(errno));
-	if (!check_signature(o, root, r, &sums_text, &sums_n)) {
+	if (root < 0) /* nothing there (an export killed before it began): not valid */
+		problem(r, "missing", o->dir, "cannot open the export directory: %s", strerror(errno));
+	else if (!check_signature(o, root, r, &sums_text, &sums_n)) {
 		if ((rc = ow_xparse_sums(sums_text, sums_n, &sums)))
 			problem(r, "manifest", OW_EXPORT_SUMS, "%s", ow_err_detail());
 		ow_xfiles_sort(&sums);
@@ -362,7 +361,8 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 			check_manifest_and_files(o, root, r, &m, &sums,
 			                         o->state_path ? o->state_path : state);
 	}
-	close(root);
+	if (root >= 0)
+		close(root);
 	free(sums_text);
 	ow_xfiles_free(&sums);
 	ow_xmanifest_free(&m);

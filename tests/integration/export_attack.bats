@@ -290,6 +290,10 @@ resign() {
 	[[ "$output" == *"No such file"* ]]
 	run timeout 20 "$OFFWHEEL" check "$SRV/ex" --pubkey "$BATS_TEST_TMPDIR/keydir"
 	[[ "$output" == *"is a directory"* ]]
+	# no export there at all (killed before it began): not valid, named
+	run chk "$BATS_TEST_TMPDIR/no-such-stick"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"no-such-stick: cannot open the export directory"* ]]
 }
 
 @test "check: a FIFO, a device or a link on the stick is damage (exit 3), never read" {
