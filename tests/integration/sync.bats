@@ -62,6 +62,8 @@ sync() { # WS [options]
 		sleep "0.0$((RANDOM % 9 + 1))"
 		kill -9 "$pid" 2>/dev/null || true
 		wait "$pid" || true
+		# killed before it made the workspace: there is nothing to check yet
+		[ -e "$ws/index.db" ] || continue
 		run "$OFFWHEEL" --home "$ws" fsck
 		[ "$status" -eq 0 ]
 	done
