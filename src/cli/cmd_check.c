@@ -80,13 +80,11 @@ static void render_json(const char *dir, const struct ow_check_report *r)
 	json_t *probs = json_array();
 	for (size_t i = 0; i < r->n; i++)
 		json_array_append_new(probs, problem_json(&r->problems[i]));
-	char exp[32];
-	iso(r->expires, exp, sizeof exp);
-	json_t *doc = json_pack("{s:s, s:b, s:s?, s:I, s:I, s:s?, s:I, s:I, s:I, s:o}",
+	json_t *doc = json_pack("{s:s, s:b, s:s?, s:I, s:I, s:o, s:I, s:I, s:o}",
 	                        "command", "check", "valid", r->valid, "key_id",
 	                        *r->key_id ? r->key_id : NULL, "sequence", (json_int_t)r->sequence,
 	                        "accepted_before", (json_int_t)r->accepted, "expires",
-	                        r->expires ? exp : NULL, "expires_unix", (json_int_t)r->expires,
+	                        r->expires ? json_integer(r->expires) : json_null(),
 	                        "files", (json_int_t)r->files, "bytes", (json_int_t)r->bytes,
 	                        "problems", probs);
 	if (doc && cli_json_set_bytes(doc, "dir", dir)) {

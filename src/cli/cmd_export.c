@@ -35,7 +35,7 @@ enum { OPT_TARGET = 400, OPT_ALL, OPT_FILE, OPT_SIGN, OPT_EXPIRES, OPT_NGINX, OP
        OPT_SEQUENCE };
 static const struct cli_opt opts[] = {
 	{"target", OPT_TARGET, required_argument, "T", "the newest set of target T ('ls sets')"},
-	{"all-sets", OPT_ALL, no_argument, NULL, "the newest set of every target"},
+	{"all-sets", OPT_ALL, no_argument, NULL, "the newest set of every target that is complete and fetched (the rest are named)"},
 	{"file", OPT_FILE, required_argument, "NAME", "a fetched wheel by file name"},
 	{"sign", OPT_SIGN, required_argument, "KEY", "sign with this secret key (offwheel keygen)"},
 	{"expires", OPT_EXPIRES, required_argument, "DAYS", "check refuses it after DAYS (90)"},
@@ -118,8 +118,37 @@ static int build_plan(struct cli *c, ow_store *s, const struct export_args *a, c
 	return rc;
 }
 
+/* "set 1 (cu126 cp311-win_amd64): not fetched (0 of 19 files); set 3 (…): …" */
+static char *skipped_line(const struct ow_export_plan *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, "--all-sets: left out %zu set%s that %s not complete and fetched: ", p->nskipped,
+	        p->nskipped == 1 ? "" : "s", p->nskipped == 1 ? "is" : "are");
+	for (size_t i = 0; i < p->nskipped; i++)
+		fprintf(f, "%sset %lld (%s): %s", i ? "; " : "", (long long)p->skipped[i].id,
+		        p->skipped[i].target, p->skipped[i].reason);
+	fclose(f);
+	return buf;
+}
+
+static json_t *skipped_json(const struct ow_export_plan *p)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < p->nskipped; i++)
+		json_array_append_new(a, json_pack("{s:I, s:s, s:s}", "set",
+		                                   (json_int_t)p->skipped[i].id, "target",
+		                                   p->skipped[i].target, "reason",
+		                                   p->skipped[i].reason));
+	return a;
+}
+
 /* DIR's name is the user's bytes: one valid JSON document, an escaped line. */
-static void render(struct cli *c, const char *dir, const struct ow_export_report *r)
+static void render(struct cli *c, const char *dir, const struct ow_export_plan *p,
+                   const struct ow_export_report *r)
 {
 	char b[32], b2[32];
 	if (c->json) {
@@ -134,6 +163,8 @@ static void render(struct cli *c, const char *dir, const struct ow_export_report
 		                        (json_int_t)r->bytes_total, "bytes_copied",
 		                        (json_int_t)r->bytes_copied, "fs", *r->fs ? r->fs : NULL,
 		                        "seconds", r->seconds);
+		if (doc)
+			json_object_set_new(doc, "skipped", skipped_json(p));
 		if (doc && cli_json_set_bytes(doc, "dir", dir)) {
 			json_decref(doc);
 			doc = NULL;
@@ -149,19 +180,35 @@ static void render(struct cli *c, const char *dir, const struct ow_export_report
 	        *r->key_id ? "signed by key " : "NOT SIGNED (check will refuse it)", r->key_id,
 	        shown ? shown : "");
 	free(shown);
+	char *sk = p->nskipped && c->verbosity >= 0 ? skipped_line(p) : NULL;
+	if (sk)
+		cli_wrapped(stdout, "", sk);
+	free(sk);
 }
 
-static int run_export(struct cli *c, const struct export_args *a, const char *dir, char **ids,
+/* DIR is made only once there is something to write, and a failed export
+ * takes away the directories it made: DIR is left as it was found. */
+static int make_dir(struct cli *c, const char *arg, char *dir, char *made, size_t n)
+{
+	int rc = ow_mkdir_p_made(arg, 0755, made, n);
+	if (!rc && !realpath(arg, dir))
+		rc = ow_err(OW_EIO, "%s: cannot resolve the path: %s", arg, strerror(errno));
+	return rc ? cli_fail(c, rc) : 0;
+}
+
+static int run_export(struct cli *c, const struct export_args *a, const char *arg, char **ids,
                       int nids)
 {
 	struct ow_signify_sec key;
 	ow_store *s = NULL;
 	struct ow_export_plan p = {0};
+	char dir[PATH_MAX], made[PATH_MAX] = "";
 	int rc = a->sign ? ow_signify_load_sec(a->sign, &key) : 0;
 	if (rc)
 		return cli_fail(c, rc);
 	if (!(rc = cli_open_store(c, OW_STORE_WRITE, &s)) &&
-	    !(rc = build_plan(c, s, a, ids, nids, &p))) {
+	    !(rc = build_plan(c, s, a, ids, nids, &p)) &&
+	    !(rc = make_dir(c, arg, dir, made, sizeof made))) {
 		struct ow_export_opts o = {.dir = dir, .key = a->sign ? &key : NULL,
 		                           .expires_days = a->expires, .fat32 = a->fat32,
 		                           .nginx_conf = a->nginx, .jobs = c->jobs,
@@ -170,7 +217,9 @@ static int run_export(struct cli *c, const struct export_args *a, const char *di
 		int erc = ow_export_run(s, &p, &o, &r);
 		rc = erc ? cli_fail(c, erc) : 0;
 		if (!erc)
-			render(c, dir, &r);
+			render(c, dir, &p, &r);
+		else if (*made)
+			ow_rmdir_made(arg, made);
 	}
 	memset(&key, 0, sizeof key);
 	ow_export_plan_free(&p);
@@ -192,9 +241,5 @@ int cmd_export(struct cli *c, int argc, char **argv)
 		                          "or --file");
 	if (!*argv[first])
 		return cli_usage_error(c, "export: DIR is an empty name — name the directory to write");
-	char dir[PATH_MAX];
-	int rc = ow_mkdir_p(argv[first], 0755);
-	if (rc || !realpath(argv[first], dir))
-		return cli_fail(c, rc ? rc : ow_err(OW_EIO, "%s: cannot resolve the path", argv[first]));
-	return run_export(c, &a, dir, argv + first + 1, argc - first - 1);
+	return run_export(c, &a, argv[first], argv + first + 1, argc - first - 1);
 }

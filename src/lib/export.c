@@ -89,10 +89,34 @@ static int wanted_paths(const struct ow_export_plan *p, struct ow_xfiles *f)
 	return rc;
 }
 
+/* One export run: the directory (opened once) and what it found there. */
+struct xrun {
+	const char *dir; /* for messages */
+	int root;        /* O_DIRECTORY fd of dir */
+	struct ow_xprev prev;
+	struct ow_xfiles remove;
+	/* Undo while only new wheels were added (the copy phase): the old
+	 * signature's bytes, and whether wheels/ was made by this run. */
+	char oldsig[4096];
+	ssize_t oldsig_len; /* -1: there was none */
+	int undoable, made_wheels;
+};
+
 /* The old signature goes first: from here on the tree is not valid until
- * the new signature is written. */
-static int drop_signature(int root, const char *dir)
+ * the new signature is written.  Its bytes are kept, so that an export that
+ * fails while copying can put the tree back as it was. */
+static int drop_signature(struct xrun *x)
 {
+	int root = x->root;
+	const char *dir = x->dir;
+	x->oldsig_len = -1;
+	int fd = openat(root, OW_EXPORT_SIG, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0) {
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (off_t)sizeof x->oldsig)
+			x->oldsig_len = read(fd, x->oldsig, sizeof x->oldsig);
+		close(fd);
+	}
 	if (unlinkat(root, OW_EXPORT_SIG, 0) != 0 && errno != ENOENT)
 		return ow_err(OW_EIO, "%s/%s: cannot remove the old signature: %s", dir, OW_EXPORT_SIG,
 		              strerror(errno));
@@ -154,14 +178,6 @@ struct copy_all {
 	struct copy_job *v;
 	uint64_t done, total;
 	pthread_mutex_t mu;
-};
-
-/* One export run: the directory (opened once) and what it found there. */
-struct xrun {
-	const char *dir; /* for messages */
-	int root;        /* O_DIRECTORY fd of dir */
-	struct ow_xprev prev;
-	struct ow_xfiles remove;
 };
 
 static int copy_worker(void *ud, size_t i)
@@ -233,6 +249,9 @@ static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const struct
 {
 	struct copy_all a = {.s = s, .wdir = -1};
 	size_t n = 0;
+	struct stat st;
+	x->made_wheels = fstatat(x->root, "wheels", &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
+	x->undoable = 1;
 	int rc = ow_mkdir_beneath(x->root, "wheels", 0755, &a.wdir);
 	if (rc)
 		return ow_err_prefix(rc, "%s/", x->dir);
@@ -246,6 +265,9 @@ static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const struct
 	ow_parallel_for(n, o->jobs < 1 ? 1 : o->jobs > 4 ? 4 : o->jobs, copy_worker, &a);
 	pthread_mutex_destroy(&a.mu);
 	rc = collect_jobs(&a, n, rec, r);
+	for (size_t i = 0; rc && i < n; i++) /* undo: the files this run added */
+		if (a.v[i].copied)
+			unlinkat(a.wdir, a.v[i].name, 0);
 	for (size_t i = 0; i < n; i++)
 		free(a.v[i].err);
 	free(a.v);
@@ -367,6 +389,45 @@ static int write_nginx(const char *path, const char *dir)
 	return rc;
 }
 
+/* A failure in the copy phase: the copied wheels are gone again (copy_wheels);
+ * wheels/ goes if this run made it, and the old signature comes back, so DIR
+ * is as it was found.  The error being reported is kept. */
+static void undo(struct xrun *x, int code)
+{
+	char *keep = strdup(ow_err_detail());
+	if (x->made_wheels)
+		unlinkat(x->root, "wheels", AT_REMOVEDIR);
+	struct ow_tmpat t = {.fd = -1};
+	if (x->oldsig_len >= 0 && ow_tmpat_create(x->root, OW_EXPORT_TMP_PREFIX, &t) == 0) {
+		if (ow_write_all(t.fd, x->oldsig, (size_t)x->oldsig_len))
+			ow_tmpat_discard(&t);
+		else
+			ow_tmpat_publish(&t, OW_EXPORT_SIG);
+	}
+	ow_err(code, "%s", keep ? keep : "out of memory");
+	free(keep);
+}
+
+/* The server block is not part of the signed tree: a path inside DIR would
+ * be an unlisted file there (and check would refuse the stick), so it is
+ * refused before anything changes, as is one whose directory is missing. */
+static int nginx_path_ok(const char *path, const char *dir)
+{
+	char parent[PATH_MAX], real[PATH_MAX];
+	int rc = ow_dirname(parent, sizeof parent, path);
+	if (rc)
+		return rc;
+	if (!realpath(parent, real))
+		return ow_err(OW_ENOENT, "--nginx-conf %s: cannot use %s: %s — name a file in an "
+		                         "existing directory", path, parent, strerror(errno));
+	size_t n = strlen(dir);
+	if (!strncmp(real, dir, n) && (real[n] == '\0' || real[n] == '/'))
+		return ow_err(OW_EINVAL, "--nginx-conf %s: inside the export %s, whose files are all "
+		                         "signed and checked — write it outside (for example "
+		                         "%s.nginx.conf)", path, dir, dir);
+	return 0;
+}
+
 /* DIR itself may be a link: it is resolved here, once. */
 static int open_root(const char *dir, int *fd)
 {
@@ -402,7 +463,7 @@ static int prepare(ow_store *s, const struct ow_export_plan *p, const struct ow_
 	m->created = o->now ? o->now : (int64_t)time(NULL);
 	m->expires = m->created + (int64_t)o->expires_days * 86400;
 	m->dir = o->dir;
-	return drop_signature(x->root, x->dir);
+	return drop_signature(x);
 }
 
 static int run_steps(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
@@ -412,8 +473,10 @@ static int run_steps(ow_store *s, const struct ow_export_plan *p, const struct o
 	int rc = prepare(s, p, o, x, r, m);
 	if (!rc)
 		rc = copy_wheels(s, p, o, x, &rec, r);
-	if (!rc)
+	if (!rc) {
+		x->undoable = 0; /* pages and lists change in place from here */
 		rc = write_pages(p, x, &rec);
+	}
 	if (!rc)
 		rc = write_lists(p, m, x, &rec);
 	if (!rc && (rc = ow_xremove(x->root, &x->remove, &r->removed)))
@@ -438,9 +501,11 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 		return ow_err(OW_EINVAL, "--sequence %lld: out of range (1 to 2^53)",
 		              (long long)o->sequence);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int rc = open_root(o->dir, &x.root);
+	int rc = o->nginx_conf ? nginx_path_ok(o->nginx_conf, o->dir) : 0;
 	if (!rc)
-		rc = run_steps(s, p, o, &x, r, &m);
+		rc = open_root(o->dir, &x.root);
+	if (!rc && (rc = run_steps(s, p, o, &x, r, &m)) && x.undoable)
+		undo(&x, rc);
 	if (!rc)
 		rc = record_export(s, &m, r);
 	if (!rc && o->nginx_conf)

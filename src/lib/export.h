@@ -59,16 +59,27 @@ struct ow_export_set {
 	size_t n;
 };
 
+struct ow_export_skip { /* a set --all-sets left out */
+	int64_t id;
+	char *target;
+	char reason[96]; /* "incomplete (no torchaudio)", "not fetched (0 of 19 files)" */
+};
+
 struct ow_export_plan {
 	struct ow_export_item *items;
 	size_t n;
 	struct ow_export_set *sets;
 	size_t nsets;
+	struct ow_export_skip *skipped;
+	size_t nskipped;
 };
 
 /* Build a plan: sets by id (duplicates ignored); the newest set of a target;
- * the newest set of every target; or fetched files by name (one pseudo set
- * "files").  A member that is not fetched is an error naming it (OW_EINCOMPLETE). */
+ * or fetched files by name (one pseudo set "files").  A member that is not
+ * fetched is an error naming it (OW_EINCOMPLETE).  --all-sets is the newest
+ * set of every target that is complete and fetched: the others (a sync with
+ * --device fetches only the sets that run there) are listed in p->skipped,
+ * and only when none is left is it an error. */
 int ow_export_add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id);
 int ow_export_add_target(ow_store *s, struct ow_export_plan *p, const char *target);
 int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p);

@@ -306,9 +306,18 @@ static int check_freshness(struct ow_check_report *r, const struct ow_xmanifest 
 		problem(r, "state", state, "%s", ow_err_detail());
 		return 0;
 	}
-	if (now > m->expires)
-		problem(r, "expired", OW_EXPORT_MANIFEST, "expired %lld s ago — make a fresh export",
-		        (long long)(now - m->expires));
+	if (now > m->expires) {
+		int64_t ago = now - m->expires, days = ago / 86400;
+		if (days >= 1)
+			problem(r, "expired", OW_EXPORT_MANIFEST, "expired %lld day%s ago — make a fresh "
+			        "export", (long long)days, days == 1 ? "" : "s");
+		else if (ago >= 3600)
+			problem(r, "expired", OW_EXPORT_MANIFEST, "expired %lld hour%s ago — make a "
+			        "fresh export", (long long)(ago / 3600), ago / 3600 == 1 ? "" : "s");
+		else
+			problem(r, "expired", OW_EXPORT_MANIFEST, "expired less than an hour ago — make "
+			        "a fresh export");
+	}
 	if (m->sequence < r->accepted)
 		problem(r, "rollback", OW_EXPORT_MANIFEST, "sequence %lld is older than sequence %lld "
 		        "already accepted for key %s (an old stick? or a new workspace signing with "

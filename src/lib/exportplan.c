@@ -30,8 +30,11 @@ void ow_export_plan_free(struct ow_export_plan *p)
 		free(p->sets[i].req_name);
 		free(p->sets[i].members);
 	}
+	for (size_t i = 0; i < p->nskipped; i++)
+		free(p->skipped[i].target);
 	free(p->items);
 	free(p->sets);
+	free(p->skipped);
 	memset(p, 0, sizeof *p);
 }
 
@@ -207,13 +210,58 @@ int ow_export_add_target(ow_store *s, struct ow_export_plan *p, const char *targ
 	return ow_export_add_set(s, p, ow_col_int(st, 0));
 }
 
+/* Why --all-sets leaves this set out ("" when it goes in); *target is set. */
+static int set_skip_reason(ow_store *s, int64_t id, char **target, char *why, size_t n)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SET_GET);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, id);
+	int row = ow_stmt_step(st);
+	if (row <= 0)
+		return row ? row : ow_err(OW_ENOENT, "set %lld: vanished while exporting", (long long)id);
+	const char *missing = ow_col_text(st, 3);
+	*why = 0;
+	if (!ow_col_int(st, 2))
+		snprintf(why, n, "incomplete%s%s%s", missing ? " (no " : "", missing ? missing : "",
+		         missing ? ")" : "");
+	if (!(*target = dup_col(st, 0)))
+		return ow_err(OW_ENOMEM, "export: out of memory");
+	if (*why)
+		return 0;
+	if (!(st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SET_FETCHED)))
+		return OW_EDB;
+	ow_stmt_int(st, 1, id);
+	if ((row = ow_stmt_step(st)) != 1)
+		return row < 0 ? row : OW_EDB;
+	int64_t all = ow_col_int(st, 0), have = ow_col_int(st, 1);
+	if (have < all)
+		snprintf(why, n, "not fetched (%lld of %lld files)", (long long)have, (long long)all);
+	return 0;
+}
+
+static int plan_skip(struct ow_export_plan *p, int64_t id, char *target, const char *why)
+{
+	struct ow_export_skip *g = realloc(p->skipped, (p->nskipped + 1) * sizeof *g);
+	if (!g) {
+		free(target);
+		return ow_err(OW_ENOMEM, "export: out of memory");
+	}
+	p->skipped = g;
+	g += p->nskipped++;
+	g->id = id;
+	g->target = target;
+	snprintf(g->reason, sizeof g->reason, "%s", why);
+	return 0;
+}
+
 int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SETS_NEWEST_ALL);
 	if (!st)
 		return OW_EDB;
 	int64_t *ids = NULL;
-	size_t n = 0;
+	size_t n = 0, taken = 0;
 	int row, rc = 0;
 	while ((row = ow_stmt_step(st)) == 1) {
 		int64_t *g = realloc(ids, (n + 1) * sizeof *g);
@@ -226,8 +274,24 @@ int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p)
 	}
 	if (row == 0 && n == 0)
 		rc = ow_err(OW_ENOENT, "no sets resolved yet — run 'offwheel resolve' first");
-	for (size_t i = 0; !rc && row == 0 && i < n; i++)
-		rc = ow_export_add_set(s, p, ids[i]);
+	for (size_t i = 0; !rc && row == 0 && i < n; i++) {
+		char *target = NULL, why[96];
+		if ((rc = set_skip_reason(s, ids[i], &target, why, sizeof why))) {
+			free(target);
+			break;
+		}
+		if (*why) {
+			rc = plan_skip(p, ids[i], target, why);
+			continue;
+		}
+		free(target);
+		if (!(rc = ow_export_add_set(s, p, ids[i])))
+			taken++;
+	}
+	if (!rc && row == 0 && !taken && p->nskipped)
+		rc = ow_err(OW_EINCOMPLETE, "--all-sets: none of the %zu newest sets is complete and "
+		            "fetched — run 'offwheel sync' (or 'fetch SET-ID'); 'offwheel ls sets' "
+		            "lists them", p->nskipped);
 	free(ids);
 	return row < 0 ? row : rc;
 }

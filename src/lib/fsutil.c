@@ -27,7 +27,14 @@ static int errno_code(int e)
 
 int ow_mkdir_p(const char *path, mode_t mode)
 {
+	return ow_mkdir_p_made(path, mode, NULL, 0);
+}
+
+int ow_mkdir_p_made(const char *path, mode_t mode, char *made, size_t madelen)
+{
 	char buf[PATH_MAX];
+	if (made && madelen)
+		*made = '\0';
 	size_t n = strlen(path);
 	if (n == 0 || n >= sizeof buf)
 		return ow_err(OW_ERANGE, "%s: path too long", path);
@@ -37,12 +44,33 @@ int ow_mkdir_p(const char *path, mode_t mode)
 			continue;
 		char c = buf[i];
 		buf[i] = '\0';
-		if (mkdir(buf, mode) != 0 && errno != EEXIST)
+		if (mkdir(buf, mode) == 0) {
+			if (made && madelen && !*made)
+				snprintf(made, madelen, "%s", buf);
+		} else if (errno != EEXIST) {
 			return ow_err(errno_code(errno), "%s: cannot create directory: %s", buf,
 			              strerror(errno));
+		}
 		buf[i] = c;
 	}
 	return 0;
+}
+
+void ow_rmdir_made(const char *path, const char *top)
+{
+	char buf[PATH_MAX];
+	size_t tn = strlen(top), n;
+	if (!tn || snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return;
+	while ((n = strlen(buf)) > 1 && buf[n - 1] == '/')
+		buf[n - 1] = '\0';
+	/* buf is top or below it; rmdir refuses a directory that is not empty */
+	while (!strncmp(buf, top, tn) && (buf[tn] == '\0' || buf[tn] == '/') && rmdir(buf) == 0) {
+		char *sl = strrchr(buf, '/');
+		if (!sl || sl == buf || (size_t)(sl - buf) < tn)
+			return;
+		*sl = '\0';
+	}
 }
 
 int ow_fsync_dir(const char *dir)

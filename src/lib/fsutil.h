@@ -18,6 +18,12 @@ struct ow_tmp {
 
 /* mkdir -p with `mode` for every missing component. */
 int ow_mkdir_p(const char *path, mode_t mode);
+/* The same; `made` gets the topmost directory it created ("" when all were
+ * there), so that a caller that fails can take them away again. */
+int ow_mkdir_p_made(const char *path, mode_t mode, char *made, size_t madelen);
+/* Remove the empty directories from `path` up to and including `top` (the
+ * `made` of ow_mkdir_p_made): what a failed command created, nothing else. */
+void ow_rmdir_made(const char *path, const char *top);
 /* fsync a directory so a rename or unlink in it is durable. */
 int ow_fsync_dir(const char *dir);
 /* Join two path parts into buf; OW_ERANGE if it does not fit. */

@@ -115,10 +115,28 @@ static int parse_file(const char *what, const char *text, size_t len, uint8_t *b
 	return 0;
 }
 
+/* The key line decodes to `want` bytes of an Ed25519 key: the other kind of
+ * key file was given (a secret key where the public one belongs, or back). */
+static int is_key_of_size(const char *text, size_t len, size_t want)
+{
+	uint8_t bin[SEC_LEN];
+	const char *nl = memchr(text, '\n', len), *end = text + len;
+	if (!nl || want > sizeof bin)
+		return 0;
+	const char *b = nl + 1, *nl2 = memchr(b, '\n', (size_t)(end - b));
+	int ok = nl2 && !ow_b64_decode(b, (size_t)(nl2 - b), bin, want) && bin[0] == 'E' &&
+	         bin[1] == 'd';
+	memset(bin, 0, sizeof bin);
+	return ok;
+}
+
 int ow_signify_pub_parse(const char *text, size_t len, struct ow_signify_pub *out)
 {
 	uint8_t bin[PUB_LEN];
 	int rc = parse_file("public key", text, len, bin, sizeof bin);
+	if (rc && is_key_of_size(text, len, SEC_LEN))
+		return ow_err(OW_EPARSE, "this is a secret key, not a public one — give its .pub "
+		                         "(the secret key stays on the signing machine)");
 	if (rc)
 		return rc;
 	memcpy(out->keynum, bin + 2, OW_KEYNUM_LEN);
@@ -152,6 +170,9 @@ int ow_signify_sec_parse(const char *text, size_t len, struct ow_signify_sec *ou
 {
 	uint8_t bin[SEC_LEN];
 	int rc = parse_file("secret key", text, len, bin, sizeof bin);
+	if (rc && is_key_of_size(text, len, PUB_LEN))
+		rc = ow_err(OW_EPARSE, "this is a public key — signing needs the secret key "
+		                       "(the .sec that 'offwheel keygen' wrote beside it)");
 	if (!rc)
 		rc = sec_check(bin, out);
 	memset(bin, 0, sizeof bin);

@@ -244,23 +244,86 @@ moved_stick() { # copy the export to another "mount point"; prints its path
 	[[ "$output" == *"not part of an export"* ]]
 }
 
-@test "a damaged store object stops export: named, nothing of it copied, the rest published, not valid" {
+@test "a damaged store object stops export: named, nothing of it copied, DIR left as it was found" {
 	ws2=$BATS_TEST_TMPDIR/ws2
 	cp -a "$WS" "$ws2"
 	obj=$("$OFFWHEEL" --home "$ws2" --json ls files |
 		jq -r '[.files[] | select(.filename | startswith("torchvision-")) | .object_sha256 | select(. != null)][0]')
 	[ -n "$obj" ] && [ "$obj" != null ]
 	"$OW_SOURCE_DIR/tests/tools/flipbyte" "$(find "$ws2" -type f -name "$obj")" 300
-	d=$BATS_TEST_TMPDIR/ex-bad
+	# a fresh DIR (two levels made by this run): nothing of it is left
+	d=$BATS_TEST_TMPDIR/new/ex-bad
 	run "$OFFWHEEL" --home "$ws2" --jobs 4 export "$d" --target "$TARGET" --sign "$KEYS/k.sec"
-	[ "$status" -ne 0 ]
+	[ "$status" -eq 3 ]
 	[[ "$output" == *torchvision-*"store is damaged"* ]] || { echo "$output"; false; }
 	[[ "$output" == *"offwheel verify"* ]]
-	! ls "$d"/wheels/torchvision-*.whl 2>/dev/null # the damaged file never reaches the stick
-	ls "$d"/wheels/torch-*.whl                      # the others were copied (in parallel)
-	[ ! -e "$d/SHA256SUMS.sig" ]
+	[ ! -e "$BATS_TEST_TMPDIR/new" ] || { find "$BATS_TEST_TMPDIR/new"; false; }
+	# over a valid export: a damaged object among new files leaves it as it was, still valid
+	mapfile -t big <"$SRV/big.txt"
+	bigobj=$("$OFFWHEEL" --home "$ws2" --json ls files |
+		jq -r --arg f "${big[1]}" '.files[] | select(.filename == $f) | .object_sha256')
+	"$OW_SOURCE_DIR/tests/tools/flipbyte" "$(find "$ws2" -type f -name "$bigobj")" 3000
+	d=$(copy_ex)
+	run "$OFFWHEEL" --home "$ws2" --jobs 4 export "$d" --target "$TARGET" --file "${big[0]}" \
+		--file "${big[1]}" --sign "$KEYS/k.sec"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"${big[1]}"*"store is damaged"* ]] || { echo "$output"; false; }
+	diff -r "$SRV/ex" "$d" # the copied big[0] is gone again, the old signature is back
 	run chk "$d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "--all-sets: the newest sets that are complete and fetched; the others named in one line" {
+	ws2=$BATS_TEST_TMPDIR/ws2
+	cp -a "$WS" "$ws2"
+	local net=(--cert "$OW_CA_FILE" --allow-host r2.localhost)
+	# a second target, resolved but not fetched
+	"$OFFWHEEL" --home "$ws2" -q resolve --index-url "$OW_HTTPS_URL/whl/nightly" "${net[@]}" \
+		--variant cpu --python 3.12
+	t2=$("$OFFWHEEL" --home "$ws2" --json ls sets | jq -r '.sets[] | select(.target | contains("cp312")) | .target' | head -1)
+	[ -n "$t2" ]
+	d=$BATS_TEST_TMPDIR/all
+	run "$OFFWHEEL" --home "$ws2" export "$d" --all-sets --sign "$KEYS/k.sec"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"--all-sets: left out 1 set that is not complete and fetched: set "*"($t2): not fetched ("*" files)"* ]] || { echo "$output"; false; }
+	[ "$(grep -c -- '--all-sets: left out' <<<"$output")" -eq 1 ]
+	[ -f "$d/requirements/${TARGET// /-}.txt" ]
+	[ ! -e "$d/requirements/${t2// /-}.txt" ]
+	run chk "$d"
+	[ "$status" -eq 0 ]
+	run "$OFFWHEEL" --home "$ws2" --json export "$BATS_TEST_TMPDIR/all2" --all-sets --sign "$KEYS/k.sec"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.skipped[0].target' <<<"$output")" = "$t2" ]
+	[[ "$(jq -r '.skipped[0].reason' <<<"$output")" == "not fetched ("* ]]
+	# nothing complete and fetched: an error, and DIR is not made
+	"$OFFWHEEL" --home "$ws2" -q gc --keep 1 --prune=now >/dev/null 2>&1 || true
+	ws3=$BATS_TEST_TMPDIR/ws3
+	mkdir -p "$ws3"
+	"$OFFWHEEL" --home "$ws3" -q resolve --index-url "$OW_HTTPS_URL/whl/nightly" "${net[@]}" \
+		--variant cpu --python 3.12
+	run "$OFFWHEEL" --home "$ws3" export "$BATS_TEST_TMPDIR/none/x" --all-sets --sign "$KEYS/k.sec"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"none of the 1 newest sets is complete and fetched"* ]] || { echo "$output"; false; }
+	[ ! -e "$BATS_TEST_TMPDIR/none" ]
+}
+
+@test "--nginx-conf inside DIR is refused before anything changes; outside it is written" {
+	d=$(copy_ex)
+	run ow export "$d" --target "$TARGET" --sign "$KEYS/k.sec" --nginx-conf "$d/nginx.conf"
 	[ "$status" -ne 0 ]
+	[[ "$output" == *"--nginx-conf $d/nginx.conf: inside the export"* ]] || { echo "$output"; false; }
+	[ ! -e "$d/nginx.conf" ]
+	diff -r "$SRV/ex" "$d"
+	run ow export "$d" --target "$TARGET" --sign "$KEYS/k.sec" --nginx-conf "$d/wheels/../x.conf"
+	[ "$status" -ne 0 ]
+	run ow export "$d" --target "$TARGET" --sign "$KEYS/k.sec" --nginx-conf "$BATS_TEST_TMPDIR/no/such/x.conf"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"name a file in an existing directory"* ]]
+	run ow export "$d" --target "$TARGET" --sign "$KEYS/k.sec" --nginx-conf "$BATS_TEST_TMPDIR/x.conf"
+	[ "$status" -eq 0 ]
+	grep -qF "$d" "$BATS_TEST_TMPDIR/x.conf"
+	run chk "$d"
+	[ "$status" -eq 0 ]
 }
 
 @test "check: unknown key" {
@@ -326,13 +389,32 @@ moved_stick() { # copy the export to another "mount point"; prints its path
 	[ "$status" -eq 0 ]
 }
 
-@test "check: expired" {
+@test "check: expired, in days (hours under a day); --json expires is a Unix time" {
 	exp=$(jq .expires_unix "$SRV/ex/manifest.json")
 	run chk "$SRV/ex" --at $((exp + 10))
 	[ "$status" -eq 3 ]
-	[[ "$output" == *"expired"* ]]
+	[[ "$output" == *"expired less than an hour ago"* ]] || { echo "$output"; false; }
+	run chk "$SRV/ex" --at $((exp + 3 * 86400 + 100))
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"expired 3 days ago — make a fresh export"* ]] || { echo "$output"; false; }
+	run chk "$SRV/ex" --at $((exp + 7200))
+	[[ "$output" == *"expired 2 hours ago"* ]]
 	run chk "$SRV/ex" --at $((exp - 10))
 	[ "$status" -eq 0 ]
+	run chk "$SRV/ex" --at $((exp - 10)) --json
+	[ "$(jq .expires <<<"$output")" = "$exp" ]
+	[ "$(jq 'has("expires_unix")' <<<"$output")" = false ]
+}
+
+@test "check --pubkey with the secret key says so; export --sign with the public key too" {
+	run "$OFFWHEEL" check "$SRV/ex" --pubkey "$KEYS/k.sec" --state "$BATS_TEST_TMPDIR/s.json"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"k.sec: this is a secret key, not a public one — give its .pub"* ]] || { echo "$output"; false; }
+	d=$(copy_ex)
+	run ow export "$d" --target "$TARGET" --sign "$KEYS/k.pub"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"k.pub: this is a public key — signing needs the secret key"* ]] || { echo "$output"; false; }
+	diff -r "$SRV/ex" "$d"
 }
 
 @test "check: extra, missing, changed and truncated files; links" {

@@ -6,7 +6,8 @@ usage: readme_block.py README.md "SECTION HEADING"
 The first ```sh block after the heading: continuation lines joined,
 comment-only lines dropped, except "#   cmd" lines (an indented command —
 cd, offwheel, pip, signify-openbsd, sha256sum — in a comment: the stock-tool
-alternative the README shows), printed with the "#" and indentation removed.  Trailing "# ..." comments are cut.
+alternative the README shows, and its continuation lines), printed with the
+"#" and indentation removed.  Trailing "# ..." comments are cut.
 """
 import re
 import sys
@@ -30,6 +31,8 @@ def main():
         m = re.match(r"^#\s{3,}((?:cd|offwheel|pip|signify-openbsd|sha256sum)\s.*)$", l)
         if m:
             l = m.group(1)
+        elif cur and re.match(r"^#\s{3,}\S", l):  # a commented command, continued
+            l = l.lstrip("#").strip()
         elif l.lstrip().startswith("#") or not l.strip():
             continue
         l = re.sub(r"\s+#\s.*$", "", l)
