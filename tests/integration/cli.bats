@@ -93,3 +93,30 @@ teardown() {
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--kind 'wheels' is not wheel, metadata or page"* ]]
 }
+
+@test "every --json command has a schema in docs/json, and a document that differs from it fails with exit 70" {
+	# each command name a --json document can carry has its schema file
+	mapfile -t cmds < <(grep -ho '"command", "[a-z ]*"' "$OW_SOURCE_DIR"/src/cli/*.c | sed 's/.*, "//; s/"$//' | sort -u)
+	grep -q '"ls files"\|l->command' "$OW_SOURCE_DIR/src/cli/cmd_ls.c"
+	cmds+=("ls files" "ls pages" "crawl")
+	[ "${#cmds[@]}" -ge 15 ]
+	for c in "${cmds[@]}"; do
+		f=$OW_SOURCE_DIR/docs/json/${c// /_}.schema.json
+		[ -f "$f" ] || { echo "no schema for '$c': $f"; false; }
+		jq -e '.type == "object" and .additionalProperties == false' "$f" >/dev/null
+	done
+	# the checker is live: a schema without one of keygen's keys makes keygen exit 70
+	d=$BATS_TEST_TMPDIR/schemas
+	mkdir -p "$d"
+	jq 'del(.properties.key_id) | .required -= ["key_id"]' "$OW_SOURCE_DIR/docs/json/keygen.schema.json" >"$d/keygen.schema.json"
+	run env OFFWHEEL_SCHEMA_DIR="$d" "$OFFWHEEL" --json keygen "$BATS_TEST_TMPDIR/k.sec"
+	[ "$status" -eq 70 ]
+	[[ "$output" == *'key "key_id" is not in the schema'* ]] || { echo "$output"; false; }
+	# and a type change too
+	jq '.properties.key_id.type = "integer"' "$OW_SOURCE_DIR/docs/json/keygen.schema.json" >"$d/keygen.schema.json"
+	run env OFFWHEEL_SCHEMA_DIR="$d" "$OFFWHEEL" --json keygen --force "$BATS_TEST_TMPDIR/k.sec"
+	[ "$status" -eq 70 ]
+	# with the real schemas it passes
+	run env OFFWHEEL_SCHEMA_DIR="$OW_SOURCE_DIR/docs/json" "$OFFWHEEL" --json keygen --force "$BATS_TEST_TMPDIR/k.sec"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}
