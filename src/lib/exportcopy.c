@@ -172,7 +172,26 @@ static int already_there(int dirfd, const char *name, const char *hex, uint64_t 
 static int object_damaged(const char *hex, const char *why)
 {
 	return ow_err(OW_EHASH, "store object %s: %s — the store is damaged, nothing of it was "
-	                        "copied; run 'offwheel verify' and fetch the file again", hex, why);
+	                        "copied", hex, why);
+}
+
+/* "NAME: <detail>", and for damage the exact command that repairs it: the
+ * object's row is marked damaged, so fetch moves the copy aside and
+ * downloads the file again. */
+static int damaged_hint(ow_store *s, const char *hex, int rc, const char *name)
+{
+	size_t n = strlen(name), ml = strlen(".metadata");
+	int meta = n > ml && !strcmp(name + n - ml, ".metadata");
+	if (rc != OW_EHASH && rc != OW_ENOENT)
+		return ow_err_prefix(rc, "%s: ", name);
+	char *d = strdup(ow_err_detail());
+	if (rc == OW_EHASH)
+		ow_store_mark_damaged(s, hex, d ? d : "damaged");
+	rc = ow_err(rc, "%s: %s; 'offwheel fetch %s%.*s' fetches it again, then export again",
+	            name, d ? d : "damaged", meta ? "--metadata " : "", (int)(meta ? n - ml : n),
+	            name);
+	free(d);
+	return rc;
 }
 
 int ow_xopen_object(ow_store *s, const char *hex, uint64_t size, int *fd_out)
@@ -266,7 +285,7 @@ static int copy_hashing(int src, int dst, const char *hex, uint64_t size)
 	ow_hex(d, sizeof d, got);
 	if (total != size || strcmp(got, hex))
 		return ow_err(OW_EHASH, "store object %s reads back as %s (%llu bytes): the store is "
-		                        "damaged — nothing was copied; run 'offwheel verify'",
+		                        "damaged — nothing was copied",
 		              hex, got, (unsigned long long)total);
 	return 0;
 }
@@ -283,14 +302,14 @@ int ow_xcopy_object(ow_store *s, const char *hex, uint64_t size, int dirfd, cons
 	    (rc = ow_tmpat_create(dirfd, OW_EXPORT_TMP_PREFIX, &t))) {
 		if (src >= 0)
 			close(src);
-		return ow_err_prefix(rc, "%s: ", name);
+		return damaged_hint(s, hex, rc, name);
 	}
 	posix_fadvise(src, 0, 0, POSIX_FADV_SEQUENTIAL);
 	rc = copy_hashing(src, t.fd, hex, size);
 	close(src);
 	if (rc) {
 		ow_tmpat_discard(&t);
-		return ow_err_prefix(rc, "%s: ", name);
+		return damaged_hint(s, hex, rc, name);
 	}
 	*copied = 1;
 	return ow_tmpat_publish(&t, name);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "error.h"
 #include "event.h"
 #include "fsutil.h"
@@ -97,6 +98,24 @@ static int on_disk_file(void *ud, const char *hex, const char *path)
 	return 0;
 }
 
+/* A damaged or missing object that a file row points to: the detail names
+ * the file and the one command that fetches it again. */
+static void repair_hint(ow_store *s, const char *hex, const char *detail, char *out, size_t n)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FSCK_FILE_OF);
+	snprintf(out, n, "%s", detail);
+	if (!st)
+		return;
+	ow_stmt_text(st, 1, hex);
+	if (ow_stmt_step(st) != 1)
+		return;
+	const char *fn = ow_col_text(st, 0);
+	int wheel = (int)ow_col_int(st, 1);
+	if (fn)
+		snprintf(out, n, "%s — it is %s%s; 'offwheel fetch %s%s' fetches it again", detail,
+		         wheel ? "" : "the metadata of ", fn, wheel ? "" : "--metadata ", fn);
+}
+
 static int hash_all(ow_store *s, struct ow_fsck_report *r, const struct ow_obj_row *rows,
                     size_t n, int jobs, int orphans)
 {
@@ -114,10 +133,13 @@ static int hash_all(ow_store *s, struct ow_fsck_report *r, const struct ow_obj_r
 			               "object without a row (garbage; 'offwheel gc' removes it)");
 		else if (orphans && res[i].rc != OW_ENOENT) /* nothing relies on it: garbage */
 			rc = add_issue(r, OW_FSCK_ORPHAN, rows[i].sha256, res[i].detail);
-		else if (res[i].rc == OW_ENOENT && !orphans)
-			rc = add_issue(r, OW_FSCK_MISSING, rows[i].sha256, res[i].detail);
-		else if (res[i].rc)
-			rc = add_issue(r, OW_FSCK_CORRUPT, rows[i].sha256, res[i].detail);
+		else if (res[i].rc) {
+			char d[640];
+			repair_hint(s, rows[i].sha256, res[i].detail, d, sizeof d);
+			rc = add_issue(r, res[i].rc == OW_ENOENT && !orphans ? OW_FSCK_MISSING
+			                                                     : OW_FSCK_CORRUPT,
+			               rows[i].sha256, d);
+		}
 	}
 	free(res);
 	return rc;

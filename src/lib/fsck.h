@@ -23,7 +23,7 @@ struct ow_fsck_issue {
 	int resumable; /* PARTIAL: a download a re-run resumes */
 	int cut;       /* `what` did not fit: gc leaves it */
 	char what[320]; /* the object hash or the path */
-	char detail[320];
+	char detail[640];
 };
 
 struct ow_fsck_report {

@@ -256,8 +256,21 @@ moved_stick() { # copy the export to another "mount point"; prints its path
 	run "$OFFWHEEL" --home "$ws2" --jobs 4 export "$d" --target "$TARGET" --sign "$KEYS/k.sec"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *torchvision-*"store is damaged"* ]] || { echo "$output"; false; }
-	[[ "$output" == *"offwheel verify"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/new" ] || { find "$BATS_TEST_TMPDIR/new"; false; }
+	# fsck names the file and the same command (not just a hash, not "run fsck")
+	run "$OFFWHEEL" --home "$ws2" --json fsck
+	[ "$status" -eq 3 ]
+	det=$(jq -r '.issues[] | select(.kind == "corrupt") | .detail' <<<"$output")
+	[[ "$det" == *"it is torchvision-"*".whl; 'offwheel fetch torchvision-"*".whl' fetches it again"* ]] || { echo "$output"; false; }
+	# the message names the exact command that repairs it; run as given, it does
+	cmd=$(grep -o "'offwheel fetch [^']*'" <<<"$output" | head -1 | tr -d "'")
+	[[ "$cmd" == "offwheel fetch torchvision-"*.whl ]] || { echo "$output"; false; }
+	run "$OFFWHEEL" --home "$ws2" ${cmd#offwheel } --cert "$OW_CA_FILE" --allow-host r2.localhost
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run "$OFFWHEEL" --home "$ws2" -q export "$BATS_TEST_TMPDIR/fixed" --target "$TARGET" --sign "$KEYS/k.sec"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run "$OFFWHEEL" check "$BATS_TEST_TMPDIR/fixed" --pubkey "$KEYS/k.pub" --state "$BATS_TEST_TMPDIR/state-fixed.json"
+	[ "$status" -eq 0 ]
 	# over a valid export: a damaged object among new files leaves it as it was, still valid
 	mapfile -t big <"$SRV/big.txt"
 	bigobj=$("$OFFWHEEL" --home "$ws2" --json ls files |
