@@ -155,9 +155,12 @@ static json_t *modules_json(const struct ow_audit_lib *l, int cc, int drv, int h
 			snprintf(line, sizeof line, "(too long)");
 		if (have_device)
 			ow_gpu_module_verdict(l->fb, m, cc, drv, &mv);
-		json_array_append_new(arr, json_pack("{s:s, s:b, s:b, s:b, s:s, s:o}", "section",
+		/* kernels: null when not looked into (it has an image for the device) */
+		json_array_append_new(arr, json_pack("{s:s, s:b, s:b, s:o, s:s, s:o}", "section",
 		                                     m->section, "relocatable", m->relocatable,
-		                                     "scanned", m->scanned, "kernels", !m->no_kernels,
+		                                     "scanned", m->scanned, "kernels",
+		                                     m->unchecked ? json_null()
+		                                                  : json_boolean(!m->no_kernels),
 		                                     "entries", line, "verdict", have_device ?
 		                                     json_string(ow_gpu_verdict_name(mv.verdict)) :
 		                                     json_null()));
@@ -191,6 +194,7 @@ static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_
 	                      "modules_scanned", (json_int_t)s.n_scanned, "entries",
 	                      (json_int_t)s.n_entries, "sass", words(s.sass), "ptx", ptx_json(s.ptx),
 	                      "lto", words(s.lto));
+	json_object_set_new(o, "modules_unchecked", json_integer((json_int_t)s.n_unchecked));
 	json_object_set_new(o, "device", have_device ? verdict_json(l, cc, drv) : json_null());
 	json_object_set_new(o, "module_list", modules_json(l, cc, drv, have_device));
 	return o;
@@ -273,9 +277,13 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 	const char *v = g->device && !ow_audit_lib_verdict(l, g->cc, g->drv, &lv)
 	                        ? lib_verdict_text(&lv, b, sizeof b) : NULL;
 	cli_say(c, "  %s%s%s\n", l->path, v ? ": " : "", v ? v : "");
-	cli_say(c, "    %zu modules (%zu with code, %zu empty, %zu rdc%s)%s\n", s.n_modules, s.n_code,
-	        s.n_empty, s.n_reloc, s.n_scanned ? ", some found in data sections" : "",
-	        l->scanned ? ", data sections scanned" : "");
+	char unch[96] = "";
+	if (s.n_unchecked)
+		snprintf(unch, sizeof unch, "; %zu of these native here, not opened for kernels",
+		         s.n_unchecked);
+	cli_say(c, "    %zu modules (%zu with code, %zu empty, %zu rdc%s)%s%s\n", s.n_modules,
+	        s.n_code, s.n_empty, s.n_reloc, s.n_scanned ? ", some found in data sections" : "",
+	        l->scanned ? ", data sections scanned" : "", unch);
 	if (s.sass[0])
 		cli_say(c, "    SASS %s\n", s.sass);
 	if (s.ptx[0])
@@ -441,6 +449,9 @@ int cmd_audit(struct cli *c, int argc, char **argv)
 	int rc = parse_device(c, &g);
 	if (rc)
 		return rc;
+	/* with a device, kernel-less modules are looked for only where it matters */
+	g.ao.cc = g.cc;
+	g.ao.driver = g.drv;
 	ow_store *s = NULL;
 	if (need_store(argc, argv, first) && (rc = cli_open_store(c, OW_STORE_READ, &s)))
 		return rc;

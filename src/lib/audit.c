@@ -129,12 +129,13 @@ static int list_sections(const struct input *in, int mode, struct ow_fatbin **fb
 }
 
 /* The listing, then the kernel-less modules it left open (fatbinkern.h). */
-static int list_library(const struct input *in, int mode, struct ow_fatbin **fb, int *scanned,
-                        uint64_t *bytes)
+static int list_library(const struct input *in, const struct ow_audit_opts *o,
+                        struct ow_fatbin **fb, int *scanned, uint64_t *bytes)
 {
-	int rc = list_sections(in, mode, fb, scanned, bytes);
+	int rc = list_sections(in, o->scan, fb, scanned, bytes);
 	if (!rc)
-		rc = ow_fatbin_count_kernels(*fb, in->buf, in->size, in->buf ? -1 : in->fd, 0, 0, bytes);
+		rc = ow_fatbin_count_kernels(*fb, in->buf, in->size, in->buf ? -1 : in->fd, o->cc,
+		                             o->driver, bytes);
 	if (rc && *fb) {
 		ow_fatbin_free(*fb);
 		*fb = NULL;
@@ -152,7 +153,7 @@ static int audit_lib_fd(struct ow_audit *a, int fd, const char *path, const char
 	struct ow_fatbin *fb;
 	int scanned;
 	uint64_t bytes;
-	int rc = list_library(&in, o->scan, &fb, &scanned, &bytes);
+	int rc = list_library(&in, o, &fb, &scanned, &bytes);
 	if (rc)
 		return ow_err_prefix(rc, "%s: ", path);
 	a->bytes_in += bytes;
@@ -202,7 +203,7 @@ static int w_finish(struct wpass *w, const char *name)
 	struct ow_fatbin *fb;
 	int scanned;
 	uint64_t bytes;
-	int rc = list_library(&in, w->o->scan, &fb, &scanned, &bytes);
+	int rc = list_library(&in, w->o, &fb, &scanned, &bytes);
 	if (rc)
 		return ow_err_prefix(rc, "%s: member %s: ", w->a->label, name);
 	w->a->bytes_in += w->len;
@@ -380,7 +381,11 @@ static int audit_object_fresh(ow_store *s, const char *hex, const char *ref, con
 	int rc = ow_store_open_object(s, hex, &fd);
 	if (rc)
 		return rc;
-	rc = audit_fd(fd, ref, label, o, out);
+	/* what is cached must hold for every device: every module looked into */
+	struct ow_audit_opts all = *o;
+	if (!o->no_cache)
+		all.cc = all.driver = 0;
+	rc = audit_fd(fd, ref, label, &all, out);
 	close(fd);
 	if (!rc) {
 		memcpy((*out)->sha256, hex, 65);

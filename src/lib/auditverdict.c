@@ -154,6 +154,7 @@ void ow_audit_lib_summary(const struct ow_audit_lib *l, struct ow_audit_summary 
 		out->n_reloc += m->relocatable != 0;
 		out->n_empty += !m->relocatable && (m->count == 0 || m->no_kernels);
 		out->n_code += !m->relocatable && m->count > 0 && !m->no_kernels;
+		out->n_unchecked += !m->relocatable && m->count > 0 && !m->no_kernels && m->unchecked;
 		out->n_scanned += m->scanned != 0;
 	}
 	out->n_modules = fb->n_modules;

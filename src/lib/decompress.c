@@ -5,6 +5,7 @@
 
 #include <lz4.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <zstd.h>
 
 #include "error.h"
@@ -27,12 +28,32 @@ static int lz4_block(const void *src, size_t srclen, void *dst, size_t want, siz
 
 /* Full frames straight into dst; prefixes through the streaming decoder,
  * which stops once `want` bytes are out. */
-static int zstd_frame(const void *src, size_t srclen, void *dst, size_t full, size_t want,
-		      size_t *got)
+struct ow_decomp {
+	ZSTD_DCtx *z;
+};
+
+struct ow_decomp *ow_decomp_new(void)
 {
-	ZSTD_DCtx *z = ZSTD_createDCtx();
-	if (!z)
-		return ow_err(OW_ENOMEM, "zstd: out of memory");
+	struct ow_decomp *d = calloc(1, sizeof *d);
+	if (d && !(d->z = ZSTD_createDCtx())) {
+		free(d);
+		d = NULL;
+	}
+	return d;
+}
+
+void ow_decomp_free(struct ow_decomp *d)
+{
+	if (!d)
+		return;
+	ZSTD_freeDCtx(d->z);
+	free(d);
+}
+
+static int zstd_frame(ZSTD_DCtx *z, const void *src, size_t srclen, void *dst, size_t full,
+		      size_t want, size_t *got)
+{
+	ZSTD_DCtx_reset(z, ZSTD_reset_session_and_parameters);
 	size_t r = ZSTD_DCtx_setParameter(z, ZSTD_d_windowLogMax, ZSTD_WINDOW_LOG_MAX);
 	int rc = 0;
 	if (!ZSTD_isError(r) && want == full) {
@@ -52,19 +73,67 @@ static int zstd_frame(const void *src, size_t srclen, void *dst, size_t full, si
 	}
 	if (ZSTD_isError(r))
 		rc = ow_err(OW_EPARSE, "zstd payload: %s — the file is damaged", ZSTD_getErrorName(r));
-	ZSTD_freeDCtx(z);
 	return rc;
+}
+
+int ow_decompress_with(struct ow_decomp *d, int method, const void *src, size_t srclen,
+		       void *dst, size_t full, size_t want, size_t *got)
+{
+	*got = 0;
+	if (!d || !src || !dst || want > full)
+		return ow_err(OW_EINVAL, "ow_decompress: bad arguments");
+	if (method == OW_DECOMP_LZ4)
+		return lz4_block(src, srclen, dst, want, got);
+	if (method == OW_DECOMP_ZSTD)
+		return zstd_frame(d->z, src, srclen, dst, full, want, got);
+	return ow_err(OW_EINVAL, "ow_decompress: unknown method %d", method);
+}
+
+int ow_zstd_prefix(struct ow_decomp *d, ow_decomp_read_fn read, void *ud,
+		   unsigned long long stored, void *dst, size_t want, size_t *got)
+{
+	*got = 0;
+	if (!d || !read || !dst)
+		return ow_err(OW_EINVAL, "ow_zstd_prefix: bad arguments");
+	ZSTD_DCtx_reset(d->z, ZSTD_reset_session_and_parameters);
+	size_t r = ZSTD_DCtx_setParameter(d->z, ZSTD_d_windowLogMax, ZSTD_WINDOW_LOG_MAX);
+	ZSTD_outBuffer out = {dst, want, 0};
+	unsigned long long pos = 0;
+	size_t chunk = 4096;
+	while (!ZSTD_isError(r) && out.pos < out.size && pos < stored) {
+		size_t n = stored - pos < chunk ? (size_t)(stored - pos) : chunk;
+		const unsigned char *p;
+		int rc = read(ud, pos, n, &p);
+		if (rc)
+			return rc;
+		ZSTD_inBuffer in = {p, n, 0};
+		while (out.pos < out.size && in.pos < in.size) {
+			r = ZSTD_decompressStream(d->z, &out, &in);
+			if (ZSTD_isError(r) || r == 0)
+				break;
+		}
+		pos += in.pos;
+		if (!ZSTD_isError(r) && r == 0)
+			break; /* the end of the frame */
+		if (in.pos == 0 && out.pos < out.size)
+			return ow_err(OW_EPARSE, "zstd payload: the decoder made no progress — the file "
+			                         "is damaged");
+		chunk = chunk < (64u << 10) ? chunk * 2 : chunk;
+	}
+	if (ZSTD_isError(r))
+		return ow_err(OW_EPARSE, "zstd payload: %s — the file is damaged", ZSTD_getErrorName(r));
+	*got = out.pos;
+	return 0;
 }
 
 int ow_decompress(int method, const void *src, size_t srclen, void *dst, size_t full,
 		  size_t want, size_t *got)
 {
 	*got = 0;
-	if (!src || !dst || want > full)
-		return ow_err(OW_EINVAL, "ow_decompress: bad arguments");
-	if (method == OW_DECOMP_LZ4)
-		return lz4_block(src, srclen, dst, want, got);
-	if (method == OW_DECOMP_ZSTD)
-		return zstd_frame(src, srclen, dst, full, want, got);
-	return ow_err(OW_EINVAL, "ow_decompress: unknown method %d", method);
+	struct ow_decomp *d = ow_decomp_new();
+	if (!d)
+		return ow_err(OW_ENOMEM, "zstd: out of memory");
+	int rc = ow_decompress_with(d, method, src, srclen, dst, full, want, got);
+	ow_decomp_free(d);
+	return rc;
 }

@@ -20,4 +20,25 @@ enum ow_decompress_method { OW_DECOMP_LZ4 = 1, OW_DECOMP_ZSTD = 2 };
 int ow_decompress(int method, const void *src, size_t srclen, void *dst, size_t full,
 		  size_t want, size_t *got);
 
+/* The same, reusing the decoder state across calls (making a zstd context
+ * costs more than decoding a small cubin: it was a sixth of an audit of
+ * libcublasLt).  One per thread; ow_decomp_free(NULL) is fine. */
+struct ow_decomp;
+struct ow_decomp *ow_decomp_new(void);
+void ow_decomp_free(struct ow_decomp *d);
+int ow_decompress_with(struct ow_decomp *d, int method, const void *src, size_t srclen,
+		       void *dst, size_t full, size_t want, size_t *got);
+
+/* The first `want` bytes of a zstd frame of `stored` bytes, read as it is
+ * decoded: read(ud, off, n, &p) gives n bytes of the frame at off (p stays
+ * valid until the next call).  Only the blocks that hold those bytes are
+ * read and decoded, once each (asking for a prefix again from the start,
+ * with more input, decoded the first block again every time: that was
+ * most of an audit of libcublasLt).  *got may be less than want only at
+ * the end of the frame. */
+typedef int (*ow_decomp_read_fn)(void *ud, unsigned long long off, size_t n,
+				 const unsigned char **p);
+int ow_zstd_prefix(struct ow_decomp *d, ow_decomp_read_fn read, void *ud,
+		   unsigned long long stored, void *dst, size_t want, size_t *got);
+
 #endif

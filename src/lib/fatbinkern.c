@@ -11,11 +11,13 @@
 #include "decompress.h"
 #include "error.h"
 #include "gpucompat.h"
+#include "pool.h"
 
 #define PREFIX_OUT 2048u          /* decompressed bytes looked at first */
 #define PREFIX_IN 8192u           /* compressed bytes read for them */
 #define FULL_MAX (512ull << 20)   /* a payload bigger than this is not opened: code */
 #define ELF_HDR 64u
+#define ZSTD_BLOCK_MAX (128u << 10) /* zstd's largest block */
 
 struct rd {
 	const uint8_t *buf; /* the input in memory, or NULL: pread fd */
@@ -24,6 +26,7 @@ struct rd {
 	uint64_t *bytes;
 	uint8_t *in, *out; /* scratch: bytes read, bytes decompressed */
 	size_t in_cap, out_cap;
+	struct ow_decomp *dec; /* made on first use */
 };
 
 static int grow(uint8_t **p, size_t *cap, uint64_t need)
@@ -66,6 +69,18 @@ static int get(struct rd *r, uint64_t off, uint64_t n, const uint8_t **p)
 	return rc;
 }
 
+/* Reads for ow_zstd_prefix: bytes of one entry's stored stream. */
+struct frame_rd {
+	struct rd *r;
+	uint64_t at;
+};
+
+static int frame_read(void *ud, unsigned long long off, size_t n, const unsigned char **p)
+{
+	struct frame_rd *f = ud;
+	return get(f->r, f->at + off, n, p);
+}
+
 static int method(const struct ow_fatbin_entry *e)
 {
 	return e->compression == OW_FB_COMP_LZ4 ? OW_DECOMP_LZ4
@@ -100,13 +115,24 @@ static int payload(struct rd *r, const struct ow_fatbin_entry *e, uint64_t want,
 	size_t got = 0;
 	if ((rc = grow(&r->out, &r->out_cap, out)))
 		return rc;
+	if (!r->dec && !(r->dec = ow_decomp_new()))
+		return ow_err(OW_ENOMEM, "fatbin payload: out of memory for a decoder");
+	if (e->compression == OW_FB_COMP_ZSTD && out < full) {
+		struct frame_rd fr = {r, at};
+		if ((rc = ow_zstd_prefix(r->dec, frame_read, &fr, stored, r->out, (size_t)out, &got)))
+			return ow_err_prefix(rc, "fatbin entry at offset %" PRIu64 ": ", e->offset);
+		*p = r->out;
+		*n = got;
+		return 0;
+	}
 	/* A prefix is decoded from a prefix of the stream, grown until it gives
 	 * the bytes asked for (a zstd block decodes only once it is whole). */
 	for (uint64_t in = out < full ? PREFIX_IN : stored;; in *= 8) {
 		in = in < stored ? in : stored;
 		if ((rc = get(r, at, in, &src)))
 			return rc;
-		rc = ow_decompress(method(e), src, (size_t)in, r->out, (size_t)full, (size_t)out, &got);
+		rc = ow_decompress_with(r->dec, method(e), src, (size_t)in, r->out, (size_t)full,
+					(size_t)out, &got);
 		if ((!rc && got == out) || in == stored)
 			break;
 	}
@@ -183,6 +209,10 @@ static int sass_kernels(struct rd *r, struct ow_fatbin_entry *e, int quick)
 {
 	const uint8_t *p;
 	uint64_t n, need = PREFIX_OUT;
+	/* zstd decodes a whole block (up to 128 KiB) to give any of it: take it
+	 * all, so that one decode settles the cubin as often as it can */
+	if (e->compression == OW_FB_COMP_ZSTD)
+		need = ZSTD_BLOCK_MAX;
 	for (int round = 0; round < 3; round++) {
 		int rc = payload(r, e, need, &p, &n);
 		if (rc)
@@ -269,14 +299,97 @@ static int decide(struct rd *r, struct ow_fatbin *fb, struct ow_fatbin_module *m
 	return rc;
 }
 
-/* Can module m fail a launch on cc for want of an image? */
-static int may_fail(const struct ow_fatbin *fb, const struct ow_fatbin_module *m, int cc,
-		    int driver)
+/* Does module m run on cc from SASS built for it?  Only those may stay
+ * unopened: a module that needs JIT, or has no image, counts in the verdict
+ * (none / partial / jit and the driver it needs) only if it has a kernel. */
+static int native(const struct ow_fatbin *fb, const struct ow_fatbin_module *m, int cc,
+		  int driver)
 {
 	struct ow_gpu_module_verdict v;
-	if (ow_gpu_module_verdict(fb, m, cc, driver, &v))
-		return 1;
-	return v.verdict == OW_GPU_NONE || v.verdict == OW_GPU_PTX_TOO_NEW;
+	return !ow_gpu_module_verdict(fb, m, cc, driver, &v) && v.verdict == OW_GPU_NATIVE;
+}
+
+/* Of the native modules, one with a kernel is enough: it makes the library
+ * carry code that runs here (native or partial, not none or no-code).  They
+ * are opened in order until one is found; the rest stay unchecked.  Nearly
+ * always the first one settles it. */
+static int one_native_with_code(struct ow_fatbin *fb, const void *buf, uint64_t len, int fd,
+				uint64_t *bytes_read)
+{
+	struct rd r = {.buf = buf, .len = len, .fd = fd, .bytes = bytes_read};
+	int rc = 0, found = 0;
+	for (size_t i = 0; !rc && !found && i < fb->n_modules; i++) {
+		struct ow_fatbin_module *m = &fb->modules[i];
+		if (!m->unchecked)
+			continue;
+		m->unchecked = 0;
+		rc = decide(&r, fb, m);
+		found = !m->no_kernels;
+	}
+	free(r.in);
+	free(r.out);
+	ow_decomp_free(r.dec);
+	return rc;
+}
+
+/* The modules to look into, split in chunks: one decoder and scratch per
+ * chunk, chunks on threads (a library has thousands of small payloads). */
+struct chunks {
+	struct ow_fatbin *fb;
+	const void *buf;
+	uint64_t len;
+	int fd;
+	size_t *todo, ntodo, nchunks;
+	uint64_t *bytes; /* per chunk */
+	int *rc;
+	char **err;
+};
+
+static int chunk_worker(void *ud, size_t c)
+{
+	struct chunks *k = ud;
+	struct rd r = {.buf = k->buf, .len = k->len, .fd = k->fd, .bytes = &k->bytes[c]};
+	size_t lo = k->ntodo * c / k->nchunks, hi = k->ntodo * (c + 1) / k->nchunks;
+	int rc = 0;
+	for (size_t i = lo; !rc && i < hi; i++)
+		rc = decide(&r, k->fb, &k->fb->modules[k->todo[i]]);
+	free(r.in);
+	free(r.out);
+	ow_decomp_free(r.dec);
+	if (rc && !(k->err[c] = strdup(ow_err_detail())))
+		rc = OW_ENOMEM;
+	k->rc[c] = rc;
+	return rc != 0;
+}
+
+static int run_chunks(struct chunks *k, uint64_t *bytes_read)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t jobs = cpus > 1 ? (size_t)cpus : 1;
+	jobs = jobs > 16 ? 16 : jobs;
+	/* a chunk is worth a thread from about 32 modules */
+	k->nchunks = k->ntodo / 32 < jobs * 4 ? k->ntodo / 32 : jobs * 4;
+	k->nchunks = k->nchunks ? k->nchunks : 1;
+	k->bytes = calloc(k->nchunks, sizeof *k->bytes);
+	k->rc = calloc(k->nchunks, sizeof *k->rc);
+	k->err = calloc(k->nchunks, sizeof *k->err);
+	int rc = 0;
+	if (!k->bytes || !k->rc || !k->err)
+		rc = ow_err(OW_ENOMEM, "fatbin: out of memory");
+	else
+		ow_parallel_for(k->nchunks, (int)jobs, chunk_worker, k);
+	for (size_t c = 0; !rc && k->rc && c < k->nchunks; c++) {
+		if (k->rc[c])
+			rc = ow_err(k->rc[c], "%s", k->err[c] ? k->err[c] : "out of memory");
+		if (bytes_read)
+			*bytes_read += k->bytes[c];
+	}
+	for (size_t c = 0; k->err && c < k->nchunks; c++)
+		free(k->err[c]);
+	free(k->bytes);
+	free(k->rc);
+	free(k->err);
+	return rc;
 }
 
 int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len, int fd,
@@ -284,17 +397,22 @@ int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len,
 {
 	if (!fb || (!buf && fd < 0))
 		return ow_err(OW_EINVAL, "ow_fatbin_count_kernels: no input");
-	struct rd r = {.buf = buf, .len = len, .fd = fd, .bytes = bytes_read};
-	int rc = 0;
-	for (size_t i = 0; !rc && i < fb->n_modules; i++) {
+	struct chunks k = {.fb = fb, .buf = buf, .len = len, .fd = fd};
+	if (fb->n_modules && !(k.todo = malloc(fb->n_modules * sizeof *k.todo)))
+		return ow_err(OW_ENOMEM, "fatbin: out of memory");
+	for (size_t i = 0; i < fb->n_modules; i++) {
 		struct ow_fatbin_module *m = &fb->modules[i];
 		m->unchecked = 0;
-		if (cc > 0 && !m->no_kernels && !may_fail(fb, m, cc, driver))
-			m->unchecked = !m->relocatable && m->count > 0 && !known_code(fb, m);
+		if (m->relocatable || m->count == 0 || m->no_kernels || known_code(fb, m))
+			continue;
+		if (cc > 0 && native(fb, m, cc, driver))
+			m->unchecked = 1;
 		else
-			rc = decide(&r, fb, m);
+			k.todo[k.ntodo++] = i;
 	}
-	free(r.in);
-	free(r.out);
+	int rc = k.ntodo ? run_chunks(&k, bytes_read) : 0;
+	free(k.todo);
+	if (!rc && cc > 0)
+		rc = one_native_with_code(fb, buf, len, fd, bytes_read);
 	return rc;
 }

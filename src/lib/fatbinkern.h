@@ -25,9 +25,13 @@
 #include "fatbin.h"
 
 /* Only when a verdict depends on it: with cc (10 * major + minor) > 0,
- * only the modules that have no usable image on that device (the verdict
- * "none" or "ptx-too-new" for `driver`, 0 = unknown) are looked into; the
- * others are marked unchecked (a kernel-less module there changes nothing).
+ * every module that does not run natively on that device (no image, PTX
+ * to JIT, or PTX too new for `driver`, 0 = unknown) is looked into, since
+ * each counts only if it has a kernel; of the modules that run natively,
+ * only as many as it takes to find one with a kernel (that one decides
+ * between "none"/"no-code" and "partial"/"native"; the rest change no
+ * verdict and no count of modules without an image) — those are marked
+ * unchecked and counted as code.
  * cc 0 looks into every module (a listing, or a listing kept in a cache).
  * Payloads come from `buf` (len bytes, the listed input in memory) or, when
  * buf is NULL, from `fd` with pread.  The listing must be fresh (offsets

@@ -192,3 +192,24 @@ fetch_pypi() {
 		[ "$status" -eq 0 ]
 	done
 }
+
+@test "with --device, kernel-less modules are looked for only where the verdict depends on it" {
+	# lz4.so: two modules with kernels, sm_80 SASS and compute_80 PTX; on 8.6
+	# the first found with a kernel settles it, the other is not opened
+	run ow --json audit --device 8.6 "$FIX/fatbin/lz4.so"
+	[ "$status" -eq 0 ]
+	lib=$(jq -c '.targets[0].libraries[0]' <<<"$output")
+	[ "$(jq .modules_unchecked <<<"$lib")" -eq 1 ]
+	[ "$(jq -c '[.module_list[].kernels]' <<<"$lib")" = '[true,null]' ]
+	run ow audit --device 8.6 "$FIX/fatbin/lz4.so"
+	[[ $output == *"2 modules (2 with code, 0 empty, 0 rdc); 1 of these native here, not opened for kernels"* ]]
+	# without a device every module is opened
+	run ow --json audit "$FIX/fatbin/lz4.so"
+	[ "$(jq .targets[0].libraries[0].modules_unchecked <<<"$output")" -eq 0 ]
+	[ "$(jq -c '[.targets[0].libraries[0].module_list[].kernels]' <<<"$output")" = '[true,true]' ]
+	# a kernel-less module that is native still decides between none and partial:
+	# nokernel_mixed on 7.5 has a kernel-less sm_75 module and a sm_86 one with a kernel
+	run ow audit --device 7.5 "$FIX/fatbin/nokernel_mixed.so"
+	[ "$status" -eq 3 ]
+	[[ $output == *"NO IMAGE"*"FATAL"*"2 modules (1 with code, 1 empty, 0 rdc)"* ]] || { echo "$output"; false; }
+}
