@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -255,6 +256,14 @@ static int audit_fd(int fd, const char *source, const char *label,
                     const struct ow_audit_opts *o, struct ow_audit **out)
 {
 	int wheel = is_zip(fd);
+	size_t ln = strlen(label);
+	if (!wheel && ln >= 4 && !strcasecmp(label + ln - 4, ".whl")) {
+		struct stat st;
+		int empty = fstat(fd, &st) == 0 && st.st_size == 0;
+		return ow_err(OW_EZIP, "%s: not a zip archive (%s), so not a wheel — the download is "
+		              "damaged or not what its name says; fetch it again", label,
+		              empty ? "an empty file" : "no zip signature \"PK\\3\\4\" at its start");
+	}
 	int rc = ow_audit_new(source, wheel ? base_name(label) : label,
 	                      wheel ? OW_AUDIT_WHEEL : OW_AUDIT_LIBRARY, out);
 	if (rc)

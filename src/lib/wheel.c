@@ -133,10 +133,23 @@ static la_int64_t src_skip(struct archive *a, void *ud, la_int64_t req)
 
 /* ---- the pass ------------------------------------------------------------ */
 
+/* libarchive's reason on one line: some of its messages hold a newline (a
+ * damaged member's start gave "…\n…" in the middle of ours). */
 static int la_fail(const struct pass *p, const char *what)
 {
 	const char *e = archive_error_string(p->a);
-	return ow_err(OW_EZIP, "%s: %s: %s — " TAIL, p->w->label, what, e ? e : "unknown error");
+	char why[256];
+	size_t n = 0;
+	for (; e && *e && n + 1 < sizeof why; e++) {
+		char c = (unsigned char)*e < 0x20 || *e == 0x7f ? ' ' : *e;
+		if (c != ' ' || (n && why[n - 1] != ' '))
+			why[n++] = c;
+	}
+	while (n && why[n - 1] == ' ')
+		n--;
+	why[n] = '\0';
+	return ow_err(OW_EZIP, "%s: %s: %s — " TAIL, p->w->label, what,
+	              n ? why : "the zip reader gave no reason");
 }
 
 static int member_fail(const struct pass *p, const struct ow_zip_entry *en, const char *why)

@@ -213,3 +213,26 @@ fetch_pypi() {
 	[ "$status" -eq 3 ]
 	[[ $output == *"NO IMAGE"*"FATAL"*"2 modules (1 with code, 1 empty, 0 rdc)"* ]] || { echo "$output"; false; }
 }
+
+@test "a .whl that is not a zip is an error (exit 3, not a zip archive), never audited as a library" {
+	d=$BATS_TEST_TMPDIR
+	: >"$d/empty-1.0-py3-none-any.whl"
+	head -c 5000 /dev/urandom >"$d/random-1.0-py3-none-any.whl"
+	echo "<html>captive portal</html>" >"$d/text-1.0-py3-none-any.whl"
+	for f in "$d"/*.whl; do
+		run ow audit "$f"
+		[ "$status" -eq 3 ] || { echo "$f: $output"; false; }
+		[[ $output == *"$(basename "$f"): not a zip archive"* ]] || { echo "$output"; false; }
+		st=0
+		out=$(ow --json audit "$f" 2>/dev/null) || st=$?
+		[ "$st" -eq 3 ]
+		[ "$(jq -r .ok <<<"$out")" = false ]
+		[ "$(jq -r '.targets[0].error.code' <<<"$out")" = EZIP ]
+	done
+	run ow audit "$d/empty-1.0-py3-none-any.whl"
+	[[ $output == *"(an empty file)"* ]]
+	# the same bytes under a library's name are a library without device code
+	cp "$d/random-1.0-py3-none-any.whl" "$d/librandom.so"
+	run ow audit "$d/librandom.so"
+	[ "$status" -eq 0 ]
+}
