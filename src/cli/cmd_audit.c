@@ -173,13 +173,16 @@ static json_t *verdict_json(const struct ow_audit_lib *l, int cc, int drv)
 	struct ow_audit_lib_verdict lv;
 	if (ow_audit_lib_verdict(l, cc, drv, &lv))
 		return json_null();
-	return json_pack("{s:s, s:s, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I}}", "verdict",
+	return json_pack("{s:s, s:s, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:b}}",
+	                 "verdict",
 	                 ow_gpu_lib_verdict_name(lv.v.verdict), "effective",
 	                 ow_gpu_lib_verdict_name(lv.effective), "fatal", lv.fatal, "driver_needed",
 	                 driver_json(lv.v.driver_needed), "modules", "native",
 	                 (json_int_t)lv.v.n_native, "jit", (json_int_t)lv.v.n_jit, "ptx_too_new",
 	                 (json_int_t)lv.v.n_ptx_too_new, "none", (json_int_t)lv.v.n_none, "skipped",
-	                 (json_int_t)lv.v.n_skipped);
+	                 (json_int_t)lv.v.n_skipped, "data_sections", "modules",
+	                 (json_int_t)lv.data_modules, "no_image", (json_int_t)lv.data_no_image,
+	                 "judged_by", lv.data_judged);
 }
 
 static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_device)
@@ -195,6 +198,8 @@ static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_
 	                      (json_int_t)s.n_entries, "sass", words(s.sass), "ptx", ptx_json(s.ptx),
 	                      "lto", words(s.lto));
 	json_object_set_new(o, "modules_unchecked", json_integer((json_int_t)s.n_unchecked));
+	json_object_set_new(o, "rdc_only", words(s.rdc));
+	json_object_set_new(o, "data_sections_only", words(s.data));
 	json_object_set_new(o, "device", have_device ? verdict_json(l, cc, drv) : json_null());
 	json_object_set_new(o, "module_list", modules_json(l, cc, drv, have_device));
 	return o;
@@ -250,6 +255,17 @@ static const char *lib_verdict_text(const struct ow_audit_lib_verdict *lv, char 
 	}
 }
 
+/* The data-section modules, apart: "; 58 of 58 modules found in data
+ * sections have no usable image (not registered at start-up: not counted)" */
+static const char *data_text(const struct ow_audit_lib_verdict *lv, char *b, size_t n)
+{
+	if (!lv->data_no_image)
+		return "";
+	snprintf(b, n, "; %zu of %zu modules found only in data sections have no usable image "
+	         "(not registered at start-up: counted apart)", lv->data_no_image, lv->data_modules);
+	return b;
+}
+
 static void say_modules(struct cli *c, const struct ow_audit_lib *l, const struct args *g)
 {
 	char line[4096];
@@ -276,7 +292,9 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 		return;
 	const char *v = g->device && !ow_audit_lib_verdict(l, g->cc, g->drv, &lv)
 	                        ? lib_verdict_text(&lv, b, sizeof b) : NULL;
-	cli_say(c, "  %s%s%s\n", l->path, v ? ": " : "", v ? v : "");
+	char db[200];
+	cli_say(c, "  %s%s%s%s\n", l->path, v ? ": " : "", v ? v : "",
+	        v ? data_text(&lv, db, sizeof db) : "");
 	char unch[96] = "";
 	if (s.n_unchecked)
 		snprintf(unch, sizeof unch, "; %zu of these native here, not opened for kernels",
@@ -288,6 +306,10 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 		cli_say(c, "    SASS %s\n", s.sass);
 	if (s.ptx[0])
 		cli_say(c, "    PTX  %s\n", s.ptx);
+	if (s.rdc[0])
+		cli_say(c, "    only in link-time (rdc) modules: %s\n", s.rdc);
+	if (s.data[0])
+		cli_say(c, "    only in modules found in data sections: %s\n", s.data);
 	if (s.lto[0])
 		cli_say(c, "    LTO  %s (not loadable)\n", s.lto);
 	if (c->verbosity >= 1)

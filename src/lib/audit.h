@@ -97,6 +97,11 @@ struct ow_audit_summary {
 	char sass[512]; /* "sm_75 sm_80 sm_90a" sorted by arch, unique */
 	char ptx[512];  /* "compute_120@9.0" */
 	char lto[256];  /* "lto_100" */
+	/* Images only in link-time (-rdc) modules, and only in modules the data
+	 * scan found (when the fatbin sections hold code too): apart, since
+	 * neither is what the runtime loads at start-up. */
+	char rdc[512];  /* "sm_89 compute_120@9.0" */
+	char data[512]; /* "sm_90" */
 };
 void ow_audit_lib_summary(const struct ow_audit_lib *l, struct ow_audit_summary *out);
 
@@ -114,6 +119,12 @@ struct ow_audit_lib_verdict {
 	                * library's "partial" counts as native (or jit) */
 	int fatal;     /* the device cannot run this library: none or
 	                * ptx-too-new everywhere, or partial outside vendor code */
+	/* Modules only the data scan found (in .lrodata/.ldata, not registered at
+	 * start-up) decide nothing when the fatbin sections hold code: v covers
+	 * the sections, and these count apart.  A library whose code is all in
+	 * data sections (libcufft's 29,342 modules) is judged by them. */
+	size_t data_modules, data_no_image;
+	int data_judged; /* v is from the data-section modules */
 };
 int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,
                          struct ow_audit_lib_verdict *out);

@@ -101,16 +101,33 @@ static int same_name(const struct ow_fatbin_entry *a, const struct ow_fatbin_ent
 	        (a->ver_major == b->ver_major && a->ver_minor == b->ver_minor));
 }
 
-static size_t distinct(const struct ow_fatbin *fb, struct ow_fatbin_entry *d)
+/* Which list a module's images go to: what the runtime registers at
+ * start-up, link-time (-rdc) modules, or modules only the data scan found. */
+enum { LIST_MAIN, LIST_RDC, LIST_DATA };
+
+static int module_list_of(const struct ow_fatbin_module *m, int data_in_main)
+{
+	if (m->relocatable)
+		return LIST_RDC;
+	return m->scanned && !data_in_main ? LIST_DATA : LIST_MAIN;
+}
+
+static size_t distinct(const struct ow_fatbin *fb, int list, int data_in_main,
+                       struct ow_fatbin_entry *d)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < fb->n_entries; i++) {
-		const struct ow_fatbin_entry *e = &fb->entries[i];
-		size_t j = 0;
-		while (j < n && !same_name(&d[j], e))
-			j++;
-		if (j == n && n < MAX_DISTINCT)
-			d[n++] = *e;
+	for (size_t k = 0; k < fb->n_modules; k++) {
+		const struct ow_fatbin_module *m = &fb->modules[k];
+		if (module_list_of(m, data_in_main) != list)
+			continue;
+		for (size_t i = m->first; i < m->first + m->count && i < fb->n_entries; i++) {
+			const struct ow_fatbin_entry *e = &fb->entries[i];
+			size_t j = 0;
+			while (j < n && !same_name(&d[j], e))
+				j++;
+			if (j == n && n < MAX_DISTINCT)
+				d[n++] = *e;
+		}
 	}
 	qsort(d, n, sizeof *d, cmp_entry);
 	return n;
@@ -159,11 +176,28 @@ void ow_audit_lib_summary(const struct ow_audit_lib *l, struct ow_audit_summary 
 	}
 	out->n_modules = fb->n_modules;
 	out->n_entries = fb->n_entries;
+	/* data-scan modules are listed apart unless they are all the code */
+	int data_in_main = 1;
+	for (size_t i = 0; i < fb->n_modules; i++)
+		if (!fb->modules[i].relocatable && !fb->modules[i].scanned && fb->modules[i].count)
+			data_in_main = 0;
 	struct ow_fatbin_entry d[MAX_DISTINCT];
-	size_t n = distinct(fb, d);
+	size_t n = distinct(fb, LIST_MAIN, data_in_main, d);
 	list_kind(d, n, 0, 0, out->sass, sizeof out->sass);
 	list_kind(d, n, 1, 0, out->ptx, sizeof out->ptx);
 	list_kind(d, n, 0, 1, out->lto, sizeof out->lto);
+	char part[512];
+	static const int lists[2] = {LIST_RDC, LIST_DATA};
+	char *dst[2] = {out->rdc, out->data};
+	for (int k = 0; k < 2; k++) {
+		n = distinct(fb, lists[k], data_in_main, d);
+		dst[k][0] = 0;
+		for (int kind = 0; kind < 3; kind++) {
+			list_kind(d, n, kind == 1, kind == 2, part, sizeof part);
+			if (*part)
+				append(dst[k], sizeof out->rdc, part);
+		}
+	}
 }
 
 /* ---- verdicts --------------------------------------------------------------- */
@@ -172,9 +206,19 @@ int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,
                          struct ow_audit_lib_verdict *out)
 {
 	memset(out, 0, sizeof *out);
-	int rc = ow_gpu_library_verdict(l->fb, cc, driver, &out->v);
+	struct ow_gpu_library_verdict data;
+	int rc = ow_gpu_library_verdict_part(l->fb, cc, driver, OW_GPU_SECTIONS, &out->v);
+	if (!rc)
+		rc = ow_gpu_library_verdict_part(l->fb, cc, driver, OW_GPU_DATA, &data);
 	if (rc)
 		return rc;
+	if (out->v.verdict == OW_GPU_LIB_NO_CODE && data.verdict != OW_GPU_LIB_NO_CODE) {
+		out->v = data; /* all of its code is in data sections */
+		out->data_judged = 1;
+	} else {
+		out->data_modules = data.n_native + data.n_jit + data.n_none + data.n_ptx_too_new;
+		out->data_no_image = data.n_none + data.n_ptx_too_new;
+	}
 	out->effective = out->v.verdict;
 	if (l->vendor && out->v.verdict == OW_GPU_LIB_PARTIAL)
 		out->effective = out->v.n_native ? OW_GPU_LIB_NATIVE : OW_GPU_LIB_JIT;

@@ -225,11 +225,20 @@ static int lib_verdict(const struct ow_gpu_library_verdict *v)
 int ow_gpu_library_verdict(const struct ow_fatbin *fb, int cc, int driver,
 			   struct ow_gpu_library_verdict *out)
 {
+	return ow_gpu_library_verdict_part(fb, cc, driver, OW_GPU_ALL, out);
+}
+
+int ow_gpu_library_verdict_part(const struct ow_fatbin *fb, int cc, int driver, int part,
+				struct ow_gpu_library_verdict *out)
+{
 	if (!fb || !out)
 		return ow_err(OW_EINVAL, "ow_gpu_library_verdict: NULL argument");
 	memset(out, 0, sizeof *out);
 	for (size_t i = 0; i < fb->n_modules; i++) {
 		struct ow_gpu_module_verdict mv;
+		int scanned = fb->modules[i].scanned != 0;
+		if ((part == OW_GPU_SECTIONS && scanned) || (part == OW_GPU_DATA && !scanned))
+			continue;
 		int rc = ow_gpu_module_verdict(fb, &fb->modules[i], cc, driver, &mv);
 		if (rc)
 			return rc;

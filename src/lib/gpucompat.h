@@ -68,6 +68,11 @@ struct ow_gpu_library_verdict {
 };
 int ow_gpu_library_verdict(const struct ow_fatbin *fb, int cc, int driver,
 			   struct ow_gpu_library_verdict *out);
+/* The same over part of the modules: those in fatbin sections (the ones the
+ * runtime registers at start-up), or those only the data scan found. */
+enum ow_gpu_part { OW_GPU_ALL = 0, OW_GPU_SECTIONS, OW_GPU_DATA };
+int ow_gpu_library_verdict_part(const struct ow_fatbin *fb, int cc, int driver, int part,
+				struct ow_gpu_library_verdict *out);
 
 /* "skip", "native", "jit", "ptx-too-new", "none". */
 const char *ow_gpu_verdict_name(int verdict);

@@ -236,3 +236,34 @@ fetch_pypi() {
 	run ow audit "$d/librandom.so"
 	[ "$status" -eq 0 ]
 }
+
+@test "modules only the data scan finds are counted apart and never make a library fatal on their own" {
+	# datascan.so: tu1 for sm_120 in .nv_fatbin, tu2's sm_90-only fatbin as a
+	# const array in .rodata (like torch's TopK kernels in .lrodata)
+	run ow audit --scan-data always --device 12.0 "$FIX/fatbin/datascan.so"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ $output == *"datascan.so: native; 1 of 1 modules found only in data sections have no usable image (not registered at start-up: counted apart)"* ]] || { echo "$output"; false; }
+	[[ $output == *"    SASS sm_120"$'\n'"    only in modules found in data sections: sm_90"* ]] || { echo "$output"; false; }
+	run ow --json audit --scan-data always --device 12.0 "$FIX/fatbin/datascan.so"
+	lib=$(jq -c '.targets[0].libraries[0]' <<<"$output")
+	[ "$(jq -c .sass <<<"$lib")" = '["sm_120"]' ]
+	[ "$(jq -c .data_sections_only <<<"$lib")" = '["sm_90"]' ]
+	[ "$(jq -c .device.data_sections <<<"$lib")" = '{"modules":1,"no_image":1,"judged_by":false}' ]
+	[ "$(jq -r .device.verdict <<<"$lib")" = native ]
+	# where the sections cannot run, the library is fatal whatever the data holds
+	run ow audit --scan-data always --device 9.0 "$FIX/fatbin/datascan.so"
+	[ "$status" -eq 3 ]
+	# a file whose code is all found by the scan is judged by it
+	run ow --json audit --scan-data always --device 12.0 "$FIX/fatbin/blob.bin"
+	[ "$(jq -c '.targets[0].libraries[0] | [.sass, .device.verdict, .device.data_sections.judged_by]' <<<"$output")" = '[["sm_86"],"jit",true]' ]
+}
+
+@test "images only in link-time (-rdc) modules are listed apart from the library's own" {
+	run ow audit --device 12.0 "$FIX/fatbin/dlink.so"
+	[[ $output == *"    SASS sm_86"$'\n'"    only in link-time (rdc) modules: sm_86"* ]] || { echo "$output"; false; }
+	run ow --json audit "$FIX/fatbin/rdc.so"
+	[ "$(jq -c '.targets[0].libraries[0] | [.sass, .ptx, .rdc_only]' <<<"$output")" = '[[],[],["sm_80","compute_80@9.0"]]' ]
+	run ow audit "$FIX/fatbin/rdc.so"
+	[[ $output != *"SASS"* ]]
+	[[ $output == *"only in link-time (rdc) modules: sm_80 compute_80@9.0"* ]]
+}
