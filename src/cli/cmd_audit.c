@@ -474,6 +474,7 @@ int cmd_audit(struct cli *c, int argc, char **argv)
 	/* with a device, kernel-less modules are looked for only where it matters */
 	g.ao.cc = g.cc;
 	g.ao.driver = g.drv;
+	g.ao.jobs = c->jobs_given ? c->jobs : 0; /* default: the cores */
 	ow_store *s = NULL;
 	if (need_store(argc, argv, first) && (rc = cli_open_store(c, OW_STORE_READ, &s)))
 		return rc;

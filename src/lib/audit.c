@@ -5,6 +5,7 @@
  * in audit.h. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,6 +25,8 @@
 #define SCAN_FRACTION 16           /* ... whose fatbin sections hold < 1/16 of it */
 #define MAX_DEPTH 64
 #define MAX_LIBS 1000000u
+#define MAX_WHEEL_JOBS 16
+#define WHEEL_MEM_BUDGET (4ull << 30) /* members held in memory at once */
 
 /* ---- the audit object ------------------------------------------------------- */
 
@@ -163,11 +166,21 @@ static int audit_lib_fd(struct ow_audit *a, int fd, const char *path, const char
 
 /* ---- a wheel: candidate members inflated into memory ---------------------- */
 
-struct wpass {
+/* One pass of a wheel audit; passes run on threads (ow_wheel_each_member_jobs)
+ * and share the audit and a budget of bytes held in memory at once. */
+struct wshared {
 	struct ow_audit *a;
 	const struct ow_audit_opts *o;
+	pthread_mutex_t mu;
+	pthread_cond_t freed;
+	uint64_t held, budget;
+};
+
+struct wpass {
+	struct wshared *sh;
 	uint8_t *buf;
 	size_t cap, len;
+	uint64_t holding; /* of sh->held: this pass's member */
 };
 
 static uint64_t max_member(const struct ow_audit_opts *o)
@@ -175,23 +188,65 @@ static uint64_t max_member(const struct ow_audit_opts *o)
 	return o->max_member ? o->max_member : DEFAULT_MAX_MEMBER;
 }
 
+static int w_pick(const char *name, uint64_t size, void *ud)
+{
+	(void)size;
+	(void)ud;
+	return ow_audit_is_candidate(name);
+}
+
+/* Wait until `size` more bytes fit the budget (or nothing else is held:
+ * one member larger than the budget still goes, alone). */
+static void budget_take(struct wpass *w, uint64_t size)
+{
+	struct wshared *sh = w->sh;
+	pthread_mutex_lock(&sh->mu);
+	while (sh->held && sh->held + size > sh->budget)
+		pthread_cond_wait(&sh->freed, &sh->mu);
+	sh->held += size;
+	w->holding = size;
+	pthread_mutex_unlock(&sh->mu);
+}
+
+static void budget_give(struct wpass *w)
+{
+	struct wshared *sh = w->sh;
+	if (!w->holding)
+		return;
+	pthread_mutex_lock(&sh->mu);
+	sh->held -= w->holding;
+	w->holding = 0;
+	pthread_cond_broadcast(&sh->freed);
+	pthread_mutex_unlock(&sh->mu);
+	/* the buffer goes too: a pass keeps no more than the member it reads */
+	free(w->buf);
+	w->buf = NULL;
+	w->cap = 0;
+}
+
 static int w_filter(const char *name, uint64_t size, void *ud)
 {
 	struct wpass *w = ud;
+	struct ow_audit *a = w->sh->a;
 	if (!ow_audit_is_candidate(name)) {
-		w->a->n_skipped++;
+		pthread_mutex_lock(&w->sh->mu);
+		a->n_skipped++;
+		pthread_mutex_unlock(&w->sh->mu);
 		return 0;
 	}
-	if (size > max_member(w->o) || size > SIZE_MAX - 1)
+	if (size > max_member(w->sh->o) || size > SIZE_MAX - 1)
 		return ow_err(OW_ETOOBIG, "%s: member %s holds %" PRIu64 " bytes, more than the %"
-		              PRIu64 " an audit reads into memory", w->a->label, name, size,
-		              max_member(w->o));
+		              PRIu64 " an audit reads into memory", a->label, name, size,
+		              max_member(w->sh->o));
+	budget_take(w, size);
 	if (size > w->cap) {
 		free(w->buf);
 		w->cap = 0;
-		if (!(w->buf = malloc((size_t)size)))
+		if (!(w->buf = malloc((size_t)size ? (size_t)size : 1))) {
+			budget_give(w);
 			return ow_err(OW_ENOMEM, "%s: member %s: out of memory for %" PRIu64 " bytes",
-			              w->a->label, name, size);
+			              a->label, name, size);
+		}
 		w->cap = (size_t)size;
 	}
 	w->len = 0;
@@ -200,15 +255,21 @@ static int w_filter(const char *name, uint64_t size, void *ud)
 
 static int w_finish(struct wpass *w, const char *name)
 {
+	struct ow_audit *a = w->sh->a;
 	struct input in = {.buf = w->buf ? w->buf : (const void *)"", .fd = -1, .size = w->len};
 	struct ow_fatbin *fb;
 	int scanned;
 	uint64_t bytes;
-	int rc = list_library(&in, w->o, &fb, &scanned, &bytes);
+	int rc = list_library(&in, w->sh->o, &fb, &scanned, &bytes);
+	size_t len = w->len;
+	budget_give(w);
 	if (rc)
-		return ow_err_prefix(rc, "%s: member %s: ", w->a->label, name);
-	w->a->bytes_in += w->len;
-	return ow_audit_add_lib(w->a, name, w->len, scanned, fb);
+		return ow_err_prefix(rc, "%s: member %s: ", a->label, name);
+	pthread_mutex_lock(&w->sh->mu);
+	a->bytes_in += len;
+	rc = ow_audit_add_lib(a, name, len, scanned, fb);
+	pthread_mutex_unlock(&w->sh->mu);
+	return rc;
 }
 
 static int w_data(const char *name, const void *data, size_t len, void *ud)
@@ -218,10 +279,19 @@ static int w_data(const char *name, const void *data, size_t len, void *ud)
 		return w_finish(w, name);
 	if (len > w->cap - w->len)
 		return ow_err(OW_EZIP, "%s: member %s is longer than its declared size",
-		              w->a->label, name);
+		              w->sh->a->label, name);
 	memcpy(w->buf + w->len, data, len);
 	w->len += len;
 	return 0;
+}
+
+/* Passes: --jobs, else the cores, at most 16; members held at once are
+ * bounded by a budget (4 GiB, or the largest member alone). */
+static int wheel_jobs(const struct ow_audit_opts *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int j = o->jobs > 0 ? o->jobs : cpus > 0 ? (int)cpus : 1;
+	return j > MAX_WHEEL_JOBS ? MAX_WHEEL_JOBS : j;
 }
 
 static int audit_wheel_fd(struct ow_audit *a, int fd, const struct ow_audit_opts *o)
@@ -230,9 +300,24 @@ static int audit_wheel_fd(struct ow_audit *a, int fd, const struct ow_audit_opts
 	int rc = ow_wheel_open_fd(fd, a->label, NULL, &wh);
 	if (rc)
 		return rc;
-	struct wpass w = {.a = a, .o = o};
-	rc = ow_wheel_each_member_opts(wh, OW_WHEEL_SKIP_UNWANTED, w_filter, w_data, &w);
-	free(w.buf);
+	int jobs = wheel_jobs(o);
+	struct wshared sh = {.a = a, .o = o, .budget = WHEEL_MEM_BUDGET};
+	struct wpass w[MAX_WHEEL_JOBS];
+	void *uds[MAX_WHEEL_JOBS];
+	memset(w, 0, sizeof w);
+	for (int t = 0; t < jobs; t++) {
+		w[t].sh = &sh;
+		uds[t] = &w[t];
+	}
+	pthread_mutex_init(&sh.mu, NULL);
+	pthread_cond_init(&sh.freed, NULL);
+	rc = ow_wheel_each_member_jobs(wh, jobs, w_pick, NULL, w_filter, w_data, uds);
+	for (int t = 0; t < jobs; t++) {
+		budget_give(&w[t]);
+		free(w[t].buf);
+	}
+	pthread_cond_destroy(&sh.freed);
+	pthread_mutex_destroy(&sh.mu);
 	ow_wheel_close(wh);
 	return rc;
 }

@@ -41,6 +41,7 @@ struct ow_audit_opts {
 	int scan;            /* enum ow_audit_scan */
 	uint64_t max_member; /* largest wheel member read into memory; 0 = 8 GiB */
 	int no_cache;        /* store objects: neither read nor write the cache */
+	int jobs;            /* wheel members inflated at once; 0: the cores (at most 16) */
 	int cc, driver;      /* the device audited for (0: none): files and wheels
 	                      * given by path look for kernel-less modules only where
 	                      * the verdict on it depends on it (fatbinkern.h); store

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "pool.h"
 
 #define READ_BUF (1u << 20)
 #define TAIL "the file is not a valid wheel"
@@ -41,6 +42,9 @@ struct pass {
 	ow_wheel_data_fn data;
 	void *ud;
 	unsigned opts;
+	const int *owner; /* parallel passes: the pass each member belongs to */
+	int me;
+	volatile int *stop; /* another pass failed: stop early */
 };
 
 void ow_wheel_limits_default(struct ow_wheel_limits *lim)
@@ -236,7 +240,10 @@ static int pass_entry(const struct pass *p, const struct ow_zip_entry *en)
 	int rc = check_header(p, ae, en);
 	if (rc || en->is_dir)
 		return rc;
-	int want = p->filter ? p->filter(en->name, en->usize, p->ud) : 1;
+	if (p->stop && *p->stop)
+		return OW_EINTERNAL; /* replaced by the failing pass's error */
+	int mine = !p->owner || p->owner[en - p->w->z->e] == p->me;
+	int want = !mine ? 0 : p->filter ? p->filter(en->name, en->usize, p->ud) : 1;
 	if (want < 0)
 		return want;
 	if (!want && (p->opts & OW_WHEEL_SKIP_UNWANTED))
@@ -288,4 +295,99 @@ int ow_wheel_each_member_opts(ow_wheel *w, unsigned opts, ow_wheel_filter_fn fil
 int ow_wheel_each_member(ow_wheel *w, ow_wheel_filter_fn filter, ow_wheel_data_fn data, void *ud)
 {
 	return ow_wheel_each_member_opts(w, 0, filter, data, ud);
+}
+
+/* ---- parallel passes ---------------------------------------------------- */
+
+struct par {
+	ow_wheel *w;
+	ow_wheel_filter_fn filter;
+	ow_wheel_data_fn data;
+	void *const *uds;
+	int *owner;
+	volatile int stop;
+	int *rc;
+	size_t *fail_at; /* the member each failed pass stopped at */
+	char **err;
+};
+
+static int par_worker(void *ud, size_t t)
+{
+	struct par *q = ud;
+	struct src s = {.fd = q->w->fd, .size = q->w->z->file_size, .buf = malloc(READ_BUF)};
+	struct pass p = {.w = q->w, .filter = q->filter, .data = q->data, .ud = q->uds[t],
+	                 .opts = OW_WHEEL_SKIP_UNWANTED, .owner = q->owner, .me = (int)t,
+	                 .stop = &q->stop};
+	int rc = s.buf ? pass_with_utf8(&p, &s) : ow_err(OW_ENOMEM, "out of memory");
+	free(s.buf);
+	if (rc && rc != OW_EINTERNAL) {
+		q->stop = 1;
+		if (!(q->err[t] = strdup(ow_err_detail())))
+			rc = OW_ENOMEM;
+	}
+	q->rc[t] = rc;
+	return rc != 0;
+}
+
+/* Largest wanted member first, each to the pass with the fewest bytes so
+ * far; members not wanted go to pass 0 (whose filter still sees them). */
+static int assign(const struct ow_zip *z, int jobs, ow_wheel_pick_fn pick, void *pick_ud,
+                  int *owner)
+{
+	size_t *order = malloc((z->n ? z->n : 1) * sizeof *order), n = 0;
+	uint64_t *load = calloc((size_t)jobs, sizeof *load);
+	if (!order || !load) {
+		free(order);
+		free(load);
+		return ow_err(OW_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < z->n; i++) {
+		owner[i] = 0;
+		if (!z->e[i].is_dir && pick(z->e[i].name, z->e[i].usize, pick_ud))
+			order[n++] = i;
+	}
+	for (size_t i = 1; i < n; i++) /* insertion sort by size, descending */
+		for (size_t j = i; j > 0 && z->e[order[j]].usize > z->e[order[j - 1]].usize; j--) {
+			size_t t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		int best = 0;
+		for (int t = 1; t < jobs; t++)
+			if (load[t] < load[best])
+				best = t;
+		owner[order[i]] = best;
+		load[best] += z->e[order[i]].usize;
+	}
+	free(order);
+	free(load);
+	return 0;
+}
+
+int ow_wheel_each_member_jobs(ow_wheel *w, int jobs, ow_wheel_pick_fn pick, void *pick_ud,
+                              ow_wheel_filter_fn filter, ow_wheel_data_fn data, void *const *uds)
+{
+	if (jobs <= 1)
+		return ow_wheel_each_member_opts(w, OW_WHEEL_SKIP_UNWANTED, filter, data, uds[0]);
+	struct par q = {.w = w, .filter = filter, .data = data, .uds = uds};
+	q.owner = malloc((w->z->n ? w->z->n : 1) * sizeof *q.owner);
+	q.rc = calloc((size_t)jobs, sizeof *q.rc);
+	q.err = calloc((size_t)jobs, sizeof *q.err);
+	int rc = q.owner && q.rc && q.err ? assign(w->z, jobs, pick, pick_ud, q.owner)
+	                                  : ow_err(OW_ENOMEM, "out of memory");
+	if (!rc)
+		ow_parallel_for((size_t)jobs, jobs, par_worker, &q);
+	/* the error of the pass that failed first in member order would need
+	 * each pass's position; the lowest pass number with a real error is
+	 * reported (deterministic for one damaged member) */
+	for (int t = 0; !rc && t < jobs; t++)
+		if (q.rc[t] && q.rc[t] != OW_EINTERNAL)
+			rc = ow_err(q.rc[t], "%s", q.err[t] ? q.err[t] : "out of memory");
+	for (int t = 0; q.err && t < jobs; t++)
+		free(q.err[t]);
+	free(q.owner);
+	free(q.rc);
+	free(q.err);
+	return rc;
 }

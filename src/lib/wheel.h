@@ -54,6 +54,19 @@ int ow_wheel_each_member(ow_wheel *w, ow_wheel_filter_fn filter, ow_wheel_data_f
 /* ow_wheel_each_member with options (0 = the same pass). */
 int ow_wheel_each_member_opts(ow_wheel *w, unsigned opts, ow_wheel_filter_fn filter,
                               ow_wheel_data_fn data, void *ud);
+/* Up to `jobs` passes at once, on threads, each with its own reader over the
+ * same fd: the members `pick` selects (a pure test of name and size) are
+ * shared out, largest first, so that the passes inflate about as many bytes
+ * each; pass t calls filter and data with uds[t], for its members only
+ * (members pick declines go to pass 0's filter, which may count them).
+ * Callbacks run on several threads at once: what they share needs a lock.
+ * The others skip a member by seeking past it.  A failure stops the other
+ * passes; its error is returned.  jobs <= 1: one pass, as
+ * ow_wheel_each_member_opts(OW_WHEEL_SKIP_UNWANTED) with uds[0]. */
+typedef int (*ow_wheel_pick_fn)(const char *name, uint64_t size, void *ud);
+int ow_wheel_each_member_jobs(ow_wheel *w, int jobs, ow_wheel_pick_fn pick, void *pick_ud,
+                              ow_wheel_filter_fn filter, ow_wheel_data_fn data,
+                              void *const *uds);
 void ow_wheel_close(ow_wheel *w);
 
 struct ow_wheel_info {

@@ -267,3 +267,32 @@ fetch_pypi() {
 	[[ $output != *"SASS"* ]]
 	[[ $output == *"only in link-time (rdc) modules: sm_80 compute_80@9.0"* ]]
 }
+
+@test "wheel members are inflated in parallel (--jobs): the same result as one at a time; a damaged member still named" {
+	w=$BATS_TEST_TMPDIR/multi-1.0-cp312-cp312-linux_x86_64.whl
+	python3 - "$w" "$FIX/fatbin" <<'PY'
+import os, sys, zipfile
+w, fix = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(w, "w", zipfile.ZIP_DEFLATED) as z:
+    for n in sorted(os.listdir(fix)):
+        if n.endswith(".so"):
+            z.write(os.path.join(fix, n), "multi/lib/" + n)
+    z.writestr("multi/__init__.py", "x = 1\n" * 1000)
+PY
+	one=$(ow --json --jobs 1 audit --device 12.0 "$w" | jq -S 'del(.targets[0].bytes_read)')
+	for j in 2 4 16; do
+		many=$(ow --json --jobs $j audit --device 12.0 "$w" | jq -S 'del(.targets[0].bytes_read)')
+		[ "$one" = "$many" ] || { diff <(echo "$one") <(echo "$many"); false; }
+	done
+	[ "$(jq '.targets[0].libraries | length' <<<"$one")" -ge 15 ]
+	[ "$(jq '.targets[0].skipped' <<<"$one")" -eq 1 ]
+	# a flipped byte inside one member's data: exit 3, that member named, with any --jobs
+	off=$(python3 -c "import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); i=z.getinfo('multi/lib/sm120_only.so'); print(i.header_offset + 30 + len(i.filename) + len(i.extra) + i.compress_size // 2)" "$w")
+	cp "$w" "$BATS_TEST_TMPDIR/bad.whl"
+	"$SRC/tests/tools/flipbyte" "$BATS_TEST_TMPDIR/bad.whl" "$off"
+	for j in 1 4; do
+		run ow --jobs $j audit "$BATS_TEST_TMPDIR/bad.whl"
+		[ "$status" -eq 3 ] || { echo "$output"; false; }
+		[[ $output == *"sm120_only.so"* ]] || { echo "$output"; false; }
+	done
+}
