@@ -1,0 +1,107 @@
+#!/usr/bin/env bats
+# offwheel audit against NVIDIA's cuobjdump (PyPI's nvidia-cuda-cuobjdump)
+# on the real wheels torch 2.15.0 (CUDA 13.2) pins: torch, torchvision
+# 0.29.2, torchaudio 2.11.1, and nvidia-cudnn-cu13 9.26.0.51, whose
+# libcudnn_ext.so.9 is all kernel-less compressed modules.  Per library the
+# SASS architectures (with their a/f suffixes), the PTX architectures and
+# ISAs, the number of cubins and the number without a kernel must be
+# cuobjdump's (tests/tools/cuobjdump_compare.py).  About 1.1 GB of wheels,
+# cached under $XDG_CACHE_HOME (ctest label realwheels); skipped with a
+# message where PyPI cannot be reached and the cache does not have them.
+
+setup_file() {
+	export EXT="${OW_EXT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/offwheel-tests}"
+	export CACHE="$EXT/wheels" CUVENV="$EXT/cuobjdump-venv"
+	mkdir -p "$CACHE"
+	export WHEELS="torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1 nvidia-cudnn-cu13==9.26.0.51"
+	export LIBS="$BATS_FILE_TMPDIR/libs"
+}
+
+# The wheels, from the cache or PyPI (Linux x86_64, Python 3.12).
+fetch_wheels() {
+	local missing=0 spec name ver
+	for spec in $WHEELS; do
+		name=${spec%%==*} ver=${spec##*==}
+		ls "$CACHE"/"${name//-/_}"-"$ver"-*.whl >/dev/null 2>&1 || missing=1
+	done
+	[ "$missing" -eq 0 ] && return 0
+	(cd "$CACHE" && timeout 1200 python3 -m pip download -q --no-deps --only-binary=:all: \
+		--python-version 3.12 --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+		--platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 $WHEELS) >/dev/null 2>&1
+}
+
+cuobjdump_path() {
+	ls "$CUVENV"/lib/python3*/site-packages/nvidia/cu*/bin/cuobjdump 2>/dev/null | head -1
+}
+
+# NVIDIA's cuobjdump in a venv of the cache (nothing of it in the repository).
+fetch_cuobjdump() {
+	[ -n "$(cuobjdump_path)" ] && return 0
+	rm -rf "$CUVENV"
+	python3 -m venv "$CUVENV" >/dev/null 2>&1 &&
+		timeout 600 "$CUVENV/bin/python" -m pip install -q nvidia-cuda-cuobjdump >/dev/null 2>&1
+	[ -n "$(cuobjdump_path)" ]
+}
+
+need_real() {
+	fetch_cuobjdump || skip "PyPI cannot be reached and $CUVENV has no cuobjdump (pip install nvidia-cuda-cuobjdump)"
+	fetch_wheels || skip "PyPI cannot be reached and $CACHE lacks some of: $WHEELS"
+}
+
+wheel_of() { ls "$CACHE"/"$1"-*.whl | head -1; }
+
+unpack() { # the library members of every wheel, once
+	[ -d "$LIBS" ] && return 0
+	mkdir -p "$LIBS.tmp"
+	local w
+	for w in $(wheel_of torch-2.15.0) $(wheel_of torchvision-0.29.2) \
+		$(wheel_of torchaudio-2.11.1) $(wheel_of nvidia_cudnn_cu13-9.26.0.51); do
+		unzip -qo "$w" '*.so' '*.so.*' -d "$LIBS.tmp" >/dev/null 2>&1 || true
+	done
+	mv "$LIBS.tmp" "$LIBS"
+}
+
+@test "architectures, PTX ISAs, cubins and kernel-less cubins equal cuobjdump's on every library of the real wheels" {
+	need_real
+	unpack
+	mapfile -t libs < <(find "$LIBS" -type f -name '*.so*' | sort)
+	[ "${#libs[@]}" -ge 30 ]
+	run python3 "$OW_SOURCE_DIR/tests/tools/cuobjdump_compare.py" "$OFFWHEEL" "$(cuobjdump_path)" "${libs[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the comparison covered the cases that matter, each with device code
+	[[ $output == *"same    libtorch_cuda.so: "*" cubins (0 without a kernel)"* ]]
+	[[ $output == *"same    libcudnn_ext.so.9: 132 cubins (132 without a kernel)"* ]]
+	[[ $output == *"same    libcudnn_engines_precompiled.so.9: "* ]]
+	[[ $output == *"same    libtorchaudio.so: "*"PTX compute_120@9.2"* ]]
+	[ "$(grep -c '^same ' <<<"$output")" -eq "${#libs[@]}" ]
+}
+
+@test "libcudnn_ext.so.9 (22 kernel-less compressed modules) is no-code on any device, never NO IMAGE" {
+	need_real
+	unpack
+	lib=$(find "$LIBS" -name 'libcudnn_ext.so.9' | head -1)
+	for cc in 7.0 11.0 12.0; do
+		run "$OFFWHEEL" audit --device "$cc" "$lib"
+		[ "$status" -eq 0 ] || { echo "$cc: $output"; false; }
+		[[ $output == *"no-code on CC $cc"* ]] || { echo "$cc: $output"; false; }
+		[[ $output == *"22 modules (0 with code, 22 empty"* ]] || { echo "$cc: $output"; false; }
+	done
+}
+
+@test "the real torch 2.15.0 wheel: runs on 12.0 and 9.0, not on 7.0; the same with one pass or several" {
+	need_real
+	w=$(wheel_of torch-2.15.0)
+	run "$OFFWHEEL" audit --device 12.0 "$w"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run "$OFFWHEEL" audit --device 9.0 "$w"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run "$OFFWHEEL" audit --device 7.0 "$w"
+	[ "$status" -eq 3 ]
+	one=$("$OFFWHEEL" --json --jobs 1 audit --device 12.0 "$w" | jq -S 'del(.targets[0].bytes_read)')
+	two=$("$OFFWHEEL" --json --jobs 2 audit --device 12.0 "$w" | jq -S 'del(.targets[0].bytes_read)')
+	[ "$one" = "$two" ]
+	# libtorch_nvshmem's sm_89 and compute_120 exist only in its link-time modules
+	nv=$(jq -c '.targets[0].libraries[] | select(.path | endswith("libtorch_nvshmem.so")) | [(.sass | index("sm_89")), .rdc_only]' <<<"$one")
+	[[ $nv == "[null,"*'"sm_89"'*'"compute_120@9.0"'* ]] || { echo "$nv"; false; }
+}
