@@ -212,7 +212,7 @@ int ow_read_fd_small(int fd, const char *what, size_t max, char **buf, size_t *l
 int ow_read_beneath(int dirfd, const char *rel, size_t max, char **buf, size_t *len)
 {
 	struct stat st;
-	int fd, rc = ow_open_regular_beneath(dirfd, rel, &fd, &st);
+	int fd = -1, rc = ow_open_regular_beneath(dirfd, rel, &fd, &st);
 	if (rc)
 		return rc;
 	rc = ow_read_fd_small(fd, rel, max, buf, len);

@@ -248,6 +248,8 @@ int ow_obj_begin(ow_store *s, uint64_t cap, ow_obj_writer **out)
 
 int ow_obj_write(ow_obj_writer *w, const void *data, size_t len)
 {
+	if (!w)
+		return ow_err(OW_EINVAL, "ow_obj_write: no writer");
 	if (w->cap && w->size + len > w->cap)
 		return ow_err(OW_ETOOBIG, "object larger than its cap of %llu bytes",
 		              (unsigned long long)w->cap);
@@ -326,7 +328,7 @@ out:
 int ow_store_put_buf(ow_store *s, const void *data, size_t len, const char *expect_hex,
                      const char *kind, char hex_out[OW_SHA256_HEX])
 {
-	ow_obj_writer *w;
+	ow_obj_writer *w = NULL;
 	int rc = ow_obj_begin(s, 0, &w);
 	if (rc)
 		return rc;
@@ -341,7 +343,7 @@ int ow_store_put_fd(ow_store *s, int fd, const char *expect_hex, const char *kin
                     char hex_out[OW_SHA256_HEX])
 {
 	enum { CHUNK = 1 << 20 };
-	ow_obj_writer *w;
+	ow_obj_writer *w = NULL;
 	char *buf = malloc(CHUNK);
 	int rc = buf ? ow_obj_begin(s, 0, &w) : ow_err(OW_ENOMEM, "out of memory");
 	if (rc) {

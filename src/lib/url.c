@@ -531,7 +531,7 @@ int ow_url_basename_decoded(const char *url, char **out)
 	char *d = NULL;
 	int rc = ow_url_percent_decode(seg, (size_t)(url + end - seg), &d);
 	if (!rc)
-		rc = basename_ok(d);
+		rc = d ? basename_ok(d) : ow_err(OW_EINTERNAL, "url: no decoded name");
 	if (rc) {
 		free(d);
 		return rc;

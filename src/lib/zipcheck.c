@@ -779,7 +779,7 @@ static int check_gap(const struct zctx *c, size_t i, uint64_t prev_end)
 static int check_member_layout(struct zctx *c, size_t i, uint64_t prev_end)
 {
 	struct ow_zip_entry *en = &c->z->e[i];
-	struct local l;
+	struct local l = {0};
 	int rc = check_gap(c, i, prev_end);
 	if (!rc)
 		rc = read_local(c, en, &l);
