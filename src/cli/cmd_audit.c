@@ -122,6 +122,35 @@ static json_t *driver_json(int drv)
 	return json_string(b);
 }
 
+/* Whether a library's JIT needs PTX of an ISA newer than the table: it then
+ * needs a driver newer than the table's newest, which its driver_needed (0)
+ * cannot say. */
+static int lib_isa_unknown(const struct ow_audit_lib_verdict *lv)
+{
+	return lv->v.n_jit && !lv->v.driver_needed;
+}
+
+/* The same for a library the target's verdict counts (as in its
+ * driver_needed: those that run, natively or through the JIT). */
+static int target_isa_unknown(const struct ow_audit *a, const struct args *g)
+{
+	for (size_t i = 0; i < a->n_libs; i++) {
+		struct ow_audit_lib_verdict lv;
+		if (!ow_audit_lib_verdict(&a->libs[i], g->cc, g->drv, &lv) &&
+		    (lv.effective == OW_GPU_LIB_JIT || lv.effective == OW_GPU_LIB_NATIVE) &&
+		    lib_isa_unknown(&lv))
+			return 1;
+	}
+	return 0;
+}
+
+/* "driver_newer_than": the newest driver of the table where all that is known
+ * of the need is that it is newer, else null. */
+static json_t *newer_json(int isa_unknown)
+{
+	return isa_unknown ? driver_json(ow_gpu_ptx_newest_driver()) : json_null();
+}
+
 static json_t *ptx_json(const char *s)
 {
 	json_t *arr = json_array(), *names = words(s);
@@ -135,9 +164,10 @@ static json_t *ptx_json(const char *s)
 		int drv = 0;
 		if (at && maj < 100 && min < 100)
 			ow_gpu_ptx_isa_driver((unsigned)maj, (unsigned)min, &drv);
-		json_array_append_new(arr, json_pack("{s:s%, s:s, s:o}", "name", w,
+		json_array_append_new(arr, json_pack("{s:s%, s:s, s:o, s:o}", "name", w,
 		                                     at ? (size_t)(at - w) : strlen(w), "isa",
-		                                     at ? at + 1 : "", "driver", driver_json(drv)));
+		                                     at ? at + 1 : "", "driver", driver_json(drv),
+		                                     "driver_newer_than", newer_json(at && !drv)));
 	}
 	json_decref(names);
 	ow_err_clear();
@@ -173,11 +203,12 @@ static json_t *verdict_json(const struct ow_audit_lib *l, int cc, int drv)
 	struct ow_audit_lib_verdict lv;
 	if (ow_audit_lib_verdict(l, cc, drv, &lv))
 		return json_null();
-	return json_pack("{s:s, s:s, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:b}}",
-	                 "verdict",
+	return json_pack("{s:s, s:s, s:b, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}, "
+	                 "s:{s:I, s:I, s:b}}", "verdict",
 	                 ow_gpu_lib_verdict_name(lv.v.verdict), "effective",
 	                 ow_gpu_lib_verdict_name(lv.effective), "fatal", lv.fatal, "driver_needed",
-	                 driver_json(lv.v.driver_needed), "modules", "native",
+	                 driver_json(lv.v.driver_needed), "driver_newer_than",
+	                 newer_json(lib_isa_unknown(&lv)), "modules", "native",
 	                 (json_int_t)lv.v.n_native, "jit", (json_int_t)lv.v.n_jit, "ptx_too_new",
 	                 (json_int_t)lv.v.n_ptx_too_new, "none", (json_int_t)lv.v.n_none, "skipped",
 	                 (json_int_t)lv.v.n_skipped, "data_sections", "modules",
@@ -215,16 +246,18 @@ static json_t *target_json(const struct ow_audit *a, const struct args *g,
 {
 	int dev = g->device != NULL;
 	json_t *libs = json_array();
+	int unknown = dev && target_isa_unknown(a, g); /* then no known driver_needed */
 	for (size_t i = 0; i < a->n_libs; i++)
 		json_array_append_new(libs, lib_json(&a->libs[i], g->cc, g->drv, dev));
-	return json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o, s:b, s:o, s:o}", "source",
+	return json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o, s:b, s:o, s:o, s:o}", "source",
 	                 a->source, "label", a->label, "kind", kind_name(a->kind), "sha256",
 	                 a->sha256[0] ? json_string(a->sha256) : json_null(), "cached",
 	                 a->from_cache, "bytes_read", (json_int_t)a->bytes_in, "skipped",
 	                 (json_int_t)a->n_skipped, "verdict",
 	                 dev ? json_string(ow_audit_verdict_name(r->verdict)) : json_null(), "fatal",
-	                 dev && r->fatal, "driver_needed", driver_json(dev ? r->driver_needed : 0),
-	                 "libraries", libs);
+	                 dev && r->fatal, "driver_needed",
+	                 driver_json(dev && !unknown ? r->driver_needed : 0), "driver_newer_than",
+	                 newer_json(unknown), "libraries", libs);
 }
 
 static json_t *error_json(const char *ref, int rc)
@@ -235,14 +268,45 @@ static json_t *error_json(const char *ref, int rc)
 
 /* ---- human output --------------------------------------------------------------- */
 
-static const char *lib_verdict_text(const struct ow_audit_lib_verdict *lv, char *b, size_t n)
+/* The PTX ISAs of a summary's "compute_90@9.0 compute_120@9.9" that the
+ * table does not know, as "9.9" (into b, n >= 1). */
+static const char *unknown_isas(const char *ptx, char *b, size_t n)
 {
-	char d[16];
+	b[0] = 0;
+	for (const char *at = strchr(ptx, '@'); at; at = strchr(at + 1, '@')) {
+		char *end, isa[24];
+		unsigned long maj = strtoul(at + 1, &end, 10), min = 0;
+		int drv;
+		if (*end == '.')
+			min = strtoul(end + 1, NULL, 10);
+		if (maj < 100 && min < 100 &&
+		    !ow_gpu_ptx_isa_driver((unsigned)maj, (unsigned)min, &drv))
+			continue;
+		snprintf(isa, sizeof isa, "%s%lu.%lu", b[0] ? ", " : "", maj, min);
+		if (!strstr(b, isa + (b[0] ? 2 : 0)) && strlen(b) + strlen(isa) < n)
+			strcat(b, isa);
+	}
+	ow_err_clear();
+	return b;
+}
+
+static const char *lib_verdict_text(const struct ow_audit_lib_verdict *lv, const char *ptx,
+                                    char *b, size_t n)
+{
+	char d[16], isas[64];
 	ow_gpu_format_driver(lv->v.driver_needed, d, sizeof d);
 	switch (lv->v.verdict) {
 	case OW_GPU_LIB_NATIVE: return "native";
 	case OW_GPU_LIB_JIT:
-		snprintf(b, n, "JIT only (PTX; driver >= %s)", lv->v.driver_needed ? d : "?");
+		if (lv->v.driver_needed) {
+			snprintf(b, n, "JIT only (PTX; driver >= %s)", d);
+			return b;
+		}
+		/* only a bound: newer than the table's newest ISA's driver */
+		ow_gpu_format_driver(ow_gpu_ptx_newest_driver(), d, sizeof d);
+		unknown_isas(ptx, isas, sizeof isas);
+		snprintf(b, n, "JIT only (PTX ISA %s%snewer than this offwheel knows; needs a "
+		         "driver newer than %s)", isas, isas[0] ? ": " : "", d);
 		return b;
 	case OW_GPU_LIB_PARTIAL:
 		snprintf(b, n, "partial: %zu of %zu modules have no usable image%s",
@@ -286,12 +350,12 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 {
 	struct ow_audit_summary s;
 	struct ow_audit_lib_verdict lv;
-	char b[160];
+	char b[200];
 	ow_audit_lib_summary(l, &s);
 	if (!s.n_modules && c->verbosity < 1)
 		return;
 	const char *v = g->device && !ow_audit_lib_verdict(l, g->cc, g->drv, &lv)
-	                        ? lib_verdict_text(&lv, b, sizeof b) : NULL;
+	                        ? lib_verdict_text(&lv, s.ptx, b, sizeof b) : NULL;
 	char db[200];
 	cli_say(c, "  %s%s%s%s\n", l->path, v ? ": " : "", v ? v : "",
 	        v ? data_text(&lv, db, sizeof db) : "");
@@ -335,8 +399,12 @@ static void say_target(struct cli *c, const struct ow_audit *a, const struct arg
 	char cc[8], d[16], tail[64] = "";
 	ow_gpu_format_cc(g->cc, cc, sizeof cc);
 	ow_gpu_format_driver(r->driver_needed, d, sizeof d);
-	if (g->device && r->verdict == OW_AUDIT_JIT && r->driver_needed)
+	if (g->device && r->verdict == OW_AUDIT_JIT && target_isa_unknown(a, g)) {
+		ow_gpu_format_driver(ow_gpu_ptx_newest_driver(), d, sizeof d);
+		snprintf(tail, sizeof tail, ", needs a driver newer than %s", d);
+	} else if (g->device && r->verdict == OW_AUDIT_JIT && r->driver_needed) {
 		snprintf(tail, sizeof tail, ", needs driver >= %s", d);
+	}
 	if (g->device)
 		cli_say(c, "%s: %s on CC %s%s — %zu of %zu libraries carry device code%s\n", a->label,
 		        ow_audit_verdict_name(r->verdict), cc, tail, with_code, a->n_libs,

@@ -8,6 +8,7 @@
 #include "clitext.h"
 #include "export.h"
 #include "mixedargs.h"
+#include "clock.h"
 
 static const char usage[] = "check DIR --pubkey KEY.pub [--state FILE]";
 static const char description[] =
@@ -55,13 +56,6 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	return 0;
 }
 
-static void iso(int64_t t, char *buf, size_t n)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 static json_t *problem_json(const struct ow_check_problem *p)
 {
@@ -110,7 +104,7 @@ static void render(struct cli *c, const char *dir, const struct ow_check_report 
 		free(detail);
 	}
 	char *shown = cli_printable_dup(dir);
-	iso(r->expires, exp, sizeof exp);
+	ow_utc_iso(r->expires, exp, sizeof exp);
 	if (r->valid)
 		cli_say(c, "%s: valid — %zu files (%s), sequence %lld signed by key %s, expires %s\n",
 		        shown ? shown : "", r->files, cli_bytes(r->bytes, b, sizeof b),

@@ -1,5 +1,5 @@
 /* bytes.h - little-endian readers and writers for the binary formats we
- * parse (ZIP, fatbin): one copy of them for every module. */
+ * parse (ZIP, fatbin), and a string hash: one copy of them for every module. */
 #ifndef OW_BYTES_H
 #define OW_BYTES_H
 
@@ -30,6 +30,16 @@ static inline void ow_put_le32(uint8_t *p, uint32_t v)
 {
 	ow_put_le16(p, (uint16_t)v);
 	ow_put_le16(p + 2, (uint16_t)(v >> 16));
+}
+
+/* FNV-1a, 64 bits, of a NUL-terminated string: a quick hash for tables of
+ * URLs (not for anything an attacker could aim at). */
+static inline uint64_t ow_fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+	return h;
 }
 
 #endif

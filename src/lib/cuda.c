@@ -13,6 +13,7 @@
 #include "error.h"
 #include "fatbin.h"
 #include "gpucompat.h"
+#include "clock.h"
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -477,12 +478,6 @@ static void release_run(struct smoke_run *s)
 	free(s->y);
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static int smoke_steps(struct smoke_run *s, const void *image)
 {
@@ -517,9 +512,9 @@ int ow_cuda_smoke(ow_cuda *cu, int ordinal, struct ow_smoke_result *out)
 	if (rc)
 		return rc;
 	struct smoke_run s = {.cu = cu, .out = out};
-	double t0 = now_s();
+	double t0 = ow_mono_s();
 	rc = smoke_steps(&s, image);
-	out->seconds = now_s() - t0;
+	out->seconds = ow_mono_s() - t0;
 	release_run(&s);
 	free(image);
 	if (!rc)

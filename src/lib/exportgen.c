@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "exportint.h"
+#include "clock.h"
 
 void ow_sb_printf(struct ow_sbuf *b, const char *fmt, ...)
 {
@@ -147,13 +148,6 @@ int ow_xgen_requirements(const struct ow_export_plan *p, const struct ow_export_
 	return out->err;
 }
 
-static void utc(int64_t t, char *buf, size_t n)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
-}
 
 static void install_set(struct ow_sbuf *out, const struct ow_export_set *set)
 {
@@ -178,8 +172,8 @@ static void install_set(struct ow_sbuf *out, const struct ow_export_set *set)
 int ow_xgen_install(const struct ow_export_plan *p, const struct ow_xmeta *m, struct ow_sbuf *out)
 {
 	char created[40], expires[40];
-	utc(m->created, created, sizeof created);
-	utc(m->expires, expires, sizeof expires);
+	ow_utc_text(m->created, created, sizeof created);
+	ow_utc_text(m->expires, expires, sizeof expires);
 	ow_sb_printf(out, "offwheel export %s — sequence %lld, created %s, expires %s, %s %s\n"
 	                  "(written to %s)\n\n",
 	             OW_VERSION, (long long)m->sequence, created, expires,

@@ -10,6 +10,7 @@
 #include "error.h"
 #include "exportint.h"
 #include "fsutil.h"
+#include "clock.h"
 
 #define MANIFEST_MAX_FILES 1000000
 
@@ -37,13 +38,6 @@ static json_t *files_json(const struct ow_xfiles *f)
 	return a;
 }
 
-static void iso(int64_t t, char *buf, size_t n)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 int ow_xjson_manifest(const struct ow_export_plan *p, const struct ow_xmeta *m,
                       const struct ow_xfiles *f, struct ow_sbuf *out)
@@ -54,8 +48,8 @@ int ow_xjson_manifest(const struct ow_export_plan *p, const struct ow_xmeta *m,
 		json_array_append_new(targets, json_string(p->sets[i].target));
 	}
 	char created[32], expires[32], comment[200];
-	iso(m->created, created, sizeof created);
-	iso(m->expires, expires, sizeof expires);
+	ow_utc_iso(m->created, created, sizeof created);
+	ow_utc_iso(m->expires, expires, sizeof expires);
 	snprintf(comment, sizeof comment, "offwheel export sequence %lld, key %s, expires %s",
 	         (long long)m->sequence, m->key_id[0] ? m->key_id : "none", expires);
 	json_t *doc = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:s, s:s?, s:o, s:o, s:o}",

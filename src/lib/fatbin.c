@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "error.h"
 
 #define CONTAINER_HDR 16u
@@ -47,9 +48,6 @@ struct ctx {
 	uint8_t *peek; /* file mode: a small cubin read whole */
 };
 
-static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t le32(const uint8_t *p) { return (uint32_t)le16(p) | (uint32_t)le16(p + 2) << 16; }
-static uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
 static uint64_t align8(uint64_t v) { return v > UINT64_MAX - 7 ? UINT64_MAX : (v + 7) & ~(uint64_t)7; }
 
 /* off + n <= size without overflow. */
@@ -190,17 +188,17 @@ static int32_t cubin_kernels(const uint8_t *p, uint64_t n)
 {
 	if (n < 64 || memcmp(p, "\x7f" "ELF", 4) || p[4] != 2 || p[5] != 1)
 		return -1;
-	uint64_t shoff = le64(p + 0x28);
-	uint16_t shentsize = le16(p + 0x3A), shnum = le16(p + 0x3C), shstrndx = le16(p + 0x3E);
+	uint64_t shoff = ow_le64(p + 0x28);
+	uint16_t shentsize = ow_le16(p + 0x3A), shnum = ow_le16(p + 0x3C), shstrndx = ow_le16(p + 0x3E);
 	if (shentsize < 64 || shstrndx >= shnum || !in_bounds(shoff, (uint64_t)shnum * shentsize, n))
 		return -1;
 	const uint8_t *str = p + shoff + (uint64_t)shstrndx * shentsize;
-	uint64_t stroff = le64(str + 0x18), strsize = le64(str + 0x20);
+	uint64_t stroff = ow_le64(str + 0x18), strsize = ow_le64(str + 0x20);
 	if (!in_bounds(stroff, strsize, n))
 		return -1;
 	int32_t kernels = 0;
 	for (uint16_t i = 0; i < shnum; i++) {
-		uint32_t name = le32(p + shoff + (uint64_t)i * shentsize);
+		uint32_t name = ow_le32(p + shoff + (uint64_t)i * shentsize);
 		static const char text[] = ".text.";
 		if (name < strsize && strsize - name >= sizeof text - 1 &&
 		    !memcmp(p + stroff + name, text, sizeof text - 1))
@@ -241,16 +239,16 @@ static int known_kind(uint16_t kind)
 static void decode_entry(const uint8_t *h, uint64_t off, struct ow_fatbin_entry *e)
 {
 	memset(e, 0, sizeof *e);
-	e->kind = le16(h);
-	e->header_size = le32(h + 4);
-	e->payload_size = le64(h + 8);
-	e->ver_minor = le16(h + 0x18);
-	e->ver_major = le16(h + 0x1A);
-	uint32_t arch = le32(h + 0x1C);
+	e->kind = ow_le16(h);
+	e->header_size = ow_le32(h + 4);
+	e->payload_size = ow_le64(h + 8);
+	e->ver_minor = ow_le16(h + 0x18);
+	e->ver_major = ow_le16(h + 0x1A);
+	uint32_t arch = ow_le32(h + 0x1C);
 	e->arch = arch > UINT16_MAX ? UINT16_MAX : (uint16_t)arch;
-	e->flags = le64(h + 0x28);
-	e->uncompressed_size = le64(h + 0x38);
-	e->compressed_size = le32(h + 0x10);
+	e->flags = ow_le64(h + 0x28);
+	e->uncompressed_size = ow_le64(h + 0x38);
+	e->compressed_size = ow_le32(h + 0x10);
 	e->offset = off;
 	if (e->flags & OW_FB_FLAG_ARCH_A)
 		e->variant = 'a';
@@ -263,7 +261,7 @@ static void decode_entry(const uint8_t *h, uint64_t off, struct ow_fatbin_entry 
 		e->compression = OW_FB_COMP_LZ4;
 	else if (zstd)
 		e->compression = OW_FB_COMP_ZSTD;
-	else if (le32(h + 0x10) != 0)
+	else if (ow_le32(h + 0x10) != 0)
 		e->compression = OW_FB_COMP_UNKNOWN;
 }
 
@@ -276,9 +274,9 @@ static int walk_entries(struct ctx *c, uint64_t off, uint64_t limit, int scanned
 	int rc = src_read(c->s, off, h, CONTAINER_HDR);
 	if (rc)
 		return rc;
-	uint16_t version = le16(h + 4), hsize = le16(h + 6);
-	uint64_t body = le64(h + 8);
-	if (le32(h) != OW_FATBIN_MAGIC)
+	uint16_t version = ow_le16(h + 4), hsize = ow_le16(h + 6);
+	uint64_t body = ow_le64(h + 8);
+	if (ow_le32(h) != OW_FATBIN_MAGIC)
 		return ow_err(OW_EPARSE, "no fatbin magic at offset %" PRIu64, off);
 	if (version != 1 || hsize < CONTAINER_HDR)
 		return ow_err(OW_EPARSE, "fatbin container at offset %" PRIu64
@@ -359,11 +357,11 @@ static int walk_section(struct ctx *c, const char *name, uint64_t start, uint64_
 		int rc = src_read(c->s, pos, h, sizeof h);
 		if (rc)
 			return rc;
-		if (le32(h) != OW_FATBIN_MAGIC) {
+		if (ow_le32(h) != OW_FATBIN_MAGIC) {
 			if (all_zero(h, sizeof h))
 				return 0;
 			return ow_err(OW_EPARSE, "section %s: no fatbin container at offset %" PRIu64
-				      " (found 0x%08x) — corrupt fatbin", name, pos, le32(h));
+				      " (found 0x%08x) — corrupt fatbin", name, pos, ow_le32(h));
 		}
 		uint64_t cend;
 		if ((rc = take_container(c, name, reloc, 0, pos, end, &cend)))
@@ -391,7 +389,7 @@ static int scan_range(struct ctx *c, const char *name, uint64_t start, uint64_t 
 			return rc;
 		uint64_t i = 0, hit = UINT64_MAX;
 		for (; i + 4 <= len; i += 8)
-			if (p[i] == 0x50 && le32(p + i) == OW_FATBIN_MAGIC) {
+			if (p[i] == 0x50 && ow_le32(p + i) == OW_FATBIN_MAGIC) {
 				hit = pos + i;
 				break;
 			}
@@ -423,12 +421,12 @@ struct shdr {
 
 static void decode_shdr(const uint8_t *p, struct shdr *sh)
 {
-	sh->name = le32(p);
-	sh->type = le32(p + 4);
-	sh->flags = le64(p + 8);
-	sh->offset = le64(p + 0x18);
-	sh->size = le64(p + 0x20);
-	sh->link = le32(p + 0x28);
+	sh->name = ow_le32(p);
+	sh->type = ow_le32(p + 4);
+	sh->flags = ow_le64(p + 8);
+	sh->offset = ow_le64(p + 0x18);
+	sh->size = ow_le64(p + 0x20);
+	sh->link = ow_le32(p + 0x28);
 }
 
 static int is_scannable(const struct shdr *sh, const char *name)
@@ -440,10 +438,10 @@ static int is_scannable(const struct shdr *sh, const char *name)
 static int elf_sections(struct ctx *c, const uint8_t *eh, uint8_t **tab, uint64_t *n,
 			uint64_t *strndx)
 {
-	uint64_t shoff = le64(eh + 0x28);
-	uint16_t entsize = le16(eh + 0x3A);
-	*n = le16(eh + 0x3C);
-	*strndx = le16(eh + 0x3E);
+	uint64_t shoff = ow_le64(eh + 0x28);
+	uint16_t entsize = ow_le16(eh + 0x3A);
+	*n = ow_le16(eh + 0x3C);
+	*strndx = ow_le16(eh + 0x3E);
 	if (shoff == 0)
 		return 0; /* no section headers: nothing to list */
 	if (entsize < 64)
@@ -454,9 +452,9 @@ static int elf_sections(struct ctx *c, const uint8_t *eh, uint8_t **tab, uint64_
 	if (rc)
 		return ow_err_prefix(rc, "ELF section headers: ");
 	if (*n == 0)
-		*n = le64(first + 0x20); /* extended numbering */
+		*n = ow_le64(first + 0x20); /* extended numbering */
 	if (*strndx == 0xFFFF)
-		*strndx = le32(first + 0x28);
+		*strndx = ow_le32(first + 0x28);
 	if (*n > MAX_SECTIONS)
 		return ow_err(OW_ETOOBIG, "ELF file claims %" PRIu64 " sections — corrupt", *n);
 	if (*n == 0 || !in_bounds(shoff, *n * entsize, c->s->size))
@@ -519,9 +517,9 @@ static int elf_list(struct ctx *c, const uint8_t *eh)
 	uint64_t n = 0, strndx = 0, len = 0;
 	int rc = elf_sections(c, eh, &tab, &n, &strndx);
 	if (!rc && tab)
-		rc = elf_strtab(c, tab, le16(eh + 0x3A), n, strndx, &str, &len);
+		rc = elf_strtab(c, tab, ow_le16(eh + 0x3A), n, strndx, &str, &len);
 	if (!rc && tab)
-		rc = elf_walk(c, tab, le16(eh + 0x3A), n, str, len);
+		rc = elf_walk(c, tab, ow_le16(eh + 0x3A), n, str, len);
 	free(tab);
 	free(str);
 	return rc;
@@ -537,7 +535,7 @@ static int pe_list(struct ctx *c, uint32_t lfanew)
 		return ow_err_prefix(rc, "PE header: ");
 	if (memcmp(coff, "PE\0\0", 4) != 0)
 		return ow_err(OW_EPARSE, "PE signature missing at offset %u", lfanew);
-	uint16_t nsec = le16(coff + 6), optsize = le16(coff + 20);
+	uint16_t nsec = ow_le16(coff + 6), optsize = ow_le16(coff + 20);
 	uint64_t tab = (uint64_t)lfanew + 24 + optsize;
 	uint8_t *secs = malloc((size_t)nsec * 40 + 1);
 	if (!secs)
@@ -553,7 +551,7 @@ static int pe_list(struct ctx *c, uint32_t lfanew)
 		const uint8_t *p = secs + i * 40;
 		char name[9] = {0};
 		memcpy(name, p, 8);
-		uint64_t size = le32(p + 16), off = le32(p + 20);
+		uint64_t size = ow_le32(p + 16), off = ow_le32(p + 20);
 		if (!strcmp(name, ".nv_fatb"))
 			rc = walk_section(c, name, off, size);
 		else if (!have_nvf || (c->opts & OW_FATBIN_SCAN_DATA))
@@ -581,7 +579,7 @@ static int list_any(struct src *s, unsigned opts, struct ow_fatbin **out)
 			     : elf_list(&c, h);
 	} else if (!rc && hn >= 64 && h[0] == 'M' && h[1] == 'Z') {
 		fb->format = OW_FB_FMT_PE;
-		rc = pe_list(&c, le32(h + 0x3C));
+		rc = pe_list(&c, ow_le32(h + 0x3C));
 	} else if (!rc) {
 		fb->format = OW_FB_FMT_RAW;
 		rc = scan_range(&c, "(scan)", 0, s->size);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "decompress.h"
+#include "bytes.h"
 #include "error.h"
 #include "gpucompat.h"
 #include "pool.h"
@@ -143,14 +144,6 @@ static int payload(struct rd *r, const struct ow_fatbin_entry *e, uint64_t want,
 	return 0;
 }
 
-static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 /* A ".text." name in the section name table nvcc writes at 0x40, right
  * after the ELF header, when the section headers are at the end: 1 yes,
@@ -183,14 +176,14 @@ static int32_t probe(const uint8_t *p, uint64_t n, uint64_t *need)
 	*need = 0;
 	if (n < ELF_HDR || memcmp(p, "\x7f" "ELF", 4))
 		return -1;
-	uint64_t shoff = le64(p + 0x28);
-	uint16_t entsize = le16(p + 0x3A), shnum = le16(p + 0x3C), strndx = le16(p + 0x3E);
+	uint64_t shoff = ow_le64(p + 0x28);
+	uint16_t entsize = ow_le16(p + 0x3A), shnum = ow_le16(p + 0x3C), strndx = ow_le16(p + 0x3E);
 	if (entsize < 64 || strndx >= shnum || shoff > UINT64_MAX / 2)
 		return -1;
 	uint64_t tab_end = shoff + (uint64_t)shnum * entsize;
 	if (tab_end <= n) {
 		const uint8_t *sh = p + shoff + (uint64_t)strndx * entsize;
-		uint64_t str_end = le64(sh + 0x18) + le64(sh + 0x20);
+		uint64_t str_end = ow_le64(sh + 0x18) + ow_le64(sh + 0x20);
 		if (str_end <= n)
 			return ow_fatbin_cubin_kernels(p, n);
 		*need = str_end;

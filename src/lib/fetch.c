@@ -18,6 +18,7 @@
 #include "hashpipe.h"
 #include "pool.h"
 #include "wheel.h"
+#include "clock.h"
 
 struct fetch;
 
@@ -579,12 +580,6 @@ static int allow_hop(void *ud, const char *url)
 	return f->o->policy && ow_url_check_page(f->o->policy, url) != 0;
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* A file wanted twice: the outcome of the transfer that fetched it; its
  * row gets the same object. */
@@ -676,7 +671,7 @@ static int fetch_many(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
                       int metadata, struct ow_fetch_report *r)
 {
 	struct fetch f = {.s = s, .o = o, .metadata = metadata};
-	double t0 = now_s();
+	double t0 = ow_mono_s();
 	memset(r, 0, sizeof *r);
 	struct dl *dls = calloc(n ? n : 1, sizeof *dls);
 	r->items = calloc(n ? n : 1, sizeof *r->items);
@@ -702,7 +697,7 @@ static int fetch_many(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
 		ow_http_membuf_free(&dls[i].body);
 	}
 	free(dls);
-	r->seconds = now_s() - t0;
+	r->seconds = ow_mono_s() - t0;
 	return rc ? rc : summarize(r);
 }
 

@@ -72,7 +72,13 @@ void ow_gpu_format_driver(int driver, char *buf, size_t size)
 	snprintf(buf, size, "%d.%d", driver / 1000, driver % 1000 / 10);
 }
 
-/* PTX ISA (10 * major + minor) -> first CUDA driver that JITs it. */
+/* PTX ISA (10 * major + minor) -> first CUDA driver that JITs it, sorted.
+ * A driver JITs with the PTX compiler of its own CUDA release, so this is
+ * the first toolkit that writes the ISA.  From 12.0 on measured by
+ * scripts/ptx-isa-table on the nvidia-cuda-nvcc wheels of PyPI (13.x: the
+ * .version nvcc writes and the newest one its ptxas accepts; 12.x: ptxas
+ * only); docs/ptx-isa.md has the measurements.  8.6 is CUDA 12.7's, a
+ * release PyPI never had (12.6 accepts 8.5, 12.8 accepts 8.7). */
 static const struct {
 	int isa, driver;
 } ptx_table[] = {
@@ -80,7 +86,7 @@ static const struct {
 	{70, 11000}, {71, 11010}, {72, 11020}, {73, 11030}, {74, 11040}, {75, 11050},
 	{76, 11060}, {77, 11070}, {78, 11080}, {80, 12000}, {81, 12010}, {82, 12020},
 	{83, 12030}, {84, 12040}, {85, 12050}, {86, 12070}, {87, 12080}, {88, 12090},
-	{90, 13000}, {91, 13010},
+	{90, 13000}, {91, 13010}, {92, 13020}, {93, 13030}, {94, 13040}, {95, 13050},
 };
 
 /* 1 and *driver when the table knows the ISA, else 0. */
@@ -97,13 +103,21 @@ static int isa_driver(unsigned isa_major, unsigned isa_minor, int *driver)
 	return 1;
 }
 
+int ow_gpu_ptx_newest_driver(void)
+{
+	return ptx_table[sizeof ptx_table / sizeof ptx_table[0] - 1].driver;
+}
+
 int ow_gpu_ptx_isa_driver(unsigned isa_major, unsigned isa_minor, int *driver)
 {
+	char newest[16];
 	if (!driver)
 		return ow_err(OW_EINVAL, "ow_gpu_ptx_isa_driver: NULL argument");
-	if (!isa_driver(isa_major, isa_minor, driver))
-		return ow_err(OW_ENOENT, "PTX ISA %u.%u is newer than this offwheel knows",
-			      isa_major, isa_minor);
+	if (!isa_driver(isa_major, isa_minor, driver)) {
+		ow_gpu_format_driver(ow_gpu_ptx_newest_driver(), newest, sizeof newest);
+		return ow_err(OW_ENOENT, "PTX ISA %u.%u: newer than this offwheel knows; needs a "
+			      "driver newer than %s", isa_major, isa_minor, newest);
+	}
 	return 0;
 }
 
@@ -145,11 +159,6 @@ static int better_sass(const struct ow_fatbin_entry *a, const struct ow_fatbin_e
 	return a->arch > b->arch;
 }
 
-static int last_table_driver(void)
-{
-	return ptx_table[sizeof ptx_table / sizeof ptx_table[0] - 1].driver;
-}
-
 /* The compatible images of one module, as the driver sees them. */
 struct pick {
 	const struct ow_fatbin_entry *sass;     /* best compatible SASS */
@@ -163,7 +172,7 @@ static void consider_ptx(struct pick *p, const struct ow_fatbin_entry *e, int dr
 {
 	int need = 0;
 	int known = isa_driver(e->ver_major, e->ver_minor, &need);
-	int runs = known ? driver >= need : driver > last_table_driver();
+	int runs = known ? driver >= need : driver > ow_gpu_ptx_newest_driver();
 	if ((driver == 0 || runs) && (!p->jit || e->arch > p->jit->arch)) {
 		p->jit = e;
 		p->jit_need = need;
@@ -234,6 +243,7 @@ int ow_gpu_library_verdict_part(const struct ow_fatbin *fb, int cc, int driver, 
 	if (!fb || !out)
 		return ow_err(OW_EINVAL, "ow_gpu_library_verdict: NULL argument");
 	memset(out, 0, sizeof *out);
+	int isa_unknown = 0;
 	for (size_t i = 0; i < fb->n_modules; i++) {
 		struct ow_gpu_module_verdict mv;
 		int scanned = fb->modules[i].scanned != 0;
@@ -247,6 +257,7 @@ int ow_gpu_library_verdict_part(const struct ow_fatbin *fb, int cc, int driver, 
 		case OW_GPU_NATIVE: out->n_native++; break;
 		case OW_GPU_JIT:
 			out->n_jit++;
+			isa_unknown |= mv.driver_needed == 0;
 			if (mv.driver_needed > out->driver_needed)
 				out->driver_needed = mv.driver_needed;
 			break;
@@ -254,6 +265,10 @@ int ow_gpu_library_verdict_part(const struct ow_fatbin *fb, int cc, int driver, 
 		default: out->n_none++; break;
 		}
 	}
+	/* a module whose ISA the table does not know needs more than any known
+	 * one: the known drivers of the others would understate it */
+	if (isa_unknown)
+		out->driver_needed = 0;
 	out->verdict = lib_verdict(out);
 	return 0;
 }

@@ -22,8 +22,12 @@ void ow_gpu_format_cc(int cc, char *buf, size_t size);
 void ow_gpu_format_driver(int driver, char *buf, size_t size);
 
 /* The first driver able to JIT PTX ISA major.minor (9.0 -> 13000).
- * OW_ENOENT for an ISA newer than the table knows (*driver = 0). */
+ * OW_ENOENT for an ISA newer than the table knows (*driver = 0): such PTX
+ * needs a driver newer than ow_gpu_ptx_newest_driver(), and that is all
+ * offwheel can say of it. */
 int ow_gpu_ptx_isa_driver(unsigned isa_major, unsigned isa_minor, int *driver);
+/* The driver of the newest PTX ISA the table knows (13050 for ISA 9.5). */
+int ow_gpu_ptx_newest_driver(void);
 
 enum ow_gpu_image {
 	OW_GPU_IMG_NO = 0, /* this entry cannot run on the device */
@@ -64,7 +68,10 @@ enum ow_gpu_lib_verdict {
 struct ow_gpu_library_verdict {
 	int verdict;           /* enum ow_gpu_lib_verdict */
 	size_t n_native, n_jit, n_ptx_too_new, n_none, n_skipped;
-	int driver_needed;     /* highest driver_needed of the JIT modules; 0 none/unknown */
+	/* highest driver_needed of the JIT modules; 0 when none, and 0 too when
+	 * a JIT module's PTX ISA is newer than the table (n_jit > 0: the library
+	 * needs a driver newer than ow_gpu_ptx_newest_driver()) */
+	int driver_needed;
 };
 int ow_gpu_library_verdict(const struct ow_fatbin *fb, int cc, int driver,
 			   struct ow_gpu_library_verdict *out);

@@ -22,6 +22,8 @@
 
 #include "error.h"
 #include "event.h"
+#include "bytes.h"
+#include "clock.h"
 
 /* ---- libcurl, loaded on first use ---------------------------------------------
  *
@@ -215,17 +217,7 @@ struct ow_http {
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t hv = 1469598103934665603ull;
-	for (; *s; s++)
-		hv = (hv ^ (unsigned char)*s) * 1099511628211ull;
-	return hv;
+	return ow_mono_ms();
 }
 
 static uint64_t rng_next(struct ow_http *h)
@@ -868,7 +860,7 @@ static void classify_redirect(struct xfer *x)
 	}
 	if (check_hop(x, loc, 1))
 		return;
-	uint64_t hv = fnv1a(loc);
+	uint64_t hv = ow_fnv1a(loc);
 	for (unsigned i = 0; i < x->nvisited; i++)
 		if (x->visited[i] == hv) {
 			decide(x, V_FATAL, OW_EPOLICY, "redirect loop back to %.300s — the server is "
@@ -1351,7 +1343,7 @@ static int init_xfer(struct xfer *x, struct ow_http *h, struct ow_http_req *q)
 		decide(x, V_FATAL, OW_EINVAL, "request without URL or data sink");
 	else if (!check_hop(x, q->url, 0)) {
 		set_url(x, q->url);
-		x->visited[x->nvisited++] = fnv1a(q->url);
+		x->visited[x->nvisited++] = ow_fnv1a(q->url);
 		return 0;
 	}
 	return -1;

@@ -12,6 +12,7 @@
 #include "digest.h"
 #include "error.h"
 #include "simplejson.h"
+#include "bytes.h"
 
 #define FILENAME_MAX_LEN 255
 
@@ -269,14 +270,6 @@ struct url_ix {
 	size_t i;
 };
 
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3u;
-	return h;
-}
-
 /* By hash first: the URLs of a page share long prefixes, strcmp is slow. */
 static int cmp_by_key(const void *x, const void *y)
 {
@@ -340,7 +333,7 @@ static int dedup(struct ow_page *p)
 	char *mark = calloc(p->nlinks + 1, 1);
 	int rc = (ix && mark) ? 0 : ow_err(OW_ENOMEM, "pagelinks: out of memory");
 	for (size_t i = 0; !rc && i < p->nlinks; i++)
-		ix[i] = (struct url_ix){fnv1a(p->links[i].url), p->links[i].url, i};
+		ix[i] = (struct url_ix){ow_fnv1a(p->links[i].url), p->links[i].url, i};
 	if (!rc)
 		qsort(ix, p->nlinks, sizeof *ix, cmp_by_key);
 	for (size_t b = 0, e; !rc && b < p->nlinks; b = e) {

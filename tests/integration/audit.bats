@@ -73,6 +73,42 @@ ow() { "$OFFWHEEL" --home "$T/home" "$@"; }
 	[ "$status" -eq 0 ]
 }
 
+@test "PTX of an ISA newer than the table: needs a driver newer than its newest (13.5)" {
+	# ptx_only.so with its second module's PTX entry marked ISA 9.<minor>
+	isa() {
+		python3 - "$FIX/fatbin/ptx_only.so" "$T/isa9$1.so" "$1" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+hdr = bytes.fromhex("000009004b000000")  # entry +0x18: ISA minor 0, major 9, arch 75
+assert d.count(hdr) == 2
+i = d.rfind(hdr)
+d[i] = int(sys.argv[3])
+open(sys.argv[2], "wb").write(d)
+PY
+	}
+	isa 9
+	run ow audit --device 12.0 "$T/isa99.so"
+	[ "$status" -eq 0 ]
+	[[ $output == *"jit on CC 12.0, needs a driver newer than 13.5 —"* ]]
+	[[ $output == *"JIT only (PTX ISA 9.9: newer than this offwheel knows; needs a driver newer than 13.5)"* ]]
+	[[ $output != *"?"* ]]
+	run ow --json audit --device 12.0 "$T/isa99.so"
+	echo "$output" | jq -e '.targets[0].driver_needed == null and .targets[0].driver_newer_than == "13.5"'
+	echo "$output" | jq -e '.targets[0].libraries[0].device.driver_newer_than == "13.5"'
+	echo "$output" | jq -e '.targets[0].libraries[0].ptx[1] == {"name":"compute_75","isa":"9.9","driver":null,"driver_newer_than":"13.5"}'
+	# 13.5 cannot JIT it (only the module with ISA 9.0 runs); 13.6 can
+	run ow audit --device 12.0 --driver 13.5 "$T/isa99.so"
+	[ "$status" -eq 3 ]
+	run ow audit --device 12.0 --driver 13.6 "$T/isa99.so"
+	[ "$status" -eq 0 ]
+	# ISA 9.5, the newest measured, is CUDA 13.5's
+	isa 5
+	run ow --json audit --device 12.0 "$T/isa95.so"
+	echo "$output" | jq -e '.targets[0].driver_needed == "13.5" and .targets[0].driver_newer_than == null'
+	run ow audit --device 12.0 --driver 13.4 "$T/isa95.so"
+	[ "$status" -eq 3 ]
+}
+
 @test "-v lists every module with its verdict" {
 	run ow -v audit --device 12.0 "$FIX/fatbin/libtorch_cuda_cu126.so"
 	[ "$status" -eq 3 ]
@@ -106,7 +142,7 @@ ow() { "$OFFWHEEL" --home "$T/home" "$@"; }
 	echo "$output" | jq -e '.targets[0].kind == "wheel" and .targets[0].verdict == "native"'
 	echo "$output" | jq -e '.targets[0].libraries[0].path == "torch/lib/libtorch_cuda.so"'
 	echo "$output" | jq -e '.targets[0].libraries[0].sass == ["sm_75","sm_80","sm_86","sm_90","sm_100","sm_120"]'
-	echo "$output" | jq -e '.targets[0].libraries[0].ptx == [{"name":"compute_120","isa":"9.0","driver":"13.0"}]'
+	echo "$output" | jq -e '.targets[0].libraries[0].ptx == [{"name":"compute_120","isa":"9.0","driver":"13.0","driver_newer_than":null}]'
 	echo "$output" | jq -e '.targets[0].libraries[0].device.verdict == "native" and .targets[0].libraries[0].device.modules.native == 3'
 	echo "$output" | jq -e '(.targets[0].libraries[0].module_list | length) == 3'
 	run ow --json audit --device 12.0 "$W126"

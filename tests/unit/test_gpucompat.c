@@ -224,29 +224,57 @@ static void test_fixture_libraries(void **state)
 static void test_ptx_isa_table(void **state)
 {
 	(void)state;
+	/* 12.0 on: what scripts/ptx-isa-table measured (docs/ptx-isa.md) */
 	static const int table[][3] = {
 		{6, 0, 9000},  {6, 5, 10020}, {7, 0, 11000}, {7, 4, 11040}, {7, 8, 11080},
-		{8, 0, 12000}, {8, 5, 12050}, {8, 6, 12070}, {8, 7, 12080}, {8, 8, 12090},
-		{9, 0, 13000}, {9, 1, 13010},
+		{8, 0, 12000}, {8, 1, 12010}, {8, 2, 12020}, {8, 3, 12030}, {8, 4, 12040},
+		{8, 5, 12050}, {8, 6, 12070}, {8, 7, 12080}, {8, 8, 12090}, {9, 0, 13000},
+		{9, 1, 13010}, {9, 2, 13020}, {9, 3, 13030}, {9, 4, 13040}, {9, 5, 13050},
 	};
 	int d;
 	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
 		assert_int_equal(ow_gpu_ptx_isa_driver((unsigned)table[i][0], (unsigned)table[i][1], &d), 0);
 		assert_int_equal(d, table[i][2]);
 	}
-	assert_int_equal(ow_gpu_ptx_isa_driver(9, 2, &d), OW_ENOENT);
+	/* a minor no toolkit wrote (6.6 ... 6.9) takes the row below it */
+	assert_int_equal(ow_gpu_ptx_isa_driver(6, 9, &d), 0);
+	assert_int_equal(d, 10020);
+	assert_int_equal(ow_gpu_ptx_newest_driver(), 13050);
+	assert_int_equal(ow_gpu_ptx_isa_driver(9, 6, &d), OW_ENOENT);
 	assert_int_equal(d, 0);
-	/* PTX ISA unknown to the table: a known driver up to 13.1 is too old */
+	assert_int_equal(ow_gpu_ptx_isa_driver(9, 9, &d), OW_ENOENT);
+	assert_string_equal(ow_err_detail(), "PTX ISA 9.9: newer than this offwheel knows; needs a "
+			    "driver newer than 13.5");
+	assert_int_equal(ow_gpu_ptx_isa_driver(10, 0, &d), OW_ENOENT);
+	ow_err_clear();
+	/* PTX ISA unknown to the table: a known driver up to 13.5 is too old */
 	struct lib l;
 	struct ow_gpu_module_verdict v;
 	make_lib(&l, "compute_120@9.9");
-	assert_int_equal(ow_gpu_module_verdict(&l.fb, &l.mods[0], 120, 13010, &v), 0);
+	assert_int_equal(ow_gpu_module_verdict(&l.fb, &l.mods[0], 120, 13050, &v), 0);
 	assert_int_equal(v.verdict, OW_GPU_PTX_TOO_NEW);
-	assert_int_equal(ow_gpu_module_verdict(&l.fb, &l.mods[0], 120, 13020, &v), 0);
+	assert_int_equal(ow_gpu_module_verdict(&l.fb, &l.mods[0], 120, 13060, &v), 0);
 	assert_int_equal(v.verdict, OW_GPU_JIT);
 	assert_int_equal(ow_gpu_module_verdict(&l.fb, &l.mods[0], 120, 0, &v), 0);
 	assert_int_equal(v.verdict, OW_GPU_JIT);
 	assert_int_equal(v.driver_needed, 0);
+	/* ISA 9.5 is known: CUDA 13.5 */
+	make_lib(&l, "compute_120@9.5");
+	assert_int_equal(ow_gpu_module_verdict(&l.fb, &l.mods[0], 120, 13040, &v), 0);
+	assert_int_equal(v.verdict, OW_GPU_PTX_TOO_NEW);
+	assert_int_equal(v.driver_needed, 13050);
+	assert_int_equal(ow_gpu_module_verdict(&l.fb, &l.mods[0], 120, 13050, &v), 0);
+	assert_int_equal(v.verdict, OW_GPU_JIT);
+	/* a library with a module of an unknown ISA needs more than its known
+	 * modules say: its driver_needed is unknown (0), not theirs */
+	struct ow_gpu_library_verdict lv;
+	make_lib(&l, "compute_120@9.0 | compute_120@9.9");
+	assert_int_equal(ow_gpu_library_verdict(&l.fb, 120, 0, &lv), 0);
+	assert_int_equal(lv.verdict, OW_GPU_LIB_JIT);
+	assert_int_equal(lv.n_jit, 2);
+	assert_int_equal(lv.driver_needed, 0);
+	assert_int_equal(ow_gpu_library_verdict(&l.fb, 120, 13000, &lv), 0);
+	assert_int_equal(lv.verdict, OW_GPU_LIB_PARTIAL);
 	/* the driver picks the newest PTX it can JIT */
 	make_lib(&l, "compute_80@8.0 compute_90@9.0");
 	assert_int_equal(ow_gpu_module_verdict(&l.fb, &l.mods[0], 120, 12080, &v), 0);
