@@ -222,6 +222,8 @@ static int add_member(struct ow_resolve_target *o, const struct rs_pick *p)
 	snprintf(m->filename, sizeof m->filename, "%s", p->c->filename);
 	m->url = strdup(p->c->url);
 	m->required_by = p->required_by ? strdup(p->required_by) : NULL;
+	if (!m->url || (p->required_by && !m->required_by))
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	const char *h = p->c->sha256 ? p->c->sha256 : p->c->object_sha256;
 	snprintf(m->sha256, sizeof m->sha256, "%s", h ? h : "");
 	m->sha256_source = p->c->sha256 ? "published" : h ? "stored" : NULL;
@@ -237,9 +239,11 @@ static int add_note(struct ow_resolve_target *o, const char *fmt, ...)
 	o->notes = g;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&g[o->nnotes], fmt, ap) >= 0)
-		o->nnotes++;
+	int n = vasprintf(&g[o->nnotes], fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	o->nnotes++;
 	return 0;
 }
 
@@ -294,10 +298,11 @@ static int check_torch(struct rs_ctx *x, struct tstate *ts, const struct rs_cand
 		return 0;
 	if (m->state > 0 && rs_python_ok(&ts->t, m->requires_python))
 		return 1;
-	add_note(ts->out, "%s: %s", c->filename,
-	         m->state > 0 ? "Requires-Python excludes the target"
-	         : m->why     ? m->why
-	                      : "no metadata could be read");
+	if (add_note(ts->out, "%s: %s", c->filename,
+	             m->state > 0 ? "Requires-Python excludes the target"
+	             : m->why     ? m->why
+	                          : "no metadata could be read"))
+		return OW_ENOMEM;
 	return mark_bad(ts, c->id) < 0 ? OW_ENOMEM : 2;
 }
 
@@ -695,7 +700,8 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	if (rc < 0)
 		return rc;
 	for (size_t p = 0; p < o.nprojects; p++)
-		r->projects[r->nprojects++] = strdup(o.projects[p]);
+		if (!(r->projects[r->nprojects++] = strdup(o.projects[p])))
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
 	selector_text(&o, r->selector, sizeof r->selector);
 	struct tstate *ts = NULL;
 	struct rs_ctx x = {.s = s, .o = &o};

@@ -49,9 +49,12 @@ static int fail(struct dstate *d, const char *fmt, ...)
 		return 0;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&d->out->error, fmt, ap) < 0)
-		d->out->error = NULL;
+	int n = vasprintf(&d->out->error, fmt, ap);
 	va_end(ap);
+	if (n < 0) {
+		d->out->error = NULL;
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
 	return 0;
 }
 
@@ -241,9 +244,9 @@ static int conflict(struct dstate *d, const char *name, size_t navail)
 		}
 	fprintf(f, " among %zu version(s) with a wheel for %s", navail, d->variant);
 	fclose(f);
-	fail(d, "%s", msg);
+	int rc = fail(d, "%s", msg);
 	free(msg);
-	return 0;
+	return rc;
 }
 
 /* The extras a requirement asks of pick i: each new one queues the lines
@@ -272,10 +275,10 @@ static int new_pick(struct dstate *d, const struct ow_requirement *r, size_t par
 	}
 	if (l->state < 0) {
 		char *by = chain_of(&d->out->picks[parent]);
-		fail(d, "%s (required by %s): %s", r->name, by ? by : "?",
-		     l->why ? l->why : "no page on the index");
+		rc = fail(d, "%s (required by %s): %s", r->name, by ? by : "?",
+		          l->why ? l->why : "no page on the index");
 		free(by);
-		return 0;
+		return rc;
 	}
 	struct rs_cand **v = NULL;
 	size_t n = 0;
