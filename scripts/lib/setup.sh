@@ -7,7 +7,7 @@ OW_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Build and run dependencies.
 OW_PKGS_BUILD=(build-essential cmake ninja-build pkg-config git
 	libcurl4-openssl-dev libssl-dev libarchive-dev libxml2-dev libsqlite3-dev
-	libjansson-dev liblz4-dev libzstd-dev)
+	libjansson-dev liblz4-dev libzstd-dev dpkg-dev)
 # What the tests use: real servers and clients, the stock signature tools.
 OW_PKGS_TEST=(libcmocka-dev bats nginx openssl curl python3 python3-venv python3-pip
 	clang libclang-rt-14-dev signify-openbsd minisign libxml2-utils unzip xxd jq
@@ -42,8 +42,8 @@ ow_install_pkgs() {
 ow_build() {
 	local dir=$1
 	shift
-	if [[ ! -f $dir/build.ninja ]]; then
-		cmake -S "$OW_ROOT" -B "$dir" -G Ninja "$@" >/dev/null || return 1
-	fi
+	# configured every time (quick when nothing changed), so that the options
+	# given here win over an older cache
+	cmake -S "$OW_ROOT" -B "$dir" -G Ninja "$@" >/dev/null || return 1
 	ninja -C "$dir" >/dev/null || ninja -C "$dir"
 }

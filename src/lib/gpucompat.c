@@ -245,7 +245,7 @@ int ow_gpu_library_verdict_part(const struct ow_fatbin *fb, int cc, int driver, 
 	memset(out, 0, sizeof *out);
 	int isa_unknown = 0;
 	for (size_t i = 0; i < fb->n_modules; i++) {
-		struct ow_gpu_module_verdict mv;
+		struct ow_gpu_module_verdict mv = {0};
 		int scanned = fb->modules[i].scanned != 0;
 		if ((part == OW_GPU_SECTIONS && scanned) || (part == OW_GPU_DATA && !scanned))
 			continue;
