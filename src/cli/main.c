@@ -7,8 +7,8 @@
 
 #include "cli.h"
 
-/* Only commands that work are listed (the rest of DESIGN.md §2 lands with
- * their issues). */
+/* The command table: name, entry point, and the one line `offwheel --help`
+ * shows for it. */
 static const struct cli_command commands[] = {
 	{"sync", cmd_sync, "crawl + resolve + fetch: the main job"},
 	{"crawl", cmd_crawl, "fetch index pages, record every file"},

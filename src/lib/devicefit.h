@@ -1,5 +1,5 @@
 /* devicefit.h - will a resolved set run on a given GPU?  (resolve/sync
- * --device, DESIGN.md §7.)  The torch wheel is audited when it is in the
+ * --device; the rules: docs/fatbin.md.)  The torch wheel is audited when it is in the
  * store; otherwise the torchvision wheel of the same build — 7 MB instead of
  * 1 GB, built with the same architecture list — is fetched and audited, and
  * the answer is labelled a prediction until torch itself is audited. */

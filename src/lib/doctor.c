@@ -10,7 +10,7 @@
 #include "error.h"
 #include "gpucompat.h"
 
-/* PyTorch's published CUDA builds, in order of preference (REFERENCE.md §1):
+/* PyTorch's published CUDA builds, in order of preference (docs/index-quirks.md):
  * stable cu128 carries sm_75..sm_120 (+ compute_120 PTX) since 2.7.0, the
  * first release with Blackwell; stable cu126 stops at sm_90 but keeps the
  * older architectures; the nightly cu130 builds add sm_110 (Thor).  The

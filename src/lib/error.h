@@ -9,8 +9,9 @@
 
 #include <stddef.h>
 
-/* X(name, exit code of the CLI, short text) — exit codes from DESIGN.md §2:
- * 1 error, 2 usage, 3 verification failed, 4 incomplete, 5 no GPU/driver. */
+/* X(name, exit code of the CLI, short text) — the CLI's exit codes (README,
+ * "Exit codes"): 1 error, 2 usage, 3 verification failed, 4 incomplete,
+ * 5 no GPU/driver. */
 #define OW_ERROR_TABLE(X)                                          \
 	X(EINVAL, 2, "invalid argument")                               \
 	X(ENOMEM, 1, "out of memory")                                  \

@@ -1,5 +1,5 @@
 /* export.h - a self-contained tree for pip --no-index (USB stick, lab
- * server), signed, and its check on the target (DESIGN.md §5-6).
+ * server), signed, and its check on the target (format: docs/export-format.md).
  *
  *   DIR/simple/index.html, DIR/simple/<project>/index.html   PEP 503 + 658
  *   DIR/wheels/<file>.whl, DIR/wheels/<file>.whl.metadata      the bytes

@@ -12,7 +12,7 @@
  * Containers walked from a fatbin section must be well-formed (an error
  * otherwise); in a magic scan (8-aligned) a magic whose container does not
  * validate is a false positive and is skipped (counted in n_false_magic).
- * Layout and flag bits: REFERENCE.md §2 (checked against nvcc 13.0). */
+ * Layout and flag bits: docs/fatbin.md (checked against nvcc 13.0). */
 #ifndef OW_FATBIN_H
 #define OW_FATBIN_H
 

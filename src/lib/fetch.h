@@ -1,4 +1,4 @@
-/* fetch.h - downloads into the verified store (DESIGN.md §3, §5).
+/* fetch.h - downloads into the verified store (docs/workspace.md).
  *
  * Files recorded by the crawl are downloaded in parallel through the http
  * engine, streamed into HOME/tmp/part-* while hashed, and published only

@@ -1,5 +1,5 @@
-/* fsck.h - check every invariant of the workspace (DESIGN.md §3), and gc of
- * what the checks call garbage. */
+/* fsck.h - check every invariant of the workspace (docs/workspace.md), and
+ * gc of what the checks call garbage. */
 #ifndef OW_FSCK_H
 #define OW_FSCK_H
 

@@ -2,7 +2,8 @@
  *
  * The one way a file reaches its final path: write a temp file in the same
  * file system, fsync it, rename it over the final name, fsync the directory.
- * A failed fsync is never retried: the temp file is discarded (REFERENCE §5). */
+ * A failed fsync is never retried (a second one can report success for
+ * pages the kernel already dropped): the temp file is discarded. */
 #ifndef OW_FSUTIL_H
 #define OW_FSUTIL_H
 

@@ -1,4 +1,4 @@
-/* pagelinks.h - a PEP 503 project page as file records (DESIGN.md §4).
+/* pagelinks.h - a PEP 503 project page as file records (docs/index-quirks.md).
  *
  * An anchor is a file only if its href passes the link policy (url.h), its
  * anchor text equals the percent-decoded basename of its resolved URL, and

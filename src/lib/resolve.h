@@ -1,6 +1,6 @@
 /* resolve.h - the second stage: pick matched torch / torchvision /
  * torchaudio sets for a matrix of targets, with their dependency closure
- * (DESIGN.md §4).
+ * (the index's habits it copes with: docs/index-quirks.md).
  *
  * A target is a variant folder × a CPython × a platform.  Its candidates are
  * the wheels the crawl recorded on {index}/{variant}/{project}/ (the variant

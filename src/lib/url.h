@@ -1,5 +1,5 @@
 /* url.h - strict URL parsing, RFC 3986 reference resolution, percent-decoding
- * and the link policy of the index crawler (DESIGN.md §5, REFERENCE.md §6).
+ * and the link policy of the index crawler (docs/index-quirks.md).
  *
  * Every href of an index page is hostile until ow_url_check() has accepted
  * it: the check resolves it against the page URL and refuses, with a message

@@ -1,5 +1,5 @@
-/* urlpolicy.c - which links an index page may contain (DESIGN.md §5,
- * REFERENCE.md §6). Every refusal names the href and the reason. */
+/* urlpolicy.c - which links an index page may contain (the list:
+ * docs/index-quirks.md). Every refusal names the href and the reason. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 # offwheel export / check / keygen: a signed tree from a workspace built off
 # the sample index (crawl + resolve + fetch the host target's cpu set), real
 # pip installs from it (find-links, file:// index, nginx over HTTP), stock
-# signify and sha256sum, every hostile case of REFERENCE.md §6, SIGKILL at
+# signify and sha256sum, what check refuses (docs/export-format.md), SIGKILL at
 # random moments, and an exFAT image through exfat-fuse.
 
 load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"

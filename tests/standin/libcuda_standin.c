@@ -16,7 +16,7 @@
  *
  * cuModuleLoadData parses what it is given - a fatbin container
  * (0xBA55ED50), an ELF cubin, or NUL-terminated PTX - and selects an image
- * by the driver's rules (REFERENCE.md §3), coded here on their own rather
+ * by the driver's rules (docs/fatbin.md), coded here on their own rather
  * than through src/lib/gpucompat.c so that the tests compare offwheel's
  * static verdicts with an independent implementation: exact or compatible
  * SASS (same major, minor <=; `a` exact; `f` same family), else PTX for a

@@ -453,7 +453,7 @@ static void test_real_libraries_parse(void **state)
 		if (rc)
 			fail_msg("%s: %s", path, ow_err_detail());
 		/* every cudnn library with code has sm_90a; only the precompiled
-		 * engines also carry plain sm_90 (REFERENCE.md says none does) */
+		 * engines also carry plain sm_90, the others none at all */
 		if (!strncmp(de->d_name, "libcudnn", 8) && fb->n_entries) {
 			int precompiled = strstr(de->d_name, "engines_precompiled") != NULL;
 			if (!has_name(fb, "sm_90a") || has_name(fb, "sm_90") != precompiled)

@@ -1,7 +1,7 @@
 /* test_html.c - PEP 503 pages: the real PyTorch pages in
  * tests/fixtures/pytorch-index (counts, sampled rows, hashes, metadata
  * hashes, local labels), the attributes of copied dependency pages, and the
- * hostile pages of REFERENCE.md §6 (one named test each). */
+ * refused pages of docs/index-quirks.md (one named test each). */
 #include "testutil.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* test_resolve.c - set matching: which torchvision / torchaudio goes with
- * which torch, from their pins (real pin forms: REFERENCE.md §1), with the
+ * which torch, from their pins (real pin forms: docs/index-quirks.md), with the
  * sample index's irregularities as tables (day off, missing day, stalled
  * platform, unpinned and >= pins, metadata not fetched yet). */
 #include "testutil.h"

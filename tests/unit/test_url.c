@@ -1,5 +1,5 @@
 /* test_url.c - URL parsing, RFC 3986 resolution, decoding, #sha256, and the
- * link policy: one named test per hostile index case of REFERENCE.md §6,
+ * link policy: one named test per refused link of docs/index-quirks.md,
  * each on a page whose good link must survive. */
 #include "testutil.h"
 
