@@ -31,9 +31,9 @@ static int ends_with(const char *s, size_t n, const char *suf)
 }
 
 /* Wheel: {name}-{version}(-{build})?-{python}-{abi}-{platform}.whl.
- * TODO(tags): src/lib/tags.h has ow_wheel_name_parse (normalized name,
- * parsed version, tag sets); switch to it once tags.c is in the build. This
- * minimal check only splits the parts and checks the characters. */
+ * This check only splits the parts and checks the characters; crawl.c
+ * parses the name fully (ow_wheel_name_parse, tags.h) before it records a
+ * file. */
 static int split_wheel(const char *fn, size_t stem, struct ow_link *l)
 {
 	const char *part[7];

@@ -144,7 +144,7 @@ EOF
 }
 
 @test "pip resolves the host target to the manifest's closure (nightly cpu and cu128, stable cu126)" {
-	[ -z "${OW_PIP_TOO_OLD:-}" ] || skip "pip < 23.1 misreads PEP 658 metadata whose Name spelling differs (pip issue 11847), and PyPI is out of reach for a newer one"
+	[ -z "${OW_PIP_TOO_OLD:-}" ] || skip "pip < 23.1 misreads PEP 658 metadata whose Name spelling differs (pypa/pip#11847), and PyPI is out of reach for a newer one"
 	py=$(host_python)
 	grep -q "\"$py\"" "$T/a/MANIFEST.json" || skip "host python $py is not in the sample matrix"
 	serve_two_hosts "$T/h"
@@ -172,7 +172,7 @@ EOF
 }
 
 @test "pip downloads the closure (verifying stable hashes), installs it offline and imports torch" {
-	[ -z "${OW_PIP_TOO_OLD:-}" ] || skip "pip < 23.1 misreads PEP 658 metadata whose Name spelling differs (pip issue 11847), and PyPI is out of reach for a newer one"
+	[ -z "${OW_PIP_TOO_OLD:-}" ] || skip "pip < 23.1 misreads PEP 658 metadata whose Name spelling differs (pypa/pip#11847), and PyPI is out of reach for a newer one"
 	py=$(host_python)
 	grep -q "\"$py\"" "$T/a/MANIFEST.json" || skip "host python $py is not in the sample matrix"
 	serve_two_hosts "$T/h"
@@ -248,7 +248,7 @@ EOF
 }
 
 @test "--absolute-hrefs with file:// hosts: pip resolves straight from the tree, no server" {
-	[ -z "${OW_PIP_TOO_OLD:-}" ] || skip "pip < 23.1 misreads PEP 658 metadata whose Name spelling differs (pip issue 11847), and PyPI is out of reach for a newer one"
+	[ -z "${OW_PIP_TOO_OLD:-}" ] || skip "pip < 23.1 misreads PEP 658 metadata whose Name spelling differs (pypa/pip#11847), and PyPI is out of reach for a newer one"
 	d="$T/f"
 	"$GEN" "$d" --absolute-hrefs --host "file://$d/www" --host2 "file://$d/www2" >/dev/null
 	! grep -q 'href="/whl' "$d/www/whl/nightly/cu128/torch/index.html"

@@ -161,7 +161,7 @@ host_target() { # the host's target name if it is one of the 12, else empty
 
 @test "pip (the host) agrees with offwheel on the host's target" {
 	python3 -c 'from importlib.metadata import version; import sys; sys.exit(tuple(map(int, version("pip").split(".")[:2])) < (23, 1))' ||
-		skip "pip $(python3 -m pip --version | cut -d' ' -f2) is older than 23.1 (misreads PEP 658 Name spellings, pip issue 11847); scripts/test provides a current one"
+		skip "pip $(python3 -m pip --version | cut -d' ' -f2) is older than 23.1 (misreads PEP 658 Name spellings, pypa/pip#11847); scripts/test provides a current one"
 	t=$(host_target)
 	[ -n "$t" ] || skip "the host ($(uname -sm), python $(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')) is none of the 12 targets"
 	pins >"$BATS_TEST_TMPDIR/req.txt"

@@ -237,7 +237,7 @@ plain_resolve() { # index path with variant (whl/nightly/cu128), python, platfor
 closure_of() { jq -r '.targets[0].members[] | "\(.project)==\(.version)"' "$1" | sort; }
 
 @test "pip agrees on the host target's closure (nightly cpu, nightly cu128, stable cu126)" {
-	[ -z "${OW_PIP_TOO_OLD:-}" ] || skip "pip < 23.1 misreads PEP 658 metadata whose Name spelling differs (pip issue 11847), and PyPI is out of reach for a newer one"
+	[ -z "${OW_PIP_TOO_OLD:-}" ] || skip "pip < 23.1 misreads PEP 658 metadata whose Name spelling differs (pypa/pip#11847), and PyPI is out of reach for a newer one"
 	py=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 	grep -q "\"cp${py/./}\"" "$SRV/MANIFEST.json" || skip "host python $py is not in the sample matrix"
 	serve_plain
