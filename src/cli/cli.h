@@ -41,9 +41,14 @@ struct cli_command {
 
 /* Parse argv of a command: the command's own options and the global ones,
  * in any order.  on_opt is called for the command's options; it returns 0
- * or an exit code.  Returns the index of the first operand, or -(exit
- * code) for --help (0 → -1000 meaning "help printed") and usage errors. */
+ * or an exit code.  Returns the index of the first operand (>= 0), or a
+ * negative "stop" value: CLI_HELP_SHOWN after --help, -(exit code) after a
+ * usage error; cli_parse_exit turns that into the command's exit code. */
 #define CLI_HELP_SHOWN (-1000)
+static inline int cli_parse_exit(int first)
+{
+	return first == CLI_HELP_SHOWN ? 0 : -first;
+}
 int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
               const char *usage, const char *description,
               int (*on_opt)(struct cli *c, int key, const char *arg, void *ud), void *ud);

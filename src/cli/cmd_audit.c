@@ -532,7 +532,7 @@ int cmd_audit(struct cli *c, int argc, char **argv)
 	struct args g = {0};
 	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &g);
 	if (first < 0)
-		return first == CLI_HELP_SHOWN ? 0 : -first;
+		return cli_parse_exit(first);
 	if (first >= argc)
 		return cli_usage_error(c, "audit: give at least one wheel, library, directory, "
 		                       "sha256 or file name");

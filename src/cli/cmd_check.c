@@ -120,7 +120,7 @@ int cmd_check(struct cli *c, int argc, char **argv)
 	struct check_args a = {0};
 	int nops, first = cli_parse_mixed(c, argc, argv, opts, usage, description, on_opt, &a, &nops);
 	if (first < 0)
-		return first == CLI_HELP_SHOWN ? 0 : -first;
+		return cli_parse_exit(first);
 	if (nops != 1)
 		return cli_usage_error(c, "check: name one export directory");
 	if (!a.pubkey)

@@ -112,7 +112,7 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	struct ow_doctor_opts o = {0};
 	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
 	if (first < 0)
-		return first == CLI_HELP_SHOWN ? 0 : -first;
+		return cli_parse_exit(first);
 	if (first < argc)
 		return cli_usage_error(c, "doctor: unexpected argument '%s'", argv[first]);
 	if (o.python && o.site)

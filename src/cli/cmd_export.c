@@ -232,7 +232,7 @@ int cmd_export(struct cli *c, int argc, char **argv)
 	struct export_args a = {.expires = 90};
 	int nops, first = cli_parse_mixed(c, argc, argv, opts, usage, description, on_opt, &a, &nops);
 	if (first < 0)
-		return first == CLI_HELP_SHOWN ? 0 : -first;
+		return cli_parse_exit(first);
 	argc = 1 + nops;
 	if (first >= argc)
 		return cli_usage_error(c, "export: name the directory to write");

@@ -143,7 +143,7 @@ int cmd_fetch(struct cli *c, int argc, char **argv)
 {
 	struct fetch_args a = {.max_mb = 8192};
 	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &a);
-	int rc = first < 0 ? (first == CLI_HELP_SHOWN ? 0 : -first) : 0;
+	int rc = first < 0 ? cli_parse_exit(first) : 0;
 	if (first >= 0 && first >= argc)
 		rc = cli_usage_error(c, "fetch: name the files (wheel file names or URLs)");
 	if (first < 0 || rc || (rc = index_opts_finish(c, &a.idx))) {

@@ -61,7 +61,7 @@ int cmd_fsck(struct cli *c, int argc, char **argv)
 {
 	int first = cli_parse(c, argc, argv, NULL, usage, description, NULL, NULL);
 	if (first < 0)
-		return first == CLI_HELP_SHOWN ? 0 : -first;
+		return cli_parse_exit(first);
 	if (first < argc)
 		return cli_usage_error(c, "fsck: unexpected argument '%s'", argv[first]);
 	ow_store *s;

@@ -49,7 +49,7 @@ int cmd_gc(struct cli *c, int argc, char **argv)
 	struct gc_opts o = {.keep = -1, .g = {.prune_s = OW_GC_PRUNE_DEFAULT_S}};
 	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
 	if (first < 0)
-		return first == CLI_HELP_SHOWN ? 0 : -first;
+		return cli_parse_exit(first);
 	if (first < argc)
 		return cli_usage_error(c, "gc: unexpected argument '%s'", argv[first]);
 	ow_store *s;

@@ -46,7 +46,7 @@ int cmd_keygen(struct cli *c, int argc, char **argv)
 	int force = 0;
 	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &force);
 	if (first < 0)
-		return first == CLI_HELP_SHOWN ? 0 : -first;
+		return cli_parse_exit(first);
 	if (first + 1 != argc)
 		return cli_usage_error(c, "keygen: name one KEYFILE");
 	size_t l = strlen(argv[first]);

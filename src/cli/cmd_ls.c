@@ -211,7 +211,7 @@ int cmd_ls(struct cli *c, int argc, char **argv)
 	struct filters f = {{0}};
 	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &f);
 	if (first < 0)
-		return first == CLI_HELP_SHOWN ? 0 : -first;
+		return cli_parse_exit(first);
 	if (first >= argc)
 		return cli_usage_error(c, "ls: say what to list: pages, files, sets or objects");
 	const char *what = argv[first];

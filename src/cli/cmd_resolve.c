@@ -244,7 +244,7 @@ int cmd_resolve(struct cli *c, int argc, char **argv)
 {
 	struct ropts o = {0};
 	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
-	int rc = first < 0 ? (first == CLI_HELP_SHOWN ? 0 : -first) : 0;
+	int rc = first < 0 ? cli_parse_exit(first) : 0;
 	if (first >= 0 && first < argc)
 		rc = cli_usage_error(c, "resolve: unexpected argument '%s'", argv[first]);
 	o.idx.offline = o.offline;

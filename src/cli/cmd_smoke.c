@@ -157,7 +157,7 @@ int cmd_smoke(struct cli *c, int argc, char **argv)
 	struct ow_smoke_opts o = {.device = -1};
 	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
 	if (first < 0)
-		return first == CLI_HELP_SHOWN ? 0 : -first;
+		return cli_parse_exit(first);
 	if (first < argc)
 		return cli_usage_error(c, "smoke: unexpected argument '%s'", argv[first]);
 	if (o.python && o.site)

@@ -84,7 +84,7 @@ int cmd_verify(struct cli *c, int argc, char **argv)
 	int deep = 0;
 	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &deep);
 	if (first < 0)
-		return first == CLI_HELP_SHOWN ? 0 : -first;
+		return cli_parse_exit(first);
 	if (first < argc)
 		return cli_usage_error(c, "verify: unexpected argument '%s'", argv[first]);
 	ow_store *s;
