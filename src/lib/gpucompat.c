@@ -1,4 +1,5 @@
-/* gpucompat.c - the image selection rules of REFERENCE.md §3. */
+/* gpucompat.c - which image of a fatbin module a device runs, by the CUDA
+ * driver's rules (docs/fatbin.md). */
 #include "gpucompat.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* gpucompat.h - can a device of compute capability X.Y run these images?
  *
- * The static rules of REFERENCE.md §3, applied to listings from fatbin.h.
+ * The driver's image-selection rules (docs/fatbin.md), applied to listings from fatbin.h.
  * Compute capabilities are ints 10 * major + minor (12.0 -> 120, 8.6 -> 86),
  * the same numbering as the fatbin `arch` field.  Driver versions are
  * cuDriverGetVersion() numbers, 1000 * major + 10 * minor (12.8 -> 12080);

@@ -166,7 +166,7 @@ static int ptx_isa_driver(int major, int minor)
 		return 12000 + 10 * minor;
 	if (major == 8 && minor <= 8)
 		return 12070 + 10 * (minor - 6);
-	if (major == 9 && minor <= 1)
+	if (major == 9 && minor <= 5) /* measured to CUDA 13.5: docs/ptx-isa.md */
 		return 13000 + 10 * minor;
 	return major < 7 ? 10000 : 0;
 }
