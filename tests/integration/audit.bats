@@ -8,7 +8,7 @@ setup_file() {
 	export FIX="${OW_FIXTURES:-$SRC/tests/fixtures}"
 	export T="$BATS_FILE_TMPDIR"
 	export OW_EXT_CACHE="${OW_EXT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/offwheel-tests}"
-	"$SRC/scripts/make-fixture-index" "$T/idx" >/dev/null
+	"$SRC/tests/tools/make-fixture-index" "$T/idx" >/dev/null
 	export W126 W128 TV126
 	W126=$(find "$T/idx/www/whl/cu126" -name 'torch-*+cu126-cp312-cp312-manylinux_2_28_x86_64.whl' | head -1)
 	W128=$(find "$T/idx/www/whl/cu128" -name 'torch-*+cu128-cp312-cp312-manylinux_2_28_x86_64.whl' | head -1)

@@ -13,7 +13,7 @@ setup_file() {
 	export SRV=$(mktemp -d)
 	mkdir -p "$SRV/www" "$SRV/www2"
 	ow_start_nginx "$SRV/www" "$SRV/www2"
-	"$OW_SOURCE_DIR/scripts/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
+	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
 		--host2 "$OW_HTTPS_URL2" >/dev/null
 	export WS=$SRV/ws KEYS=$SRV/keys
 	local net=(--cert "$OW_CA_FILE" --allow-host r2.localhost)

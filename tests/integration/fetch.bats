@@ -10,7 +10,7 @@ setup_file() {
 	export SRV=$(mktemp -d)
 	mkdir -p "$SRV/www" "$SRV/www2"
 	ow_start_nginx "$SRV/www" "$SRV/www2"
-	"$OW_SOURCE_DIR/scripts/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
+	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
 		--host2 "$OW_HTTPS_URL2" --large-files 200 >/dev/null
 	ow_start_faultserver "$SRV/www"
 	export OW_HTTP_PORT OW_HTTPS_PORT OW_HTTPS_PORT2 OW_CA_FILE OW_NGINX_LOG OW_NGINX_DIR \

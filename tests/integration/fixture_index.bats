@@ -1,12 +1,12 @@
 #!/usr/bin/env bats
-# scripts/make-fixture-index: the sample index every network test stands on.
+# tests/tools/make-fixture-index: the sample index every network test stands on.
 # It must be deterministic, in the real page format, self-consistent (hashes,
 # PEP 658 files, RECORDs, GPU payloads), carry the documented irregularities,
 # and be something the real pip resolves and installs from.
 
 setup_file() {
 	export SRC="${OW_SOURCE_DIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
-	export GEN="$SRC/scripts/make-fixture-index"
+	export GEN="$SRC/tests/tools/make-fixture-index"
 	export CHECK="$BATS_TEST_DIRNAME/fixture_index_check.py"
 	export T="$BATS_FILE_TMPDIR"
 	export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_CONFIG_FILE=/dev/null
@@ -257,4 +257,18 @@ EOF
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"torch-2.10.0.dev20251021+cu128 torchaudio-2.10.0.dev20251021+cu128 torchvision-0.25.0.dev20251022+cu128"* ]]
+}
+
+@test "the generator's own version, specifier and marker evaluator agrees with PyPA's packaging" {
+	py=
+	for p in python3 /usr/bin/python3; do
+		"$p" -c 'import packaging' 2>/dev/null && { py=$p; break; }
+	done
+	[ -n "$py" ] || skip "no python3 with packaging (apt-get install python3-packaging)"
+	run "$py" "$OW_SOURCE_DIR/tests/tools/test_fixture_oracle.py"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *" 0 differ"* ]]
+	n=$(grep -o '^[0-9]* cases' <<<"$output" | cut -d' ' -f1)
+	[ "$n" -ge 5000 ] # the plan's own versions and pins were read, not just the hand-picked ones
 }

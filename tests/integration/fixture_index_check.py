@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check a tree made by scripts/make-fixture-index against its MANIFEST.json,
+"""Check a tree made by tests/tools/make-fixture-index against its MANIFEST.json,
 reading only the tree itself (pages, wheels, .metadata): used by
 fixture_index.bats. Prints one line per problem; exit 1 if any.
 

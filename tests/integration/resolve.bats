@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# offwheel resolve on the sample index (scripts/make-fixture-index): every
+# offwheel resolve on the sample index (tests/tools/make-fixture-index): every
 # target of every channel against MANIFEST.json (missing torchaudio day,
 # torchvision one day off, stalled Windows torchaudio, free-threaded python,
 # per-platform markers, no .metadata on the oldest day), --date / --version,
@@ -15,7 +15,7 @@ setup_file() {
 	export SRV=$(mktemp -d)
 	mkdir -p "$SRV/www" "$SRV/www2"
 	ow_start_nginx "$SRV/www" "$SRV/www2"
-	"$OW_SOURCE_DIR/scripts/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
+	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
 		--host2 "$OW_HTTPS_URL2" >/dev/null
 	export OW_HTTPS_URL OW_HTTPS_URL2 OW_CA_FILE OW_NGINX_LOG OW_NGINX_DIR
 	export WS=$SRV/ws CHECK=$BATS_TEST_DIRNAME/resolve_check.py
@@ -214,7 +214,7 @@ serve_plain() {
 	P1=$(ow_free_port)
 	P2=$(ow_free_port)
 	while [ "$P2" = "$P1" ]; do P2=$(ow_free_port); done
-	"$OW_SOURCE_DIR/scripts/make-fixture-index" "$SRV/h" --host "http://127.0.0.1:$P1" \
+	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV/h" --host "http://127.0.0.1:$P1" \
 		--host2 "http://127.0.0.1:$P2" >/dev/null
 	python3 -m http.server "$P1" --bind 127.0.0.1 -d "$SRV/h/www" >"$SRV/h1.log" 2>&1 3>&- &
 	echo $! >"$SRV/h1.pid"

@@ -11,7 +11,7 @@ setup_file() {
 	export SRV=$(mktemp -d)
 	mkdir -p "$SRV/www" "$SRV/www2"
 	OW_NGINX_LIMIT_RATE=8000 ow_start_nginx "$SRV/www" "$SRV/www2"
-	"$OW_SOURCE_DIR/scripts/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
+	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
 		--host2 "$OW_HTTPS_URL2" >/dev/null
 	export OW_HTTPS_URL OW_HTTPS_URL2 OW_CA_FILE OW_NGINX_LOG OW_NGINX_DIR
 	export SCREEN="python3 $OW_SOURCE_DIR/tests/tools/ptyscreen.py"

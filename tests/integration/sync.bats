@@ -9,7 +9,7 @@ setup_file() {
 	export SRV=$(mktemp -d)
 	mkdir -p "$SRV/www" "$SRV/www2"
 	ow_start_nginx "$SRV/www" "$SRV/www2"
-	"$OW_SOURCE_DIR/scripts/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
+	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
 		--host2 "$OW_HTTPS_URL2" >/dev/null
 	export OW_HTTP_PORT OW_HTTPS_PORT OW_HTTPS_PORT2 OW_CA_FILE OW_NGINX_LOG OW_NGINX_DIR \
 		OW_HTTPS_URL OW_HTTPS_URL2 OW_HTTP_URL OW_CERT_DIR

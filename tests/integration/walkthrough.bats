@@ -14,7 +14,7 @@ setup_file() {
 	mkdir -p "$SRV/www" "$SRV/www2"
 	ow_start_nginx "$SRV/www"
 	# one host for every file: the README's commands name no --allow-host
-	"$OW_SOURCE_DIR/scripts/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
+	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
 		--host2 "$OW_HTTPS_URL" >/dev/null
 	cp -a "$SRV/www2/." "$SRV/www/"
 	export OW_HTTPS_URL OW_CA_FILE OW_NGINX_LOG OW_NGINX_DIR
