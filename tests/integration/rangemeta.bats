@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# METADATA by byte ranges (src/lib/rangemeta.c), the way offwheel reads
+# METADATA by byte ranges (src/wheel/rangemeta.c), the way offwheel reads
 # wheels of an index without PEP 658 files: tests/tools/owrangemeta reads
 # only the ranges the module asks for (pread standing in for HTTP Range
 # requests).  The oracle is `unzip -p WHEEL '*.dist-info/METADATA'` on real

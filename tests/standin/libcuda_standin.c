@@ -17,12 +17,12 @@
  * cuModuleLoadData parses what it is given - a fatbin container
  * (0xBA55ED50), an ELF cubin, or NUL-terminated PTX - and selects an image
  * by the driver's rules (docs/fatbin.md), coded here on their own rather
- * than through src/lib/gpucompat.c so that the tests compare offwheel's
+ * than through src/gpu/gpucompat.c so that the tests compare offwheel's
  * static verdicts with an independent implementation: exact or compatible
  * SASS (same major, minor <=; `a` exact; `f` same family), else PTX for a
  * CC <= the device's (`a` exact, `f` family) whose ISA the configured
  * driver can JIT (else 222 UNSUPPORTED_PTX_VERSION), else 209
- * NO_BINARY_FOR_GPU.  Container headers are read with src/lib/fatbin.c
+ * NO_BINARY_FOR_GPU.  Container headers are read with src/gpu/fatbin.c
  * (compiled into this library with hidden visibility).
  *
  * Device memory is host memory; cuLaunchKernel runs the smoke kernel

@@ -1,0 +1,6 @@
+/* tests/layering: src/util sees its own headers (the control for util_up_gpu) */
+#include "error.h"
+#include "event.h"
+#include "digest.h"
+#include "fsutil.h"
+#include "embedded.h"
