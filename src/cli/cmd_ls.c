@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "db.h"
+#include "listing.h"
 
 static const char usage[] = "ls pages|files|sets|objects [FILTERS]";
 /* Listings print with -q too (quiet hides messages, never the data asked
@@ -43,19 +43,6 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	return 0;
 }
 
-static const char *col(ow_stmt *st, int i) { return ow_col_is_null(st, i) ? NULL : ow_col_text(st, i); }
-
-static json_t *jstr(ow_stmt *st, int i)
-{
-	const char *t = col(st, i);
-	return t ? json_string(t) : json_null();
-}
-
-static json_t *jint(ow_stmt *st, int i)
-{
-	return ow_col_is_null(st, i) ? json_null() : json_integer(ow_col_int(st, i));
-}
-
 static int ls_objects(struct cli *c, ow_store *s, const char *kind)
 {
 	struct ow_obj_row *rows = NULL;
@@ -88,122 +75,101 @@ static int ls_objects(struct cli *c, ow_store *s, const char *kind)
 #define FILE_ROW "%-72s %-7s %-6s %s\n"
 #define PAGE_ROW "%-60s %-9s %5s %8s  %s\n"
 
-static const char *const file_cols[] = {
-	"filename", "project", "version", "variant", "python_tag", "abi_tag", "platform_tag",
-	"url", "sha256", "meta_sha256", "has_metadata", "requires_python", "yanked",
-	"first_seen", "last_seen", "gone_at", "object_sha256", "trust"};
-
-/* One row as an object; columns of `int_mask` are integers, of `bool_mask`
- * booleans, of `empty_null` null when "" (a dependency page's variant),
- * the rest strings. */
-static json_t *row_json(ow_stmt *st, const char *const *names, size_t n, unsigned int_mask,
-                        unsigned bool_mask, unsigned empty_null)
+/* A row of cells as one JSON object, by their names and types. */
+static json_t *row_json(const struct ow_cell *row, size_t n)
 {
 	json_t *o = json_object();
-	for (size_t i = 0; i < n; i++) {
-		const char *t = col(st, (int)i);
-		json_t *v = (bool_mask >> i) & 1 ? json_boolean(ow_col_int(st, (int)i) != 0)
-		            : (int_mask >> i) & 1                      ? jint(st, (int)i)
-		            : ((empty_null >> i) & 1) && t && !*t      ? json_null()
-		                                                       : jstr(st, (int)i);
-		json_object_set_new(o, names[i], v);
+	for (size_t i = 0; o && i < n; i++) {
+		const struct ow_cell *c = &row[i];
+		json_t *v = c->null                  ? json_null()
+		            : c->type == OW_CELL_BOOL ? json_boolean(c->num)
+		            : c->type == OW_CELL_INT  ? json_integer((json_int_t)c->num)
+		                                      : json_string(c->text);
+		json_object_set_new(o, c->name, v);
 	}
 	return o;
 }
 
-/* One listing: every row of `st`, as JSON objects (columns `cols`, the
- * integer ones marked in `int_mask`) or as text lines by `line`. */
+static const char *text(const struct ow_cell *c) { return c->null || !c->text ? "" : c->text; }
+
+/* One listing: rows as JSON objects, or as text lines by `line`. */
 struct listing {
+	struct cli *c;
 	const char *command; /* "ls files" */
 	const char *key;     /* "files" */
-	const char *const *cols;
-	size_t ncols;
-	unsigned int_mask, bool_mask, empty_null;
-	const char *header; /* the text table's column names */
-	void (*line)(const struct cli *c, ow_stmt *st);
+	const char *header;  /* the text table's column names */
+	void (*line)(const struct cli *c, const struct ow_cell *row);
+	json_t *a;
+	size_t n;
 };
 
-static int list_rows(struct cli *c, ow_stmt *st, const struct listing *l)
+static int on_row(void *ud, const struct ow_cell *row, size_t ncols)
 {
-	json_t *a = c->json ? json_array() : NULL;
-	size_t n = 0;
-	int rc;
-	while ((rc = ow_stmt_step(st)) == 1) {
-		if (!n++ && !a)
-			cli_say(c, "%s\n", l->header);
-		if (a)
-			json_array_append_new(
-			    a, row_json(st, l->cols, l->ncols, l->int_mask, l->bool_mask, l->empty_null));
-		else
-			l->line(c, st);
-	}
-	if (rc < 0) {
-		json_decref(a);
-		return cli_fail(c, rc);
-	}
-	if (a)
-		cli_json_out(json_pack("{s:s, s:I, s:o}", "command", l->command, "count",
-		                       (json_int_t)n, l->key, a));
+	struct listing *l = ud;
+	if (!l->n++ && !l->a)
+		cli_say(l->c, "%s\n", l->header);
+	if (l->a)
+		json_array_append_new(l->a, row_json(row, ncols));
 	else
-		cli_say(c, "%zu %s\n", n, l->key);
+		l->line(l->c, row);
 	return 0;
 }
 
-static void file_line(const struct cli *c, ow_stmt *st)
+static int list_done(struct listing *l, int rc)
 {
-	const char *state = col(st, 16) ? "fetched" : col(st, 15) ? "gone" : "";
-	cli_out(c, FILE_ROW, ow_col_text(st, 0), ow_col_text(st, 3), col(st, 8) ? "sha256" : "-",
-	        state);
+	if (rc < 0) {
+		json_decref(l->a);
+		return cli_fail(l->c, rc);
+	}
+	if (l->a)
+		cli_json_out(json_pack("{s:s, s:I, s:o}", "command", l->command, "count",
+		                       (json_int_t)l->n, l->key, l->a));
+	else
+		cli_say(l->c, "%zu %s\n", l->n, l->key);
+	return 0;
+}
+
+static void file_line(const struct cli *c, const struct ow_cell *row)
+{
+	const char *state = !row[OW_FILE_OBJECT].null    ? "fetched"
+	                    : !row[OW_FILE_GONE_AT].null ? "gone"
+	                                                 : "";
+	cli_out(c, FILE_ROW, text(&row[OW_FILE_FILENAME]), text(&row[OW_FILE_VARIANT]),
+	        row[OW_FILE_SHA256].null ? "-" : "sha256", state);
 }
 
 static int ls_files(struct cli *c, ow_store *s, const struct filters *f)
 {
-	/* integer columns: first/last seen 13 14, gone 15; booleans: has_metadata 10,
-	 * yanked 12 */
 	static char header[160];
 	snprintf(header, sizeof header, FILE_ROW, "FILE", "VARIANT", "HASH", "STATE");
 	header[strcspn(header, "\n")] = '\0';
-	static const struct listing l = {"ls files", "files", file_cols, 18,
-	                                 1u << 13 | 1u << 14 | 1u << 15, 1u << 10 | 1u << 12,
-	                                 1u << 3, header, file_line};
-	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FILES_LIST);
-	if (!st)
-		return cli_fail(c, OW_EDB);
-	for (int i = 0; i < 5; i++)
-		ow_stmt_text(st, i + 1, f->v[i + 1]);
-	return list_rows(c, st, &l);
+	struct listing l = {c, "ls files", "files", header, file_line, c->json ? json_array() : NULL, 0};
+	struct ow_file_filter ff = {f->v[OPT_PROJECT - OPT_KIND], f->v[OPT_VARIANT - OPT_KIND],
+	                            f->v[OPT_VERSION - OPT_KIND], f->v[OPT_PYTHON - OPT_KIND],
+	                            f->v[OPT_PLATFORM - OPT_KIND]};
+	return list_done(&l, ow_list_files(s, &ff, on_row, &l));
 }
 
-static const char *const page_cols[] = {
-	"url", "variant", "project", "status", "etag", "last_modified", "body_sha256",
-	"page_time", "fetched_at", "changed_at", "files", "rejected", "error"};
-
-static void page_line(const struct cli *c, ow_stmt *st)
+static void page_line(const struct cli *c, const struct ow_cell *row)
 {
 	char when[32];
-	time_t t = (time_t)ow_col_int(st, 8);
+	time_t t = (time_t)row[OW_PAGE_FETCHED_AT].num;
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
 	char files[24], rejected[24];
-	snprintf(files, sizeof files, "%lld", (long long)ow_col_int(st, 10));
-	snprintf(rejected, sizeof rejected, "%lld", (long long)ow_col_int(st, 11));
-	cli_out(c, PAGE_ROW, ow_col_text(st, 0), ow_col_text(st, 3), files, rejected, when);
+	snprintf(files, sizeof files, "%lld", (long long)row[OW_PAGE_FILES].num);
+	snprintf(rejected, sizeof rejected, "%lld", (long long)row[OW_PAGE_REJECTED].num);
+	cli_out(c, PAGE_ROW, text(&row[OW_PAGE_URL]), text(&row[OW_PAGE_STATUS]), files, rejected,
+	        when);
 }
 
 static int ls_pages(struct cli *c, ow_store *s, const struct filters *f)
 {
-	/* integer columns: page_time 7, fetched/changed 8 9, files 10, rejected 11 */
 	static char header[160];
 	snprintf(header, sizeof header, PAGE_ROW, "URL", "STATUS", "FILES", "REJECTED", "FETCHED");
 	header[strcspn(header, "\n")] = '\0';
-	static const struct listing l = {"ls pages", "pages", page_cols, 13,
-	                                 1u << 7 | 1u << 8 | 1u << 9 | 1u << 10 | 1u << 11, 0,
-	                                 1u << 1, header, page_line};
-	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_PAGES_LIST);
-	if (!st)
-		return cli_fail(c, OW_EDB);
-	ow_stmt_text(st, 1, f->v[OPT_PROJECT - OPT_KIND]);
-	ow_stmt_text(st, 2, f->v[OPT_VARIANT - OPT_KIND]);
-	return list_rows(c, st, &l);
+	struct listing l = {c, "ls pages", "pages", header, page_line, c->json ? json_array() : NULL, 0};
+	return list_done(&l, ow_list_pages(s, f->v[OPT_PROJECT - OPT_KIND],
+	                                   f->v[OPT_VARIANT - OPT_KIND], on_row, &l));
 }
 
 int cmd_ls(struct cli *c, int argc, char **argv)

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "crawl.h"
-#include "db.h"
+#include "listing.h"
 #include "render.h"
 #include "targetopts.h"
 
@@ -38,17 +38,14 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 }
 
 /* Dependency pages seen before on this index ({index}/{project}/). */
+static int add_dep_page(void *ud, const char *project)
+{
+	return strlist_add_csv(ud, project) ? OW_ENOMEM : 0;
+}
+
 static int known_dep_pages(ow_store *s, const char *index, struct strlist *out)
 {
-	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_SYNC_DEP_PAGES);
-	int rc;
-	if (!st)
-		return OW_EDB;
-	ow_stmt_text(st, 1, index);
-	while ((rc = ow_stmt_step(st)) == 1)
-		if (strlist_add_csv(out, ow_col_text(st, 0)))
-			return OW_ENOMEM;
-	return rc;
+	return ow_list_dep_projects(s, index, add_dep_page, out);
 }
 
 static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *failed)
