@@ -51,7 +51,9 @@ int ow_stmt_int(ow_stmt *st, int idx, int64_t v);
 int ow_stmt_null(ow_stmt *st, int idx);
 /* 1 = a row is ready, 0 = done, < 0 = error. */
 int ow_stmt_step(ow_stmt *st);
-/* Step to completion (for INSERT/UPDATE/DELETE). */
+/* Step to completion, then reset: for INSERT/UPDATE/DELETE, and to end a
+ * SELECT early (its remaining rows are discarded and the statement is
+ * released for the next use). */
 int ow_stmt_run(ow_stmt *st);
 /* Column readers, 0-based.  Text is valid until the next step/reset. */
 const char *ow_col_text(ow_stmt *st, int col);

@@ -373,8 +373,11 @@ int ow_store_adopt(ow_store *s, int fd, const char *tmp_path, const char *hex, u
                    const char *kind)
 {
 	struct ow_tmp t = {.fd = fd};
-	if (snprintf(t.path, sizeof t.path, "%s", tmp_path) >= (int)sizeof t.path)
-		return ow_err(OW_ERANGE, "temp path too long");
+	if (snprintf(t.path, sizeof t.path, "%s", tmp_path) >= (int)sizeof t.path) {
+		close(fd); /* as publish() does on its errors: the fd is always consumed */
+		unlink(tmp_path);
+		return ow_err(OW_ERANGE, "%.80s...: temp path too long", tmp_path);
+	}
 	return publish(s, &t, hex, size, kind);
 }
 

@@ -68,7 +68,9 @@ int ow_store_put_buf(ow_store *s, const void *data, size_t len, const char *expe
 int ow_store_put_fd(ow_store *s, int fd, const char *expect_hex, const char *kind,
                     char hex_out[OW_SHA256_HEX]);
 /* Publish a temp file in HOME/tmp whose hash the caller already computed
- * while writing it (a finished download).  fsyncs, renames, inserts the row. */
+ * while writing it (a finished download).  fsyncs, renames, inserts the row.
+ * fd and the temp file are consumed whatever happens: on success the file is
+ * the object, on failure it is removed, and fd is closed either way. */
 int ow_store_adopt(ow_store *s, int fd, const char *tmp_path, const char *hex, uint64_t size,
                    const char *kind);
 

@@ -62,8 +62,11 @@ struct ow_fetch_report {
 	double seconds;
 };
 
-/* The file rows an item names: a wheel file name (every URL that has it) or
- * a URL.  *ids is malloc'd; OW_ENOENT (with a hint) when nothing matches. */
+/* The file row an item names: for a URL its row; for a wheel file name the
+ * one row to download it from when several URLs have it (the same file on
+ * two hosts is one download): one with a published hash first, then one
+ * still listed, then the oldest.  *ids is malloc'd and *n is 1; OW_ENOENT
+ * (with a hint) when nothing matches. */
 int ow_fetch_lookup(ow_store *s, const char *item, int64_t **ids, size_t *n);
 
 /* Download and verify the wheels `ids`.  0 when all are in the store,
