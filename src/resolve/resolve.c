@@ -109,7 +109,7 @@ static void torch_mc(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool
 			continue;
 		const struct rs_meta *m = rs_meta_peek(x, c);
 		bool ok = !is_bad(ts, c->id) && !c->yanked &&
-		          (!m || m->state < 0 || rs_python_ok(&ts->t, m->requires_python));
+		          (!m || m->state == RS_META_NONE || rs_python_ok(&ts->t, m->requires_python));
 		pv->c[k] = c;
 		pv->mc[k++] = (struct rs_mc){&c->v, c->date, m ? m->state : 0, NULL, ok};
 	}
@@ -130,7 +130,7 @@ static void proj_mc(struct rs_ctx *x, const struct tstate *ts, struct pview *pv,
 		if (!m)
 			continue;
 		mc->meta = m->state;
-		if (m->state > 0) {
+		if (m->state == RS_META_PARSED) {
 			mc->pin = torch_pin(m, pv->pins[i], sizeof pv->pins[i]);
 			mc->usable &= rs_python_ok(&ts->t, m->requires_python);
 		}
@@ -144,7 +144,7 @@ static int views(struct rs_ctx *x, struct tstate *ts, struct pview *pv, size_t n
 		int rc = rs_list_get(x, x->o->projects[p], ts->variant, false, &l);
 		if (rc < 0)
 			return rc;
-		if (l->state == 0) {
+		if (l->state == RS_LIST_NOT_CRAWLED) {
 			*wait = true;
 			continue;
 		}
@@ -290,20 +290,21 @@ static int add_skips(const struct rs_ctx *x, struct ow_resolve_target *o, const 
 }
 
 /* The chosen torch needs its own metadata: Requires-Python and the closure.
- * 1 = go on, 0 = wait for a round, 2 = ruled out (choose again). */
+ * An enum torch_check, or a negative error code. */
+enum torch_check { TORCH_WAIT = 0, TORCH_OK = 1, TORCH_RULED_OUT = 2 };
 static int check_torch(struct rs_ctx *x, struct tstate *ts, const struct rs_cand *c)
 {
 	const struct rs_meta *m = rs_meta_get(x, c);
 	if (!m)
-		return 0;
-	if (m->state > 0 && rs_python_ok(&ts->t, m->requires_python))
-		return 1;
+		return TORCH_WAIT;
+	if (m->state == RS_META_PARSED && rs_python_ok(&ts->t, m->requires_python))
+		return TORCH_OK;
 	if (add_note(ts->out, "%s: %s", c->filename,
-	             m->state > 0 ? "Requires-Python excludes the target"
+	             m->state == RS_META_PARSED ? "Requires-Python excludes the target"
 	             : m->why     ? m->why
 	                          : "no metadata could be read"))
 		return OW_ENOMEM;
-	return mark_bad(ts, c->id) < 0 ? OW_ENOMEM : 2;
+	return mark_bad(ts, c->id) < 0 ? OW_ENOMEM : TORCH_RULED_OUT;
 }
 
 static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
@@ -433,12 +434,12 @@ static int decide(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool *w
 			rc = incomplete(x, ts, pv, &ch);
 			if (rc == 0 && (x->o->date || x->o->version))
 				rc = alternative(x, ts, pv, wait);
-		} else if ((rc = check_torch(x, ts, pv[0].c[ch.torch])) == 0)
+		} else if ((rc = check_torch(x, ts, pv[0].c[ch.torch])) == TORCH_WAIT)
 			*wait = true;
-		else if (rc == 1)
+		else if (rc == TORCH_OK)
 			rc = complete_set(x, ts, pv, &ch, wait);
-		else if (rc == 2)
-			rc = 1;
+		else if (rc == TORCH_RULED_OUT)
+			rc = 1; /* choose again */
 		free(ch.missing);
 		return rc;
 	}

@@ -155,7 +155,7 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 	if (ps < -1)
 		return ps;
 	l->unreachable = ps == PG_FAILED;
-	l->state = ps = ps == PG_FAILED ? -1 : ps;
+	l->state = ps = ps == PG_FAILED ? RS_LIST_MISSING : ps;
 	free(l->why);
 	l->why = NULL;
 	const char *err = x->o->io && x->o->io->fetch_error ? x->o->io->fetch_error(x->o->io->ud) : "";
@@ -191,7 +191,7 @@ static int load_dep(struct rs_ctx *x, struct rs_list *l)
 	}
 	if (ps < -1)
 		return ps;
-	l->state = ps == PG_FAILED ? -1 : ps;
+	l->state = ps == PG_FAILED ? RS_LIST_MISSING : ps;
 	free(l->why);
 	l->why = NULL;
 	if (ps == PG_FAILED)
@@ -381,7 +381,7 @@ static int meta_fill(struct rs_meta *m, const struct rs_cand *c, const char *tex
 	md->requires_dist = NULL;
 	md->n_requires_dist = 0;
 	ow_metadata_free(md);
-	m->state = 1;
+	m->state = RS_META_PARSED;
 	return 0;
 }
 
@@ -497,7 +497,7 @@ static void forget_uncrawled(struct rs_ctx *x)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < x->nlists; i++) {
-		if (x->lists[i].state == 0) {
+		if (x->lists[i].state == RS_LIST_NOT_CRAWLED) {
 			list_clear(&x->lists[i]);
 			free(x->lists[i].project);
 			free(x->lists[i].variant);

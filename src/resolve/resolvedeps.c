@@ -134,9 +134,9 @@ static int expand(struct dstate *d, size_t i, const char *extra_in)
 		d->out->need = true;
 		return 0;
 	}
-	if (m->state < 0 && m->why)
+	if (m->state == RS_META_NONE && m->why)
 		return fail(d, "%s: %s", d->out->picks[i].c->filename, m->why);
-	if (m->state < 0)
+	if (m->state == RS_META_NONE)
 		return fail(d, "%s: its metadata could not be read (no .metadata file and the wheel "
 		               "could not be fetched) — re-run, or check the index",
 		            d->out->picks[i].c->filename);
@@ -269,11 +269,11 @@ static int new_pick(struct dstate *d, const struct ow_requirement *r, size_t par
 	int rc = rs_list_get(d->x, r->name, d->variant, true, &l);
 	if (rc < 0)
 		return rc;
-	if (l->state == 0) {
+	if (l->state == RS_LIST_NOT_CRAWLED) {
 		d->out->need = true;
 		return 0;
 	}
-	if (l->state < 0) {
+	if (l->state == RS_LIST_MISSING) {
 		char *by = chain_of(&d->out->picks[parent]);
 		rc = fail(d, "%s (required by %s): %s", r->name, by ? by : "?",
 		          l->why ? l->why : "no page on the index");

@@ -77,10 +77,17 @@ struct rs_cand {
 /* The files of one project listed on {index}/{variant}/{project}/ (variant
  * folder and root) or, for dependencies, the first of
  * {index}/{variant}/{project}/ and {index}/{project}/ that exists. */
+/* A project's candidate list: loaded, its page not crawled yet (sync crawls
+ * it and resolves again), or no such project on the index. */
+enum rs_list_state { RS_LIST_MISSING = -1, RS_LIST_NOT_CRAWLED = 0, RS_LIST_LOADED = 1 };
+/* A file's metadata: parsed, not available (no .metadata and the wheel
+ * could not be read), or queued for this round's fetch. */
+enum rs_meta_state { RS_META_NONE = -1, RS_META_QUEUED = 0, RS_META_PARSED = 1 };
+
 struct rs_list {
 	char *project, *variant;
 	bool dep;  /* a dependency: page {index}/{project}/, files of the root or the variant */
-	int state; /* 1 loaded, 0 page not crawled yet, -1 no such project on the index */
+	int state; /* enum rs_list_state */
 	struct rs_cand *c;
 	size_t n;
 	char **tags; /* 3 per triple: python, abi, platform */
@@ -91,7 +98,7 @@ struct rs_list {
 
 struct rs_meta {
 	int64_t id;
-	int state; /* 1 parsed, -1 not available, 0 queued */
+	int state; /* enum rs_meta_state */
 	size_t queued; /* round number when queued for fetching */
 	char *name, *requires_python;
 	char **reqs;
