@@ -275,7 +275,7 @@ static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const struct
 	return rc;
 }
 
-static int write_text(const struct xrun *x, const char *rel, const struct ow_sbuf *b,
+static int write_text(const struct xrun *x, const char *rel, const struct ow_str *b,
                       struct ow_xfiles *rec)
 {
 	int rc = ow_xwrite_text(x->root, rel, b, rec);
@@ -284,7 +284,7 @@ static int write_text(const struct xrun *x, const char *rel, const struct ow_sbu
 
 static int write_pages(const struct ow_export_plan *p, const struct xrun *x, struct ow_xfiles *rec)
 {
-	struct ow_sbuf b = {0};
+	struct ow_str b = {0};
 	char rel[PATH_MAX];
 	int rc = ow_xgen_simple_root(p, &b);
 	if (!rc)
@@ -296,30 +296,30 @@ static int write_pages(const struct ow_export_plan *p, const struct xrun *x, str
 			seen |= !strcmp(p->items[j].project, p->items[i].project);
 		if (seen)
 			continue;
-		ow_sb_free(&b);
+		ow_str_free(&b);
 		if (!(rc = ow_xgen_project_page(p, p->items[i].project, &b)))
 			rc = write_text(x, rel, &b, rec);
 	}
-	ow_sb_free(&b);
+	ow_str_free(&b);
 	return rc;
 }
 
 static int write_lists(const struct ow_export_plan *p, const struct ow_xmeta *m,
                        const struct xrun *x, struct ow_xfiles *rec)
 {
-	struct ow_sbuf b = {0};
+	struct ow_str b = {0};
 	char rel[PATH_MAX];
 	int rc = 0;
 	for (size_t i = 0; !rc && i < p->nsets; i++) {
-		ow_sb_free(&b);
+		ow_str_free(&b);
 		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
 		if (!(rc = ow_xgen_requirements(p, &p->sets[i], &b)))
 			rc = write_text(x, rel, &b, rec);
 	}
-	ow_sb_free(&b);
+	ow_str_free(&b);
 	if (!rc && !(rc = ow_xgen_install(p, m, &b)))
 		rc = write_text(x, "INSTALL.txt", &b, rec);
-	ow_sb_free(&b);
+	ow_str_free(&b);
 	return rc;
 }
 
@@ -328,7 +328,7 @@ static int write_signed(const struct ow_export_plan *p, const struct ow_xmeta *m
                         const struct ow_export_opts *o, const struct xrun *x,
                         struct ow_xfiles *rec, struct ow_export_report *r)
 {
-	struct ow_sbuf b = {0};
+	struct ow_str b = {0};
 	struct ow_xfiles top = {0};
 	ow_xfiles_sort(rec);
 	int rc = ow_xjson_manifest(p, m, rec, &b);
@@ -339,18 +339,18 @@ static int write_signed(const struct ow_export_plan *p, const struct ow_xmeta *m
 		rc = ow_xfiles_add(rec, OW_EXPORT_MANIFEST, top.v[0].size, top.v[0].sha256);
 	}
 	ow_xfiles_sort(rec);
-	ow_sb_free(&b);
+	ow_str_free(&b);
 	if (!rc && !(rc = ow_xgen_sums(rec, &b)))
 		rc = write_text(x, OW_EXPORT_SUMS, &b, &top);
 	if (!rc && o->key) {
 		char sig[512];
-		struct ow_sbuf sb = {.p = sig, .cap = sizeof sig};
+		struct ow_str sb = {.p = sig, .cap = sizeof sig};
 		if (!(rc = ow_signify_sign(o->key, b.p, b.n, sig, sizeof sig))) {
 			sb.n = strlen(sig);
 			rc = write_text(x, OW_EXPORT_SIG, &sb, &top);
 		}
 	}
-	ow_sb_free(&b);
+	ow_str_free(&b);
 	ow_xfiles_free(&top);
 	return rc;
 }
@@ -374,7 +374,7 @@ static int record_export(ow_store *s, const struct ow_xmeta *m, const struct ow_
 /* The server block goes where the user asked (outside DIR, as a rule). */
 static int write_nginx(const char *path, const char *dir)
 {
-	struct ow_sbuf b = {0};
+	struct ow_str b = {0};
 	char parent[PATH_MAX];
 	struct ow_tmp t;
 	int rc = ow_xgen_nginx(dir, &b);
@@ -385,7 +385,7 @@ static int write_nginx(const char *path, const char *dir)
 		else
 			rc = ow_tmp_publish(&t, path);
 	}
-	ow_sb_free(&b);
+	ow_str_free(&b);
 	return rc;
 }
 

@@ -328,7 +328,7 @@ static int split_rel(const char *rel, char *dir, size_t n, const char **base)
 	return 0;
 }
 
-static int same_text(int dfd, const char *name, const struct ow_sbuf *b, const char *hex)
+static int same_text(int dfd, const char *name, const struct ow_str *b, const char *hex)
 {
 	struct stat st;
 	char old[OW_SHA256_HEX];
@@ -338,7 +338,7 @@ static int same_text(int dfd, const char *name, const struct ow_sbuf *b, const c
 	       !strcmp(old, hex);
 }
 
-int ow_xwrite_text(int root, const char *rel, const struct ow_sbuf *b, struct ow_xfiles *rec)
+int ow_xwrite_text(int root, const char *rel, const struct ow_str *b, struct ow_xfiles *rec)
 {
 	char dir[PATH_MAX], hex[OW_SHA256_HEX];
 	const char *name = rel;

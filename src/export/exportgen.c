@@ -10,63 +10,29 @@
 #include "exportint.h"
 #include "clock.h"
 
-void ow_sb_printf(struct ow_sbuf *b, const char *fmt, ...)
-{
-	if (b->err)
-		return;
-	for (;;) {
-		va_list ap;
-		va_start(ap, fmt);
-		int w = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-		va_end(ap);
-		if (w < 0) {
-			b->err = ow_err(OW_EINTERNAL, "text: format error");
-			return;
-		}
-		if (b->p && b->n + (size_t)w < b->cap) {
-			b->n += (size_t)w;
-			return;
-		}
-		size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)w;
-		char *g = realloc(b->p, cap);
-		if (!g) {
-			b->err = ow_err(OW_ENOMEM, "text: out of memory");
-			return;
-		}
-		b->p = g;
-		b->cap = cap;
-	}
-}
-
-void ow_sb_html(struct ow_sbuf *b, const char *t)
+void ow_xput_html(struct ow_str *b, const char *t)
 {
 	for (; *t; t++) {
 		switch (*t) {
-		case '&': ow_sb_printf(b, "&amp;"); break;
-		case '<': ow_sb_printf(b, "&lt;"); break;
-		case '>': ow_sb_printf(b, "&gt;"); break;
-		case '"': ow_sb_printf(b, "&quot;"); break;
-		case '\'': ow_sb_printf(b, "&#39;"); break;
-		default: ow_sb_printf(b, "%c", *t);
+		case '&': ow_str_printf(b, "&amp;"); break;
+		case '<': ow_str_printf(b, "&lt;"); break;
+		case '>': ow_str_printf(b, "&gt;"); break;
+		case '"': ow_str_printf(b, "&quot;"); break;
+		case '\'': ow_str_printf(b, "&#39;"); break;
+		default: ow_str_printf(b, "%c", *t);
 		}
 	}
 }
 
-void ow_sb_free(struct ow_sbuf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof *b);
-}
-
-static void sb_url_component(struct ow_sbuf *b, const char *t)
+static void sb_url_component(struct ow_str *b, const char *t)
 {
 	for (; *t; t++) {
 		unsigned char c = (unsigned char)*t;
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		    strchr("-._~", c))
-			ow_sb_printf(b, "%c", c);
+			ow_str_printf(b, "%c", c);
 		else
-			ow_sb_printf(b, "%%%02X", c);
+			ow_str_printf(b, "%%%02X", c);
 	}
 }
 
@@ -81,7 +47,7 @@ static const char *page_head(void)
 	       "content=\"1.0\">\n";
 }
 
-int ow_xgen_simple_root(const struct ow_export_plan *p, struct ow_sbuf *out)
+int ow_xgen_simple_root(const struct ow_export_plan *p, struct ow_str *out)
 {
 	const char **names = calloc(p->n + 1, sizeof *names);
 	if (!names)
@@ -89,79 +55,79 @@ int ow_xgen_simple_root(const struct ow_export_plan *p, struct ow_sbuf *out)
 	for (size_t i = 0; i < p->n; i++)
 		names[i] = p->items[i].project;
 	qsort(names, p->n, sizeof *names, cmp_str);
-	ow_sb_printf(out, "%s    <title>Simple index</title>\n  </head>\n  <body>\n", page_head());
+	ow_str_printf(out, "%s    <title>Simple index</title>\n  </head>\n  <body>\n", page_head());
 	for (size_t i = 0; i < p->n; i++) {
 		if (i && !strcmp(names[i], names[i - 1]))
 			continue;
-		ow_sb_printf(out, "    <a href=\"");
+		ow_str_printf(out, "    <a href=\"");
 		sb_url_component(out, names[i]);
-		ow_sb_printf(out, "/\">");
-		ow_sb_html(out, names[i]);
-		ow_sb_printf(out, "</a><br/>\n");
+		ow_str_printf(out, "/\">");
+		ow_xput_html(out, names[i]);
+		ow_str_printf(out, "</a><br/>\n");
 	}
-	ow_sb_printf(out, "  </body>\n</html>\n");
+	ow_str_printf(out, "  </body>\n</html>\n");
 	free(names);
 	return out->err;
 }
 
-static void project_link(struct ow_sbuf *out, const struct ow_export_item *it)
+static void project_link(struct ow_str *out, const struct ow_export_item *it)
 {
-	ow_sb_printf(out, "    <a href=\"../../wheels/");
+	ow_str_printf(out, "    <a href=\"../../wheels/");
 	sb_url_component(out, it->filename);
-	ow_sb_printf(out, "#sha256=%s\"", it->object);
+	ow_str_printf(out, "#sha256=%s\"", it->object);
 	if (it->requires_python && *it->requires_python) {
-		ow_sb_printf(out, " data-requires-python=\"");
-		ow_sb_html(out, it->requires_python);
-		ow_sb_printf(out, "\"");
+		ow_str_printf(out, " data-requires-python=\"");
+		ow_xput_html(out, it->requires_python);
+		ow_str_printf(out, "\"");
 	}
 	if (it->meta_object[0])
-		ow_sb_printf(out, " data-dist-info-metadata=\"sha256=%s\" data-core-metadata=\"sha256=%s\"",
+		ow_str_printf(out, " data-dist-info-metadata=\"sha256=%s\" data-core-metadata=\"sha256=%s\"",
 		             it->meta_object, it->meta_object);
-	ow_sb_printf(out, ">");
-	ow_sb_html(out, it->filename);
-	ow_sb_printf(out, "</a><br/>\n");
+	ow_str_printf(out, ">");
+	ow_xput_html(out, it->filename);
+	ow_str_printf(out, "</a><br/>\n");
 }
 
-int ow_xgen_project_page(const struct ow_export_plan *p, const char *project, struct ow_sbuf *out)
+int ow_xgen_project_page(const struct ow_export_plan *p, const char *project, struct ow_str *out)
 {
-	ow_sb_printf(out, "%s    <title>Links for ", page_head());
-	ow_sb_html(out, project);
-	ow_sb_printf(out, "</title>\n  </head>\n  <body>\n    <h1>Links for ");
-	ow_sb_html(out, project);
-	ow_sb_printf(out, "</h1>\n");
+	ow_str_printf(out, "%s    <title>Links for ", page_head());
+	ow_xput_html(out, project);
+	ow_str_printf(out, "</title>\n  </head>\n  <body>\n    <h1>Links for ");
+	ow_xput_html(out, project);
+	ow_str_printf(out, "</h1>\n");
 	for (size_t i = 0; i < p->n; i++)
 		if (!strcmp(p->items[i].project, project))
 			project_link(out, &p->items[i]);
-	ow_sb_printf(out, "  </body>\n</html>\n");
+	ow_str_printf(out, "  </body>\n</html>\n");
 	return out->err;
 }
 
 int ow_xgen_requirements(const struct ow_export_plan *p, const struct ow_export_set *set,
-                         struct ow_sbuf *out)
+                         struct ow_str *out)
 {
-	ow_sb_printf(out, "# %s — generated by offwheel export; install with pip's hash-checking "
+	ow_str_printf(out, "# %s — generated by offwheel export; install with pip's hash-checking "
 	                  "mode (see INSTALL.txt)\n", set->target);
 	for (size_t i = 0; i < set->n; i++) {
 		const struct ow_export_item *it = &p->items[set->members[i]];
-		ow_sb_printf(out, "%s==%s --hash=sha256:%s\n", it->project, it->version, it->object);
+		ow_str_printf(out, "%s==%s --hash=sha256:%s\n", it->project, it->version, it->object);
 	}
 	return out->err;
 }
 
 
-static void install_set(struct ow_sbuf *out, const struct ow_export_set *set)
+static void install_set(struct ow_str *out, const struct ow_export_set *set)
 {
-	ow_sb_printf(out, "\nTarget %s%s%s%s\n", set->target, set->torch_version ? " (torch " : "",
+	ow_str_printf(out, "\nTarget %s%s%s%s\n", set->target, set->torch_version ? " (torch " : "",
 	             set->torch_version ? set->torch_version : "", set->torch_version ? ")" : "");
-	ow_sb_printf(out, "  from the wheels directory:\n"
+	ow_str_printf(out, "  from the wheels directory:\n"
 	                  "    pip install --no-index --find-links wheels --require-hashes -r "
 	                  "requirements/%s.txt\n",
 	             set->req_name);
-	ow_sb_printf(out, "  through the PEP 503 index:\n"
+	ow_str_printf(out, "  through the PEP 503 index:\n"
 	                  "    pip install --index-url \"file://$PWD/simple\" --require-hashes -r "
 	                  "requirements/%s.txt\n",
 	             set->req_name);
-	ow_sb_printf(out, "  from a lab server serving this directory (offwheel export --nginx-conf):\n"
+	ow_str_printf(out, "  from a lab server serving this directory (offwheel export --nginx-conf):\n"
 	                  "    pip install --index-url http://SERVER/simple --require-hashes -r "
 	                  "requirements/%s.txt\n",
 	             set->req_name);
@@ -169,16 +135,16 @@ static void install_set(struct ow_sbuf *out, const struct ow_export_set *set)
 
 /* Every command is relative to the export's root, so it works wherever the
  * stick is mounted: the user changes into it first. */
-int ow_xgen_install(const struct ow_export_plan *p, const struct ow_xmeta *m, struct ow_sbuf *out)
+int ow_xgen_install(const struct ow_export_plan *p, const struct ow_xmeta *m, struct ow_str *out)
 {
 	char created[40], expires[40];
 	ow_utc_text(m->created, created, sizeof created);
 	ow_utc_text(m->expires, expires, sizeof expires);
-	ow_sb_printf(out, "offwheel export %s — sequence %lld, created %s, expires %s, %s %s\n"
+	ow_str_printf(out, "offwheel export %s — sequence %lld, created %s, expires %s, %s %s\n"
 	                  "(written to %s)\n\n",
 	             OW_VERSION, (long long)m->sequence, created, expires,
 	             m->key_id[0] ? "signed by key" : "NOT SIGNED", m->key_id, m->dir);
-	ow_sb_printf(out, "Run every command below from this directory, wherever it is mounted\n"
+	ow_str_printf(out, "Run every command below from this directory, wherever it is mounted\n"
 	                  "(for example: cd /media/$USER/STICK/offwheel).\n\n"
 	                  "1. Check the export first, with offwheel:\n"
 	                  "    offwheel check . --pubkey KEY.pub\n"
@@ -194,9 +160,9 @@ int ow_xgen_install(const struct ow_export_plan *p, const struct ow_xmeta *m, st
 	return out->err;
 }
 
-int ow_xgen_nginx(const char *dir, struct ow_sbuf *out)
+int ow_xgen_nginx(const char *dir, struct ow_str *out)
 {
-	ow_sb_printf(out,
+	ow_str_printf(out,
 	             "# nginx server block serving the offwheel export %s (offwheel export\n"
 	             "# --nginx-conf).  Include it in the http {} block, e.g. as\n"
 	             "# /etc/nginx/conf.d/offwheel.conf; clients then use\n"
@@ -221,10 +187,10 @@ int ow_xgen_nginx(const char *dir, struct ow_sbuf *out)
 	return out->err;
 }
 
-int ow_xgen_sums(const struct ow_xfiles *f, struct ow_sbuf *out)
+int ow_xgen_sums(const struct ow_xfiles *f, struct ow_str *out)
 {
 	for (size_t i = 0; i < f->n; i++)
-		ow_sb_printf(out, "%s  %s\n", f->v[i].sha256, f->v[i].path);
+		ow_str_printf(out, "%s  %s\n", f->v[i].sha256, f->v[i].path);
 	return out->err;
 }
 

@@ -7,16 +7,10 @@
 
 #include "error.h"
 #include "export.h"
+#include "str.h"
 
-/* A growable text buffer; `err` sticks after the first failure. */
-struct ow_sbuf {
-	char *p;
-	size_t n, cap;
-	int err;
-};
-void ow_sb_printf(struct ow_sbuf *b, const char *fmt, ...) OW_PRINTF(2, 3);
-void ow_sb_html(struct ow_sbuf *b, const char *text); /* HTML-escaped */
-void ow_sb_free(struct ow_sbuf *b);
+/* Text HTML-escaped onto b. */
+void ow_xput_html(struct ow_str *b, const char *text);
 
 /* A file of the tree: relative path, size, sha256. */
 struct ow_xfile {
@@ -47,13 +41,13 @@ struct ow_xmeta {
 };
 
 /* Text of the generated files (malloc'd into *out). */
-int ow_xgen_simple_root(const struct ow_export_plan *p, struct ow_sbuf *out);
-int ow_xgen_project_page(const struct ow_export_plan *p, const char *project, struct ow_sbuf *out);
+int ow_xgen_simple_root(const struct ow_export_plan *p, struct ow_str *out);
+int ow_xgen_project_page(const struct ow_export_plan *p, const char *project, struct ow_str *out);
 int ow_xgen_requirements(const struct ow_export_plan *p, const struct ow_export_set *set,
-                         struct ow_sbuf *out);
-int ow_xgen_install(const struct ow_export_plan *p, const struct ow_xmeta *m, struct ow_sbuf *out);
-int ow_xgen_nginx(const char *dir, struct ow_sbuf *out);
-int ow_xgen_sums(const struct ow_xfiles *f, struct ow_sbuf *out);
+                         struct ow_str *out);
+int ow_xgen_install(const struct ow_export_plan *p, const struct ow_xmeta *m, struct ow_str *out);
+int ow_xgen_nginx(const char *dir, struct ow_str *out);
+int ow_xgen_sums(const struct ow_xfiles *f, struct ow_str *out);
 /* Parse SHA256SUMS strictly ("<64 hex>  <path>" or " *<path>" lines). */
 int ow_xparse_sums(const char *text, size_t len, struct ow_xfiles *out);
 
@@ -65,7 +59,7 @@ struct ow_xmanifest {
 	struct ow_xfiles files;
 };
 int ow_xjson_manifest(const struct ow_export_plan *p, const struct ow_xmeta *m,
-                      const struct ow_xfiles *f, struct ow_sbuf *out);
+                      const struct ow_xfiles *f, struct ow_str *out);
 int ow_xjson_parse(const char *text, size_t len, struct ow_xmanifest *m);
 void ow_xmanifest_free(struct ow_xmanifest *m);
 /* The accepted-sequence state file: *seq 0 when the key is not known. */
@@ -86,7 +80,7 @@ int ow_xload_object(ow_store *s, const char *hex, uint64_t size, size_t max, cha
 int ow_xcopy_object(ow_store *s, const char *hex, uint64_t size, int dirfd, const char *name,
                     int *copied);
 /* Write a text file atomically unless the same bytes are there; records it. */
-int ow_xwrite_text(int root, const char *rel, const struct ow_sbuf *b, struct ow_xfiles *rec);
+int ow_xwrite_text(int root, const char *rel, const struct ow_str *b, struct ow_xfiles *rec);
 /* Hash a regular file beneath dirfd: size and sha256 (OW_ENOENT when missing,
  * OW_EPOLICY when a link or not a regular file). */
 int ow_xhash_at(int dirfd, const char *rel, uint64_t *size, char hex[OW_SHA256_HEX]);

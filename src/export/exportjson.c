@@ -40,7 +40,7 @@ static json_t *files_json(const struct ow_xfiles *f)
 
 
 int ow_xjson_manifest(const struct ow_export_plan *p, const struct ow_xmeta *m,
-                      const struct ow_xfiles *f, struct ow_sbuf *out)
+                      const struct ow_xfiles *f, struct ow_str *out)
 {
 	json_t *sets = json_array(), *targets = json_array();
 	for (size_t i = 0; i < p->nsets; i++) {
@@ -63,7 +63,7 @@ int ow_xjson_manifest(const struct ow_export_plan *p, const struct ow_xmeta *m,
 	json_decref(doc);
 	if (!text)
 		return ow_err(OW_ENOMEM, "manifest: could not build the JSON document");
-	ow_sb_printf(out, "%s\n", text);
+	ow_str_printf(out, "%s\n", text);
 	free(text);
 	return out->err;
 }

@@ -121,29 +121,29 @@ struct walk {
 	const struct ow_xfiles *want;
 	const struct ow_xprev *prev;
 	struct ow_xfiles *remove;
-	struct ow_sbuf shown;
+	struct ow_str shown;
 	size_t refused, links;
 	int rc;
 };
 
 /* A hostile name is shown, never replayed: control characters and bytes
  * beyond ASCII as \xNN. */
-static void sb_name(struct ow_sbuf *b, const char *name)
+static void sb_name(struct ow_str *b, const char *name)
 {
 	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
 		if (*c < 0x20 || *c >= 0x7f || *c == '\\')
-			ow_sb_printf(b, "\\x%02x", *c);
+			ow_str_printf(b, "\\x%02x", *c);
 		else
-			ow_sb_printf(b, "%c", *c);
+			ow_str_printf(b, "%c", *c);
 }
 
 static void refuse(struct walk *w, const char *rel, const char *why)
 {
 	if (w->refused++ >= SHOW_MAX)
 		return;
-	ow_sb_printf(&w->shown, "%s", w->refused > 1 ? ", " : "");
+	ow_str_printf(&w->shown, "%s", w->refused > 1 ? ", " : "");
 	sb_name(&w->shown, rel);
-	ow_sb_printf(&w->shown, " (%s)", why);
+	ow_str_printf(&w->shown, " (%s)", why);
 }
 
 static int is_top_owned(const char *rel)
@@ -244,7 +244,7 @@ int ow_xinventory(int root, const char *dir, const struct ow_xfiles *want,
 		            "directory", dir, w.refused, w.refused == 1 ? "y" : "ies",
 		            w.shown.p ? w.shown.p : "", w.refused > SHOW_MAX ? ", ..." : "",
 		            w.refused == 1 ? "it" : "them");
-	ow_sb_free(&w.shown);
+	ow_str_free(&w.shown);
 	if (!rc)
 		ow_xfiles_sort(remove);
 	return rc;

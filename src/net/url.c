@@ -54,44 +54,6 @@ static char *dup_lower(const char *s, size_t n)
 	return d;
 }
 
-/* --- a tiny string builder ---------------------------------------------- */
-
-void ow_sb_put(struct ow_sb *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = (b->n + n + 1) * 2 < 256 ? 256 : (b->n + n + 1) * 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-}
-
-void ow_sb_puts(struct ow_sb *b, const char *s)
-{
-	ow_sb_put(b, s, strlen(s));
-}
-
-int ow_sb_take(struct ow_sb *b, char **out)
-{
-	if (b->oom || !b->p) {
-		free(b->p);
-		b->p = NULL;
-		return ow_err(OW_ENOMEM, "url: out of memory");
-	}
-	*out = b->p;
-	b->p = NULL;
-	return 0;
-}
-
 /* --- parsing ------------------------------------------------------------ */
 
 /* Length of a leading "scheme" followed by ':', else 0. */
@@ -265,40 +227,40 @@ void ow_url_clear(struct ow_url *u)
 	u->port = -1;
 }
 
-static void format_authority(struct ow_sb *b, const struct ow_url *u)
+static void format_authority(struct ow_str *b, const struct ow_url *u)
 {
 	char port[16];
-	ow_sb_puts(b, "//");
+	ow_str_puts(b, "//");
 	if (u->userinfo) {
-		ow_sb_puts(b, u->userinfo);
-		ow_sb_puts(b, "@");
+		ow_str_puts(b, u->userinfo);
+		ow_str_puts(b, "@");
 	}
-	ow_sb_puts(b, u->host ? u->host : "");
+	ow_str_puts(b, u->host ? u->host : "");
 	if (u->port >= 0) {
 		int n = snprintf(port, sizeof port, ":%d", u->port);
-		ow_sb_put(b, port, (size_t)n);
+		ow_str_put(b, port, (size_t)n);
 	}
 }
 
 int ow_url_format(const struct ow_url *u, char **out)
 {
-	struct ow_sb b = {0};
+	struct ow_str b = {0};
 	if (u->scheme) {
-		ow_sb_puts(&b, u->scheme);
-		ow_sb_puts(&b, ":");
+		ow_str_puts(&b, u->scheme);
+		ow_str_puts(&b, ":");
 	}
 	if (u->has_authority)
 		format_authority(&b, u);
-	ow_sb_puts(&b, u->path ? u->path : "");
+	ow_str_puts(&b, u->path ? u->path : "");
 	if (u->query) {
-		ow_sb_puts(&b, "?");
-		ow_sb_puts(&b, u->query);
+		ow_str_puts(&b, "?");
+		ow_str_puts(&b, u->query);
 	}
 	if (u->fragment) {
-		ow_sb_puts(&b, "#");
-		ow_sb_puts(&b, u->fragment);
+		ow_str_puts(&b, "#");
+		ow_str_puts(&b, u->fragment);
 	}
-	return ow_sb_take(&b, out);
+	return ow_str_take(&b, out);
 }
 
 /* --- resolution (RFC 3986 §5.2) ------------------------------------------ */
@@ -366,14 +328,14 @@ static char *merge_paths(const struct ow_url *base, const char *rpath)
 {
 	const char *bp = base->path ? base->path : "";
 	const char *slash = strrchr(bp, '/');
-	struct ow_sb b = {0};
+	struct ow_str b = {0};
 	char *out = NULL;
 	if (base->has_authority && !bp[0])
-		ow_sb_puts(&b, "/");
+		ow_str_puts(&b, "/");
 	else if (slash)
-		ow_sb_put(&b, bp, (size_t)(slash - bp) + 1);
-	ow_sb_puts(&b, rpath);
-	if (ow_sb_take(&b, &out))
+		ow_str_put(&b, bp, (size_t)(slash - bp) + 1);
+	ow_str_puts(&b, rpath);
+	if (ow_str_take(&b, &out))
 		return NULL;
 	return out;
 }

@@ -4,19 +4,9 @@
 
 #include <stddef.h>
 
+#include "str.h"
 #include "url.h"
 
-/* A growable string; on allocation failure `oom` is set and puts are ignored. */
-struct ow_sb {
-	char *p;
-	size_t n, cap;
-	int oom;
-};
-
-void ow_sb_put(struct ow_sb *b, const char *s, size_t n);
-void ow_sb_puts(struct ow_sb *b, const char *s);
-/* Hand the string to *out (OW_ENOMEM if an append failed). */
-int ow_sb_take(struct ow_sb *b, char **out);
 
 int ow_url_is_alpha(int c);
 int ow_url_is_digit(int c);

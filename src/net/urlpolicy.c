@@ -32,14 +32,14 @@ static int normalize_host(const char *spec, char **out)
 		ow_url_clear(&u);
 		return ow_err_prefix(OW_EINVAL, "host \"%s\": ", spec);
 	}
-	struct ow_sb b = {0};
-	ow_sb_puts(&b, u.host);
+	struct ow_str b = {0};
+	ow_str_puts(&b, u.host);
 	if (u.port >= 0) {
 		snprintf(buf, sizeof buf, ":%d", u.port);
-		ow_sb_puts(&b, buf);
+		ow_str_puts(&b, buf);
 	}
 	ow_url_clear(&u);
-	return ow_sb_take(&b, out);
+	return ow_str_take(&b, out);
 }
 
 static int list_add(char ***list, size_t *n, const char *spec)
