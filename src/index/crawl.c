@@ -564,6 +564,10 @@ static int prepare_job(struct crawl *cr, struct page_job *j, struct ow_crawl_pag
 	r->on_done = on_page_done;
 	r->ud = j;
 	r->max_size = PAGE_CAP;
+	/* PEP 691: an index that can answers in JSON, others send their HTML
+	 * (download.pytorch.org's static pages); pagelinks reads either */
+	r->accept = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
+	            "text/html;q=0.1";
 	r->flags = !strncmp(p->url, "file:", 5) ? OW_HTTP_ALLOW_FILE : 0;
 	if (!strncmp(p->url, "http:", 5))
 		r->flags |= OW_HTTP_ALLOW_HTTP; /* the index URL passed the trusted-host check */

@@ -1019,6 +1019,8 @@ static int build_headers(struct xfer *x)
 {
 	const struct ow_http_req *q = x->req;
 	int bad = add_header(x, "Accept-Encoding: identity");
+	if (q->accept && *q->accept)
+		bad |= add_header(x, "Accept: %s", q->accept);
 	x->range_from = 0;
 	if (x->pos > 0 && !x->no_range && x->validator[0] && !x->is_file) {
 		x->range_from = x->pos;

@@ -116,6 +116,7 @@ struct ow_http_req {
 	uint64_t resume_from;       /* bytes the caller already holds */
 	const char *if_range;       /* validator of those bytes (ETag or date);
 	                             * without it resume_from restarts at 0 */
+	const char *accept;         /* an Accept header (NULL: none) */
 	const char *if_none_match;  /* conditional GET (ignored when resuming) */
 	const char *if_modified_since;
 	unsigned flags;             /* OW_HTTP_ALLOW_* */

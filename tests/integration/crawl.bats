@@ -266,3 +266,23 @@ fault_crawl() { # mode
 	run ow fsck
 	[ "$status" -eq 0 ]
 }
+
+@test "pages are asked for as PEP 691 JSON first, HTML accepted; a JSON page (real PyPI filelock) is read like its HTML" {
+	mkdir -p "$SRV/www/whl/pep691/cpu/filelock" "$SRV/www/whl/pep503/cpu/filelock"
+	cp "$OW_SOURCE_DIR/tests/fixtures/pypi-simple/filelock.json" "$SRV/www/whl/pep691/cpu/filelock/index.html"
+	cp "$OW_SOURCE_DIR/tests/fixtures/pypi-simple/filelock.html" "$SRV/www/whl/pep503/cpu/filelock/index.html"
+	: >"$OW_NGINX_LOG"
+	for form in pep691 pep503; do
+		run ow --json crawl --index-url "$OW_HTTPS_URL/whl/$form" --cert "$OW_CA_FILE" --variant cpu \
+			--project filelock
+		[ "$status" -eq 0 ] || { echo "$output"; false; }
+		n=$(jq '.pages[0].files' <<<"$output")
+		echo "$form: $n files"
+		eval "n_$form=$n"
+	done
+	[ "$n_pep691" -eq 124 ] # the 124 wheels of its 271 files (sdists are not recorded)
+	[ "$n_pep691" -eq "$n_pep503" ]
+	# every page request carried the Accept header, JSON first
+	grep -F '/whl/pep691/cpu/filelock/' "$OW_NGINX_LOG" | grep -qF 'accept="application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"' ||
+		{ cat "$OW_NGINX_LOG"; false; }
+}

@@ -54,7 +54,7 @@ http {
 	scgi_temp_path $d/tmp/scgi;
 	log_format ow escape=json '\$server_port "\$request" \$status \$body_bytes_sent range="\$http_range" '
 	              'if_range="\$http_if_range" inm="\$http_if_none_match" '
-	              'ims="\$http_if_modified_since" ae="\$http_accept_encoding"';
+	              'ims="\$http_if_modified_since" ae="\$http_accept_encoding" accept="\$http_accept"';
 	access_log $d/access.log ow;
 	sendfile on;
 	etag on;
