@@ -122,28 +122,6 @@ static json_t *driver_json(int drv)
 	return json_string(b);
 }
 
-/* Whether a library's JIT needs PTX of an ISA newer than the table: it then
- * needs a driver newer than the table's newest, which its driver_needed (0)
- * cannot say. */
-static int lib_isa_unknown(const struct ow_audit_lib_verdict *lv)
-{
-	return lv->v.n_jit && !lv->v.driver_needed;
-}
-
-/* The same for a library the target's verdict counts (as in its
- * driver_needed: those that run, natively or through the JIT). */
-static int target_isa_unknown(const struct ow_audit *a, const struct args *g)
-{
-	for (size_t i = 0; i < a->n_libs; i++) {
-		struct ow_audit_lib_verdict lv;
-		if (!ow_audit_lib_verdict(&a->libs[i], g->cc, g->drv, &lv) &&
-		    (lv.effective == OW_GPU_LIB_JIT || lv.effective == OW_GPU_LIB_NATIVE) &&
-		    lib_isa_unknown(&lv))
-			return 1;
-	}
-	return 0;
-}
-
 /* "driver_newer_than": the newest driver of the table where all that is known
  * of the need is that it is newer, else null. */
 static json_t *newer_json(int isa_unknown)
@@ -208,7 +186,7 @@ static json_t *verdict_json(const struct ow_audit_lib *l, int cc, int drv)
 	                 ow_gpu_lib_verdict_name(lv.v.verdict), "effective",
 	                 ow_gpu_lib_verdict_name(lv.effective), "fatal", lv.fatal, "driver_needed",
 	                 driver_json(lv.v.driver_needed), "driver_newer_than",
-	                 newer_json(lib_isa_unknown(&lv)), "modules", "native",
+	                 newer_json(lv.isa_unknown), "modules", "native",
 	                 (json_int_t)lv.v.n_native, "jit", (json_int_t)lv.v.n_jit, "ptx_too_new",
 	                 (json_int_t)lv.v.n_ptx_too_new, "none", (json_int_t)lv.v.n_none, "skipped",
 	                 (json_int_t)lv.v.n_skipped, "data_sections", "modules",
@@ -246,7 +224,7 @@ static json_t *target_json(const struct ow_audit *a, const struct args *g,
 {
 	int dev = g->device != NULL;
 	json_t *libs = json_array();
-	int unknown = dev && target_isa_unknown(a, g); /* then no known driver_needed */
+	int unknown = dev && r->isa_unknown; /* then no known driver_needed */
 	for (size_t i = 0; i < a->n_libs; i++)
 		json_array_append_new(libs, lib_json(&a->libs[i], g->cc, g->drv, dev));
 	return json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o, s:b, s:o, s:o, s:o}", "source",
@@ -399,7 +377,7 @@ static void say_target(struct cli *c, const struct ow_audit *a, const struct arg
 	char cc[8], d[16], tail[64] = "";
 	ow_gpu_format_cc(g->cc, cc, sizeof cc);
 	ow_gpu_format_driver(r->driver_needed, d, sizeof d);
-	if (g->device && r->verdict == OW_AUDIT_JIT && target_isa_unknown(a, g)) {
+	if (g->device && r->verdict == OW_AUDIT_JIT && r->isa_unknown) {
 		ow_gpu_format_driver(ow_gpu_ptx_newest_driver(), d, sizeof d);
 		snprintf(tail, sizeof tail, ", needs a driver newer than %s", d);
 	} else if (g->device && r->verdict == OW_AUDIT_JIT && r->driver_needed) {

@@ -126,6 +126,7 @@ struct ow_audit_lib_verdict {
 	 * data sections (libcufft's 29,342 modules) is judged by them. */
 	size_t data_modules, data_no_image;
 	int data_judged; /* v is from the data-section modules */
+	int isa_unknown; /* its JIT needs PTX newer than the ISA table (driver_needed 0) */
 };
 int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,
                          struct ow_audit_lib_verdict *out);
@@ -135,6 +136,9 @@ struct ow_audit_result {
 	int fatal;     /* some library is fatal: exit 3 */
 	size_t n_native, n_jit, n_partial, n_none, n_no_code; /* libraries, effective */
 	int driver_needed; /* highest driver the JIT needs; 0 none/unknown */
+	int isa_unknown;   /* a library that runs needs PTX newer than the ISA table: the
+	                    * driver needed is newer than ow_gpu_ptx_newest_driver(),
+	                    * and driver_needed (0) cannot say more */
 };
 int ow_audit_verdict(const struct ow_audit *a, int cc, int driver, struct ow_audit_result *out);
 /* "no-code", "native", "jit", "partial", "none". */

@@ -223,6 +223,7 @@ int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,
 	if (l->vendor && out->v.verdict == OW_GPU_LIB_PARTIAL)
 		out->effective = out->v.n_native ? OW_GPU_LIB_NATIVE : OW_GPU_LIB_JIT;
 	out->fatal = out->effective == OW_GPU_LIB_NONE || out->effective == OW_GPU_LIB_PARTIAL;
+	out->isa_unknown = out->v.n_jit && !out->v.driver_needed;
 	return 0;
 }
 
@@ -235,9 +236,11 @@ static void count_lib(struct ow_audit_result *r, const struct ow_audit_lib_verdi
 	case OW_GPU_LIB_NONE: r->n_none++; break;
 	default: r->n_no_code++; break;
 	}
-	if (lv->effective == OW_GPU_LIB_JIT || lv->effective == OW_GPU_LIB_NATIVE)
+	if (lv->effective == OW_GPU_LIB_JIT || lv->effective == OW_GPU_LIB_NATIVE) {
 		if (lv->v.driver_needed > r->driver_needed)
 			r->driver_needed = lv->v.driver_needed;
+		r->isa_unknown |= lv->isa_unknown;
+	}
 	r->fatal |= lv->fatal;
 }
 
@@ -264,6 +267,8 @@ int ow_audit_verdict(const struct ow_audit *a, int cc, int driver, struct ow_aud
 		count_lib(out, &lv);
 	}
 	out->verdict = overall(out);
+	if (out->isa_unknown)
+		out->driver_needed = 0; /* only "newer than the table" is known */
 	return 0;
 }
 
