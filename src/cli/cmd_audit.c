@@ -261,8 +261,9 @@ static const char *unknown_isas(const char *ptx, char *b, size_t n)
 		    !ow_gpu_ptx_isa_driver((unsigned)maj, (unsigned)min, &drv))
 			continue;
 		snprintf(isa, sizeof isa, "%s%lu.%lu", b[0] ? ", " : "", maj, min);
-		if (!strstr(b, isa + (b[0] ? 2 : 0)) && strlen(b) + strlen(isa) < n)
-			strcat(b, isa);
+		size_t used = strlen(b);
+		if (!strstr(b, isa + (b[0] ? 2 : 0)) && used + strlen(isa) < n)
+			snprintf(b + used, n - used, "%s", isa);
 	}
 	ow_err_clear();
 	return b;

@@ -9,6 +9,7 @@
 #include "export.h"
 #include "fsutil.h"
 #include "mixedargs.h"
+#include "str.h"
 
 static const char usage[] =
 	"export DIR [SET-ID...] [--target T]... [--all-sets] [--file NAME]... [--sign KEY] "
@@ -121,18 +122,14 @@ static int build_plan(struct cli *c, ow_store *s, const struct export_args *a, c
 /* "set 1 (cu126 cp311-win_amd64): not fetched (0 of 19 files); set 3 (…): …" */
 static char *skipped_line(const struct ow_export_plan *p)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return NULL;
-	fprintf(f, "--all-sets: left out %zu set%s that %s not complete and fetched: ", p->nskipped,
-	        p->nskipped == 1 ? "" : "s", p->nskipped == 1 ? "is" : "are");
+	struct ow_str b = {0};
+	char *out = NULL;
+	ow_str_printf(&b, "--all-sets: left out %zu set%s that %s not complete and fetched: ",
+	              p->nskipped, p->nskipped == 1 ? "" : "s", p->nskipped == 1 ? "is" : "are");
 	for (size_t i = 0; i < p->nskipped; i++)
-		fprintf(f, "%sset %lld (%s): %s", i ? "; " : "", (long long)p->skipped[i].id,
-		        p->skipped[i].target, p->skipped[i].reason);
-	fclose(f);
-	return buf;
+		ow_str_printf(&b, "%sset %lld (%s): %s", i ? "; " : "", (long long)p->skipped[i].id,
+		              p->skipped[i].target, p->skipped[i].reason);
+	return ow_str_take(&b, &out) ? NULL : out;
 }
 
 static json_t *skipped_json(const struct ow_export_plan *p)

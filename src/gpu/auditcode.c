@@ -11,53 +11,17 @@
  * magic scan), ENTRY "KIND:ARCH[a|f]:MAJOR.MINOR:COMPRESSION" in decimal,
  * e.g. "2:120:12.8:2" (SASS sm_120, zstd) or "1:120a:9.0:0".  Offsets and
  * sizes are not kept.  The decoder is strict: the index is input too. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "auditint.h"
 #include "error.h"
+#include "str.h"
 
 #define MAX_MODULES 1000000u
 #define MAX_ENTRIES 10000000u
 #define MAX_LINE_ENTRIES 4096u
-
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
-static int buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->cap - b->len <= n) {
-		size_t cap = b->cap ? b->cap : 1024;
-		while (cap - b->len <= n)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p)
-			return ow_err(OW_ENOMEM, "audit listing: out of memory");
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = 0;
-	return 0;
-}
-
-static int buf_fmt(struct buf *b, const char *fmt, ...) OW_PRINTF(2, 3);
-static int buf_fmt(struct buf *b, const char *fmt, ...)
-{
-	char tmp[128];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof tmp)
-		return ow_err(OW_EINTERNAL, "audit listing: field too long");
-	return buf_add(b, tmp, (size_t)n);
-}
 
 static int same_entry(const struct ow_fatbin_entry *x, const struct ow_fatbin_entry *y)
 {
@@ -79,7 +43,7 @@ static int same_module(const struct ow_fatbin *fb, const struct ow_fatbin_module
 	return 1;
 }
 
-static int put_section(struct buf *b, const char *name)
+static void put_section(struct ow_str *b, const char *name)
 {
 	char s[sizeof ((struct ow_fatbin_module *)0)->section];
 	size_t n = 0;
@@ -88,50 +52,43 @@ static int put_section(struct buf *b, const char *name)
 	if (!n)
 		s[n++] = '?';
 	s[n] = 0;
-	return buf_fmt(b, " %s", s);
+	ow_str_printf(b, " %s", s);
 }
 
-static int put_entry(struct buf *b, const struct ow_fatbin_entry *e)
+static void put_entry(struct ow_str *b, const struct ow_fatbin_entry *e)
 {
 	char v[2] = {e->variant == 'a' || e->variant == 'f' ? e->variant : 0, 0};
-	return buf_fmt(b, " %u:%u%s:%u.%u:%u", e->kind, e->arch, v, e->ver_major, e->ver_minor,
-	               e->compression);
+	ow_str_printf(b, " %u:%u%s:%u.%u:%u", e->kind, e->arch, v, e->ver_major, e->ver_minor,
+	              e->compression);
 }
 
-static int put_module(struct buf *b, const struct ow_fatbin *fb, const struct ow_fatbin_module *m,
-                      size_t run)
+static void put_module(struct ow_str *b, const struct ow_fatbin *fb,
+                       const struct ow_fatbin_module *m, size_t run)
 {
-	int rc = buf_fmt(b, "%zu", run);
-	if (!rc)
-		rc = put_section(b, m->section);
-	if (!rc)
-		rc = buf_fmt(b, " %s%s%s%s", m->relocatable ? "r" : "", m->scanned ? "s" : "",
-		             m->no_kernels ? "k" : "",
-		             m->relocatable || m->scanned || m->no_kernels ? "" : "-");
-	for (size_t i = 0; !rc && i < m->count; i++)
-		rc = put_entry(b, &fb->entries[m->first + i]);
-	return rc ? rc : buf_add(b, "\n", 1);
+	ow_str_printf(b, "%zu", run);
+	put_section(b, m->section);
+	ow_str_printf(b, " %s%s%s%s", m->relocatable ? "r" : "", m->scanned ? "s" : "",
+	              m->no_kernels ? "k" : "",
+	              m->relocatable || m->scanned || m->no_kernels ? "" : "-");
+	for (size_t i = 0; i < m->count; i++)
+		put_entry(b, &fb->entries[m->first + i]);
+	ow_str_puts(b, "\n");
 }
 
 int ow_audit_encode(const struct ow_fatbin *fb, char **out)
 {
-	struct buf b = {0};
+	struct ow_str b = {0};
 	*out = NULL;
-	int rc = buf_fmt(&b, "owaudit %d %d\n", OW_AUDIT_FORMAT, fb->format);
-	for (size_t i = 0; !rc && i < fb->n_modules;) {
+	ow_str_printf(&b, "owaudit %d %d\n", OW_AUDIT_FORMAT, fb->format);
+	for (size_t i = 0; !b.err && i < fb->n_modules;) {
 		size_t run = 1;
 		while (i + run < fb->n_modules &&
 		       same_module(fb, &fb->modules[i], &fb->modules[i + run]))
 			run++;
-		rc = put_module(&b, fb, &fb->modules[i], run);
+		put_module(&b, fb, &fb->modules[i], run);
 		i += run;
 	}
-	if (rc) {
-		free(b.p);
-		return rc;
-	}
-	*out = b.p;
-	return 0;
+	return ow_str_take(&b, out);
 }
 
 /* ---- decoding ------------------------------------------------------------- */

@@ -44,6 +44,13 @@ static int grow(uint8_t **p, size_t *cap, uint64_t need)
 	return 0;
 }
 
+static void rd_free(struct rd *r)
+{
+	free(r->in);
+	free(r->out);
+	ow_decomp_free(r->dec);
+}
+
 /* n bytes at off of the input, in memory or read into r->in. */
 static int get(struct rd *r, uint64_t off, uint64_t n, const uint8_t **p)
 {
@@ -319,9 +326,7 @@ static int one_native_with_code(struct ow_fatbin *fb, const void *buf, uint64_t 
 		rc = decide(&r, fb, m);
 		found = !m->no_kernels;
 	}
-	free(r.in);
-	free(r.out);
-	ow_decomp_free(r.dec);
+	rd_free(&r);
 	return rc;
 }
 
@@ -346,9 +351,7 @@ static int chunk_worker(void *ud, size_t c)
 	int rc = 0;
 	for (size_t i = lo; !rc && i < hi; i++)
 		rc = decide(&r, k->fb, &k->fb->modules[k->todo[i]]);
-	free(r.in);
-	free(r.out);
-	ow_decomp_free(r.dec);
+	rd_free(&r);
 	if (rc && !(k->err[c] = strdup(ow_err_detail())))
 		rc = OW_ENOMEM;
 	k->rc[c] = rc;

@@ -20,17 +20,6 @@ int ow_url_is_digit(int c)
 	return c >= '0' && c <= '9';
 }
 
-int ow_url_hexval(int c)
-{
-	if (ow_url_is_digit(c))
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int lower(int c)
 {
 	return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c;
@@ -75,7 +64,7 @@ static int host_char_ok(int c)
 
 static int ip6_char_ok(int c)
 {
-	return ow_url_hexval(c) >= 0 || c == ':' || c == '.';
+	return ow_hexval(c) >= 0 || c == ':' || c == '.';
 }
 
 static int parse_port(const char *p, size_t n, struct ow_url *u)
@@ -430,8 +419,8 @@ int ow_url_decode_into(const char *s, size_t len, char *d, size_t *outlen)
 			d[o++] = s[i];
 			continue;
 		}
-		int hi = i + 2 < len ? ow_url_hexval((unsigned char)s[i + 1]) : -1;
-		int lo = hi >= 0 ? ow_url_hexval((unsigned char)s[i + 2]) : -1;
+		int hi = i + 2 < len ? ow_hexval((unsigned char)s[i + 1]) : -1;
+		int lo = hi >= 0 ? ow_hexval((unsigned char)s[i + 2]) : -1;
 		if (lo < 0)
 			return ow_err(OW_EPARSE, "malformed percent-escape");
 		if ((hi | lo) == 0)
@@ -509,7 +498,7 @@ static int hex64(const char *v, size_t n, char out[65])
 	if (n != 64)
 		return ow_err(OW_EPARSE, "#sha256 has %zu characters, expected 64 hex digits", n);
 	for (size_t i = 0; i < n; i++) {
-		if (ow_url_hexval((unsigned char)v[i]) < 0)
+		if (ow_hexval((unsigned char)v[i]) < 0)
 			return ow_err(OW_EPARSE, "#sha256 has a non-hex character '%c'", v[i]);
 		out[i] = (char)lower((unsigned char)v[i]);
 	}

@@ -4,14 +4,13 @@
 
 #include <stddef.h>
 
+#include "bytes.h"
 #include "str.h"
 #include "url.h"
 
 
 int ow_url_is_alpha(int c);
 int ow_url_is_digit(int c);
-/* 0..15 for a hex digit, -1 otherwise. */
-int ow_url_hexval(int c);
 /* Length of a leading "scheme" followed by ':', else 0. */
 size_t ow_url_scheme_len(const char *s);
 /* Decode %XX of s[0..len) into d (room for len + 1), NUL-terminate, set

@@ -160,14 +160,14 @@ static int check_chars(const char *href)
 static int check_escapes(const char *href)
 {
 	for (const char *p = strchr(href, '%'); p; p = strchr(p + 1, '%')) {
-		int hi = ow_url_hexval((unsigned char)p[1]);
-		int lo = hi >= 0 ? ow_url_hexval((unsigned char)p[2]) : -1;
+		int hi = ow_hexval((unsigned char)p[1]);
+		int lo = hi >= 0 ? ow_hexval((unsigned char)p[2]) : -1;
 		if (lo < 0)
 			return ow_err(OW_EPARSE, "malformed percent-escape \"%.3s\"", p);
 		if (hi == 0 && lo == 0)
 			return ow_err(OW_EPOLICY, "contains %%00 (an encoded NUL byte)");
-		if (hi == 2 && lo == 5 && ow_url_hexval((unsigned char)p[3]) >= 0 &&
-		    ow_url_hexval((unsigned char)p[4]) >= 0)
+		if (hi == 2 && lo == 5 && ow_hexval((unsigned char)p[3]) >= 0 &&
+		    ow_hexval((unsigned char)p[4]) >= 0)
 			return ow_err(OW_EPOLICY,
 			              "double-encoded escape \"%.5s\" (%%25 followed by "
 			              "hex digits)",

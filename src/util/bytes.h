@@ -32,6 +32,18 @@ static inline void ow_put_le32(uint8_t *p, uint32_t v)
 	ow_put_le16(p + 2, (uint16_t)(v >> 16));
 }
 
+/* 0..15 for a hex digit (either case), -1 otherwise. */
+static inline int ow_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* FNV-1a, 64 bits, of a NUL-terminated string: a quick hash for tables of
  * URLs (not for anything an attacker could aim at). */
 static inline uint64_t ow_fnv1a(const char *s)

@@ -125,15 +125,3 @@ int ow_zstd_prefix(struct ow_decomp *d, ow_decomp_read_fn read, void *ud,
 	*got = out.pos;
 	return 0;
 }
-
-int ow_decompress(int method, const void *src, size_t srclen, void *dst, size_t full,
-		  size_t want, size_t *got)
-{
-	*got = 0;
-	struct ow_decomp *d = ow_decomp_new();
-	if (!d)
-		return ow_err(OW_ENOMEM, "zstd: out of memory");
-	int rc = ow_decompress_with(d, method, src, srclen, dst, full, want, got);
-	ow_decomp_free(d);
-	return rc;
-}

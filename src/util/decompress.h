@@ -11,21 +11,18 @@
 
 enum ow_decompress_method { OW_DECOMP_LZ4 = 1, OW_DECOMP_ZSTD = 2 };
 
+/* A decoder, kept and reused across calls (making a zstd context costs more
+ * than decoding a small cubin: it was a sixth of an audit of libcublasLt).
+ * One per thread; ow_decomp_free(NULL) is fine. */
+struct ow_decomp;
+struct ow_decomp *ow_decomp_new(void);
+void ow_decomp_free(struct ow_decomp *d);
 /* Decompress `src` (srclen bytes), whose whole output is `full` bytes, into
  * dst, stopping after `want` bytes (want <= full; dst holds want bytes).
  * want < full decodes a prefix only, which is cheaper, and may be asked for
  * from a src cut short: then *got may be less than want.  *got gets the
  * bytes written.  Errors: OW_EPARSE (not a valid stream of that method, or
- * longer than `full`), OW_EINVAL (unknown method), OW_ENOMEM. */
-int ow_decompress(int method, const void *src, size_t srclen, void *dst, size_t full,
-		  size_t want, size_t *got);
-
-/* The same, reusing the decoder state across calls (making a zstd context
- * costs more than decoding a small cubin: it was a sixth of an audit of
- * libcublasLt).  One per thread; ow_decomp_free(NULL) is fine. */
-struct ow_decomp;
-struct ow_decomp *ow_decomp_new(void);
-void ow_decomp_free(struct ow_decomp *d);
+ * longer than `full`), OW_EINVAL (unknown method or no decoder), OW_ENOMEM. */
 int ow_decompress_with(struct ow_decomp *d, int method, const void *src, size_t srclen,
 		       void *dst, size_t full, size_t want, size_t *got);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "error.h"
 
 #define OW_READ_CHUNK (1u << 20)
@@ -124,23 +125,12 @@ void ow_hex(const uint8_t *d, size_t len, char *hex)
 	hex[2 * len] = '\0';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int ow_sha256_from_hex(const char *hex, uint8_t out[OW_SHA256_LEN])
 {
 	if (!hex || strlen(hex) != 2 * OW_SHA256_LEN)
 		return ow_err(OW_EPARSE, "sha256 '%.80s': not 64 hex digits", hex ? hex : "(null)");
 	for (size_t i = 0; i < OW_SHA256_LEN; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		int hi = ow_hexval((unsigned char)hex[2 * i]), lo = ow_hexval((unsigned char)hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return ow_err(OW_EPARSE, "sha256 '%.80s': not 64 hex digits", hex);
 		out[i] = (uint8_t)(hi << 4 | lo);

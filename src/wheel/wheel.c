@@ -19,6 +19,9 @@
 
 #define READ_BUF (1u << 20)
 #define TAIL "the file is not a valid wheel"
+/* A parallel pass that stopped because another failed (positive: never an
+ * OW_E* code, which are negative) */
+#define PASS_STOPPED 1
 
 struct ow_wheel {
 	int fd;
@@ -241,7 +244,7 @@ static int pass_entry(const struct pass *p, const struct ow_zip_entry *en)
 	if (rc || en->is_dir)
 		return rc;
 	if (p->stop && *p->stop)
-		return OW_EINTERNAL; /* replaced by the failing pass's error */
+		return PASS_STOPPED; /* the failing pass's error is the one reported */
 	int mine = !p->owner || p->owner[en - p->w->z->e] == p->me;
 	int want = !mine ? 0 : p->filter ? p->filter(en->name, en->usize, p->ud) : 1;
 	if (want < 0)
@@ -307,7 +310,6 @@ struct par {
 	int *owner;
 	volatile int stop;
 	int *rc;
-	size_t *fail_at; /* the member each failed pass stopped at */
 	char **err;
 };
 
@@ -320,7 +322,7 @@ static int par_worker(void *ud, size_t t)
 	                 .stop = &q->stop};
 	int rc = s.buf ? pass_with_utf8(&p, &s) : ow_err(OW_ENOMEM, "out of memory");
 	free(s.buf);
-	if (rc && rc != OW_EINTERNAL) {
+	if (rc && rc != PASS_STOPPED) {
 		q->stop = 1;
 		if (!(q->err[t] = strdup(ow_err_detail())))
 			rc = OW_ENOMEM;
@@ -382,7 +384,7 @@ int ow_wheel_each_member_jobs(ow_wheel *w, int jobs, ow_wheel_pick_fn pick, void
 	 * each pass's position; the lowest pass number with a real error is
 	 * reported (deterministic for one damaged member) */
 	for (int t = 0; !rc && t < jobs; t++)
-		if (q.rc[t] && q.rc[t] != OW_EINTERNAL)
+		if (q.rc[t] && q.rc[t] != PASS_STOPPED)
 			rc = ow_err(q.rc[t], "%s", q.err[t] ? q.err[t] : "out of memory");
 	for (int t = 0; q.err && t < jobs; t++)
 		free(q.err[t]);

@@ -97,7 +97,7 @@ teardown() {
 @test "every --json command has a schema in docs/json, and a document that differs from it fails with exit 70" {
 	# each command name a --json document can carry has its schema file
 	mapfile -t cmds < <(grep -ho '"command", "[a-z ]*"' "$OW_SOURCE_DIR"/src/cli/*.c | sed 's/.*, "//; s/"$//' | sort -u)
-	grep -q '"ls files"\|l->command' "$OW_SOURCE_DIR/src/cli/cmd_ls.c"
+	# and the ones whose name is not written that way: ls files/pages, crawl
 	cmds+=("ls files" "ls pages" "crawl")
 	[ "${#cmds[@]}" -ge 15 ]
 	for c in "${cmds[@]}"; do

@@ -28,10 +28,10 @@ import sys
 def cuobjdump_facts(cu, lib):
     r = subprocess.run([cu, "-res-usage", lib], capture_output=True, text=True)
     out = r.stdout
-    if r.returncode != 0 and "does not contain device code" not in r.stderr + out:
-        # cuobjdump exits 255 on a library without device code
-        if "No fatbin" not in r.stderr and r.stderr.strip():
-            return None, r.stderr.strip()
+    # a library without device code is exit 255 with "does not contain device
+    # code"; any other failure is an error
+    if r.returncode != 0 and "does not contain device code" not in r.stderr:
+        return None, r.stderr.strip() or "exit %d" % r.returncode
     sass, ptx, cubins, kernel_less = set(), set(), 0, 0
     for block in re.split(r"\n(?=Fatbin (?:elf|ptx|nvvm) code:)", out):
         kind = re.match(r"\s*Fatbin (elf|ptx|nvvm) code:", block)
@@ -53,7 +53,10 @@ def cuobjdump_facts(cu, lib):
 def offwheel_facts(ow, lib):
     r = subprocess.run([ow, "--json", "audit", "--scan-data", "never", lib],
                        capture_output=True, text=True)
-    doc = json.loads(r.stdout)
+    try:
+        doc = json.loads(r.stdout)
+    except ValueError:
+        return None, (r.stderr.strip() or "no JSON document (exit %d)" % r.returncode)
     t = doc["targets"][0]
     if "error" in t:
         return None, t["error"]["detail"]
