@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "clitext.h"
-#include "event.h"
+#include "offwheel/event.h"
 
 enum { OPT_HOME = 1000, OPT_JSON, OPT_JOBS, OPT_PROGRESS, OPT_LOCK_TIMEOUT, OPT_HELP };
 

@@ -8,8 +8,8 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "error.h"
-#include "store.h"
+#include "offwheel/error.h"
+#include "offwheel/store.h"
 
 enum cli_progress { CLI_PROGRESS_AUTO, CLI_PROGRESS_ALWAYS, CLI_PROGRESS_NEVER };
 

@@ -4,10 +4,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit.h"
+#include "offwheel/audit.h"
 #include "cli.h"
-#include "cuda.h"
-#include "resolve.h"
+#include "offwheel/cuda.h"
+#include "offwheel/resolve.h"
 
 static const char usage[] = "audit PATH|SHA256|FILENAME|set:ID... [--device X.Y|auto] [--driver X.Y]";
 static const char description[] =

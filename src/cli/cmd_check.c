@@ -6,9 +6,8 @@
 
 #include "cli.h"
 #include "clitext.h"
-#include "export.h"
+#include "offwheel/export.h"
 #include "mixedargs.h"
-#include "clock.h"
 
 static const char usage[] = "check DIR --pubkey KEY.pub [--state FILE]";
 static const char description[] =
@@ -104,7 +103,10 @@ static void render(struct cli *c, const char *dir, const struct ow_check_report 
 		free(detail);
 	}
 	char *shown = cli_printable_dup(dir);
-	ow_utc_iso(r->expires, exp, sizeof exp);
+	time_t t = (time_t)r->expires;
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || !strftime(exp, sizeof exp, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		exp[0] = '\0';
 	if (r->valid)
 		cli_say(c, "%s: valid — %zu files (%s), sequence %lld signed by key %s, expires %s\n",
 		        shown ? shown : "", r->files, cli_bytes(r->bytes, b, sizeof b),

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "crawl.h"
+#include "offwheel/crawl.h"
 #include "indexopts.h"
 
 static const char usage[] = "crawl [--channel CH | --index-url URL] [--variant LIST] [--project LIST]";

@@ -2,8 +2,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "doctor.h"
-#include "gpucompat.h"
+#include "offwheel/doctor.h"
+#include "offwheel/gpucompat.h"
 #include "gpurender.h"
 
 static const char usage[] = "doctor [--python PY | --site-packages DIR] [--device CC] "

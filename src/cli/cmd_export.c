@@ -6,10 +6,9 @@
 
 #include "cli.h"
 #include "clitext.h"
-#include "export.h"
-#include "fsutil.h"
+#include "offwheel/export.h"
 #include "mixedargs.h"
-#include "str.h"
+#include "offwheel/str.h"
 
 static const char usage[] =
 	"export DIR [SET-ID...] [--target T]... [--all-sets] [--file NAME]... [--sign KEY] "
@@ -183,30 +182,18 @@ static void render(struct cli *c, const char *dir, const struct ow_export_plan *
 	free(sk);
 }
 
-/* DIR is made only once there is something to write, and a failed export
- * takes away the directories it made: DIR is left as it was found. */
-static int make_dir(struct cli *c, const char *arg, char *dir, char *made, size_t n)
-{
-	int rc = ow_mkdir_p_made(arg, 0755, made, n);
-	if (!rc && !realpath(arg, dir))
-		rc = ow_err(OW_EIO, "%s: cannot resolve the path: %s", arg, strerror(errno));
-	return rc ? cli_fail(c, rc) : 0;
-}
-
 static int run_export(struct cli *c, const struct export_args *a, const char *arg, char **ids,
                       int nids)
 {
 	struct ow_signify_sec key;
 	ow_store *s = NULL;
 	struct ow_export_plan p = {0};
-	char dir[PATH_MAX], made[PATH_MAX] = "";
 	int rc = a->sign ? ow_signify_load_sec(a->sign, &key) : 0;
 	if (rc)
 		return cli_fail(c, rc);
 	if (!(rc = cli_open_store(c, OW_STORE_WRITE, &s)) &&
-	    !(rc = build_plan(c, s, a, ids, nids, &p)) &&
-	    !(rc = make_dir(c, arg, dir, made, sizeof made))) {
-		struct ow_export_opts o = {.dir = dir, .key = a->sign ? &key : NULL,
+	    !(rc = build_plan(c, s, a, ids, nids, &p))) {
+		struct ow_export_opts o = {.dir = arg, .key = a->sign ? &key : NULL,
 		                           .expires_days = a->expires, .fat32 = a->fat32,
 		                           .nginx_conf = a->nginx, .jobs = c->jobs,
 		                           .sequence = a->sequence};
@@ -214,9 +201,7 @@ static int run_export(struct cli *c, const struct export_args *a, const char *ar
 		int erc = ow_export_run(s, &p, &o, &r);
 		rc = erc ? cli_fail(c, erc) : 0;
 		if (!erc)
-			render(c, dir, &p, &r);
-		else if (*made)
-			ow_rmdir_made(arg, made);
+			render(c, r.dir, &p, &r);
 	}
 	memset(&key, 0, sizeof key);
 	ow_export_plan_free(&p);

@@ -3,10 +3,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "fetch.h"
+#include "offwheel/fetch.h"
 #include "indexopts.h"
 #include "render.h"
-#include "resolve.h"
+#include "offwheel/resolve.h"
 
 static const char usage[] = "fetch [OPTIONS] FILE.whl|URL|set:ID...";
 static const char description[] =

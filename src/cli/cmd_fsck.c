@@ -3,7 +3,7 @@
 
 #include "cli.h"
 #include "clitext.h"
-#include "fsck.h"
+#include "offwheel/fsck.h"
 
 static const char usage[] = "fsck [OPTIONS]";
 static const char description[] =

@@ -1,7 +1,7 @@
 /* cmd_gc.c - offwheel gc: remove garbage. */
 #include "cli.h"
-#include "fsck.h"
-#include "resolve.h"
+#include "offwheel/fsck.h"
+#include "offwheel/resolve.h"
 
 static const char usage[] = "gc [--partials] [--prune=AGE|now] [--keep N]";
 static const char description[] =

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "signify.h"
+#include "offwheel/signify.h"
 
 static const char usage[] = "keygen KEYFILE [--force]";
 static const char description[] =

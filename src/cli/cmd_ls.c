@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "listing.h"
+#include "offwheel/listing.h"
 
 static const char usage[] = "ls pages|files|sets|objects [FILTERS]";
 /* Listings print with -q too (quiet hides messages, never the data asked

@@ -4,7 +4,7 @@
 
 #include "cli.h"
 #include "render.h"
-#include "resolve.h"
+#include "offwheel/resolve.h"
 #include "targetopts.h"
 
 static const char usage[] =

@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "render.h"
-#include "resolve.h"
+#include "offwheel/resolve.h"
 
 static json_t *members_json(struct cli *c, ow_store *s, int64_t id, int *rc)
 {

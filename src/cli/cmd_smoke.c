@@ -4,7 +4,7 @@
 
 #include "cli.h"
 #include "gpurender.h"
-#include "smoke.h"
+#include "offwheel/smoke.h"
 
 static const char usage[] = "smoke [--python PY | --site-packages DIR] [--device N] [--all] "
                             "[--no-kernel]";

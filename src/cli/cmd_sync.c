@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crawl.h"
-#include "listing.h"
+#include "offwheel/crawl.h"
+#include "offwheel/listing.h"
 #include "render.h"
 #include "targetopts.h"
 

@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "clitext.h"
-#include "fetch.h"
+#include "offwheel/fetch.h"
 
 static const char usage[] = "verify [--deep]";
 static const char description[] =

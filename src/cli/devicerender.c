@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "doctor.h"
-#include "gpucompat.h"
+#include "offwheel/doctor.h"
+#include "offwheel/gpucompat.h"
 #include "render.h"
 
 /* When no set runs on the device: the variant that would (doctor's table,

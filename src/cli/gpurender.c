@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-#include "cuda.h"
-#include "error.h"
-#include "gpucompat.h"
+#include "offwheel/cuda.h"
+#include "offwheel/error.h"
+#include "offwheel/gpucompat.h"
 
 const char *gr_cc(int cc, char *buf, size_t size)
 {

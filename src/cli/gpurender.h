@@ -6,8 +6,8 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "smoke.h"
-#include "torchsite.h"
+#include "offwheel/smoke.h"
+#include "offwheel/torchsite.h"
 
 /* "12.0" style; "unknown" for 0. */
 const char *gr_cc(int cc, char *buf, size_t size);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crawl.h"
+#include "offwheel/crawl.h"
 
 /* The length of the item at p: up to a comma outside [...]. */
 static size_t item_len(const char *p)

@@ -7,8 +7,8 @@
 #include <stddef.h>
 
 #include "cli.h"
-#include "http.h"
-#include "url.h"
+#include "offwheel/http.h"
+#include "offwheel/url.h"
 
 struct strlist {
 	char **v;

@@ -6,10 +6,10 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "devicefit.h"
-#include "fetch.h"
+#include "offwheel/devicefit.h"
+#include "offwheel/fetch.h"
 #include "indexopts.h"
-#include "resolve.h"
+#include "offwheel/resolve.h"
 
 /* The matrix (cmd_resolve.c). */
 json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_report *r);

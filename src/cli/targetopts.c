@@ -1,8 +1,8 @@
 /* targetopts.c - parsing of the target options shared by several commands. */
 #include "targetopts.h"
 
-#include "gpucompat.h"
-#include "resolve.h"
+#include "offwheel/gpucompat.h"
+#include "offwheel/resolve.h"
 
 #include <gnu/libc-version.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "indexopts.h"
-#include "tags.h"
+#include "offwheel/tags.h"
 
 enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_PRE, TGT_DEVICE,
        TGT_DRIVER, TGT_PAIR };

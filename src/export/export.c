@@ -15,12 +15,13 @@
 #include <unistd.h>
 
 #include "db.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
 #include "exportint.h"
 #include "fsbeneath.h"
 #include "fsutil.h"
 #include "pool.h"
+#include "store.h"
 
 static int check_names(const struct ow_export_plan *p, const struct ow_export_opts *o,
                        const char *fs)
@@ -493,7 +494,7 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 {
 	struct timespec t0, t1;
 	struct ow_xmeta m = {0};
-	struct xrun x = {.dir = o->dir, .root = -1};
+	struct xrun x = {.root = -1};
 	memset(r, 0, sizeof *r);
 	if (o->expires_days <= 0 || !p->nsets)
 		return ow_err(OW_EINVAL, "export: nothing to export or no expiry");
@@ -501,15 +502,24 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 		return ow_err(OW_EINVAL, "--sequence %lld: out of range (1 to 2^53)",
 		              (long long)o->sequence);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int rc = o->nginx_conf ? nginx_path_ok(o->nginx_conf, o->dir) : 0;
+	char made[PATH_MAX] = "";
+	int rc = ow_mkdir_p_made(o->dir, 0755, made, sizeof made);
+	if (!rc && !realpath(o->dir, r->dir))
+		rc = ow_err(OW_EIO, "%s: cannot resolve the path: %s", o->dir, strerror(errno));
+	struct ow_export_opts ro = *o;
+	ro.dir = x.dir = r->dir;
+	if (!rc && o->nginx_conf)
+		rc = nginx_path_ok(o->nginx_conf, r->dir);
 	if (!rc)
-		rc = open_root(o->dir, &x.root);
-	if (!rc && (rc = run_steps(s, p, o, &x, r, &m)) && x.undoable)
+		rc = open_root(r->dir, &x.root);
+	if (!rc && (rc = run_steps(s, p, &ro, &x, r, &m)) && x.undoable)
 		undo(&x, rc);
 	if (!rc)
 		rc = record_export(s, &m, r);
 	if (!rc && o->nginx_conf)
-		rc = write_nginx(o->nginx_conf, o->dir);
+		rc = write_nginx(o->nginx_conf, r->dir);
+	if (rc && *made)
+		ow_rmdir_made(o->dir, made);
 	if (x.root >= 0)
 		close(x.root);
 	ow_xprev_free(&x.prev);

@@ -13,10 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "exportint.h"
 #include "fsbeneath.h"
 #include "fsutil.h"
+#include "digest.h"
 
 #define SUMS_MAX (64u << 20)
 

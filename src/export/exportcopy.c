@@ -10,11 +10,13 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "exportint.h"
 #include "event.h"
 #include "fsbeneath.h"
 #include "fsutil.h"
+#include "store.h"
+#include "digest.h"
 
 #define COPY_CHUNK (4u << 20)
 

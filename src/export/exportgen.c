@@ -6,9 +6,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "exportint.h"
 #include "clock.h"
+#include "digest.h"
 
 void ow_xput_html(struct ow_str *b, const char *t)
 {

@@ -5,9 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "export.h"
-#include "str.h"
+#include "offwheel/error.h"
+#include "offwheel/export.h"
+#include "offwheel/str.h"
 
 /* Text HTML-escaped onto b. */
 void ow_xput_html(struct ow_str *b, const char *text);

@@ -7,10 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "exportint.h"
 #include "fsutil.h"
 #include "clock.h"
+#include "digest.h"
 
 #define MANIFEST_MAX_FILES 1000000
 

@@ -6,9 +6,10 @@
 #include <strings.h>
 
 #include "db.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "exportint.h"
 #include "wheelmeta.h"
+#include "store.h"
 
 static void item_free(struct ow_export_item *it)
 {

@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 #include "db.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "exportint.h"
 #include "fsbeneath.h"
+#include "store.h"
 
 #define SUMS_MAX (64u << 20)
 #define WALK_DEPTH 32

@@ -1,5 +1,5 @@
 /* signify.c - signify-format keys and signatures over digest.h's Ed25519. */
-#include "signify.h"
+#include "offwheel/signify.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "fsutil.h"
+#include "digest.h"
 
 #define COMMENT_PREFIX "untrusted comment: "
 #define COMMENT_MAX 1024

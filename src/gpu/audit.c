@@ -16,9 +16,10 @@
 #include <unistd.h>
 
 #include "auditint.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "fatbinkern.h"
 #include "wheel.h"
+#include "store.h"
 
 #define DEFAULT_MAX_MEMBER (8ull << 30)
 #define SCAN_MIN_SIZE (8ull << 20) /* auto scan: libraries of at least 8 MiB ... */

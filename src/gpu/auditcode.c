@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "auditint.h"
-#include "error.h"
-#include "str.h"
+#include "offwheel/error.h"
+#include "offwheel/str.h"
 
 #define MAX_MODULES 1000000u
 #define MAX_ENTRIES 10000000u

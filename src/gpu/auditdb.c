@@ -10,8 +10,9 @@
 
 #include "auditint.h"
 #include "db.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
+#include "store.h"
 
 static int is_hex64(const char *s)
 {

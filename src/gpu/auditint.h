@@ -2,7 +2,7 @@
 #ifndef OW_AUDITINT_H
 #define OW_AUDITINT_H
 
-#include "audit.h"
+#include "offwheel/audit.h"
 
 /* The listing text format written into audits.listing. */
 #define OW_AUDIT_FORMAT 3 /* 2: module flag k (cubins without kernels); 3: k also

@@ -6,7 +6,7 @@
 #include <strings.h>
 
 #include "auditint.h"
-#include "error.h"
+#include "offwheel/error.h"
 
 #define MAX_DISTINCT 128
 

@@ -1,6 +1,6 @@
 /* cuda.c - the Driver API through dlopen (see cuda.h).  No CUDA header is
  * used: the few types below are the driver ABI's. */
-#include "cuda.h"
+#include "offwheel/cuda.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -10,9 +10,9 @@
 #include <time.h>
 
 #include "embedded.h"
-#include "error.h"
-#include "fatbin.h"
-#include "gpucompat.h"
+#include "offwheel/error.h"
+#include "offwheel/fatbin.h"
+#include "offwheel/gpucompat.h"
 #include "clock.h"
 
 typedef int CUresult;

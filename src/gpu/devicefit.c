@@ -1,12 +1,12 @@
 /* devicefit.c - audit a set's torch (or predict from its torchvision). */
-#include "devicefit.h"
+#include "offwheel/devicefit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
-#include "error.h"
+#include "offwheel/audit.h"
+#include "offwheel/error.h"
 
 static const struct ow_resolve_member *member(const struct ow_resolve_target *t,
                                               enum ow_member_role role)

@@ -1,5 +1,5 @@
 /* doctor.c - diagnose "no kernel image" and print the fix (see doctor.h). */
-#include "doctor.h"
+#include "offwheel/doctor.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "error.h"
-#include "gpucompat.h"
+#include "offwheel/error.h"
+#include "offwheel/gpucompat.h"
 
 /* PyTorch's published CUDA builds, in order of preference (docs/index-quirks.md):
  * stable cu128 carries sm_75..sm_120 (+ compute_120 PTX) since 2.7.0, the

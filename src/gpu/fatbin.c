@@ -3,7 +3,7 @@
  * Every read goes through src_read(), which bounds-checks against the input
  * size with overflow-safe arithmetic; file inputs are read with pread of the
  * headers only, so listing a 500 MB library touches a few hundred kB. */
-#include "fatbin.h"
+#include "offwheel/fatbin.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bytes.h"
-#include "error.h"
+#include "offwheel/error.h"
 
 #define CONTAINER_HDR 16u
 #define ENTRY_HDR 64u

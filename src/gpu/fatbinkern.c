@@ -10,8 +10,8 @@
 
 #include "decompress.h"
 #include "bytes.h"
-#include "error.h"
-#include "gpucompat.h"
+#include "offwheel/error.h"
+#include "offwheel/gpucompat.h"
 #include "pool.h"
 
 #define PREFIX_OUT 2048u          /* decompressed bytes looked at first */

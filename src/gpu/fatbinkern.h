@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "fatbin.h"
+#include "offwheel/fatbin.h"
 
 /* Only when a verdict depends on it: with cc (10 * major + minor) > 0,
  * every module that does not run natively on that device (no image, PTX

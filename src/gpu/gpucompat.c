@@ -1,13 +1,13 @@
 /* gpucompat.c - which image of a fatbin module a device runs, by the CUDA
  * driver's rules (docs/fatbin.md). */
-#include "gpucompat.h"
+#include "offwheel/gpucompat.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 
 /* Digits only, a value in [lo, hi]; *end after the digits. */
 static int parse_uint(const char *s, const char **end, long lo, long hi, long *v)

@@ -1,5 +1,5 @@
 /* smoke.c - the installed set on the machine's GPU (see smoke.h). */
-#include "smoke.h"
+#include "offwheel/smoke.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "fatbin.h"
+#include "offwheel/error.h"
+#include "offwheel/fatbin.h"
 
 #define MAX_CONTAINER ((uint64_t)1 << 30)
 #define MAX_ARCH_KEYS 64

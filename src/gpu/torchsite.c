@@ -1,5 +1,5 @@
 /* torchsite.c - find the installed torch set (see torchsite.h). */
-#include "torchsite.h"
+#include "offwheel/torchsite.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 
 extern char **environ;
 

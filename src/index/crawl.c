@@ -1,5 +1,5 @@
 /* crawl.c - index pages -> pages, files and page_files rows. */
-#include "crawl.h"
+#include "offwheel/crawl.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,10 +9,12 @@
 #include <time.h>
 
 #include "digest.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
 #include "pagelinks.h"
 #include "tags.h"
+#include "store.h"
+#include "http.h"
 
 #define PAGE_CAP ((size_t)64 << 20)
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 
 #define TEXT_CAP 4096u   /* anchor text kept; longer never names a file */
 #define HEADING_CAP 120u /* title/h1 text kept for messages */

@@ -10,7 +10,7 @@
 #include <strings.h>
 
 #include "digest.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "simplejson.h"
 #include "bytes.h"
 

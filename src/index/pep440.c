@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 
 /* A syntax error that parse_n turns into one message. */
 #define BAD (-1)

@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OW_VER_TEXT_MAX 128                         /* longest version text accepted */
+#include "offwheel/common.h"
+
 #define OW_VER_RELEASE_MAX 16                       /* release numbers, "1.2.3" = 3 */
 #define OW_VER_LOCAL_MAX 64                         /* normalized local label + NUL */
 #define OW_VER_NUM_MAX UINT64_C(999999999999999999) /* 18 digits */

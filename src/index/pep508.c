@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 
 enum cmp_op { OP_LT, OP_LE, OP_NE, OP_EQ, OP_GE, OP_GT, OP_COMPAT, OP_ARB, OP_IN, OP_NOT_IN };
 

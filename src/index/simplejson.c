@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 
 static char *dup_or_null(const char *s)
 {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 
 static bool is_digit(char c)
 {

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
 #include "bytes.h"
 #include "clock.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "urlint.h"
 
 int ow_url_is_alpha(int c)

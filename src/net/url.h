@@ -10,28 +10,10 @@
 
 #include <stddef.h>
 
-/* Longest href or URL accepted (bytes). */
-#define OW_URL_MAX_LEN 8192
+#include "offwheel/url.h"
 
-/* A parsed URL or relative reference. Strings are owned (malloc'd). */
-struct ow_url {
-	char *scheme; /* lowercase; NULL for a relative reference */
-	int has_authority;
-	char *userinfo; /* NULL when absent */
-	char *host;     /* lowercase; "" when absent or empty */
-	int port;       /* -1 when absent */
-	char *path;     /* as written (still percent-encoded); "" possible */
-	char *query;    /* without '?'; NULL when absent */
-	char *fragment; /* without '#'; NULL when absent */
-};
-
-/* Parse an absolute URL ("scheme:..."); OW_EPARSE with a detail otherwise.
- * http/https need a non-empty host. `u` is cleared on failure. */
-int ow_url_parse(const char *s, struct ow_url *u);
 /* Parse an absolute URL or a relative reference. */
 int ow_url_parse_ref(const char *s, struct ow_url *u);
-/* Free the strings of `u` (not `u` itself); safe on a zeroed struct. */
-void ow_url_clear(struct ow_url *u);
 /* Recompose `u` into a malloc'd string. */
 int ow_url_format(const struct ow_url *u, char **out);
 
@@ -53,29 +35,6 @@ int ow_url_basename_decoded(const char *url, char **out);
  * ignored; a sha256 of the wrong length, with a non-hex digit, or given twice
  * (or a second '#') is OW_EPARSE. */
 int ow_url_fragment_sha256(const char *href, char out[65]);
-
-/* Where links may point. Hosts are "name" (any port) or "name:port". */
-struct ow_url_policy {
-	char **hosts; /* allowed hosts */
-	size_t nhosts;
-	char **trusted; /* hosts where plain http is allowed (pip --trusted-host);
-	                   a trusted host is also an allowed host */
-	size_t ntrusted;
-	int allow_file; /* file:// page URLs (local indexes) are allowed */
-	size_t max_len; /* longest href accepted; 0 means OW_URL_MAX_LEN */
-};
-
-/* A policy with the default hosts: download.pytorch.org,
- * download-r2.pytorch.org, files.pythonhosted.org, pypi.org, pypi.nvidia.com.
- * The caller adds the index URL's own host with ow_url_policy_add_host. */
-int ow_url_policy_init(struct ow_url_policy *p);
-int ow_url_policy_add_host(struct ow_url_policy *p, const char *host);
-int ow_url_policy_add_trusted(struct ow_url_policy *p, const char *host);
-void ow_url_policy_clear(struct ow_url_policy *p);
-
-/* Check a page URL on its own: http(s) to an allowed host (http only when
- * trusted) or file:// when allowed. */
-int ow_url_check_page(const struct ow_url_policy *pol, const char *page_url);
 
 /* Resolve `href` against `page_url` and apply the policy. On success *out is
  * the absolute URL without its fragment (malloc'd). On failure the detail

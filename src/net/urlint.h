@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "bytes.h"
-#include "str.h"
+#include "offwheel/str.h"
 #include "url.h"
 
 

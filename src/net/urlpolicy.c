@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "url.h"
 #include "urlint.h"
 

@@ -1,7 +1,7 @@
 /* resolve.c - the driver: every target advances as far as what is known
  * allows, then one batch of crawls and metadata fetches serves them all,
  * until every target is decided. */
-#include "resolve.h"
+#include "offwheel/resolve.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
 #include "resolveint.h"
 

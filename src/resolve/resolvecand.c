@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
 #include "resolveint.h"
 #include "tags.h"
 #include "wheelmeta.h"
+#include "store.h"
 
 static char *dup_col(ow_stmt *st, int i)
 {

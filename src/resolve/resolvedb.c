@@ -4,8 +4,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "resolveint.h"
+#include "store.h"
 
 static int by_id(const void *a, const void *b)
 {

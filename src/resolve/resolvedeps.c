@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "resolveint.h"
 
 #define RS_RESTARTS_MAX 8

@@ -9,7 +9,7 @@
 
 #include "pep440.h"
 #include "pep508.h"
-#include "resolve.h"
+#include "offwheel/resolve.h"
 
 /* ---- set matching (resolveset.c), pure ------------------------------------- */
 

@@ -3,11 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crawl.h"
-#include "error.h"
+#include "offwheel/crawl.h"
+#include "offwheel/error.h"
 #include "event.h"
-#include "fetch.h"
-#include "resolve.h"
+#include "offwheel/fetch.h"
+#include "offwheel/resolve.h"
+#include "store.h"
 
 /* One ow_crawl per variant with all of its projects (it crosses the two). */
 static int net_crawl(void *ud, ow_store *s, const char *index, const char *const *variants,

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "embedded.h"
-#include "error.h"
+#include "offwheel/error.h"
 
 struct ow_stmt {
 	sqlite3_stmt *s;

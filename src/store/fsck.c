@@ -1,5 +1,5 @@
 /* fsck.c - workspace invariants: rows vs files, hashes, db integrity. */
-#include "fsck.h"
+#include "offwheel/fsck.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 #include "db.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
 #include "fsutil.h"
+#include "store.h"
 
 static int add_issue_x(struct ow_fsck_report *r, enum ow_fsck_kind kind, const char *what,
                        const char *detail, int resumable)

@@ -1,8 +1,9 @@
 /* listing.c - the workspace's tables as rows of typed cells (listing.h). */
-#include "listing.h"
+#include "offwheel/listing.h"
 
 #include "db.h"
-#include "error.h"
+#include "offwheel/error.h"
+#include "store.h"
 
 #define MAX_COLS 18 /* the widest listing: files */
 

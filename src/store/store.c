@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
 #include "fsutil.h"
 #include "pool.h"

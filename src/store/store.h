@@ -1,17 +1,5 @@
-/* store.h - the content-addressed object store.
- *
- *   HOME/objects/sha256/ab/<64 hex>   immutable verified bytes
- *   HOME/tmp/                          temp and partial files (same fs)
- *   HOME/index.db                      the index; table `objects` lists objects
- *   HOME/lock                          who holds the workspace lock (text only)
- *
- * The workspace lock is a flock on the HOME directory itself, so deleting
- * HOME/lock cannot let a second writer in; HOME/lock only names the holder
- * for the "waiting for ..." message.
- *
- * Write order: the object is published (fsynced, renamed, dir fsynced)
- * before its row is inserted; a row never points to a missing object, and
- * an object without a row is garbage that fsck reports and gc removes. */
+/* store.h (internal) - the object store's writers, readers and repairs,
+ * for the subsystems above it; offwheel/store.h is what the CLI sees. */
 #ifndef OW_STORE_H
 #define OW_STORE_H
 
@@ -20,14 +8,7 @@
 
 #include "db.h"
 #include "digest.h"
-
-enum ow_store_mode {
-	/* no lock: listing, verify (reads are safe alongside a writer).  HOME
-	 * must hold an index ("no workspace at DIR" otherwise); nothing is
-	 * created, and a HOME the process cannot write is opened read-only. */
-	OW_STORE_READ = 0,
-	OW_STORE_WRITE = 1 /* creates HOME; locks it, waiting up to lock_timeout seconds */
-};
+#include "offwheel/store.h"
 
 /* Temp file prefixes in HOME/tmp: store writers (never resumable) and
  * partial downloads (resumable; kept by gc unless asked). */
@@ -36,16 +17,8 @@ enum ow_store_mode {
 /* A damaged object moved aside by a repair (fetch): garbage gc removes. */
 #define OW_TMP_DAMAGED_PREFIX "damaged-"
 
-typedef struct ow_store ow_store;
 typedef struct ow_obj_writer ow_obj_writer;
 
-/* --home, else $OFFWHEEL_HOME, else $XDG_CACHE_HOME/offwheel, else
- * ~/.cache/offwheel. */
-int ow_store_default_home(char *buf, size_t n);
-
-int ow_store_open(const char *home, enum ow_store_mode mode, int lock_timeout, const char *what,
-                  ow_store **out);
-void ow_store_close(ow_store *s);
 ow_db *ow_store_db(ow_store *s);
 const char *ow_store_home(const ow_store *s);
 const char *ow_store_tmpdir(const ow_store *s);
@@ -104,32 +77,6 @@ int ow_store_mark_damaged(ow_store *s, const char *hex, const char *detail);
 int ow_store_move_aside(ow_store *s, const char *hex, char *moved_to, size_t n);
 /* Drop the row, then the file (a row never points to a missing file). */
 int ow_store_remove(ow_store *s, const char *hex);
-
-struct ow_obj_row {
-	char sha256[OW_SHA256_HEX];
-	uint64_t size;
-	char kind[32];
-	int64_t created_at;
-};
-/* Every object row; `kind` NULL for all.  *rows is malloc'd. */
-int ow_store_list(ow_store *s, const char *kind, struct ow_obj_row **rows, size_t *n);
-
-struct ow_verify_result {
-	int rc;        /* 0 ok, OW_EHASH, OW_ENOENT, OW_EIO ... */
-	uint64_t size; /* bytes hashed */
-	char detail[320];
-};
-/* Re-hash `n` objects with `jobs` threads, each file read once; results[i]
- * for rows[i].  Returns the number of objects that failed. */
-size_t ow_store_verify_many(const ow_store *s, const struct ow_obj_row *rows, size_t n, int jobs,
-                            struct ow_verify_result *results);
-
-/* After a verification: mark the rows whose objects were found damaged
- * (wrong hash, wrong size, not a regular file), so that fetch and sync
- * repair them.  Returns how many were marked; nothing when the index is
- * read-only. */
-size_t ow_store_mark_failed(ow_store *s, const struct ow_obj_row *rows,
-                            const struct ow_verify_result *results, size_t n);
 
 /* Walk the object files on disk: cb(ud, hex_or_NULL, path) for each file
  * under objects/ (hex NULL when the name is not a well-formed object name

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <zstd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 
 /* zstd's window: a frame asking for more than 2^27 bytes of history (the
  * library's default cap, 128 MiB) is refused rather than allocated. */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "bytes.h"
-#include "error.h"
+#include "offwheel/error.h"
 
 #define OW_READ_CHUNK (1u << 20)
 

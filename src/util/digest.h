@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "offwheel/common.h"
+
 #define OW_SHA256_LEN 32
-#define OW_SHA256_HEX 65 /* 64 hex digits + NUL */
 
 typedef struct ow_sha256 ow_sha256;
 
@@ -50,8 +51,6 @@ int ow_b64_encode(const uint8_t *d, size_t len, char *out, size_t outsz);
 int ow_b64_decode(const char *text, size_t text_len, uint8_t *out, size_t want);
 
 /* Ed25519 (RFC 8032, pure).  A secret key is its 32-byte seed. */
-#define OW_ED25519_SEED 32
-#define OW_ED25519_PUB 32
 #define OW_ED25519_SIG 64
 int ow_ed25519_keygen(uint8_t seed[OW_ED25519_SEED], uint8_t pub[OW_ED25519_PUB]);
 int ow_ed25519_public(const uint8_t seed[OW_ED25519_SEED], uint8_t pub[OW_ED25519_PUB]);

@@ -1,5 +1,5 @@
 /* error.c - the error table and the per-thread detail message. */
-#include "error.h"
+#include "offwheel/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

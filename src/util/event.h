@@ -1,35 +1,13 @@
-/* event.h - progress and log events.  The library never prints: it emits
- * events, and the CLI (or a test) installs the handler that renders them. */
+/* event.h (internal) - how the library emits the events of
+ * offwheel/event.h. */
 #ifndef OW_EVENT_H
 #define OW_EVENT_H
 
 #include <stdint.h>
 
-#include "error.h"
+#include "offwheel/error.h"
+#include "offwheel/event.h"
 
-enum ow_level { OW_LOG_ERROR = 0, OW_LOG_WARN, OW_LOG_INFO, OW_LOG_DEBUG };
-
-enum ow_event_kind {
-	OW_EV_LOG,      /* a message at a level */
-	OW_EV_PROGRESS, /* a transfer or job advanced: what, done, total */
-	OW_EV_DONE,     /* a transfer or job finished: what, done */
-	OW_EV_PLAN      /* a batch is about to start: done = items, total = bytes (0 unknown) */
-};
-
-struct ow_event {
-	enum ow_event_kind kind;
-	enum ow_level level;
-	const char *msg;  /* OW_EV_LOG */
-	const char *what; /* PROGRESS/DONE: the thing (file name, page url) */
-	uint64_t done;    /* bytes or items so far */
-	uint64_t total;   /* 0 when unknown */
-};
-
-typedef void (*ow_event_fn)(const struct ow_event *ev, void *ud);
-
-/* Install the handler (NULL drops every event).  Thread-safe to call events
- * from several threads; the handler is called under a mutex. */
-void ow_event_set_handler(ow_event_fn fn, void *ud);
 void ow_log(enum ow_level level, const char *fmt, ...) OW_PRINTF(2, 3);
 void ow_progress(const char *what, uint64_t done, uint64_t total);
 void ow_progress_done(const char *what, uint64_t done);

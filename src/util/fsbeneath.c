@@ -15,7 +15,7 @@
 #endif
 
 #include "digest.h"
-#include "error.h"
+#include "offwheel/error.h"
 
 #define REL_MAX 4096
 

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
 
 static int errno_code(int e)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "fsutil.h"
 
 #define BLOCK ((size_t)1 << 20)

@@ -1,5 +1,5 @@
 /* str.c - the growable string (str.h). */
-#include "str.h"
+#include "offwheel/str.h"
 
 #include <stdarg.h>
 #include <stdint.h>

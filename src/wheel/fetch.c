@@ -1,6 +1,6 @@
 /* fetch.c - downloads streamed through SHA-256 into HOME/tmp, published into
  * the store only when verified; resumable across runs. */
-#include "fetch.h"
+#include "offwheel/fetch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,13 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
 #include "fsutil.h"
 #include "hashpipe.h"
 #include "pool.h"
 #include "wheel.h"
 #include "clock.h"
+#include "store.h"
+#include "http.h"
+#include "digest.h"
 
 struct fetch;
 

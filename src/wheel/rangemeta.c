@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "bytes.h"
-#include "error.h"
-#include "fetch.h"
+#include "offwheel/error.h"
+#include "offwheel/fetch.h"
 #include "wheel.h"
 
 #define SIG_EOCD 0x06054b50u

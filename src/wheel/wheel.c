@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "pool.h"
 
 #define READ_BUF (1u << 20)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "zipcheck.h"
 
 /* ---- METADATA ------------------------------------------------------------ */

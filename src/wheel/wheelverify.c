@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "digest.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "wheel.h"
 
 #define TAIL "the file is not a valid wheel"

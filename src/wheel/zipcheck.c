@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "bytes.h"
-#include "error.h"
+#include "offwheel/error.h"
 
 #define SIG_LOCAL 0x04034b50u
 #define SIG_CENTRAL 0x02014b50u

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "pagelinks.h"
 
 static char *slurp(const char *path, size_t *len)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "exportint.h"
-#include "signify.h"
+#include "offwheel/signify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

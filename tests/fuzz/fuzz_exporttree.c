@@ -25,9 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export.h"
+#include "offwheel/export.h"
 #include "exportint.h"
-#include "signify.h"
+#include "offwheel/signify.h"
 #include "store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

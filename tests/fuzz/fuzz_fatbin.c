@@ -8,8 +8,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "fatbin.h"
-#include "gpucompat.h"
+#include "offwheel/fatbin.h"
+#include "offwheel/gpucompat.h"
 
 static struct ow_fatbin *read_as_file(const uint8_t *data, size_t size, unsigned opts, int *rc)
 {

@@ -1,3 +1,3 @@
 /* tests/layering: src/resolve including a gpu header must not compile */
-#include "resolve.h"
-#include "audit.h"
+#include "offwheel/resolve.h"
+#include "auditint.h"

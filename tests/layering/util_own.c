@@ -1,5 +1,5 @@
 /* tests/layering: src/util sees its own headers (the control for util_up_gpu) */
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
 #include "digest.h"
 #include "fsutil.h"

@@ -1,3 +1,3 @@
 /* tests/layering: src/util including a gpu header must not compile */
-#include "error.h"
-#include "audit.h"
+#include "offwheel/error.h"
+#include "fatbinkern.h"

@@ -1,3 +1,3 @@
 /* tests/layering: src/wheel including a resolve header must not compile */
-#include "fetch.h"
-#include "resolve.h"
+#include "offwheel/fetch.h"
+#include "resolveint.h"

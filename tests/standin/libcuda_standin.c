@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fatbin.h"
+#include "offwheel/fatbin.h"
 
 #define API __attribute__((visibility("default")))
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "store.h"
 
 static unsigned long long rng;

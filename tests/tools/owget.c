@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "http.h"
 
 struct out {

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "rangemeta.h"
 
 int main(int argc, char **argv)

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "audit.h"
+#include "offwheel/audit.h"
 #include "db.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "store.h"
 #include "wheel.h"
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "db.h"
-#include "error.h"
+#include "offwheel/error.h"
 
 static char *db_path(const char *dir)
 {

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "digest.h"
-#include "error.h"
+#include "offwheel/error.h"
 
 /* FIPS 180-2 / NIST vectors. */
 static const struct {

@@ -5,9 +5,9 @@
 
 #include <string.h>
 
-#include "doctor.h"
-#include "error.h"
-#include "torchsite.h"
+#include "offwheel/doctor.h"
+#include "offwheel/error.h"
+#include "offwheel/torchsite.h"
 
 static void test_suggest_table(void **state)
 {

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 
 static void test_err_sets_detail_and_returns_code(void **state)
 {

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "error.h"
-#include "fatbin.h"
+#include "offwheel/error.h"
+#include "offwheel/fatbin.h"
 
 #define CUDA_LIB "/usr/local/cuda/lib64"
 

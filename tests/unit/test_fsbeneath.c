@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "fsbeneath.h"
 
 /* root/ sub/f ("abc"), sub/fifo, ln-dir -> outside/, sub/ln-file -> outside/o,

@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "fsck.h"
+#include "offwheel/error.h"
+#include "offwheel/fsck.h"
 #include "fsutil.h"
 #include "store.h"
 

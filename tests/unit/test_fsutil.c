@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "event.h"
 #include "fsutil.h"
 

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "fatbin.h"
-#include "gpucompat.h"
+#include "offwheel/error.h"
+#include "offwheel/fatbin.h"
+#include "offwheel/gpucompat.h"
 
 /* "sm_90a", "compute_120@9.0", "lto_80" -> an entry. */
 static struct ow_fatbin_entry entry(const char *spec)

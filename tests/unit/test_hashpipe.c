@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "digest.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "hashpipe.h"
 
 /* Several interleaved streams, odd chunk sizes: every file gets exactly its

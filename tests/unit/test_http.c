@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "http.h"
 
 #define BIG_SIZE 200000

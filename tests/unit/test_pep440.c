@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "pep440.h"
 
 static const struct {

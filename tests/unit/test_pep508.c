@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 #include "pep508.h"
 
 /* Targets of the `evals` column: each gives two characters, the result

@@ -8,9 +8,9 @@
 #include "testutil.h"
 
 #include "digest.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "exportint.h"
-#include "signify.h"
+#include "offwheel/signify.h"
 
 static void unhex(const char *h, uint8_t *out, size_t n)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "str.h"
+#include "offwheel/str.h"
 
 static void test_pieces_make_one_string(void **state)
 {

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "digest.h"
-#include "error.h"
+#include "offwheel/error.h"
 #include "wheel.h"
 
 /* ---- a tiny zip writer ----------------------------------------------------- */

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "offwheel/error.h"
 
 struct ow_str {
 	char *p;  /* NULL until the first append; else NUL-terminated */

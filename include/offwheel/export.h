@@ -28,11 +28,12 @@
 #ifndef OW_EXPORT_H
 #define OW_EXPORT_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "signify.h"
-#include "store.h"
+#include "offwheel/signify.h"
+#include "offwheel/store.h"
 
 #define OW_EXPORT_SUMS "SHA256SUMS"
 #define OW_EXPORT_SIG "SHA256SUMS.sig"
@@ -87,6 +88,9 @@ int ow_export_add_file(ow_store *s, struct ow_export_plan *p, const char *filena
 void ow_export_plan_free(struct ow_export_plan *p);
 
 struct ow_export_opts {
+	/* Made (with its parents) only once the plan is complete, and removed
+	 * again, with every directory this run made, when the export fails:
+	 * DIR is left as it was found. */
 	const char *dir;
 	const struct ow_signify_sec *key; /* NULL: unsigned (check will refuse it) */
 	int expires_days;                 /* > 0 */
@@ -106,6 +110,7 @@ struct ow_export_report {
 	char manifest_sha256[OW_SHA256_HEX];
 	char fs[16]; /* "fat32", "exfat", "fuse" or "" */
 	double seconds;
+	char dir[PATH_MAX]; /* DIR as an absolute path, links resolved */
 };
 
 int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,

@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "smoke.h"
+#include "offwheel/smoke.h"
 
 enum ow_step_state { OW_STEP_PASS = 0, OW_STEP_FAIL, OW_STEP_SKIP };
 

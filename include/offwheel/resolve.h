@@ -34,10 +34,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "http.h"
-#include "store.h"
-#include "tags.h"
-#include "url.h"
+#include "offwheel/http.h"
+#include "offwheel/store.h"
+#include "offwheel/tags.h"
+#include "offwheel/url.h"
 
 #define OW_RESOLVE_MAX_PROJECTS 8
 

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "digest.h"
+#include "offwheel/common.h"
 
 #define OW_KEYNUM_LEN 8
 #define OW_KEYID_HEX 17 /* 16 hex digits + NUL */

@@ -16,10 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "digest.h"
-#include "http.h"
-#include "store.h"
-#include "url.h"
+#include "offwheel/common.h"
+#include "offwheel/http.h"
+#include "offwheel/store.h"
+#include "offwheel/url.h"
 
 #define OW_TRUST_PUBLISHED "published-hash"
 #define OW_TRUST_PINNED "record-pinned"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "offwheel/store.h"
 
 enum ow_fsck_kind {
 	OW_FSCK_MISSING,  /* a row whose object file is not there (error) */

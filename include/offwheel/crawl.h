@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "http.h"
-#include "store.h"
-#include "url.h"
+#include "offwheel/http.h"
+#include "offwheel/store.h"
+#include "offwheel/url.h"
 
 #define OW_INDEX_NIGHTLY "https://download.pytorch.org/whl/nightly"
 #define OW_INDEX_STABLE "https://download.pytorch.org/whl"

@@ -6,9 +6,9 @@
 #ifndef OW_DEVICEFIT_H
 #define OW_DEVICEFIT_H
 
-#include "fetch.h"
-#include "resolve.h"
-#include "store.h"
+#include "offwheel/fetch.h"
+#include "offwheel/resolve.h"
+#include "offwheel/store.h"
 
 struct ow_device_fit {
 	int runs;          /* 1 runs, 0 does not, -1 unknown (nothing could be audited) */

@@ -16,9 +16,9 @@
 
 #include <stddef.h>
 
-#include "cuda.h"
-#include "gpucompat.h"
-#include "torchsite.h"
+#include "offwheel/cuda.h"
+#include "offwheel/gpucompat.h"
+#include "offwheel/torchsite.h"
 
 #define OW_SMOKE_DEFAULT_SAMPLE 8
 

@@ -27,9 +27,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fatbin.h"
-#include "gpucompat.h"
-#include "store.h"
+#include "offwheel/fatbin.h"
+#include "offwheel/gpucompat.h"
+#include "offwheel/store.h"
 
 enum ow_audit_scan {
 	OW_AUDIT_SCAN_AUTO = 0, /* the rule above */

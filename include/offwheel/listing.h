@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "offwheel/store.h"
 
 enum ow_cell_type { OW_CELL_TEXT, OW_CELL_INT, OW_CELL_BOOL };
 

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "fatbin.h"
+#include "offwheel/fatbin.h"
 
 /* "12.0", "sm_120", "120", "8.6", "sm_86", "86" -> 120 / 86. OW_EINVAL else. */
 int ow_gpu_parse_device(const char *s, int *cc);

@@ -1,0 +1,49 @@
+/* http.h - the options of the transfer engine every crawl, resolve and
+ * fetch uses (parallel transfers, CA file, timeouts, retries, caps); the
+ * engine itself is internal (src/net/http.h says what it guarantees). */
+#ifndef OW_PUBLIC_HTTP_H
+#define OW_PUBLIC_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Return nonzero to refuse `url` (every hop, including the first, and the
+ * effective URL at the end are passed through it). */
+typedef int (*ow_http_allow_fn)(void *ud, const char *url);
+
+struct ow_http_opts {
+	unsigned jobs;              /* transfers in parallel (default 8) */
+	unsigned per_host;          /* of which to one host (default 4) */
+	const char *ca_file;        /* NULL: $SSL_CERT_FILE, else system CAs */
+	long connect_timeout_ms;    /* default 15000 */
+	long low_speed_bytes;       /* stall: below this many bytes/s ... */
+	long low_speed_time_s;      /* ... for this long aborts (default 1, 30) */
+	long attempt_timeout_ms;    /* whole-attempt limit, 0 = none (default) */
+	long min_rate_bytes;        /* a transfer must average at least this many
+	                             * bytes/s over every low_speed_time_s window
+	                             * (headers count), else the attempt is a
+	                             * stall (default 10240; 0 = off) */
+	long deadline_floor_ms;     /* a transfer (all attempts, backoff
+	                             * included) ends at the latest after
+	                             * max(this, retry_budget_ms, 2 x size /
+	                             * min_rate), size = the expected size, else
+	                             * the Content-Length, else the cap (default
+	                             * 300000; 0 = no deadline) */
+	unsigned max_redirects;     /* default 5 */
+	unsigned max_attempts;      /* first try included (default 5) */
+	long retry_budget_ms;       /* no new attempt after this (default 120000) */
+	long backoff_base_ms;       /* first backoff (default 500) */
+	long backoff_max_ms;        /* cap of one backoff (default 30000) */
+	long retry_after_max_s;     /* larger Retry-After = give up (default 60) */
+	uint64_t max_size;          /* body cap when the request gives none
+	                             * (default 4 GiB) */
+	size_t header_max_bytes;    /* per response (default 64 KiB) */
+	unsigned header_max_count;  /* per response (default 200) */
+	const char *user_agent;     /* default "offwheel/<version>" */
+	ow_http_allow_fn allow_url; /* NULL: scheme rules only */
+	void *allow_ud;
+};
+
+/* Defaults as documented above. */
+void ow_http_opts_default(struct ow_http_opts *o);
+#endif

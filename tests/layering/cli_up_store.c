@@ -1,0 +1,3 @@
+/* tests/layering: the CLI including the store's internal header (it runs no SQL) must not compile */
+#include "offwheel/store.h"
+#include "store.h"
