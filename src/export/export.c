@@ -45,48 +45,48 @@ static int check_names(const struct ow_export_plan *p, const struct ow_export_op
 /* Every path the export will hold: refuse case collisions up front. */
 static int check_case(const struct ow_export_plan *p)
 {
-	struct ow_xfiles f = {0};
+	struct ex_files f = {0};
 	char rel[PATH_MAX];
 	int rc = 0;
 	for (size_t i = 0; !rc && i < p->n; i++) {
 		snprintf(rel, sizeof rel, "wheels/%s", p->items[i].filename);
-		rc = ow_xfiles_add(&f, rel, 0, NULL);
+		rc = ex_files_add(&f, rel, 0, NULL);
 		snprintf(rel, sizeof rel, "wheels/%s.metadata", p->items[i].filename);
 		if (!rc && p->items[i].meta_object[0])
-			rc = ow_xfiles_add(&f, rel, 0, NULL);
+			rc = ex_files_add(&f, rel, 0, NULL);
 	}
 	for (size_t i = 0; !rc && i < p->nsets; i++) {
 		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
-		rc = ow_xfiles_add(&f, rel, 0, NULL);
+		rc = ex_files_add(&f, rel, 0, NULL);
 	}
-	const char *other = NULL, *hit = rc ? NULL : ow_xfiles_case_clash(&f, &other);
+	const char *other = NULL, *hit = rc ? NULL : ex_files_case_clash(&f, &other);
 	if (hit && strcmp(hit, other))
 		rc = ow_err(OW_EPOLICY, "'%s' and '%s' differ only in case: FAT/exFAT sticks and "
 		                        "Windows/macOS cannot hold both", other, hit);
-	ow_xfiles_free(&f);
+	ex_files_free(&f);
 	return rc;
 }
 
 /* Every path the new export writes (sorted): what the walk may replace. */
-static int wanted_paths(const struct ow_export_plan *p, struct ow_xfiles *f)
+static int wanted_paths(const struct ow_export_plan *p, struct ex_files *f)
 {
 	char rel[PATH_MAX];
-	int rc = ow_xfiles_add(f, "simple/index.html", 0, NULL);
+	int rc = ex_files_add(f, "simple/index.html", 0, NULL);
 	for (size_t i = 0; !rc && i < p->n; i++) {
 		snprintf(rel, sizeof rel, "wheels/%s", p->items[i].filename);
-		rc = ow_xfiles_add(f, rel, 0, NULL);
+		rc = ex_files_add(f, rel, 0, NULL);
 		snprintf(rel, sizeof rel, "wheels/%s.metadata", p->items[i].filename);
 		if (!rc && p->items[i].meta_object[0])
-			rc = ow_xfiles_add(f, rel, 0, NULL);
+			rc = ex_files_add(f, rel, 0, NULL);
 		snprintf(rel, sizeof rel, "simple/%s/index.html", p->items[i].project);
 		if (!rc)
-			rc = ow_xfiles_add(f, rel, 0, NULL);
+			rc = ex_files_add(f, rel, 0, NULL);
 	}
 	for (size_t i = 0; !rc && i < p->nsets; i++) {
 		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
-		rc = ow_xfiles_add(f, rel, 0, NULL);
+		rc = ex_files_add(f, rel, 0, NULL);
 	}
-	ow_xfiles_sort(f);
+	ex_files_sort(f);
 	return rc;
 }
 
@@ -94,8 +94,8 @@ static int wanted_paths(const struct ow_export_plan *p, struct ow_xfiles *f)
 struct xrun {
 	const char *dir; /* for messages */
 	int root;        /* O_DIRECTORY fd of dir */
-	struct ow_xprev prev;
-	struct ow_xfiles remove;
+	struct ex_prev prev;
+	struct ex_files remove;
 	/* Undo while only new wheels were added (the copy phase): the old
 	 * signature's bytes, and whether wheels/ was made by this run. */
 	char oldsig[4096];
@@ -135,7 +135,7 @@ static int seq_out_of_range(const char *what, int64_t seq)
 
 /* The workspace's record for the key, and the stick's sequence only when
  * its signature verified with that key: never unsigned bytes. */
-static int next_sequence(ow_store *s, const struct ow_xprev *prev, const char *key_id,
+static int next_sequence(ow_store *s, const struct ex_prev *prev, const char *key_id,
                          int64_t asked, int64_t *seq)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SEQ_MAX);
@@ -185,7 +185,7 @@ static int copy_worker(void *ud, size_t i)
 {
 	struct copy_all *a = ud;
 	struct copy_job *j = &a->v[i];
-	j->rc = ow_xcopy_object(a->s, j->hex, j->size, a->wdir, j->name, &j->copied);
+	j->rc = ex_copy_object(a->s, j->hex, j->size, a->wdir, j->name, &j->copied);
 	if (j->rc && !(j->err = strdup(ow_err_detail())))
 		j->rc = OW_ENOMEM;
 	pthread_mutex_lock(&a->mu);
@@ -221,7 +221,7 @@ static int plan_jobs(const struct ow_export_plan *p, struct copy_job **out, size
 	return 0;
 }
 
-static int collect_jobs(struct copy_all *a, size_t n, struct ow_xfiles *rec,
+static int collect_jobs(struct copy_all *a, size_t n, struct ex_files *rec,
                         struct ow_export_report *r)
 {
 	char rel[PATH_MAX];
@@ -238,7 +238,7 @@ static int collect_jobs(struct copy_all *a, size_t n, struct ow_xfiles *rec,
 		r->bytes_total += j->size;
 		rc = ow_path_join(rel, sizeof rel, "wheels", j->name);
 		if (!rc)
-			rc = ow_xfiles_add(rec, rel, j->size, j->hex);
+			rc = ex_files_add(rec, rel, j->size, j->hex);
 	}
 	return rc;
 }
@@ -246,7 +246,7 @@ static int collect_jobs(struct copy_all *a, size_t n, struct ow_xfiles *rec,
 /* Up to 4 files at once: hashing keeps pace with a disk on several cores,
  * and a USB stick gets no more writers than it can take. */
 static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
-                       struct xrun *x, struct ow_xfiles *rec, struct ow_export_report *r)
+                       struct xrun *x, struct ex_files *rec, struct ow_export_report *r)
 {
 	struct copy_all a = {.s = s, .wdir = -1};
 	size_t n = 0;
@@ -277,17 +277,17 @@ static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const struct
 }
 
 static int write_text(const struct xrun *x, const char *rel, const struct ow_str *b,
-                      struct ow_xfiles *rec)
+                      struct ex_files *rec)
 {
-	int rc = ow_xwrite_text(x->root, rel, b, rec);
+	int rc = ex_write_text(x->root, rel, b, rec);
 	return rc ? ow_err_prefix(rc, "%s/", x->dir) : 0;
 }
 
-static int write_pages(const struct ow_export_plan *p, const struct xrun *x, struct ow_xfiles *rec)
+static int write_pages(const struct ow_export_plan *p, const struct xrun *x, struct ex_files *rec)
 {
 	struct ow_str b = {0};
 	char rel[PATH_MAX];
-	int rc = ow_xgen_simple_root(p, &b);
+	int rc = ex_gen_simple_root(p, &b);
 	if (!rc)
 		rc = write_text(x, "simple/index.html", &b, rec);
 	for (size_t i = 0; !rc && i < p->n; i++) {
@@ -298,15 +298,15 @@ static int write_pages(const struct ow_export_plan *p, const struct xrun *x, str
 		if (seen)
 			continue;
 		ow_str_free(&b);
-		if (!(rc = ow_xgen_project_page(p, p->items[i].project, &b)))
+		if (!(rc = ex_gen_project_page(p, p->items[i].project, &b)))
 			rc = write_text(x, rel, &b, rec);
 	}
 	ow_str_free(&b);
 	return rc;
 }
 
-static int write_lists(const struct ow_export_plan *p, const struct ow_xmeta *m,
-                       const struct xrun *x, struct ow_xfiles *rec)
+static int write_lists(const struct ow_export_plan *p, const struct ex_meta *m,
+                       const struct xrun *x, struct ex_files *rec)
 {
 	struct ow_str b = {0};
 	char rel[PATH_MAX];
@@ -314,34 +314,34 @@ static int write_lists(const struct ow_export_plan *p, const struct ow_xmeta *m,
 	for (size_t i = 0; !rc && i < p->nsets; i++) {
 		ow_str_free(&b);
 		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
-		if (!(rc = ow_xgen_requirements(p, &p->sets[i], &b)))
+		if (!(rc = ex_gen_requirements(p, &p->sets[i], &b)))
 			rc = write_text(x, rel, &b, rec);
 	}
 	ow_str_free(&b);
-	if (!rc && !(rc = ow_xgen_install(p, m, &b)))
+	if (!rc && !(rc = ex_gen_install(p, m, &b)))
 		rc = write_text(x, "INSTALL.txt", &b, rec);
 	ow_str_free(&b);
 	return rc;
 }
 
 /* manifest.json, then SHA256SUMS (which lists it), then the signature. */
-static int write_signed(const struct ow_export_plan *p, const struct ow_xmeta *m,
+static int write_signed(const struct ow_export_plan *p, const struct ex_meta *m,
                         const struct ow_export_opts *o, const struct xrun *x,
-                        struct ow_xfiles *rec, struct ow_export_report *r)
+                        struct ex_files *rec, struct ow_export_report *r)
 {
 	struct ow_str b = {0};
-	struct ow_xfiles top = {0};
-	ow_xfiles_sort(rec);
-	int rc = ow_xjson_manifest(p, m, rec, &b);
+	struct ex_files top = {0};
+	ex_files_sort(rec);
+	int rc = ex_json_manifest(p, m, rec, &b);
 	if (!rc)
 		rc = write_text(x, OW_EXPORT_MANIFEST, &b, &top);
 	if (!rc) {
 		snprintf(r->manifest_sha256, sizeof r->manifest_sha256, "%s", top.v[0].sha256);
-		rc = ow_xfiles_add(rec, OW_EXPORT_MANIFEST, top.v[0].size, top.v[0].sha256);
+		rc = ex_files_add(rec, OW_EXPORT_MANIFEST, top.v[0].size, top.v[0].sha256);
 	}
-	ow_xfiles_sort(rec);
+	ex_files_sort(rec);
 	ow_str_free(&b);
-	if (!rc && !(rc = ow_xgen_sums(rec, &b)))
+	if (!rc && !(rc = ex_gen_sums(rec, &b)))
 		rc = write_text(x, OW_EXPORT_SUMS, &b, &top);
 	if (!rc && o->key) {
 		char sig[512];
@@ -352,11 +352,11 @@ static int write_signed(const struct ow_export_plan *p, const struct ow_xmeta *m
 		}
 	}
 	ow_str_free(&b);
-	ow_xfiles_free(&top);
+	ex_files_free(&top);
 	return rc;
 }
 
-static int record_export(ow_store *s, const struct ow_xmeta *m, const struct ow_export_report *r)
+static int record_export(ow_store *s, const struct ex_meta *m, const struct ow_export_report *r)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_INSERT);
 	if (!st)
@@ -378,7 +378,7 @@ static int write_nginx(const char *path, const char *dir)
 	struct ow_str b = {0};
 	char parent[PATH_MAX];
 	struct ow_tmp t;
-	int rc = ow_xgen_nginx(dir, &b);
+	int rc = ex_gen_nginx(dir, &b);
 	if (!rc && !(rc = ow_dirname(parent, sizeof parent, path)) &&
 	    !(rc = ow_tmp_create(parent, OW_EXPORT_TMP_PREFIX, &t))) {
 		if ((rc = ow_write_all(t.fd, b.p, b.n)))
@@ -445,18 +445,18 @@ static int open_root(const char *dir, int *fd)
 }
 
 static int prepare(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
-                   struct xrun *x, struct ow_export_report *r, struct ow_xmeta *m)
+                   struct xrun *x, struct ow_export_report *r, struct ex_meta *m)
 {
-	struct ow_xfiles want = {0};
-	ow_xfs_kind(x->root, r->fs, sizeof r->fs);
+	struct ex_files want = {0};
+	ex_fs_kind(x->root, r->fs, sizeof r->fs);
 	int rc = check_names(p, o, r->fs);
 	if (rc || (rc = check_case(p)) || (rc = wanted_paths(p, &want)) ||
-	    (rc = ow_xprev_load(s, x->root, o->key, &x->prev)) ||
-	    (rc = ow_xinventory(x->root, x->dir, &want, &x->prev, &x->remove))) {
-		ow_xfiles_free(&want);
+	    (rc = ex_prev_load(s, x->root, o->key, &x->prev)) ||
+	    (rc = ex_inventory(x->root, x->dir, &want, &x->prev, &x->remove))) {
+		ex_files_free(&want);
 		return rc;
 	}
-	ow_xfiles_free(&want);
+	ex_files_free(&want);
 	if (o->key)
 		ow_signify_keyid(o->key->keynum, m->key_id);
 	if ((rc = next_sequence(s, &x->prev, m->key_id, o->sequence, &m->sequence)))
@@ -468,9 +468,9 @@ static int prepare(ow_store *s, const struct ow_export_plan *p, const struct ow_
 }
 
 static int run_steps(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
-                     struct xrun *x, struct ow_export_report *r, struct ow_xmeta *m)
+                     struct xrun *x, struct ow_export_report *r, struct ex_meta *m)
 {
-	struct ow_xfiles rec = {0};
+	struct ex_files rec = {0};
 	int rc = prepare(s, p, o, x, r, m);
 	if (!rc)
 		rc = copy_wheels(s, p, o, x, &rec, r);
@@ -480,12 +480,12 @@ static int run_steps(ow_store *s, const struct ow_export_plan *p, const struct o
 	}
 	if (!rc)
 		rc = write_lists(p, m, x, &rec);
-	if (!rc && (rc = ow_xremove(x->root, &x->remove, &r->removed)))
+	if (!rc && (rc = ex_remove(x->root, &x->remove, &r->removed)))
 		rc = ow_err_prefix(rc, "%s/", x->dir);
 	if (!rc)
 		rc = write_signed(p, m, o, x, &rec, r);
 	r->files = rec.n;
-	ow_xfiles_free(&rec);
+	ex_files_free(&rec);
 	return rc;
 }
 
@@ -493,7 +493,7 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
                   struct ow_export_report *r)
 {
 	struct timespec t0, t1;
-	struct ow_xmeta m = {0};
+	struct ex_meta m = {0};
 	struct xrun x = {.root = -1};
 	memset(r, 0, sizeof *r);
 	if (o->expires_days <= 0 || !p->nsets)
@@ -522,8 +522,8 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 		ow_rmdir_made(o->dir, made);
 	if (x.root >= 0)
 		close(x.root);
-	ow_xprev_free(&x.prev);
-	ow_xfiles_free(&x.remove);
+	ex_prev_free(&x.prev);
+	ex_files_free(&x.remove);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	r->sequence = m.sequence;

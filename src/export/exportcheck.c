@@ -102,10 +102,10 @@ static int check_signature(const struct ow_check_opts *o, int root, struct ow_ch
 }
 
 /* Step 2: manifest.json must be the one SHA256SUMS names. */
-static int load_manifest(int root, struct ow_check_report *r, const struct ow_xfiles *sums,
-                         struct ow_xmanifest *m)
+static int load_manifest(int root, struct ow_check_report *r, const struct ex_files *sums,
+                         struct ex_manifest *m)
 {
-	const struct ow_xfile *e = ow_xfiles_find(sums, OW_EXPORT_MANIFEST);
+	const struct ex_file *e = ex_files_find(sums, OW_EXPORT_MANIFEST);
 	char *t = NULL, hex[OW_SHA256_HEX];
 	size_t n = 0;
 	uint8_t d[OW_SHA256_LEN];
@@ -120,7 +120,7 @@ static int load_manifest(int root, struct ow_check_report *r, const struct ow_xf
 			rc = OW_EVERIFY;
 			problem(r, "hash", OW_EXPORT_MANIFEST, "sha256 %s, the signed SHA256SUMS says %s "
 			        "(manifest edited after signing)", hex, e->sha256);
-		} else if ((rc = ow_xjson_parse(t, n, m)))
+		} else if ((rc = ex_json_parse(t, n, m)))
 			problem(r, "manifest", OW_EXPORT_MANIFEST, "%s", ow_err_detail());
 	}
 	free(t);
@@ -129,7 +129,7 @@ static int load_manifest(int root, struct ow_check_report *r, const struct ow_xf
 
 /* Step 3: the manifest's own claims (key, paths, agreement with SHA256SUMS). */
 static void check_claims(const struct ow_check_opts *o, struct ow_check_report *r,
-                         struct ow_xmanifest *m, const struct ow_xfiles *sums)
+                         struct ex_manifest *m, const struct ex_files *sums)
 {
 	char id[OW_KEYID_HEX];
 	ow_signify_keyid(o->pub->keynum, id);
@@ -139,11 +139,11 @@ static void check_claims(const struct ow_check_opts *o, struct ow_check_report *
 	if (m->sequence > OW_EXPORT_SEQ_MAX)
 		problem(r, "manifest", OW_EXPORT_MANIFEST, "sequence %lld is out of range (at most "
 		        "2^53)", (long long)m->sequence);
-	ow_xfiles_sort(&m->files);
+	ex_files_sort(&m->files);
 	for (size_t i = 0; i < m->files.n; i++) {
-		const struct ow_xfile *f = &m->files.v[i];
-		const char *why = ow_xpath_problem(f->path);
-		const struct ow_xfile *s = ow_xfiles_find(sums, f->path);
+		const struct ex_file *f = &m->files.v[i];
+		const char *why = ex_path_problem(f->path);
+		const struct ex_file *s = ex_files_find(sums, f->path);
 		if (why)
 			problem(r, "path", f->path, "%s", why);
 		else if (i && !strcmp(f->path, m->files.v[i - 1].path))
@@ -154,7 +154,7 @@ static void check_claims(const struct ow_check_opts *o, struct ow_check_report *
 	if (sums->n != m->files.n + 1)
 		problem(r, "manifest", OW_EXPORT_SUMS, "lists %zu files, the manifest %zu (+ itself)",
 		        sums->n, m->files.n);
-	const char *other = NULL, *hit = ow_xfiles_case_clash(&m->files, &other);
+	const char *other = NULL, *hit = ex_files_case_clash(&m->files, &other);
 	if (hit && strcmp(hit, other))
 		problem(r, "path", hit, "differs from '%s' only in case (one hides the other on "
 		        "FAT/exFAT, Windows, macOS)", other);
@@ -168,7 +168,7 @@ static int is_meta_file(const char *rel)
 
 /* Step 4: what is on disk but not in the manifest; links, FIFOs and devices
  * are never fine (and never opened). */
-static void walk(int dfd, const char *rel, const struct ow_xfiles *want,
+static void walk(int dfd, const char *rel, const struct ex_files *want,
                  struct ow_check_report *r, int depth)
 {
 	DIR *d = depth < 32 ? fdopendir(dfd) : NULL;
@@ -192,7 +192,7 @@ static void walk(int dfd, const char *rel, const struct ow_xfiles *want,
 		else if (!S_ISREG(st.st_mode))
 			problem(r, "special", rr, "%s (exports hold plain files only; never read)",
 			        ow_file_kind(st.st_mode));
-		else if (!ow_xfiles_find(want, rr) && !(depth == 0 && is_meta_file(rr)))
+		else if (!ex_files_find(want, rr) && !(depth == 0 && is_meta_file(rr)))
 			problem(r, "extra", rr, "not in the manifest%s",
 			        strstr(rr, OW_EXPORT_TMP_PREFIX) ? " (a temp file of an interrupted export)"
 			                                         : "");
@@ -204,7 +204,7 @@ static void walk(int dfd, const char *rel, const struct ow_xfiles *want,
 struct hash_job {
 	const struct ow_check_opts *o;
 	int root;
-	const struct ow_xfiles *files;
+	const struct ex_files *files;
 	int *rc;
 	char (*got)[OW_SHA256_HEX];
 	uint64_t *sizes;
@@ -223,7 +223,7 @@ static void *hash_worker(void *arg)
 			return NULL;
 		if (j->rc[i] != 1) /* 1 = to hash */
 			continue;
-		int rc = ow_xhash_at(j->root, j->files->v[i].path, &j->sizes[i], j->got[i]);
+		int rc = ex_hash_at(j->root, j->files->v[i].path, &j->sizes[i], j->got[i]);
 		j->rc[i] = rc ? rc : 2; /* 2 = hashed */
 	}
 }
@@ -244,14 +244,14 @@ static void hash_all(struct hash_job *j)
 }
 
 /* Which manifest files to hash: safe paths that are regular files of the right size. */
-static void select_files(int root, const struct ow_xfiles *f, struct ow_check_report *r,
+static void select_files(int root, const struct ex_files *f, struct ow_check_report *r,
                          int *todo)
 {
 	for (size_t i = 0; i < f->n; i++) {
 		struct stat st;
 		int fd, rc;
 		todo[i] = 0;
-		if (ow_xpath_problem(f->v[i].path))
+		if (ex_path_problem(f->v[i].path))
 			continue;
 		if ((rc = ow_open_regular_beneath(root, f->v[i].path, &fd, &st))) {
 			if (rc == OW_ENOENT)
@@ -270,7 +270,7 @@ static void select_files(int root, const struct ow_xfiles *f, struct ow_check_re
 }
 
 static int check_files(const struct ow_check_opts *o, int root, struct ow_check_report *r,
-                       const struct ow_xfiles *f)
+                       const struct ex_files *f)
 {
 	struct hash_job j = {.o = o, .root = root, .files = f};
 	j.rc = calloc(f->n + 1, sizeof *j.rc);
@@ -299,10 +299,10 @@ static int check_files(const struct ow_check_opts *o, int root, struct ow_check_
 }
 
 /* Step 5: expiry and rollback, then remember the sequence. */
-static int check_freshness(struct ow_check_report *r, const struct ow_xmanifest *m,
+static int check_freshness(struct ow_check_report *r, const struct ex_manifest *m,
                            const char *state, int64_t now)
 {
-	int rc = ow_xjson_state_get(state, m->key_id, &r->accepted);
+	int rc = ex_json_state_get(state, m->key_id, &r->accepted);
 	if (rc) {
 		problem(r, "state", state, "%s", ow_err_detail());
 		return 0;
@@ -327,7 +327,7 @@ static int check_freshness(struct ow_check_report *r, const struct ow_xmanifest 
 		        (long long)r->accepted + 1);
 	if (r->n)
 		return 0;
-	rc = ow_xjson_state_put(state, m->key_id, m->sequence, now);
+	rc = ex_json_state_put(state, m->key_id, m->sequence, now);
 	if (rc)
 		problem(r, "state", state, "cannot remember the sequence: %s", ow_err_detail());
 	return 0;
@@ -335,7 +335,7 @@ static int check_freshness(struct ow_check_report *r, const struct ow_xmanifest 
 
 static void check_manifest_and_files(const struct ow_check_opts *o, int root,
                                      struct ow_check_report *r,
-                                     struct ow_xmanifest *m, const struct ow_xfiles *sums,
+                                     struct ex_manifest *m, const struct ex_files *sums,
                                      const char *state)
 {
 	r->sequence = m->sequence;
@@ -354,8 +354,8 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 {
 	char state[PATH_MAX], *sums_text = NULL;
 	size_t sums_n = 0;
-	struct ow_xfiles sums = {0};
-	struct ow_xmanifest m = {0};
+	struct ex_files sums = {0};
+	struct ex_manifest m = {0};
 	memset(r, 0, sizeof *r);
 	int rc = o->state_path ? 0 : ow_check_default_state(state, sizeof state);
 	if (rc)
@@ -364,9 +364,9 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 	if (root < 0) /* nothing there (an export killed before it began): not valid */
 		problem(r, "missing", o->dir, "cannot open the export directory: %s", strerror(errno));
 	else if (!check_signature(o, root, r, &sums_text, &sums_n)) {
-		if ((rc = ow_xparse_sums(sums_text, sums_n, &sums)))
+		if ((rc = ex_parse_sums(sums_text, sums_n, &sums)))
 			problem(r, "manifest", OW_EXPORT_SUMS, "%s", ow_err_detail());
-		ow_xfiles_sort(&sums);
+		ex_files_sort(&sums);
 		if (!rc && !load_manifest(root, r, &sums, &m))
 			check_manifest_and_files(o, root, r, &m, &sums,
 			                         o->state_path ? o->state_path : state);
@@ -374,8 +374,8 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 	if (root >= 0)
 		close(root);
 	free(sums_text);
-	ow_xfiles_free(&sums);
-	ow_xmanifest_free(&m);
+	ex_files_free(&sums);
+	ex_manifest_free(&m);
 	r->valid = r->n == 0;
 	return r->valid ? 0 : ow_err(OW_EVERIFY, "%s: %zu problem%s", o->dir, r->n,
 	                             r->n == 1 ? "" : "s");

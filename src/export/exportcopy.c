@@ -20,13 +20,13 @@
 
 #define COPY_CHUNK (4u << 20)
 
-int ow_xfiles_add(struct ow_xfiles *f, const char *path, uint64_t size, const char *sha256)
+int ex_files_add(struct ex_files *f, const char *path, uint64_t size, const char *sha256)
 {
-	struct ow_xfile *g = realloc(f->v, (f->n + 1) * sizeof *g);
+	struct ex_file *g = realloc(f->v, (f->n + 1) * sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "file list: out of memory");
 	f->v = g;
-	struct ow_xfile *e = &f->v[f->n];
+	struct ex_file *e = &f->v[f->n];
 	if (!(e->path = strdup(path)))
 		return ow_err(OW_ENOMEM, "file list: out of memory");
 	e->size = size;
@@ -35,7 +35,7 @@ int ow_xfiles_add(struct ow_xfiles *f, const char *path, uint64_t size, const ch
 	return 0;
 }
 
-void ow_xfiles_free(struct ow_xfiles *f)
+void ex_files_free(struct ex_files *f)
 {
 	for (size_t i = 0; i < f->n; i++)
 		free(f->v[i].path);
@@ -46,7 +46,7 @@ void ow_xfiles_free(struct ow_xfiles *f)
 
 static int cmp_path(const void *a, const void *b)
 {
-	return strcmp(((const struct ow_xfile *)a)->path, ((const struct ow_xfile *)b)->path);
+	return strcmp(((const struct ex_file *)a)->path, ((const struct ex_file *)b)->path);
 }
 
 static int cmp_case(const void *a, const void *b)
@@ -54,19 +54,19 @@ static int cmp_case(const void *a, const void *b)
 	return strcasecmp(*(char *const *)a, *(char *const *)b);
 }
 
-void ow_xfiles_sort(struct ow_xfiles *f)
+void ex_files_sort(struct ex_files *f)
 {
 	if (f->n)
 		qsort(f->v, f->n, sizeof *f->v, cmp_path);
 }
 
-const struct ow_xfile *ow_xfiles_find(const struct ow_xfiles *f, const char *path)
+const struct ex_file *ex_files_find(const struct ex_files *f, const char *path)
 {
-	struct ow_xfile key = {.path = (char *)(uintptr_t)path};
+	struct ex_file key = {.path = (char *)(uintptr_t)path};
 	return f->n ? bsearch(&key, f->v, f->n, sizeof *f->v, cmp_path) : NULL;
 }
 
-const char *ow_xfiles_case_clash(const struct ow_xfiles *f, const char **other)
+const char *ex_files_case_clash(const struct ex_files *f, const char **other)
 {
 	const char **v = f->n ? malloc(f->n * sizeof *v) : NULL;
 	const char *hit = NULL;
@@ -84,7 +84,7 @@ const char *ow_xfiles_case_clash(const struct ow_xfiles *f, const char **other)
 	return hit;
 }
 
-const char *ow_xpath_problem(const char *path)
+const char *ex_path_problem(const char *path)
 {
 	if (!*path || *path == '/')
 		return "absolute or empty path";
@@ -107,7 +107,7 @@ const char *ow_xpath_problem(const char *path)
 	return NULL;
 }
 
-int ow_xis_tmp_name(const char *name)
+int ex_is_tmp_name(const char *name)
 {
 	size_t pl = strlen(OW_EXPORT_TMP_PREFIX), n = strlen(name);
 	if (strncmp(name, OW_EXPORT_TMP_PREFIX, pl) || n < pl + 6 || n > pl + 12)
@@ -148,7 +148,7 @@ static int hash_fd(int fd, uint64_t size, uint64_t *total, char hex[OW_SHA256_HE
 	return rc;
 }
 
-int ow_xhash_at(int dirfd, const char *rel, uint64_t *size, char hex[OW_SHA256_HEX])
+int ex_hash_at(int dirfd, const char *rel, uint64_t *size, char hex[OW_SHA256_HEX])
 {
 	struct stat st;
 	int fd, rc = ow_open_regular_beneath(dirfd, rel, &fd, &st);
@@ -168,7 +168,7 @@ static int already_there(int dirfd, const char *name, const char *hex, uint64_t 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
 	    (uint64_t)st.st_size != size)
 		return 0;
-	return ow_xhash_at(dirfd, name, &n, got) == 0 && n == size && !strcmp(got, hex);
+	return ex_hash_at(dirfd, name, &n, got) == 0 && n == size && !strcmp(got, hex);
 }
 
 static int object_damaged(const char *hex, const char *why)
@@ -196,7 +196,7 @@ static int damaged_hint(ow_store *s, const char *hex, int rc, const char *name)
 	return rc;
 }
 
-int ow_xopen_object(ow_store *s, const char *hex, uint64_t size, int *fd_out)
+int ex_open_object(ow_store *s, const char *hex, uint64_t size, int *fd_out)
 {
 	char path[PATH_MAX], why[128];
 	struct stat st;
@@ -228,14 +228,14 @@ int ow_xopen_object(ow_store *s, const char *hex, uint64_t size, int *fd_out)
 	return 0;
 }
 
-int ow_xload_object(ow_store *s, const char *hex, uint64_t size, size_t max, char **buf,
+int ex_load_object(ow_store *s, const char *hex, uint64_t size, size_t max, char **buf,
                     size_t *len)
 {
 	int fd, rc;
 	*buf = NULL;
 	if (size > max)
 		return ow_err(OW_ETOOBIG, "store object %s: larger than %zu bytes", hex, max);
-	if ((rc = ow_xopen_object(s, hex, size, &fd)))
+	if ((rc = ex_open_object(s, hex, size, &fd)))
 		return rc;
 	rc = ow_read_fd_small(fd, hex, max, buf, len);
 	close(fd);
@@ -292,7 +292,7 @@ static int copy_hashing(int src, int dst, const char *hex, uint64_t size)
 	return 0;
 }
 
-int ow_xcopy_object(ow_store *s, const char *hex, uint64_t size, int dirfd, const char *name,
+int ex_copy_object(ow_store *s, const char *hex, uint64_t size, int dirfd, const char *name,
                     int *copied)
 {
 	int rc, src = -1;
@@ -300,7 +300,7 @@ int ow_xcopy_object(ow_store *s, const char *hex, uint64_t size, int dirfd, cons
 	if (already_there(dirfd, name, hex, size))
 		return 0;
 	struct ow_tmpat t = {.fd = -1};
-	if ((rc = ow_xopen_object(s, hex, size, &src)) ||
+	if ((rc = ex_open_object(s, hex, size, &src)) ||
 	    (rc = ow_tmpat_create(dirfd, OW_EXPORT_TMP_PREFIX, &t))) {
 		if (src >= 0)
 			close(src);
@@ -336,11 +336,11 @@ static int same_text(int dfd, const char *name, const struct ow_str *b, const ch
 	char old[OW_SHA256_HEX];
 	uint64_t n;
 	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	       (uint64_t)st.st_size == b->n && ow_xhash_at(dfd, name, &n, old) == 0 && n == b->n &&
+	       (uint64_t)st.st_size == b->n && ex_hash_at(dfd, name, &n, old) == 0 && n == b->n &&
 	       !strcmp(old, hex);
 }
 
-int ow_xwrite_text(int root, const char *rel, const struct ow_str *b, struct ow_xfiles *rec)
+int ex_write_text(int root, const char *rel, const struct ow_str *b, struct ex_files *rec)
 {
 	char dir[PATH_MAX], hex[OW_SHA256_HEX];
 	const char *name = rel;
@@ -349,7 +349,7 @@ int ow_xwrite_text(int root, const char *rel, const struct ow_str *b, struct ow_
 	if (rc || (rc = ow_mkdir_beneath(root, dir, 0755, &dfd)) || (rc = ow_sha256_buf(b->p, b->n, d)))
 		goto out;
 	ow_hex(d, sizeof d, hex);
-	if ((rc = ow_xfiles_add(rec, rel, b->n, hex)) || same_text(dfd, name, b, hex))
+	if ((rc = ex_files_add(rec, rel, b->n, hex)) || same_text(dfd, name, b, hex))
 		goto out;
 	struct ow_tmpat t;
 	if ((rc = ow_tmpat_create(dfd, OW_EXPORT_TMP_PREFIX, &t)))
@@ -364,7 +364,7 @@ out:
 	return rc;
 }
 
-void ow_xfs_kind(int fd, char *kind, size_t n)
+void ex_fs_kind(int fd, char *kind, size_t n)
 {
 	struct statfs sf;
 	const char *k = "";

@@ -30,7 +30,7 @@ static json_t *set_json(const struct ow_export_plan *p, const struct ow_export_s
 	                 "requirements", req, "members", members);
 }
 
-static json_t *files_json(const struct ow_xfiles *f)
+static json_t *files_json(const struct ex_files *f)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < f->n; i++)
@@ -40,8 +40,8 @@ static json_t *files_json(const struct ow_xfiles *f)
 }
 
 
-int ow_xjson_manifest(const struct ow_export_plan *p, const struct ow_xmeta *m,
-                      const struct ow_xfiles *f, struct ow_str *out)
+int ex_json_manifest(const struct ow_export_plan *p, const struct ex_meta *m,
+                      const struct ex_files *f, struct ow_str *out)
 {
 	json_t *sets = json_array(), *targets = json_array();
 	for (size_t i = 0; i < p->nsets; i++) {
@@ -79,17 +79,17 @@ static int get_int(json_t *doc, const char *key, int64_t lo, int64_t *out)
 	return 0;
 }
 
-static int parse_file_entry(json_t *e, size_t i, struct ow_xfiles *files)
+static int parse_file_entry(json_t *e, size_t i, struct ex_files *files)
 {
 	const char *path = NULL, *sha = NULL;
 	json_int_t size = -1;
 	if (json_unpack(e, "{s:s, s:I, s:s !}", "path", &path, "size", &size, "sha256", &sha) ||
 	    size < 0 || !ow_is_sha256_hex(sha))
 		return ow_err(OW_EPARSE, "manifest: files[%zu] is not {path, size, sha256}", i);
-	return ow_xfiles_add(files, path, (uint64_t)size, sha);
+	return ex_files_add(files, path, (uint64_t)size, sha);
 }
 
-static int parse_doc(json_t *doc, struct ow_xmanifest *m)
+static int parse_doc(json_t *doc, struct ex_manifest *m)
 {
 	const char *fmt = json_string_value(json_object_get(doc, "format"));
 	if (!fmt || strcmp(fmt, OW_EXPORT_FORMAT))
@@ -117,7 +117,7 @@ static int parse_doc(json_t *doc, struct ow_xmanifest *m)
 	return 0;
 }
 
-int ow_xjson_parse(const char *text, size_t len, struct ow_xmanifest *m)
+int ex_json_parse(const char *text, size_t len, struct ex_manifest *m)
 {
 	memset(m, 0, sizeof *m);
 	json_error_t je;
@@ -128,13 +128,13 @@ int ow_xjson_parse(const char *text, size_t len, struct ow_xmanifest *m)
 	                             : ow_err(OW_EPARSE, "manifest: not a JSON object");
 	json_decref(doc);
 	if (rc)
-		ow_xmanifest_free(m);
+		ex_manifest_free(m);
 	return rc;
 }
 
-void ow_xmanifest_free(struct ow_xmanifest *m)
+void ex_manifest_free(struct ex_manifest *m)
 {
-	ow_xfiles_free(&m->files);
+	ex_files_free(&m->files);
 }
 
 static int state_load(const char *path, json_t **out)
@@ -155,7 +155,7 @@ static int state_load(const char *path, json_t **out)
 	                         "deliberately", path, je.text);
 }
 
-int ow_xjson_state_get(const char *path, const char *key_id, int64_t *seq)
+int ex_json_state_get(const char *path, const char *key_id, int64_t *seq)
 {
 	json_t *doc;
 	int rc = state_load(path, &doc);
@@ -186,7 +186,7 @@ static int state_write(const char *path, json_t *doc)
 	return ow_tmp_publish(&t, path);
 }
 
-int ow_xjson_state_put(const char *path, const char *key_id, int64_t seq, int64_t now)
+int ex_json_state_put(const char *path, const char *key_id, int64_t seq, int64_t now)
 {
 	json_t *doc;
 	int rc = state_load(path, &doc);

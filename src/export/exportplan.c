@@ -52,7 +52,7 @@ static int requires_python_from_meta(ow_store *s, struct ow_export_item *it)
 	size_t len = 0;
 	struct ow_metadata *md = NULL;
 	if (it->requires_python || !it->meta_object[0] ||
-	    ow_xload_object(s, it->meta_object, it->meta_size, 16u << 20, &buf, &len))
+	    ex_load_object(s, it->meta_object, it->meta_size, 16u << 20, &buf, &len))
 		return 0; /* a damaged object is named when it is copied */
 	if (ow_metadata_parse(buf, len, &md) == 0 && md->requires_python &&
 	    !(it->requires_python = strdup(md->requires_python))) {

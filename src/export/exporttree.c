@@ -22,65 +22,65 @@
 #define WALK_DEPTH 32
 #define SHOW_MAX 8
 
-void ow_xprev_free(struct ow_xprev *p)
+void ex_prev_free(struct ex_prev *p)
 {
-	ow_xfiles_free(&p->files);
+	ex_files_free(&p->files);
 	memset(p, 0, sizeof *p);
 }
 
 /* The manifest SHA256SUMS lists, parsed, when its hash matches. */
-static int signed_manifest(int root, const struct ow_xfiles *sums, struct ow_xmanifest *m)
+static int signed_manifest(int root, const struct ex_files *sums, struct ex_manifest *m)
 {
-	const struct ow_xfile *e = ow_xfiles_find(sums, OW_EXPORT_MANIFEST);
+	const struct ex_file *e = ex_files_find(sums, OW_EXPORT_MANIFEST);
 	char hex[OW_SHA256_HEX];
 	uint64_t n;
-	if (!e || ow_xhash_at(root, OW_EXPORT_MANIFEST, &n, hex) || strcmp(hex, e->sha256))
+	if (!e || ex_hash_at(root, OW_EXPORT_MANIFEST, &n, hex) || strcmp(hex, e->sha256))
 		return OW_EVERIFY;
 	char *t = NULL;
 	size_t len = 0;
 	int rc = ow_read_beneath(root, OW_EXPORT_MANIFEST, SUMS_MAX, &t, &len);
 	if (!rc)
-		rc = ow_xjson_parse(t, len, m);
+		rc = ex_json_parse(t, len, m);
 	free(t);
 	return rc;
 }
 
 /* SHA256SUMS.sig by the key that signs now: its list, and its sequence. */
-static int prev_by_signature(int root, const struct ow_signify_sec *key, struct ow_xprev *p)
+static int prev_by_signature(int root, const struct ow_signify_sec *key, struct ex_prev *p)
 {
 	char *sig = NULL, *sums = NULL;
 	size_t sig_n = 0, sums_n = 0;
 	struct ow_signify_pub pub;
-	struct ow_xmanifest m = {0};
+	struct ex_manifest m = {0};
 	ow_signify_pub_of(key, &pub);
 	int rc = ow_read_beneath(root, OW_EXPORT_SIG, 4096, &sig, &sig_n);
 	if (!rc)
 		rc = ow_read_beneath(root, OW_EXPORT_SUMS, SUMS_MAX, &sums, &sums_n);
 	if (!rc)
 		rc = ow_signify_verify(&pub, sums, sums_n, sig, sig_n);
-	if (!rc && !(rc = ow_xparse_sums(sums, sums_n, &p->files))) {
-		ow_xfiles_sort(&p->files);
+	if (!rc && !(rc = ex_parse_sums(sums, sums_n, &p->files))) {
+		ex_files_sort(&p->files);
 		p->trusted = "signature";
 		if (!signed_manifest(root, &p->files, &m))
 			p->signed_sequence = m.sequence;
-		ow_xmanifest_free(&m);
+		ex_manifest_free(&m);
 	}
 	free(sig);
 	free(sums);
 	if (rc)
-		ow_xfiles_free(&p->files);
+		ex_files_free(&p->files);
 	return rc;
 }
 
 /* manifest.json as this workspace wrote it (its sha256 is in `exports`):
  * an interrupted export leaves the previous one in place until the end. */
-static int prev_by_record(ow_store *s, int root, struct ow_xprev *p)
+static int prev_by_record(ow_store *s, int root, struct ex_prev *p)
 {
 	char hex[OW_SHA256_HEX], *t = NULL;
 	uint64_t n;
 	size_t len = 0;
-	struct ow_xmanifest m;
-	int rc = ow_xhash_at(root, OW_EXPORT_MANIFEST, &n, hex);
+	struct ex_manifest m;
+	int rc = ex_hash_at(root, OW_EXPORT_MANIFEST, &n, hex);
 	if (rc)
 		return rc;
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_BY_MANIFEST);
@@ -91,20 +91,20 @@ static int prev_by_record(ow_store *s, int root, struct ow_xprev *p)
 	if (row <= 0)
 		return row < 0 ? row : OW_ENOENT;
 	if ((rc = ow_read_beneath(root, OW_EXPORT_MANIFEST, SUMS_MAX, &t, &len)) ||
-	    (rc = ow_xjson_parse(t, len, &m))) {
+	    (rc = ex_json_parse(t, len, &m))) {
 		free(t);
 		return rc;
 	}
 	free(t);
 	p->files = m.files; /* moved */
 	memset(&m.files, 0, sizeof m.files);
-	ow_xmanifest_free(&m);
-	ow_xfiles_sort(&p->files);
+	ex_manifest_free(&m);
+	ex_files_sort(&p->files);
 	p->trusted = "workspace record";
 	return 0;
 }
 
-int ow_xprev_load(ow_store *s, int root, const struct ow_signify_sec *key, struct ow_xprev *p)
+int ex_prev_load(ow_store *s, int root, const struct ow_signify_sec *key, struct ex_prev *p)
 {
 	memset(p, 0, sizeof *p);
 	if (key && prev_by_signature(root, key, p) == 0)
@@ -119,9 +119,9 @@ int ow_xprev_load(ow_store *s, int root, const struct ow_signify_sec *key, struc
 
 struct walk {
 	int root;
-	const struct ow_xfiles *want;
-	const struct ow_xprev *prev;
-	struct ow_xfiles *remove;
+	const struct ex_files *want;
+	const struct ex_prev *prev;
+	struct ex_files *remove;
 	struct ow_str shown;
 	size_t refused, links;
 	int rc;
@@ -155,22 +155,22 @@ static int is_top_owned(const char *rel)
 
 static void regular_file(struct walk *w, int dfd, const char *name, const char *rel, int top)
 {
-	if ((top && is_top_owned(rel)) || ow_xfiles_find(w->want, rel))
+	if ((top && is_top_owned(rel)) || ex_files_find(w->want, rel))
 		return; /* a file of the new export: replaced, or kept when the same */
-	if (ow_xis_tmp_name(name)) {
-		w->rc = ow_xfiles_add(w->remove, rel, 0, NULL);
+	if (ex_is_tmp_name(name)) {
+		w->rc = ex_files_add(w->remove, rel, 0, NULL);
 		return;
 	}
-	const struct ow_xfile *e = w->prev->trusted ? ow_xfiles_find(&w->prev->files, rel) : NULL;
+	const struct ex_file *e = w->prev->trusted ? ex_files_find(&w->prev->files, rel) : NULL;
 	char hex[OW_SHA256_HEX];
 	uint64_t n;
 	if (!e)
 		refuse(w, rel, "not part of an export: no previous export of this key or workspace "
 		               "lists it");
-	else if (ow_xhash_at(dfd, name, &n, hex) || strcmp(hex, e->sha256))
+	else if (ex_hash_at(dfd, name, &n, hex) || strcmp(hex, e->sha256))
 		refuse(w, rel, "changed since the previous export listed it");
 	else
-		w->rc = ow_xfiles_add(w->remove, rel, n, hex);
+		w->rc = ex_files_add(w->remove, rel, n, hex);
 }
 
 static void walk_dir(struct walk *w, int dfd, const char *rel, int depth);
@@ -190,7 +190,7 @@ static void walk_entry(struct walk *w, int dfd, const char *name, const char *re
 		regular_file(w, dfd, name, rel, depth == 0);
 		return;
 	}
-	if (ow_xfiles_find(w->want, rel) || (depth == 0 && is_top_owned(rel))) {
+	if (ex_files_find(w->want, rel) || (depth == 0 && is_top_owned(rel))) {
 		refuse(w, rel, "a directory where the export writes a file");
 		return;
 	}
@@ -226,8 +226,8 @@ static void walk_dir(struct walk *w, int dfd, const char *rel, int depth)
 	closedir(d);
 }
 
-int ow_xinventory(int root, const char *dir, const struct ow_xfiles *want,
-                  const struct ow_xprev *prev, struct ow_xfiles *remove)
+int ex_inventory(int root, const char *dir, const struct ex_files *want,
+                  const struct ex_prev *prev, struct ex_files *remove)
 {
 	struct walk w = {.root = root, .want = want, .prev = prev, .remove = remove};
 	int fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -247,7 +247,7 @@ int ow_xinventory(int root, const char *dir, const struct ow_xfiles *want,
 		            w.refused == 1 ? "it" : "them");
 	ow_str_free(&w.shown);
 	if (!rc)
-		ow_xfiles_sort(remove);
+		ex_files_sort(remove);
 	return rc;
 }
 
@@ -288,7 +288,7 @@ static int remove_one(int root, const char *rel)
 	return rc;
 }
 
-int ow_xremove(int root, const struct ow_xfiles *remove, size_t *removed)
+int ex_remove(int root, const struct ex_files *remove, size_t *removed)
 {
 	*removed = 0;
 	for (size_t i = 0; i < remove->n; i++) {

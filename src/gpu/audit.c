@@ -31,7 +31,7 @@
 
 /* ---- the audit object ------------------------------------------------------- */
 
-int ow_audit_new(const char *source, const char *label, int kind, struct ow_audit **out)
+int au_new(const char *source, const char *label, int kind, struct ow_audit **out)
 {
 	struct ow_audit *a = calloc(1, sizeof *a);
 	*out = NULL;
@@ -44,7 +44,7 @@ int ow_audit_new(const char *source, const char *label, int kind, struct ow_audi
 	return 0;
 }
 
-int ow_audit_add_lib(struct ow_audit *a, const char *path, uint64_t size, int scanned,
+int au_add_lib(struct ow_audit *a, const char *path, uint64_t size, int scanned,
                      struct ow_fatbin *fb)
 {
 	struct ow_audit_lib *libs = NULL;
@@ -69,7 +69,7 @@ static int cmp_lib(const void *x, const void *y)
 	return strcmp(((const struct ow_audit_lib *)x)->path, ((const struct ow_audit_lib *)y)->path);
 }
 
-void ow_audit_sort(struct ow_audit *a)
+void au_sort(struct ow_audit *a)
 {
 	if (a->n_libs > 1)
 		qsort(a->libs, a->n_libs, sizeof *a->libs, cmp_lib);
@@ -162,7 +162,7 @@ static int audit_lib_fd(struct ow_audit *a, int fd, const char *path, const char
 	if (rc)
 		return ow_err_prefix(rc, "%s: ", path);
 	a->bytes_in += bytes;
-	return ow_audit_add_lib(a, shown, in.size, scanned, fb);
+	return au_add_lib(a, shown, in.size, scanned, fb);
 }
 
 /* ---- a wheel: candidate members inflated into memory ---------------------- */
@@ -268,7 +268,7 @@ static int w_finish(struct wpass *w, const char *name)
 		return ow_err_prefix(rc, "%s: member %s: ", a->label, name);
 	pthread_mutex_lock(&w->sh->mu);
 	a->bytes_in += len;
-	rc = ow_audit_add_lib(a, name, len, scanned, fb);
+	rc = au_add_lib(a, name, len, scanned, fb);
 	pthread_mutex_unlock(&w->sh->mu);
 	return rc;
 }
@@ -350,7 +350,7 @@ static int audit_fd(int fd, const char *source, const char *label,
 		              "damaged or not what its name says; fetch it again", label,
 		              empty ? "an empty file" : "no zip signature \"PK\\3\\4\" at its start");
 	}
-	int rc = ow_audit_new(source, wheel ? base_name(label) : label,
+	int rc = au_new(source, wheel ? base_name(label) : label,
 	                      wheel ? OW_AUDIT_WHEEL : OW_AUDIT_LIBRARY, out);
 	if (rc)
 		return rc;
@@ -360,7 +360,7 @@ static int audit_fd(int fd, const char *source, const char *label,
 		*out = NULL;
 		return rc;
 	}
-	ow_audit_sort(*out);
+	au_sort(*out);
 	return 0;
 }
 
@@ -433,12 +433,12 @@ static int audit_dir(const char *path, const struct ow_audit_opts *o, struct ow_
 	while (n > 1 && path[n - 1] == '/')
 		n--;
 	char *root = strndup(path, n);
-	int rc = root ? ow_audit_new(path, root, OW_AUDIT_DIRECTORY, out)
+	int rc = root ? au_new(path, root, OW_AUDIT_DIRECTORY, out)
 	              : ow_err(OW_ENOMEM, "audit: out of memory");
 	if (!rc) {
 		struct walk w = {.a = *out, .o = o, .root_len = n + (n > 1 || root[0] != '/')};
 		rc = walk_dir(&w, root, 0);
-		ow_audit_sort(*out);
+		au_sort(*out);
 	}
 	free(root);
 	if (rc && *out) {
@@ -485,7 +485,7 @@ static int audit_object_fresh(ow_store *s, const char *hex, const char *ref, con
 	if (!rc) {
 		memcpy((*out)->sha256, hex, 65);
 		if (!o->no_cache)
-			rc = ow_audit_cache_save(s, *out, o->scan);
+			rc = au_cache_save(s, *out, o->scan);
 	}
 	return rc;
 }
@@ -493,9 +493,9 @@ static int audit_object_fresh(ow_store *s, const char *hex, const char *ref, con
 static int audit_object_cached(ow_store *s, const char *hex, const char *ref, const char *label,
                                const struct ow_audit_opts *o, struct ow_audit **out)
 {
-	int rc = ow_audit_new(ref, label, OW_AUDIT_LIBRARY, out);
+	int rc = au_new(ref, label, OW_AUDIT_LIBRARY, out);
 	if (!rc)
-		rc = ow_audit_cache_load(s, hex, o->scan, *out);
+		rc = au_cache_load(s, hex, o->scan, *out);
 	if (rc == 1) {
 		memcpy((*out)->sha256, hex, 65);
 		(*out)->from_cache = 1;
@@ -503,7 +503,7 @@ static int audit_object_cached(ow_store *s, const char *hex, const char *ref, co
 			free((*out)->label);
 			(*out)->label = strdup(base_name(label));
 		}
-		ow_audit_sort(*out);
+		au_sort(*out);
 		return (*out)->label ? 1 : ow_err(OW_ENOMEM, "audit: out of memory");
 	}
 	ow_audit_free(*out);
@@ -517,7 +517,7 @@ int ow_audit_object(ow_store *s, const char *ref, const struct ow_audit_opts *o,
 	char hex[65], label[1024];
 	*out = NULL;
 	o = o ? o : &no_opts;
-	int rc = ow_audit_resolve(s, ref, hex, label, sizeof label);
+	int rc = au_resolve(s, ref, hex, label, sizeof label);
 	if (rc)
 		return rc;
 	rc = o->no_cache ? 0 : audit_object_cached(s, hex, ref, label, o, out);

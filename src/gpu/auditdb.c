@@ -61,7 +61,7 @@ static int by_name(ow_db *db, const char *ref, char hex[65], char *label, size_t
 	return 0;
 }
 
-int ow_audit_resolve(ow_store *s, const char *ref, char hex[65], char *label, size_t label_n)
+int au_resolve(ow_store *s, const char *ref, char hex[65], char *label, size_t label_n)
 {
 	ow_db *db = ow_store_db(s);
 	label[0] = 0;
@@ -90,7 +90,7 @@ static int load_row(ow_stmt *st, struct ow_audit *a)
 	if (rc)
 		return rc;
 	const char *member = ow_col_text(st, 0);
-	return ow_audit_add_lib(a, member[0] ? member : a->label, (uint64_t)ow_col_int(st, 1),
+	return au_add_lib(a, member[0] ? member : a->label, (uint64_t)ow_col_int(st, 1),
 	                        ow_col_int(st, 2) != 0, fb);
 }
 
@@ -114,7 +114,7 @@ static void drop_libs(struct ow_audit *a)
 	a->n_libs = 0;
 }
 
-int ow_audit_cache_load(ow_store *s, const char *hex, int scan, struct ow_audit *a)
+int au_cache_load(ow_store *s, const char *hex, int scan, struct ow_audit *a)
 {
 	ow_db *db = ow_store_db(s);
 	ow_stmt *st;
@@ -200,7 +200,7 @@ static int save_all(ow_db *db, const struct ow_audit *a, int scan)
 	return rc;
 }
 
-int ow_audit_cache_save(ow_store *s, const struct ow_audit *a, int scan)
+int au_cache_save(ow_store *s, const struct ow_audit *a, int scan)
 {
 	ow_db *db = ow_store_db(s);
 	int rc = ow_db_begin(db);

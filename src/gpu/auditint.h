@@ -9,18 +9,18 @@
                            * from compressed cubins and PTX (fatbinkern.h) */
 
 /* A fresh audit of `kind` for `source` labelled `label`. */
-int ow_audit_new(const char *source, const char *label, int kind, struct ow_audit **out);
+int au_new(const char *source, const char *label, int kind, struct ow_audit **out);
 /* Append a library; takes `fb` (freed on failure too). */
-int ow_audit_add_lib(struct ow_audit *a, const char *path, uint64_t size, int scanned,
+int au_add_lib(struct ow_audit *a, const char *path, uint64_t size, int scanned,
                      struct ow_fatbin *fb);
 /* Sort the libraries by path (every audit lists them in one order). */
-void ow_audit_sort(struct ow_audit *a);
+void au_sort(struct ow_audit *a);
 
 /* Cache in the index: 1 = found and filled into `a`, 0 = not cached. */
-int ow_audit_cache_load(ow_store *s, const char *hex, int scan, struct ow_audit *a);
-int ow_audit_cache_save(ow_store *s, const struct ow_audit *a, int scan);
+int au_cache_load(ow_store *s, const char *hex, int scan, struct ow_audit *a);
+int au_cache_save(ow_store *s, const struct ow_audit *a, int scan);
 /* A ref (64 hex, or a file name recorded as fetched) to an object hash and
  * a label (the file name when the index knows one). */
-int ow_audit_resolve(ow_store *s, const char *ref, char hex[65], char *label, size_t label_n);
+int au_resolve(ow_store *s, const char *ref, char hex[65], char *label, size_t label_n);
 
 #endif

@@ -31,17 +31,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	switch (data[0] % 3) {
 	case 0: {
-		struct ow_xfiles f = {0};
-		if (ow_xparse_sums(text, len, &f) == 0)
-			ow_xfiles_sort(&f);
-		ow_xfiles_free(&f);
+		struct ex_files f = {0};
+		if (ex_parse_sums(text, len, &f) == 0)
+			ex_files_sort(&f);
+		ex_files_free(&f);
 		break;
 	}
 	case 1: {
-		struct ow_xmanifest m;
+		struct ex_manifest m;
 		memset(&m, 0, sizeof m);
-		(void)ow_xjson_parse(text, len, &m);
-		ow_xmanifest_free(&m);
+		(void)ex_json_parse(text, len, &m);
+		ex_manifest_free(&m);
 		break;
 	}
 	default:

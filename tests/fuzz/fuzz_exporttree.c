@@ -343,7 +343,7 @@ static void apply_op(const char *dir, const uint8_t *op, const uint8_t *raw, siz
 enum outcome { EXPORTED, REFUSED, FAILED };
 
 static void check_dir_after(const struct snap *before, const struct snap *after,
-                            const struct ow_xfiles *prev, const struct snap *prev_snap,
+                            const struct ex_files *prev, const struct snap *prev_snap,
                             enum outcome how)
 {
 	for (size_t i = 0; i < before->n; i++) {
@@ -365,8 +365,8 @@ static void check_dir_after(const struct snap *before, const struct snap *after,
 			continue; /* kept, or replaced by an export file of the same name */
 		/* removed: only a listed file with the bytes it was listed with */
 		const struct entry *p = snap_find(prev_snap, b->path);
-		must(ow_xis_tmp_name(base) ||
-		         (ow_xfiles_find(prev, rel) && p && p->hash == b->hash),
+		must(ex_is_tmp_name(base) ||
+		         (ex_files_find(prev, rel) && p && p->hash == b->hash),
 		     "removed a file the previous signed export did not list unchanged", rel);
 	}
 }
@@ -390,7 +390,7 @@ static void check_valid(const char *dir)
 }
 
 static struct snap g_before, g_after, g_out0, g_out1, g_prev;
-static struct ow_xfiles g_prev_list;
+static struct ex_files g_prev_list;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -399,10 +399,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char prev[4200], *t;
 		size_t n;
 		snprintf(prev, sizeof prev, "%s/prev/SHA256SUMS", g_base);
-		if (ow_read_small_file(prev, 1 << 20, &t, &n) || ow_xparse_sums(t, n, &g_prev_list))
+		if (ow_read_small_file(prev, 1 << 20, &t, &n) || ex_parse_sums(t, n, &g_prev_list))
 			abort();
 		free(t);
-		ow_xfiles_sort(&g_prev_list);
+		ex_files_sort(&g_prev_list);
 		snprintf(prev, sizeof prev, "%s/prev", g_base);
 		snapshot(prev, &g_prev);
 	}
@@ -450,7 +450,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	enum outcome how = !rc ? EXPORTED : strstr(ow_err_detail(), "nothing was changed") ? REFUSED
 	                                                                                  : FAILED;
-	check_dir_after(&g_before, &g_after, fresh ? &(struct ow_xfiles){0} : &g_prev_list, &g_prev,
+	check_dir_after(&g_before, &g_after, fresh ? &(struct ex_files){0} : &g_prev_list, &g_prev,
 	                how);
 	if (rc == 0)
 		check_valid(dir);

@@ -102,31 +102,31 @@ static void test_manifest_paths(void **state)
 	    {"", 1}, {"a/", 1}, {"c:x", 1}, {"a\nb", 1},
 	};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-		assert_int_equal(ow_xpath_problem(v[i].p) != NULL, v[i].bad);
-	struct ow_xfiles f = {0};
+		assert_int_equal(ex_path_problem(v[i].p) != NULL, v[i].bad);
+	struct ex_files f = {0};
 	const char *other = NULL;
-	ow_xfiles_add(&f, "wheels/Torch.whl", 1, NULL);
-	ow_xfiles_add(&f, "wheels/a.whl", 1, NULL);
-	assert_null(ow_xfiles_case_clash(&f, &other));
-	ow_xfiles_add(&f, "wheels/torch.whl", 1, NULL);
-	assert_non_null(ow_xfiles_case_clash(&f, &other));
-	ow_xfiles_free(&f);
+	ex_files_add(&f, "wheels/Torch.whl", 1, NULL);
+	ex_files_add(&f, "wheels/a.whl", 1, NULL);
+	assert_null(ex_files_case_clash(&f, &other));
+	ex_files_add(&f, "wheels/torch.whl", 1, NULL);
+	assert_non_null(ex_files_case_clash(&f, &other));
+	ex_files_free(&f);
 }
 
 static void test_sums_parse(void **state)
 {
 	(void)state;
-	struct ow_xfiles f = {0};
+	struct ex_files f = {0};
 	char ok[200];
 	snprintf(ok, sizeof ok, "%064d  manifest.json\n%064d *wheels/a b.whl\n", 0, 1);
-	assert_int_equal(ow_xparse_sums(ok, strlen(ok), &f), 0);
+	assert_int_equal(ex_parse_sums(ok, strlen(ok), &f), 0);
 	assert_int_equal(f.n, 2);
 	assert_string_equal(f.v[1].path, "wheels/a b.whl");
-	ow_xfiles_free(&f);
-	assert_int_equal(ow_xparse_sums(ok, strlen(ok) - 1, &f), OW_EPARSE); /* unterminated */
-	ow_xfiles_free(&f);
-	assert_int_equal(ow_xparse_sums("xyz  a\n", 7, &f), OW_EPARSE);
-	ow_xfiles_free(&f);
+	ex_files_free(&f);
+	assert_int_equal(ex_parse_sums(ok, strlen(ok) - 1, &f), OW_EPARSE); /* unterminated */
+	ex_files_free(&f);
+	assert_int_equal(ex_parse_sums("xyz  a\n", 7, &f), OW_EPARSE);
+	ex_files_free(&f);
 }
 
 /* Unreadable key files are errors naming the path, never a crash or a hang. */
