@@ -414,7 +414,11 @@ static int alternative(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bo
 	return rc;
 }
 
-/* 0 decided or waiting (*wait), 1 run again now, < 0 error. */
+/* What decide() did: an enum decision, or a negative error code. */
+enum decision {
+	DECIDED = 0,     /* the target is settled, or waits for pages/metadata (*wait) */
+	CHOOSE_AGAIN = 1 /* the chosen torch was ruled out: views and choice again now */
+};
 static int decide(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool *wait)
 {
 	for (;;) {
@@ -439,7 +443,7 @@ static int decide(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool *w
 		else if (rc == TORCH_OK)
 			rc = complete_set(x, ts, pv, &ch, wait);
 		else if (rc == TORCH_RULED_OUT)
-			rc = 1; /* choose again */
+			rc = CHOOSE_AGAIN;
 		free(ch.missing);
 		return rc;
 	}
@@ -539,7 +543,7 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 			rc = decide(x, ts, pv, wait);
 		}
 		views_free(pv, np);
-	} while (rc == 1);
+	} while (rc == CHOOSE_AGAIN);
 	ts->done = rc == 0 && !*wait;
 	if (ts->done)
 		rc = platform_hint(x, ts);
