@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 #include "exportint.h"
 #include "fsbeneath.h"
@@ -27,7 +28,7 @@ static void problem(struct ow_check_report *r, const char *kind, const char *pat
 static void problem(struct ow_check_report *r, const char *kind, const char *path,
                     const char *fmt, ...)
 {
-	struct ow_check_problem *g = realloc(r->problems, (r->n + 1) * sizeof *g);
+	struct ow_check_problem *g = ow_array_more(r->problems, r->n, sizeof *g);
 	if (!g)
 		return;
 	r->problems = g;

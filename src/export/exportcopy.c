@@ -10,6 +10,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 #include "exportint.h"
 #include "event.h"
@@ -22,7 +23,7 @@
 
 int ex_files_add(struct ex_files *f, const char *path, uint64_t size, const char *sha256)
 {
-	struct ex_file *g = realloc(f->v, (f->n + 1) * sizeof *g);
+	struct ex_file *g = ow_array_more(f->v, f->n, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "file list: out of memory");
 	f->v = g;

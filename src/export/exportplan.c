@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "db.h"
 #include "offwheel/error.h"
 #include "exportint.h"
@@ -104,7 +105,7 @@ static int plan_item(ow_store *s, struct ow_export_plan *p, ow_stmt *st, size_t 
 		item_free(&it);
 		return rc;
 	}
-	struct ow_export_item *g = rc ? NULL : realloc(p->items, (p->n + 1) * sizeof *g);
+	struct ow_export_item *g = rc ? NULL : ow_array_more(p->items, p->n, sizeof *g);
 	if (!g) {
 		item_free(&it);
 		return rc ? rc : ow_err(OW_ENOMEM, "export: out of memory");
@@ -117,7 +118,7 @@ static int plan_item(ow_store *s, struct ow_export_plan *p, ow_stmt *st, size_t 
 
 static int set_add_member(struct ow_export_set *set, size_t idx)
 {
-	size_t *g = realloc(set->members, (set->n + 1) * sizeof *g);
+	size_t *g = ow_array_more(set->members, set->n, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "export: out of memory");
 	set->members = g;
@@ -144,7 +145,7 @@ static char *req_name(const struct ow_export_plan *p, const char *target, int64_
 
 static struct ow_export_set *new_set(struct ow_export_plan *p, int64_t id, const char *target)
 {
-	struct ow_export_set *g = realloc(p->sets, (p->nsets + 1) * sizeof *g);
+	struct ow_export_set *g = ow_array_more(p->sets, p->nsets, sizeof *g);
 	if (!g)
 		return NULL;
 	p->sets = g;
@@ -243,7 +244,7 @@ static int set_skip_reason(ow_store *s, int64_t id, char **target, char *why, si
 
 static int plan_skip(struct ow_export_plan *p, int64_t id, char *target, const char *why)
 {
-	struct ow_export_skip *g = realloc(p->skipped, (p->nskipped + 1) * sizeof *g);
+	struct ow_export_skip *g = ow_array_more(p->skipped, p->nskipped, sizeof *g);
 	if (!g) {
 		free(target);
 		return ow_err(OW_ENOMEM, "export: out of memory");
@@ -265,7 +266,7 @@ int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p)
 	size_t n = 0, taken = 0;
 	int row, rc = 0;
 	while ((row = ow_stmt_step(st)) == 1) {
-		int64_t *g = realloc(ids, (n + 1) * sizeof *g);
+		int64_t *g = ow_array_more(ids, n, sizeof *g);
 		if (!g) {
 			free(ids);
 			return ow_err(OW_ENOMEM, "export: out of memory");

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "auditint.h"
 #include "offwheel/error.h"
 #include "fatbinkern.h"
@@ -50,7 +51,7 @@ int au_add_lib(struct ow_audit *a, const char *path, uint64_t size, int scanned,
 	struct ow_audit_lib *libs = NULL;
 	char *p = NULL;
 	if (a->n_libs < MAX_LIBS)
-		libs = realloc(a->libs, (a->n_libs + 1) * sizeof *libs);
+		libs = ow_array_more(a->libs, a->n_libs, sizeof *libs);
 	if (libs)
 		a->libs = libs;
 	if (!libs || !(p = strdup(path))) {

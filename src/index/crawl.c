@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "array.h"
 #include "digest.h"
 #include "offwheel/error.h"
 #include "event.h"
@@ -140,7 +141,7 @@ static int add_reason(struct ow_crawl_page *p, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
-	char **g = realloc(p->reasons, (p->rejected + 1) * sizeof *g);
+	char **g = ow_array_more(p->reasons, p->rejected, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "out of memory");
 	p->reasons = g;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "digest.h"
 #include "offwheel/error.h"
 #include "simplejson.h"
@@ -213,7 +214,7 @@ static int make_link(const struct ow_url *page, const struct ow_url_policy *pol,
 
 static int add_rejected(struct ow_page *p, const char *href, int line, const char *why)
 {
-	struct ow_rejected *r = realloc(p->rejected, (p->nrejected + 1) * sizeof *r);
+	struct ow_rejected *r = ow_array_more(p->rejected, p->nrejected, sizeof *r);
 	if (!r)
 		return ow_err(OW_ENOMEM, "pagelinks: out of memory");
 	p->rejected = r;

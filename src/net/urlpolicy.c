@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 #include "url.h"
 #include "urlint.h"
@@ -48,7 +49,7 @@ static int list_add(char ***list, size_t *n, const char *spec)
 	int rc = normalize_host(spec, &h);
 	if (rc)
 		return rc;
-	char **l = realloc(*list, (*n + 1) * sizeof *l);
+	char **l = ow_array_more(*list, *n, sizeof *l);
 	if (!l) {
 		free(h);
 		return ow_err(OW_ENOMEM, "url policy: out of memory");

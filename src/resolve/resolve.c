@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 #include "event.h"
 #include "resolveint.h"
@@ -91,7 +92,7 @@ static bool is_bad(const struct tstate *ts, int64_t id)
 
 static int mark_bad(struct tstate *ts, int64_t id)
 {
-	int64_t *g = realloc(ts->bad_torch, (ts->nbad + 1) * sizeof *g);
+	int64_t *g = ow_array_more(ts->bad_torch, ts->nbad, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	ts->bad_torch = g;
@@ -176,7 +177,7 @@ static void missing_text(const struct rs_ctx *x, uint32_t bits, char *buf, size_
 
 static int add_skip(struct ow_resolve_target *o, const char *torch, const char *missing)
 {
-	struct ow_resolve_skip *g = realloc(o->skipped, (o->nskipped + 1) * sizeof *g);
+	struct ow_resolve_skip *g = ow_array_more(o->skipped, o->nskipped, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	o->skipped = g;
@@ -209,7 +210,7 @@ static void choose(struct rs_ctx *x, struct tstate *ts, struct pview *pv, size_t
 
 static int add_member(struct ow_resolve_target *o, const struct rs_pick *p)
 {
-	struct ow_resolve_member *g = realloc(o->members, (o->nmembers + 1) * sizeof *g);
+	struct ow_resolve_member *g = ow_array_more(o->members, o->nmembers, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	o->members = g;
@@ -233,7 +234,7 @@ static int add_member(struct ow_resolve_target *o, const struct rs_pick *p)
 static int add_note(struct ow_resolve_target *o, const char *fmt, ...) OW_PRINTF(2, 3);
 static int add_note(struct ow_resolve_target *o, const char *fmt, ...)
 {
-	char **g = realloc(o->notes, (o->nnotes + 1) * sizeof *g);
+	char **g = ow_array_more(o->notes, o->nnotes, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	o->notes = g;
@@ -644,7 +645,7 @@ static int add_report_note(struct ow_resolve_report *r, const char *variant)
 		if (!strncmp(r->notes[i], variant, strlen(variant)) &&
 		    r->notes[i][strlen(variant)] == ':')
 			return 0;
-	char **g = realloc(r->notes, (r->nnotes + 1) * sizeof *g);
+	char **g = ow_array_more(r->notes, r->nnotes, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	r->notes = g;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 #include "event.h"
 #include "resolveint.h"
@@ -223,7 +224,7 @@ int rs_list_get(struct rs_ctx *x, const char *project, const char *variant, bool
 			*out = &x->lists[i];
 			return 0;
 		}
-	struct rs_list *g = realloc(x->lists, (x->nlists + 1) * sizeof *g);
+	struct rs_list *g = ow_array_more(x->lists, x->nlists, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	x->lists = g;
@@ -480,10 +481,10 @@ int rs_need_crawl(struct rs_ctx *x, const char *variant, const char *project)
 	for (size_t i = 0; i < x->ncrawl; i++)
 		if (!strcmp(x->crawl_v[i], variant) && !strcmp(x->crawl_p[i], project))
 			return i < x->crawl_done;
-	char **gv = realloc(x->crawl_v, (x->ncrawl + 1) * sizeof *gv);
+	char **gv = ow_array_more(x->crawl_v, x->ncrawl, sizeof *gv);
 	if (gv)
 		x->crawl_v = gv;
-	char **gp = realloc(x->crawl_p, (x->ncrawl + 1) * sizeof *gp);
+	char **gp = ow_array_more(x->crawl_p, x->ncrawl, sizeof *gp);
 	if (gp)
 		x->crawl_p = gp;
 	if (!gv || !gp)

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 #include "resolveint.h"
 #include "store.h"
@@ -148,7 +149,7 @@ int ow_sets_list(ow_store *s, const char *target, struct ow_set_row **rows, size
 	ow_stmt_text(st, 1, target);
 	int rc;
 	while ((rc = ow_stmt_step(st)) == 1) {
-		struct ow_set_row *g = realloc(*rows, (*n + 1) * sizeof *g);
+		struct ow_set_row *g = ow_array_more(*rows, *n, sizeof *g);
 		if (!g)
 			return ow_err(OW_ENOMEM, "ls sets: out of memory");
 		*rows = g;
@@ -203,7 +204,7 @@ int ow_set_members(ow_store *s, int64_t set_id, struct ow_resolve_member **m, si
 	ow_stmt_int(st, 1, set_id);
 	int rc;
 	while ((rc = ow_stmt_step(st)) == 1) {
-		struct ow_resolve_member *g = realloc(*m, (*n + 1) * sizeof *g);
+		struct ow_resolve_member *g = ow_array_more(*m, *n, sizeof *g);
 		if (!g)
 			return ow_err(OW_ENOMEM, "set members: out of memory");
 		*m = g;
@@ -250,7 +251,7 @@ static int unused_objects(ow_db *db, char (**hex)[OW_SHA256_HEX], size_t *n)
 		return OW_EDB;
 	int rc;
 	while ((rc = ow_stmt_step(st)) == 1) {
-		char(*g)[OW_SHA256_HEX] = realloc(*hex, (*n + 1) * sizeof *g);
+		char(*g)[OW_SHA256_HEX] = ow_array_more(*hex, *n, sizeof *g);
 		if (!g)
 			return ow_err(OW_ENOMEM, "gc: out of memory");
 		*hex = g;

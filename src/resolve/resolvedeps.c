@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 #include "resolveint.h"
 
@@ -77,7 +78,7 @@ static const char *intern(struct dstate *d, const char *extra)
 	for (size_t i = 0; i < d->npool; i++)
 		if (!strcmp(d->pool[i], extra))
 			return d->pool[i];
-	char **g = realloc(d->pool, (d->npool + 1) * sizeof *g);
+	char **g = ow_array_more(d->pool, d->npool, sizeof *g);
 	if (!g)
 		return NULL;
 	d->pool = g;
@@ -144,7 +145,7 @@ static int expand(struct dstate *d, size_t i, const char *extra_in)
 		if (d->out->picks[i].role != OW_ROLE_DEP)
 			return fail(d, "%s: Requires-Python '%s' excludes the target",
 			            d->out->picks[i].c->filename, m->requires_python);
-		int64_t *g = realloc(d->excluded, (d->nexcluded + 1) * sizeof *g);
+		int64_t *g = ow_array_more(d->excluded, d->nexcluded, sizeof *g);
 		if (!g)
 			return ow_err(OW_ENOMEM, "resolve: out of memory");
 		d->excluded = g;
@@ -172,7 +173,7 @@ static int add_cons(struct dstate *d, const char *name, const struct ow_specset 
 	char buf[1024];
 	if (ow_spec_format(spec, buf, sizeof buf) < 0)
 		buf[0] = '\0';
-	struct cons *g = realloc(d->cons, (d->ncons + 1) * sizeof *g);
+	struct cons *g = ow_array_more(d->cons, d->ncons, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	d->cons = g;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "db.h"
 #include "offwheel/error.h"
 #include "event.h"
@@ -21,7 +22,7 @@
 static int add_issue_x(struct ow_fsck_report *r, enum ow_fsck_kind kind, const char *what,
                        const char *detail, int resumable)
 {
-	struct ow_fsck_issue *g = realloc(r->issues, (r->nissues + 1) * sizeof *g);
+	struct ow_fsck_issue *g = ow_array_more(r->issues, r->nissues, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "out of memory");
 	r->issues = g;
@@ -89,7 +90,7 @@ static int on_disk_file(void *ud, const char *hex, const char *path)
 	snprintf(key.sha256, sizeof key.sha256, "%s", hex);
 	if (w->nrows && bsearch(&key, w->rows, w->nrows, sizeof key, cmp_row))
 		return 0;
-	struct ow_obj_row *g = realloc(w->orphans, (w->norphans + 1) * sizeof *g);
+	struct ow_obj_row *g = ow_array_more(w->orphans, w->norphans, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "out of memory");
 	w->orphans = g;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 #include "zipcheck.h"
 
@@ -54,7 +55,7 @@ static char *take_value(struct field *f)
 
 static int push(char ***list, size_t *n, char *v)
 {
-	char **l = realloc(*list, (*n + 1) * sizeof *l);
+	char **l = ow_array_more(*list, *n, sizeof *l);
 	if (!l) {
 		free(v);
 		return ow_err(OW_ENOMEM, "METADATA: out of memory");
