@@ -206,6 +206,18 @@ int cli_open_store(struct cli *c, enum ow_store_mode mode, ow_store **out)
 	return rc ? cli_fail(c, rc) : 0;
 }
 
+int cli_with_store(struct cli *c, enum ow_store_mode mode,
+                   int (*fn)(struct cli *c, void *ud, ow_store *s), void *ud)
+{
+	ow_store *s = NULL;
+	int rc = cli_open_store(c, mode, &s);
+	if (!rc) {
+		rc = fn(c, ud, s);
+		ow_store_close(s);
+	}
+	return rc;
+}
+
 static int term_cols(int fd);
 
 /* Columns of n bytes of UTF-8 text (continuation bytes take none). */
@@ -272,16 +284,23 @@ int cli_usage_error(struct cli *c, const char *fmt, ...)
 	return 2;
 }
 
+/* Text on stdout, the progress line cleared first. */
+static void out_v(const char *fmt, va_list ap) OW_PRINTF(1, 0);
+static void out_v(const char *fmt, va_list ap)
+{
+	cli_progress_clear();
+	vprintf(fmt, ap);
+	fflush(stdout);
+}
+
 void cli_say(const struct cli *c, const char *fmt, ...)
 {
 	va_list ap;
 	if (c->json || c->verbosity < 0)
 		return;
-	cli_progress_clear();
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	out_v(fmt, ap);
 	va_end(ap);
-	fflush(stdout);
 }
 
 void cli_out(const struct cli *c, const char *fmt, ...)
@@ -289,11 +308,9 @@ void cli_out(const struct cli *c, const char *fmt, ...)
 	va_list ap;
 	if (c->json)
 		return;
-	cli_progress_clear();
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	out_v(fmt, ap);
 	va_end(ap);
-	fflush(stdout);
 }
 
 void cli_json_out(json_t *doc)

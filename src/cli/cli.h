@@ -61,6 +61,10 @@ void cli_usage(FILE *f, const struct cli *c, const struct cli_opt *opts, const c
 /* `in` with a leading "~" or "~/" replaced by $HOME. */
 void cli_expand_home(const char *in, char *out, size_t n);
 int cli_open_store(struct cli *c, enum ow_store_mode mode, ow_store **out);
+/* Open the workspace, run fn on it, close it: fn's result, or the opening's
+ * failure (already reported). */
+int cli_with_store(struct cli *c, enum ow_store_mode mode,
+                   int (*fn)(struct cli *c, void *ud, ow_store *s), void *ud);
 /* Print "offwheel: <detail>" for a library error and return its exit code. */
 int cli_fail(struct cli *c, int rc);
 /* Print a usage error, return 2. */

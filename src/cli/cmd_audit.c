@@ -152,17 +152,29 @@ static json_t *ptx_json(const char *s)
 	return arr;
 }
 
+/* Module i of l: its entries as one line, and its verdict on the device
+ * when one is given (cc > 0 through `device`). */
+static const struct ow_fatbin_module *module_line(const struct ow_audit_lib *l, size_t i,
+                                                  int device, int cc, int drv, char *line,
+                                                  size_t n, struct ow_gpu_module_verdict *mv)
+{
+	const struct ow_fatbin_module *m = &l->fb->modules[i];
+	*mv = (struct ow_gpu_module_verdict){0};
+	if (ow_fatbin_module_format(l->fb, m, line, n))
+		snprintf(line, n, "(too long)");
+	if (device)
+		ow_gpu_module_verdict(l->fb, m, cc, drv, mv);
+	return m;
+}
+
 static json_t *modules_json(const struct ow_audit_lib *l, int cc, int drv, int have_device)
 {
 	json_t *arr = json_array();
 	char line[4096];
 	for (size_t i = 0; i < l->fb->n_modules; i++) {
-		const struct ow_fatbin_module *m = &l->fb->modules[i];
-		struct ow_gpu_module_verdict mv = {0};
-		if (ow_fatbin_module_format(l->fb, m, line, sizeof line))
-			snprintf(line, sizeof line, "(too long)");
-		if (have_device)
-			ow_gpu_module_verdict(l->fb, m, cc, drv, &mv);
+		struct ow_gpu_module_verdict mv;
+		const struct ow_fatbin_module *m =
+		    module_line(l, i, have_device, cc, drv, line, sizeof line, &mv);
 		/* kernels: null when not looked into (it has an image for the device) */
 		json_array_append_new(arr, json_pack("{s:s, s:b, s:b, s:o, s:s, s:o}", "section",
 		                                     m->section, "relocatable", m->relocatable,
@@ -313,12 +325,9 @@ static void say_modules(struct cli *c, const struct ow_audit_lib *l, const struc
 {
 	char line[4096];
 	for (size_t i = 0; i < l->fb->n_modules; i++) {
-		const struct ow_fatbin_module *m = &l->fb->modules[i];
-		struct ow_gpu_module_verdict mv = {0};
-		if (ow_fatbin_module_format(l->fb, m, line, sizeof line))
-			snprintf(line, sizeof line, "(too long)");
-		if (g->device)
-			ow_gpu_module_verdict(l->fb, m, g->cc, g->drv, &mv);
+		struct ow_gpu_module_verdict mv;
+		const struct ow_fatbin_module *m =
+		    module_line(l, i, g->device != NULL, g->cc, g->drv, line, sizeof line, &mv);
 		cli_say(c, "      #%zu %s%s%s: %s%s%s\n", i, m->section, m->relocatable ? " (rdc)" : "",
 		        m->no_kernels ? " (no kernels)" : "", line, g->device ? " -> " : "",
 		        g->device ? ow_gpu_verdict_name(mv.verdict) : "");

@@ -200,8 +200,9 @@ static struct ow_device_fit *judge_device(struct cli *c, struct ropts *o, ow_sto
 	return fits;
 }
 
-static int run(struct cli *c, struct ropts *o, ow_store *s)
+static int run(struct cli *c, void *ud, ow_store *s)
 {
+	struct ropts *o = ud;
 	struct ow_resolve_netio net = {.policy = &o->idx.policy, .http = &o->idx.http,
 	                               .net = !o->offline};
 	struct ow_resolve_io io;
@@ -251,11 +252,8 @@ int cmd_resolve(struct cli *c, int argc, char **argv)
 	if (first >= 0 && !rc && !(rc = index_opts_finish(c, &o.idx)) &&
 	    !(rc = check_variants(c, &o.idx)))
 		rc = target_opts_finish(c, &o.tgt);
-	ow_store *s = NULL;
-	if (first >= 0 && !rc && !(rc = cli_open_store(c, OW_STORE_WRITE, &s))) {
-		rc = run(c, &o, s);
-		ow_store_close(s);
-	}
+	if (first >= 0 && !rc)
+		rc = cli_with_store(c, OW_STORE_WRITE, run, &o);
 	index_opts_free(&o.idx);
 	target_opts_free(&o.tgt);
 	return rc;

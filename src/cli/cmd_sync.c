@@ -174,8 +174,9 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 	cli_json_out(doc);
 }
 
-static int run(struct cli *c, struct sopts *o, ow_store *s)
+static int run(struct cli *c, void *ud, ow_store *s)
 {
+	struct sopts *o = ud;
 	struct outcome out = {0};
 	int rc = crawl_step(c, o, s, &out.crawl_failed);
 	if (rc)
@@ -214,11 +215,8 @@ int cmd_sync(struct cli *c, int argc, char **argv)
 	for (size_t i = 0; !rc && i < o.idx.variants.n; i++)
 		if (!*o.idx.variants.v[i])
 			rc = cli_usage_error(c, "sync: --variant all is for crawl; name the variants");
-	ow_store *s = NULL;
-	if (first >= 0 && !rc && !(rc = cli_open_store(c, OW_STORE_WRITE, &s))) {
-		rc = run(c, &o, s);
-		ow_store_close(s);
-	}
+	if (first >= 0 && !rc)
+		rc = cli_with_store(c, OW_STORE_WRITE, run, &o);
 	index_opts_free(&o.idx);
 	target_opts_free(&o.tgt);
 	return rc;
