@@ -100,6 +100,10 @@ struct ow_export_opts {
 	int jobs;                         /* files copied at once (capped at 4); < 1: 1 */
 	int64_t sequence;                 /* 0: the next one; else this one (a new workspace
 	                                     continuing an old key), above every one known */
+	const char *tool;                 /* a Debian package (offwheel_*.deb) to put on the
+	                                     stick as tools/NAME, listed and signed like the
+	                                     rest, so targets install offwheel from it; NULL:
+	                                     none (a tool of an earlier export is removed) */
 };
 
 struct ow_export_report {

@@ -32,7 +32,7 @@ static const char description[] =
 	"Exit 4 when a member is not fetched yet, 1 on other errors.";
 
 enum { OPT_TARGET = 400, OPT_ALL, OPT_FILE, OPT_SIGN, OPT_EXPIRES, OPT_NGINX, OPT_FAT32,
-       OPT_SEQUENCE };
+       OPT_SEQUENCE, OPT_TOOL };
 static const struct cli_opt opts[] = {
 	{"target", OPT_TARGET, required_argument, "T", "the newest set of target T ('ls sets')"},
 	{"all-sets", OPT_ALL, no_argument, NULL, "the newest set of every target that is complete and fetched (the rest are named)"},
@@ -40,6 +40,8 @@ static const struct cli_opt opts[] = {
 	{"sign", OPT_SIGN, required_argument, "KEY", "sign with this secret key (offwheel keygen)"},
 	{"expires", OPT_EXPIRES, required_argument, "DAYS", "check refuses it after DAYS (90)"},
 	{"nginx-conf", OPT_NGINX, required_argument, "FILE", "write an nginx server block for DIR"},
+	{"with-tool", OPT_TOOL, required_argument, "DEB",
+	 "put this offwheel package (cpack's offwheel_*.deb) on the stick as tools/DEB, signed"},
 	{"fat32", OPT_FAT32, no_argument, NULL, "refuse files of 4 GiB or more (auto on FAT32)"},
 	{"sequence", OPT_SEQUENCE, required_argument, "N",
 	 "sign sequence N (above every one used with the key; 1 to 2^53)"},
@@ -49,7 +51,7 @@ static const struct cli_opt opts[] = {
 struct export_args {
 	const char *targets[64], *files[4096];
 	int ntargets, nfiles, all, fat32, expires;
-	const char *sign, *nginx;
+	const char *sign, *nginx, *tool;
 	long long sequence;
 };
 
@@ -82,6 +84,7 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	case OPT_FAT32: a->fat32 = 1; return 0;
 	case OPT_SIGN: a->sign = arg; return 0;
 	case OPT_NGINX: a->nginx = arg; return 0;
+	case OPT_TOOL: a->tool = arg; return 0;
 	case OPT_EXPIRES: return cli_int_arg(c, "--expires", arg, 1, 36500, &a->expires);
 	case OPT_SEQUENCE: return sequence_arg(c, arg, &a->sequence);
 	}
@@ -195,7 +198,7 @@ static int run_export(struct cli *c, const struct export_args *a, const char *ar
 	    !(rc = build_plan(c, s, a, ids, nids, &p))) {
 		struct ow_export_opts o = {.dir = arg, .key = a->sign ? &key : NULL,
 		                           .expires_days = a->expires, .fat32 = a->fat32,
-		                           .nginx_conf = a->nginx, .jobs = c->jobs,
+		                           .nginx_conf = a->nginx, .tool = a->tool, .jobs = c->jobs,
 		                           .sequence = a->sequence};
 		struct ow_export_report r;
 		int erc = ow_export_run(s, &p, &o, &r);

@@ -68,10 +68,13 @@ static int check_case(const struct ow_export_plan *p)
 }
 
 /* Every path the new export writes (sorted): what the walk may replace. */
-static int wanted_paths(const struct ow_export_plan *p, struct ex_files *f)
+static int wanted_paths(const struct ow_export_plan *p, const char *tool, struct ex_files *f)
 {
 	char rel[PATH_MAX];
 	int rc = ex_files_add(f, "simple/index.html", 0, NULL);
+	snprintf(rel, sizeof rel, "tools/%s", tool ? tool : "");
+	if (!rc && tool)
+		rc = ex_files_add(f, rel, 0, NULL);
 	for (size_t i = 0; !rc && i < p->n; i++) {
 		snprintf(rel, sizeof rel, "wheels/%s", p->items[i].filename);
 		rc = ex_files_add(f, rel, 0, NULL);
@@ -101,6 +104,7 @@ struct xrun {
 	char oldsig[4096];
 	ssize_t oldsig_len; /* -1: there was none */
 	int undoable, made_wheels;
+	const struct ow_str *tool; /* the bytes of opts.tool, read before anything changed */
 };
 
 /* The old signature goes first: from here on the tree is not valid until
@@ -321,6 +325,10 @@ static int write_lists(const struct ow_export_plan *p, const struct ex_meta *m,
 	if (!rc && !(rc = ex_gen_install(p, m, &b)))
 		rc = write_text(x, "INSTALL.txt", &b, rec);
 	ow_str_free(&b);
+	if (!rc && m->tool) {
+		snprintf(rel, sizeof rel, "tools/%s", m->tool);
+		rc = write_text(x, rel, x->tool, rec);
+	}
 	return rc;
 }
 
@@ -450,7 +458,7 @@ static int prepare(ow_store *s, const struct ow_export_plan *p, const struct ow_
 	struct ex_files want = {0};
 	ex_fs_kind(x->root, r->fs, sizeof r->fs);
 	int rc = check_names(p, o, r->fs);
-	if (rc || (rc = check_case(p)) || (rc = wanted_paths(p, &want)) ||
+	if (rc || (rc = check_case(p)) || (rc = wanted_paths(p, m->tool, &want)) ||
 	    (rc = ex_prev_load(s, x->root, o->key, &x->prev)) ||
 	    (rc = ex_inventory(x->root, x->dir, &want, &x->prev, &x->remove))) {
 		ex_files_free(&want);
@@ -489,6 +497,52 @@ static int run_steps(ow_store *s, const struct ow_export_plan *p, const struct o
 	return rc;
 }
 
+/* --with-tool: a Debian package (an ar archive whose first member is
+ * debian-binary), read whole once; *name points into `path`. */
+#define OW_TOOL_MAX (256u << 20)
+static int load_tool(const char *path, struct ow_str *b, const char **name)
+{
+	static const char magic[] = "!<arch>\ndebian-binary";
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t len = strlen(base);
+	if (!ow_safe_component(base) || !strncmp(base, ".ow-", 4) || len < 5 ||
+	    strcmp(base + len - 4, ".deb"))
+		return ow_err(OW_EINVAL, "--with-tool %s: not a package name to put on a stick (NAME.deb, "
+		                         "no control characters) — give the offwheel_*.deb that "
+		                         "'cpack -G DEB' made",
+		              path);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "--with-tool %s: cannot open: %s", path,
+		              strerror(errno));
+	int rc = 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > OW_TOOL_MAX)
+		rc = ow_err(OW_EINVAL, "--with-tool %s: not a regular file of at most 256 MiB", path);
+	char buf[1 << 16];
+	ssize_t n;
+	while (!rc && (n = read(fd, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			rc = ow_err(OW_EIO, "--with-tool %s: read failed: %s", path, strerror(errno));
+		else if (b->n + (size_t)n > OW_TOOL_MAX)
+			rc = ow_err(OW_EINVAL, "--with-tool %s: grew past 256 MiB while read", path);
+		else
+			ow_str_put(b, buf, (size_t)n);
+	}
+	close(fd);
+	if (!rc && b->err)
+		rc = ow_err(b->err, "--with-tool %s: out of memory", path);
+	if (!rc && (b->n < sizeof magic - 1 || memcmp(b->p, magic, sizeof magic - 1)))
+		rc = ow_err(OW_EINVAL, "--with-tool %s: not a Debian package (no debian-binary member "
+		                       "first) — give the offwheel_*.deb that 'cpack -G DEB' made",
+		            path);
+	*name = base;
+	return rc;
+}
+
 int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
                   struct ow_export_report *r)
 {
@@ -503,7 +557,11 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 		              (long long)o->sequence);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	char made[PATH_MAX] = "";
-	int rc = ow_mkdir_p_made(o->dir, 0755, made, sizeof made);
+	struct ow_str tool = {0};
+	int rc = o->tool ? load_tool(o->tool, &tool, &m.tool) : 0;
+	x.tool = &tool;
+	if (!rc)
+		rc = ow_mkdir_p_made(o->dir, 0755, made, sizeof made);
 	if (!rc && !realpath(o->dir, r->dir))
 		rc = ow_err(OW_EIO, "%s: cannot resolve the path: %s", o->dir, strerror(errno));
 	struct ow_export_opts ro = *o;
@@ -520,6 +578,7 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 		rc = write_nginx(o->nginx_conf, r->dir);
 	if (rc && *made)
 		ow_rmdir_made(o->dir, made);
+	ow_str_free(&tool);
 	if (x.root >= 0)
 		close(x.root);
 	ex_prev_free(&x.prev);

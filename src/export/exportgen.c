@@ -154,8 +154,13 @@ int ex_gen_install(const struct ow_export_plan *p, const struct ex_meta *m, stru
 	                  " && sha256sum -c " OW_EXPORT_SUMS "\n"
 	                  "   (KEY.pub is the public key you trust, brought separately.  The stock\n"
 	                  "   tools do not catch an expired or rolled-back stick, files added to it,\n"
-	                  "   links or FIFOs on it: 'offwheel check' does.)\n\n"
-	                  "2. Install a target (in a virtual environment of its Python):\n");
+	                  "   links or FIFOs on it: 'offwheel check' does.)\n\n");
+	if (m->tool)
+		ow_str_printf(out, "   No offwheel on this machine?  It is on this stick (the sums above\n"
+		                   "   cover it): check with the stock tools, then\n"
+		                   "    sudo apt install ./tools/%s\n\n",
+		             m->tool);
+	ow_str_puts(out, "2. Install a target (in a virtual environment of its Python):\n");
 	for (size_t i = 0; i < p->nsets; i++)
 		install_set(out, &p->sets[i]);
 	return out->err;

@@ -38,6 +38,7 @@ struct ex_meta {
 	int64_t sequence, created, expires;
 	char key_id[OW_KEYID_HEX];
 	const char *dir;
+	const char *tool; /* the tools/ file's name, NULL when there is none */
 };
 
 /* Text of the generated files (malloc'd into *out). */

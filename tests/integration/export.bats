@@ -244,6 +244,54 @@ moved_stick() { # copy the export to another "mount point"; prints its path
 	[[ "$output" == *"not part of an export"* ]]
 }
 
+@test "--with-tool: a real .deb goes on the stick signed, dpkg reads it there, INSTALL.txt says how; refused otherwise; dropped later" {
+	command -v dpkg-deb >/dev/null || skip "dpkg-deb is not installed"
+	p=$BATS_TEST_TMPDIR/pkg
+	mkdir -p "$p/DEBIAN" "$p/usr/bin"
+	printf 'Package: offwheel\nVersion: 0.1.0\nArchitecture: all\nMaintainer: t <t@t.invalid>\nDescription: test\n' >"$p/DEBIAN/control"
+	cp "$OFFWHEEL" "$p/usr/bin/offwheel"
+	dpkg-deb --build -Zgzip "$p" "$BATS_TEST_TMPDIR/offwheel_0.1.0_all.deb" >/dev/null
+	d=$(copy_ex)
+	run ow --json export "$d" --target "$TARGET" --sign "$KEYS/k.sec" \
+		--with-tool "$BATS_TEST_TMPDIR/offwheel_0.1.0_all.deb"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	cmp "$d/tools/offwheel_0.1.0_all.deb" "$BATS_TEST_TMPDIR/offwheel_0.1.0_all.deb"
+	dpkg-deb --info "$d/tools/offwheel_0.1.0_all.deb" | grep -q 'Package: offwheel'
+	grep -q '  tools/offwheel_0.1.0_all.deb$' "$d/SHA256SUMS"
+	[ "$(jq '[.files[] | select(.path == "tools/offwheel_0.1.0_all.deb")] | length' "$d/manifest.json")" -eq 1 ]
+	grep -q 'sudo apt install ./tools/offwheel_0.1.0_all.deb' "$d/INSTALL.txt"
+	(cd "$d" && sha256sum -c --quiet SHA256SUMS)
+	signify-openbsd -V -q -p "$KEYS/k.pub" -m "$d/SHA256SUMS"
+	run chk "$d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# a changed byte in the package is caught like any other file
+	cp -a "$d" "$BATS_TEST_TMPDIR/bad"
+	"$OW_SOURCE_DIR/tests/tools/flipbyte" "$BATS_TEST_TMPDIR/bad/tools/offwheel_0.1.0_all.deb" 10
+	run chk "$BATS_TEST_TMPDIR/bad"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"tools/offwheel_0.1.0_all.deb"* ]]
+	# not a Debian package, or not a .deb name: refused before anything changes
+	before=$(cd "$d" && find . -type f -printf '%p %s\n' | sort | sha256sum)
+	echo 'not a package' >"$BATS_TEST_TMPDIR/fake.deb"
+	run ow export "$d" --target "$TARGET" --sign "$KEYS/k.sec" --with-tool "$BATS_TEST_TMPDIR/fake.deb"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"fake.deb: not a Debian package"* ]]
+	run ow export "$d" --target "$TARGET" --sign "$KEYS/k.sec" --with-tool "$OFFWHEEL"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"not a package name"* ]]
+	run ow export "$BATS_TEST_TMPDIR/new/ex" --target "$TARGET" --with-tool "$BATS_TEST_TMPDIR/fake.deb"
+	[ "$status" -eq 2 ]
+	[ ! -e "$BATS_TEST_TMPDIR/new" ]
+	[ "$before" = "$(cd "$d" && find . -type f -printf '%p %s\n' | sort | sha256sum)" ]
+	# the next export without it takes it away
+	run ow export "$d" --target "$TARGET" --sign "$KEYS/k.sec"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ ! -e "$d/tools/offwheel_0.1.0_all.deb" ]
+	! grep -q tools/ "$d/SHA256SUMS"
+	run chk "$d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
 @test "a damaged store object stops export: named, nothing of it copied, DIR left as it was found" {
 	ws2=$BATS_TEST_TMPDIR/ws2
 	cp -a "$WS" "$ws2"
