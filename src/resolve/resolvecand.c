@@ -53,27 +53,28 @@ static int intern_tag(struct rs_list *l, ow_stmt *st, size_t *idx)
 			*idx = i;
 			return 0;
 		}
-	char **g = realloc(l->tags, (l->ntags + 1) * 3 * sizeof *g);
+	char **g = ow_array_grow(l->tags, 3 * l->ntags, 3, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	l->tags = g;
-	g[3 * l->ntags] = strdup(py);
-	g[3 * l->ntags + 1] = strdup(abi);
-	g[3 * l->ntags + 2] = strdup(pl);
+	char **t = &g[3 * l->ntags];
+	t[0] = strdup(py);
+	t[1] = strdup(abi);
+	t[2] = strdup(pl);
+	if (!t[0] || !t[1] || !t[2]) {
+		free(t[0]), free(t[1]), free(t[2]);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
 	*idx = l->ntags++;
 	return 0;
 }
 
 static int add_row(struct rs_list *l, ow_stmt *st, size_t *cap)
 {
-	if (l->n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		struct rs_cand *g = realloc(l->c, nc * sizeof *g);
-		if (!g)
-			return ow_err(OW_ENOMEM, "resolve: out of memory");
-		l->c = g;
-		*cap = nc;
-	}
+	struct rs_cand *g = ow_array_reserve(l->c, cap, l->n + 1, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	l->c = g;
 	struct rs_cand *c = &l->c[l->n];
 	memset(c, 0, sizeof *c);
 	if (ow_pep440_parse(&c->v, ow_col_text(st, 2)) < 0)
@@ -392,14 +393,10 @@ static int queue_need(struct rs_ctx *x, int64_t id)
 	for (size_t i = 0; i < x->nneed; i++)
 		if (x->need[i] == id)
 			return 0;
-	if (x->nneed == x->need_cap) {
-		size_t nc = x->need_cap ? x->need_cap * 2 : 256;
-		int64_t *g = realloc(x->need, nc * sizeof *g);
-		if (!g)
-			return ow_err(OW_ENOMEM, "resolve: out of memory");
-		x->need = g;
-		x->need_cap = nc;
-	}
+	int64_t *g = ow_array_reserve(x->need, &x->need_cap, x->nneed + 1, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	x->need = g;
 	x->need[x->nneed++] = id;
 	return 0;
 }
