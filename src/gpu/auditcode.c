@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "auditint.h"
 #include "offwheel/error.h"
 #include "offwheel/str.h"
@@ -141,20 +142,7 @@ static int space(struct dec *d)
 	return 0;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 16;
-	while (c < need)
-		c *= 2;
-	void *n = realloc(*p, c * size);
-	if (!n)
-		return ow_err(OW_ENOMEM, "audit listing: out of memory");
-	*p = n;
-	*cap = c;
-	return 0;
-}
+
 
 static int entry(struct dec *d, struct ow_fatbin_entry *e)
 {
@@ -216,9 +204,12 @@ static int line_entries(struct dec *d, size_t *count)
 		d->p++;
 		if (*count >= MAX_LINE_ENTRIES || fb->n_entries >= MAX_ENTRIES)
 			return bad(d, "too many entries");
-		int rc = grow((void **)&fb->entries, &d->cap_e, fb->n_entries + 1, sizeof *fb->entries);
-		if (!rc)
-			rc = entry(d, &fb->entries[fb->n_entries]);
+		struct ow_fatbin_entry *g =
+			ow_array_reserve(fb->entries, &d->cap_e, fb->n_entries + 1, sizeof *g);
+		if (!g)
+			return ow_err(OW_ENOMEM, "audit listing: out of memory");
+		fb->entries = g;
+		int rc = entry(d, &fb->entries[fb->n_entries]);
 		if (rc)
 			return rc;
 		fb->n_entries++;
@@ -237,10 +228,14 @@ static int add_run(struct dec *d, const struct ow_fatbin_module *m, unsigned lon
 	struct ow_fatbin *fb = d->fb;
 	if (run == 0 || run > MAX_MODULES - fb->n_modules)
 		return bad(d, "bad module count");
-	int rc = grow((void **)&fb->modules, &d->cap_m, fb->n_modules + run, sizeof *fb->modules);
-	for (unsigned long i = 0; !rc && i < run; i++)
+	struct ow_fatbin_module *g =
+		ow_array_reserve(fb->modules, &d->cap_m, fb->n_modules + run, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "audit listing: out of memory");
+	fb->modules = g;
+	for (unsigned long i = 0; i < run; i++)
 		fb->modules[fb->n_modules++] = *m;
-	return rc;
+	return 0;
 }
 
 static int module_line(struct dec *d)

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "bytes.h"
 #include "offwheel/error.h"
 
@@ -138,14 +139,11 @@ static int add_module(struct ctx *c, const char *section, int reloc, int scanned
 	if (fb->n_modules >= MAX_MODULES)
 		return ow_err(OW_ETOOBIG, "more than %u fatbin containers — refusing the input",
 			      MAX_MODULES);
-	if (fb->n_modules == c->cap_modules) {
-		size_t cap = c->cap_modules ? c->cap_modules * 2 : 16;
-		void *p = realloc(fb->modules, cap * sizeof *fb->modules);
-		if (!p)
-			return ow_err(OW_ENOMEM, "fatbin module list: out of memory");
-		fb->modules = p;
-		c->cap_modules = cap;
-	}
+	struct ow_fatbin_module *g =
+		ow_array_reserve(fb->modules, &c->cap_modules, fb->n_modules + 1, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "fatbin module list: out of memory");
+	fb->modules = g;
 	struct ow_fatbin_module *m = &fb->modules[fb->n_modules++];
 	memset(m, 0, sizeof *m);
 	snprintf(m->section, sizeof m->section, "%s", section);
@@ -163,14 +161,11 @@ static int add_entry(struct ctx *c, const struct ow_fatbin_entry *e)
 	if (fb->n_entries >= MAX_ENTRIES)
 		return ow_err(OW_ETOOBIG, "more than %u fatbin entries — refusing the input",
 			      MAX_ENTRIES);
-	if (fb->n_entries == c->cap_entries) {
-		size_t cap = c->cap_entries ? c->cap_entries * 2 : 64;
-		void *p = realloc(fb->entries, cap * sizeof *fb->entries);
-		if (!p)
-			return ow_err(OW_ENOMEM, "fatbin entry list: out of memory");
-		fb->entries = p;
-		c->cap_entries = cap;
-	}
+	struct ow_fatbin_entry *g =
+		ow_array_reserve(fb->entries, &c->cap_entries, fb->n_entries + 1, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "fatbin entry list: out of memory");
+	fb->entries = g;
 	fb->entries[fb->n_entries++] = *e;
 	return 0;
 }

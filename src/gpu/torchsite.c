@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 
 extern char **environ;
@@ -158,13 +159,10 @@ static int add_lib(struct ow_torch_install *in, const char *path, int pkg)
 {
 	if (in->n_libs >= MAX_LIBS)
 		return ow_err(OW_ETOOBIG, "%s: more than %d libraries", in->site, MAX_LIBS);
-	if (in->n_libs == 0 || (in->n_libs >= 16 && (in->n_libs & (in->n_libs - 1)) == 0)) {
-		size_t cap = in->n_libs ? in->n_libs * 2 : 16;
-		struct ow_torch_lib *l = realloc(in->libs, cap * sizeof *l);
-		if (!l)
-			return ow_err(OW_ENOMEM, "out of memory listing libraries");
-		in->libs = l;
-	}
+	struct ow_torch_lib *l = ow_array_more(in->libs, in->n_libs, sizeof *l);
+	if (!l)
+		return ow_err(OW_ENOMEM, "out of memory listing libraries");
+	in->libs = l;
 	char *copy = strdup(path);
 	if (!copy)
 		return ow_err(OW_ENOMEM, "out of memory listing libraries");

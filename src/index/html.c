@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 
 #define TEXT_CAP 4096u   /* anchor text kept; longer never names a file */
@@ -134,16 +135,10 @@ static int tbuf_add(struct tbuf *b, const char *s, size_t n, size_t cap)
 {
 	if (b->n + n > cap)
 		n = cap > b->n ? cap - b->n : 0;
-	if (b->n + n + 1 > b->cap) {
-		size_t c = b->cap ? b->cap * 2 : 64;
-		while (c < b->n + n + 1)
-			c *= 2;
-		char *p = realloc(b->p, c);
-		if (!p)
-			return ow_err(OW_ENOMEM, "html: out of memory");
-		b->p = p;
-		b->cap = c;
-	}
+	char *p = ow_array_reserve(b->p, &b->cap, b->n + n + 1, 1);
+	if (!p)
+		return ow_err(OW_ENOMEM, "html: out of memory");
+	b->p = p;
 	memcpy(b->p + b->n, s, n);
 	b->n += n;
 	b->p[b->n] = '\0';
@@ -223,14 +218,10 @@ static int set_attrs(struct ow_html_anchor *a, const xmlChar **atts)
 static int grow_anchors(struct state *st)
 {
 	struct ow_html_doc *d = st->doc;
-	if (d->nanchors < st->cap)
-		return 0;
-	size_t c = st->cap ? st->cap * 2 : 256;
-	struct ow_html_anchor *p = realloc(d->anchors, c * sizeof *p);
+	struct ow_html_anchor *p = ow_array_reserve(d->anchors, &st->cap, d->nanchors + 1, sizeof *p);
 	if (!p)
 		return ow_err(OW_ENOMEM, "html: out of memory");
 	d->anchors = p;
-	st->cap = c;
 	return 0;
 }
 

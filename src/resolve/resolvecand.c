@@ -53,27 +53,28 @@ static int intern_tag(struct rs_list *l, ow_stmt *st, size_t *idx)
 			*idx = i;
 			return 0;
 		}
-	char **g = realloc(l->tags, (l->ntags + 1) * 3 * sizeof *g);
+	char **g = ow_array_grow(l->tags, 3 * l->ntags, 3, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	l->tags = g;
-	g[3 * l->ntags] = strdup(py);
-	g[3 * l->ntags + 1] = strdup(abi);
-	g[3 * l->ntags + 2] = strdup(pl);
+	char **t = &g[3 * l->ntags];
+	t[0] = strdup(py);
+	t[1] = strdup(abi);
+	t[2] = strdup(pl);
+	if (!t[0] || !t[1] || !t[2]) {
+		free(t[0]), free(t[1]), free(t[2]);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
 	*idx = l->ntags++;
 	return 0;
 }
 
 static int add_row(struct rs_list *l, ow_stmt *st, size_t *cap)
 {
-	if (l->n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		struct rs_cand *g = realloc(l->c, nc * sizeof *g);
-		if (!g)
-			return ow_err(OW_ENOMEM, "resolve: out of memory");
-		l->c = g;
-		*cap = nc;
-	}
+	struct rs_cand *g = ow_array_reserve(l->c, cap, l->n + 1, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	l->c = g;
 	struct rs_cand *c = &l->c[l->n];
 	memset(c, 0, sizeof *c);
 	if (ow_pep440_parse(&c->v, ow_col_text(st, 2)) < 0)
@@ -102,7 +103,16 @@ static void page_url(const struct rs_ctx *x, const char *variant, const char *pr
 		snprintf(url, n, "%s/%s/", x->o->index_url, project);
 }
 
-/* 1 stored, -1 missing (`why`: "HTTP 404"), 0 not crawled; < -1 error. */
+/* Where an index page stands; a function that answers one answers a
+ * negative OW_E* code (below all of these) on error. */
+enum pg_state {
+	PG_MISSING = -1,    /* the crawl found no page (`why` says, "HTTP 404") */
+	PG_NOT_CRAWLED = 0, /* not crawled (page_state: a crawl is queued) */
+	PG_STORED = 1,
+	PG_FAILED = 2,      /* tried this run and still not there */
+};
+
+/* PG_STORED, PG_MISSING or PG_NOT_CRAWLED; < PG_MISSING error. */
 static int page_status(struct rs_ctx *x, const char *url, char *why, size_t n)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_PAGE_STATUS);
@@ -111,16 +121,16 @@ static int page_status(struct rs_ctx *x, const char *url, char *why, size_t n)
 	ow_stmt_text(st, 1, url);
 	int rc = ow_stmt_step(st);
 	if (rc <= 0)
-		return rc < 0 ? rc : 0;
+		return rc < 0 ? rc : PG_NOT_CRAWLED;
 	if (strcmp(ow_col_text(st, 0), "missing"))
-		return 1;
+		return PG_STORED;
 	/* the crawl wrote "no such project here (HTTP 404)" */
 	const char *e = ow_col_is_null(st, 1) ? "" : ow_col_text(st, 1), *h = strstr(e, "(HTTP ");
 	if (h)
 		snprintf(why, n, "%.*s", (int)strcspn(h + 1, ")"), h + 1);
 	else
 		snprintf(why, n, "%s", *e ? e : "no such project here");
-	return -1;
+	return PG_MISSING;
 }
 
 static int read_rows(struct rs_list *l, ow_stmt *st)
@@ -133,19 +143,26 @@ static int read_rows(struct rs_list *l, ow_stmt *st)
 	return rc;
 }
 
-enum { PG_FAILED = 2 };
-/* Where a page stands: 1 stored, 0 crawl queued, -1 missing (`why`),
- * PG_FAILED tried this run and still not there, < -1 error. */
+/* Where a page stands (an enum pg_state, PG_NOT_CRAWLED with its crawl
+ * queued), < PG_MISSING error. */
 static int page_state(struct rs_ctx *x, const char *variant, const char *project, char *url,
                       size_t urln, char *why, size_t whyn)
 {
 	page_url(x, variant, project, url, urln);
 	int ps = page_status(x, url, why, whyn);
-	if (ps != 0)
+	if (ps != PG_NOT_CRAWLED)
 		return ps;
 	if ((ps = rs_need_crawl(x, variant, project)) == 1)
 		return PG_FAILED;
-	return ps;
+	return ps < 0 ? ps : PG_NOT_CRAWLED;
+}
+
+/* What a list is, loaded from a page in state ps. */
+static enum rs_list_state list_state(int ps)
+{
+	return ps == PG_STORED        ? RS_LIST_LOADED
+	       : ps == PG_NOT_CRAWLED ? RS_LIST_NOT_CRAWLED
+	                              : RS_LIST_MISSING;
 }
 
 /* A set member: {index}/{variant}/{project}/ (and files of the channel
@@ -154,20 +171,20 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 {
 	char url[2048], why[256];
 	int ps = page_state(x, l->variant, l->project, url, sizeof url, why, sizeof why);
-	if (ps < -1)
+	if (ps < PG_MISSING)
 		return ps;
 	l->unreachable = ps == PG_FAILED;
-	l->state = ps = ps == PG_FAILED ? RS_LIST_MISSING : ps;
+	l->state = list_state(ps);
 	free(l->why);
 	l->why = NULL;
 	const char *err = x->o->io && x->o->io->fetch_error ? x->o->io->fetch_error(x->o->io->ud) : "";
 	if (l->unreachable && (err && *err ? asprintf(&l->why, "%s", err)
 	                                   : asprintf(&l->why, "%s could not be fetched", url)) < 0)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
-	if (ps == -1 && !l->unreachable &&
+	if (ps == PG_MISSING && !l->unreachable &&
 	    asprintf(&l->why, "no page at %s (%s)", url, *why ? why : "missing") < 0)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
-	if (ps <= 0)
+	if (ps != PG_STORED)
 		return 0;
 	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_FILES);
 	if (!st)
@@ -187,25 +204,25 @@ static int load_dep(struct rs_ctx *x, struct rs_list *l)
 	char url[2048], why[256], url2[2048], why2[256];
 	int ps = page_state(x, l->variant, l->project, url, sizeof url, why, sizeof why), rc = 0;
 	bool root = false;
-	if (ps == -1 && *l->variant) {
+	if (ps == PG_MISSING && *l->variant) {
 		root = true;
 		ps = page_state(x, "", l->project, url2, sizeof url2, why2, sizeof why2);
 	}
-	if (ps < -1)
+	if (ps < PG_MISSING)
 		return ps;
-	l->state = ps == PG_FAILED ? RS_LIST_MISSING : ps;
+	l->state = list_state(ps);
 	free(l->why);
 	l->why = NULL;
 	if (ps == PG_FAILED)
 		rc = asprintf(&l->why, "%s could not be fetched",
 		              root ? url2 : url);
-	else if (ps == -1 && root)
+	else if (ps == PG_MISSING && root)
 		rc = asprintf(&l->why, "no page at %s (%s) nor at %s (%s)", url, why, url2, why2);
-	else if (ps == -1)
+	else if (ps == PG_MISSING)
 		rc = asprintf(&l->why, "no page at %s (%s)", url, why);
 	if (rc < 0)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
-	if (ps != 1)
+	if (ps != PG_STORED)
 		return 0;
 	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_PAGE_FILES);
 	if (!st)
@@ -392,14 +409,10 @@ static int queue_need(struct rs_ctx *x, int64_t id)
 	for (size_t i = 0; i < x->nneed; i++)
 		if (x->need[i] == id)
 			return 0;
-	if (x->nneed == x->need_cap) {
-		size_t nc = x->need_cap ? x->need_cap * 2 : 256;
-		int64_t *g = realloc(x->need, nc * sizeof *g);
-		if (!g)
-			return ow_err(OW_ENOMEM, "resolve: out of memory");
-		x->need = g;
-		x->need_cap = nc;
-	}
+	int64_t *g = ow_array_reserve(x->need, &x->need_cap, x->nneed + 1, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	x->need = g;
 	x->need[x->nneed++] = id;
 	return 0;
 }

@@ -112,14 +112,10 @@ static int add_extra(struct dstate *d, size_t i, const char *extra)
 
 static int push(struct dstate *d, const char *line, size_t parent, const char *extra)
 {
-	if (d->qn == d->qcap) {
-		size_t nc = d->qcap ? d->qcap * 2 : 64;
-		struct item *g = realloc(d->q, nc * sizeof *g);
-		if (!g)
-			return ow_err(OW_ENOMEM, "resolve: out of memory");
-		d->q = g;
-		d->qcap = nc;
-	}
+	struct item *g = ow_array_reserve(d->q, &d->qcap, d->qn + 1, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	d->q = g;
 	d->q[d->qn++] = (struct item){line, parent, extra};
 	return 0;
 }
@@ -289,19 +285,20 @@ static int new_pick(struct dstate *d, const struct ow_requirement *r, size_t par
 	free(v);
 	if (!c)
 		return conflict(d, r->name, n);
-	struct rs_pick *g = realloc(d->out->picks, (d->out->n + 1) * sizeof *g);
-	char **ge = realloc(d->extras, (d->out->n + 1) * sizeof *ge);
+	struct rs_pick *g = ow_array_more(d->out->picks, d->out->n, sizeof *g);
+	char **ge = ow_array_more(d->extras, d->out->n, sizeof *ge);
 	if (g)
 		d->out->picks = g;
 	if (ge)
 		d->extras = ge;
 	if (!g || !ge)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	if (!(d->extras[d->out->n] = strdup("")))
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	struct rs_pick *p = &g[d->out->n];
 	*p = (struct rs_pick){.c = c, .role = OW_ROLE_DEP};
 	snprintf(p->project, sizeof p->project, "%s", r->name);
 	p->required_by = chain_of(&d->out->picks[parent]);
-	d->extras[d->out->n] = strdup("");
 	size_t i = d->out->n++;
 	if ((rc = expand(d, i, "")) < 0)
 		return rc;
@@ -404,7 +401,8 @@ static int one_pass(struct dstate *d, const struct rs_pick *roots, size_t nroots
 	for (size_t i = 0; i < nroots; i++) {
 		d->out->picks[i] = roots[i];
 		d->out->picks[i].required_by = NULL;
-		d->extras[i] = strdup("");
+		if (!(d->extras[i] = strdup("")) && !rc)
+			rc = ow_err(OW_ENOMEM, "resolve: out of memory");
 	}
 	d->out->n = nroots;
 	for (size_t i = 0; i < nroots && rc == 0; i++)
@@ -441,8 +439,9 @@ int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
 	memset(out, 0, sizeof *out);
 	struct dstate d = {.x = x, .t = t, .variant = variant, .out = out};
 	ow_marker_env_for_target(&d.env, t);
-	out->picks = calloc(nroots + 1, sizeof *out->picks);
-	d.extras = calloc(nroots + 1, sizeof *d.extras);
+	/* grown by ow_array_more later: blocks of the capacity it implies */
+	out->picks = calloc(ow_array_capacity(nroots + 1), sizeof *out->picks);
+	d.extras = calloc(ow_array_capacity(nroots + 1), sizeof *d.extras);
 	if (!out->picks || !d.extras) {
 		free(d.extras);
 		return ow_err(OW_ENOMEM, "resolve: out of memory");

@@ -18,7 +18,7 @@
 struct rs_mc {
 	const struct ow_version *v;
 	uint32_t date; /* nightly date YYYYMMDD from .devYYYYMMDD, 0 when none */
-	int meta;      /* 1 known, 0 not fetched yet, -1 not available */
+	int meta;      /* enum rs_meta_state */
 	const char *pin; /* its Requires-Dist torch specifier, NULL when unpinned */
 	bool usable;   /* Requires-Python and metadata admit the target */
 };

@@ -29,18 +29,21 @@ bool rs_in_scope(uint32_t td, uint32_t cd)
 	return !td || !cd || rs_day_number(cd) + 2 >= rs_day_number(td);
 }
 
-/* 1 when the pin admits t, 2 when it does so with an exact ==, 0 not. */
-static int pin_admits(const char *pin, const struct ow_version *t)
+/* How a candidate's torch pin takes torch t: not at all, among others (a
+ * range, or no pin), or with an exact == (preferred). */
+enum pin_fit { PIN_REFUSES, PIN_ADMITS, PIN_EXACT };
+
+static enum pin_fit pin_admits(const char *pin, const struct ow_version *t)
 {
 	struct ow_specset set;
 	if (!pin)
-		return 1;
+		return PIN_ADMITS;
 	if (ow_spec_parse(&set, pin) < 0 || !ow_spec_contains(&set, t, true))
-		return 0;
+		return PIN_REFUSES;
 	for (size_t i = 0; i < set.n; i++)
 		if (set.specs[i].op == OW_OP_EQ && !set.specs[i].wildcard)
-			return 2;
-	return 1;
+			return PIN_EXACT;
+	return PIN_ADMITS;
 }
 
 long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *cs, size_t n,
@@ -50,16 +53,16 @@ long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *c
 	for (size_t i = 0; i < n; i++) {
 		if (!rs_in_scope(td, cs[i].date))
 			continue;
-		if (cs[i].meta == 0)
+		if (cs[i].meta == RS_META_QUEUED)
 			return RS_NEED;
-		if (cs[i].meta < 0 || !cs[i].usable)
+		if (cs[i].meta == RS_META_NONE || !cs[i].usable)
 			continue;
-		int a = pin_admits(cs[i].pin, t);
-		if (a == 2 && exact == RS_NONE)
+		enum pin_fit a = pin_admits(cs[i].pin, t);
+		if (a == PIN_EXACT && exact == RS_NONE)
 			exact = (long)i;
-		if (a && loose == RS_NONE)
+		if (a != PIN_REFUSES && loose == RS_NONE)
 			loose = (long)i;
-		if (a && newest)
+		if (a != PIN_REFUSES && newest)
 			break; /* pip's rule: the newest the pin admits, look no further */
 	}
 	return exact != RS_NONE ? exact : loose;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "array.h"
 #include "embedded.h"
 #include "offwheel/error.h"
 
@@ -432,7 +433,7 @@ static int collect(ow_db *db, const char *sql, const char *ok, char **acc, size_
 		if (ok && !strcmp(line, ok))
 			continue;
 		size_t n = strlen(line);
-		char *grown = realloc(*acc, *len + n + 2);
+		char *grown = ow_array_grow(*acc, *len, n + 2, 1);
 		if (!grown) {
 			sqlite3_finalize(s);
 			return ow_err(OW_ENOMEM, "out of memory");

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 #include "event.h"
 #include "fsutil.h"
@@ -655,15 +656,12 @@ int ow_store_list(ow_store *s, const char *kind, struct ow_obj_row **rows, size_
 	if (kind)
 		ow_stmt_text(st, 1, kind);
 	while ((rc = ow_stmt_step(st)) == 1) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct ow_obj_row *g = realloc(v, cap * sizeof *v);
-			if (!g) {
-				free(v);
-				return ow_err(OW_ENOMEM, "out of memory");
-			}
-			v = g;
+		struct ow_obj_row *g = ow_array_reserve(v, &cap, cnt + 1, sizeof *g);
+		if (!g) {
+			free(v);
+			return ow_err(OW_ENOMEM, "out of memory");
 		}
+		v = g;
 		struct ow_obj_row *r = &v[cnt++];
 		snprintf(r->sha256, sizeof r->sha256, "%s", ow_col_text(st, 0));
 		r->size = (uint64_t)ow_col_int(st, 1);

@@ -1,4 +1,4 @@
-/* array.h - growing an array one element at a time, in amortised O(1).
+/* array.h - growing arrays, in amortised O(1) per element appended.
  *
  * Most arrays of the library are a pointer and a count (`items`, `nitems`)
  * in a struct, many of them public, filled by appending.  Growing those by
@@ -29,6 +29,15 @@
  * old one is then freed), NULL when out of memory or when the size would
  * overflow (`p` is then unchanged and still owned by the caller). */
 void *ow_array_more(void *p, size_t n, size_t size);
+/* The same for `add` more elements at once (room for n + add). */
+void *ow_array_grow(void *p, size_t n, size_t add, size_t size);
+
+/* For an array that keeps its capacity beside it (a byte buffer, a list
+ * filled in a loop): room for `need` elements in `p`, whose block holds
+ * *cap.  `p` itself when it has room, else the block grown to *cap doubled
+ * until it holds `need` (and *cap set), NULL as for ow_array_more (`p` and
+ * *cap unchanged).  Any realloc'd `p` will do; *cap must not overstate it. */
+void *ow_array_reserve(void *p, size_t *cap, size_t need, size_t size);
 
 /* The capacity ow_array_more() gives an array of `n` elements (0 for 0). */
 size_t ow_array_capacity(size_t n);

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "bytes.h"
 #include "offwheel/error.h"
 #include "offwheel/fetch.h"
@@ -275,7 +276,7 @@ static int append_text(const char *name, const void *data, size_t len, void *ud)
 		return 0;
 	if (rm->text_len + len > OW_METADATA_CAP)
 		return ow_err(OW_ETOOBIG, "%s: METADATA over %zu bytes", rm->filename, OW_METADATA_CAP);
-	char *g = realloc(rm->text, rm->text_len + len + 1);
+	char *g = ow_array_grow(rm->text, rm->text_len, len + 1, 1);
 	if (!g)
 		return ow_err(OW_ENOMEM, "out of memory");
 	rm->text = g;

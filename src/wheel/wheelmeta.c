@@ -28,14 +28,10 @@ static int key_is(const struct field *f, const char *k)
 
 static int append(struct field *f, const char *s, size_t n)
 {
-	if (f->val_len + n + 1 > f->val_cap) {
-		size_t cap = (f->val_len + n + 1) * 2;
-		char *v = realloc(f->val, cap);
-		if (!v)
-			return ow_err(OW_ENOMEM, "METADATA: out of memory");
-		f->val = v;
-		f->val_cap = cap;
-	}
+	char *v = ow_array_reserve(f->val, &f->val_cap, f->val_len + n + 1, 1);
+	if (!v)
+		return ow_err(OW_ENOMEM, "METADATA: out of memory");
+	f->val = v;
 	memcpy(f->val + f->val_len, s, n);
 	f->val_len += n;
 	f->val[f->val_len] = '\0';
@@ -421,14 +417,10 @@ static int parse_row(struct csv *c, struct ow_record_row *r)
 
 static int record_add(struct ow_record *rec, struct csv *c, size_t *cap)
 {
-	if (rec->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct ow_record_row *r = realloc(rec->rows, ncap * sizeof *r);
-		if (!r)
-			return ow_err(OW_ENOMEM, "RECORD: out of memory");
-		rec->rows = r;
-		*cap = ncap;
-	}
+	struct ow_record_row *r = ow_array_reserve(rec->rows, cap, rec->n + 1, sizeof *r);
+	if (!r)
+		return ow_err(OW_ENOMEM, "RECORD: out of memory");
+	rec->rows = r;
 	memset(&rec->rows[rec->n], 0, sizeof rec->rows[0]);
 	int rc = parse_row(c, &rec->rows[rec->n]);
 	if (!rc)
