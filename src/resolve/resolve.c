@@ -715,6 +715,7 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 			rc = store_all(s, &o, r);
 	}
 	r->metadata_read = x.metadata_read;
+	r->metadata_cached = x.metadata_cached;
 	for (size_t i = 0; ts && i < nts; i++)
 		free(ts[i].bad_torch);
 	for (size_t i = 0; i < r->ntargets; i++) {
