@@ -124,7 +124,9 @@ static void proj_mc(struct rs_ctx *x, const struct tstate *ts, struct pview *pv,
 		struct rs_cand *c = pv->c[i];
 		struct rs_mc *mc = &pv->mc[i];
 		*mc = (struct rs_mc){&c->v, c->date, 0, NULL, !c->yanked};
-		if (!rs_in_scope(oldest, c->date))
+		/* a yanked file is never a set member, and one out of the dates'
+		 * scope cannot pin these torches: their metadata is not read */
+		if (c->yanked || !rs_in_scope(oldest, c->date))
 			continue;
 		const struct rs_meta *m = rs_meta_get(x, c);
 		if (!m)

@@ -412,6 +412,10 @@ static int finish_wheel(struct fetch *f, struct dl *d)
 		return 0;
 	}
 	const char *trust = *d->published ? OW_TRUST_PUBLISHED : OW_TRUST_PINNED;
+	/* what resolve read by ranges is covered by no hash: compare it now */
+	if (!rc && ow_fetch_check_range_meta(f->s, d->item->file_id, d->item->filename, d->fd,
+	                                     d->size) < 0)
+		ow_log(OW_LOG_WARN, "%s: %s", d->item->filename, ow_err_detail());
 	if (!rc) {
 		rc = ow_store_adopt(f->s, d->fd, d->part, hex, d->size, "wheel");
 		d->fd = -1; /* adopt closed it, and removed the part file on failure */

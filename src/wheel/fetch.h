@@ -93,6 +93,12 @@ int ow_fetch_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
  * no_range items not counted as failures. */
 int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids,
                             size_t n, struct ow_fetch_report *r);
+/* A whole wheel just verified (`fd`, `size` bytes) whose metadata was read
+ * by range requests before (bytes no hash covers): its own METADATA must be
+ * the same.  0 when it is (or there is nothing to compare), 1 when it was
+ * not (a warning says so; the wheel's own is kept instead), < 0 error. */
+int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename, int fd,
+                              uint64_t size);
 /* The host (with its port) of `url`, as messages name it. */
 void ow_fetch_host(const char *url, char *buf, size_t n);
 void ow_fetch_report_free(struct ow_fetch_report *r);

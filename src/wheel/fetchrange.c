@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "error.h"
 #include "event.h"
+#include "fsutil.h"
 #include "fetch.h"
 #include "rangemeta.h"
 
@@ -283,4 +284,60 @@ int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const in
 		return ow_err(OW_EVERIFY, "the METADATA of %zu of %zu wheels read by range requests "
 		              "was refused", r->rejected, r->n);
 	return 0;
+}
+
+/* ---- the wheel's own METADATA against what ranges gave ------------------------ */
+
+/* The METADATA of the wheel in `fd` (`size` bytes), read the same way as a
+ * remote one but with pread: a few kB, whatever the wheel's size. */
+static int fd_metadata(int fd, const char *filename, uint64_t size, struct ow_rangemeta *rm)
+{
+	int rc = ow_rangemeta_init(rm, filename, size);
+	uint8_t *buf = NULL;
+	while (rc == 0 || rc == 1) {
+		uint8_t *g = realloc(buf, rm->want_len ? (size_t)rm->want_len : 1);
+		if (!g) {
+			rc = ow_err(OW_ENOMEM, "out of memory");
+			break;
+		}
+		buf = g;
+		if ((rc = ow_pread_all(fd, buf, (size_t)rm->want_len, rm->want_off)))
+			break;
+		if ((rc = ow_rangemeta_feed(rm, buf, (size_t)rm->want_len)) == 0)
+			break;
+	}
+	free(buf);
+	return rc;
+}
+
+int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename, int fd,
+                              uint64_t size)
+{
+	struct ow_file_meta fm;
+	struct ow_rangemeta rm = {0};
+	int rc = ow_file_meta_get(s, file_id, &fm);
+	if (rc <= 0)
+		return rc;
+	if (strcmp(fm.source, OW_META_RANGE)) {
+		ow_file_meta_clear(&fm);
+		return 0;
+	}
+	uint8_t dg[OW_SHA256_LEN];
+	char hex[OW_SHA256_HEX];
+	if (!(rc = fd_metadata(fd, filename, size, &rm)) &&
+	    !(rc = ow_sha256_buf(rm.text, rm.text_len, dg))) {
+		ow_hex(dg, sizeof dg, hex);
+		if (strcmp(hex, fm.sha256)) {
+			ow_log(OW_LOG_WARN,
+			       "%s: its METADATA (sha256 %.12s…) is not the one read earlier by range "
+			       "requests (%.12s…) — the server changed the file or sent other bytes; the "
+			       "wheel's own is kept now: re-run resolve for sets that used it",
+			       filename, hex, fm.sha256);
+			rc = ow_file_meta_record(s, file_id, OW_META_WHEEL, rm.text, rm.text_len);
+			rc = rc ? rc : 1;
+		}
+	}
+	ow_rangemeta_clear(&rm);
+	ow_file_meta_clear(&fm);
+	return rc;
 }
