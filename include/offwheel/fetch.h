@@ -49,6 +49,8 @@ struct ow_fetch_item {
 	uint64_t bytes;    /* size of the verified file */
 	uint64_t received; /* bytes that came over the network this run */
 	int resumed;
+	int no_range; /* range metadata: the server does not serve ranges (or the
+	               * URL is not http(s)): read the whole wheel instead */
 	char sha256[OW_SHA256_HEX];
 	const char *trust; /* OW_TRUST_* or NULL */
 	char detail[1024];
@@ -58,6 +60,7 @@ struct ow_fetch_report {
 	struct ow_fetch_item *items;
 	size_t n;
 	size_t done, had, rejected, failed;
+	size_t no_range; /* range metadata: items flagged no_range (not in failed) */
 	uint64_t received;
 	double seconds;
 };
@@ -79,6 +82,25 @@ int ow_fetch_files(ow_store *s, const struct ow_fetch_opts *o, const int64_t *id
  * objects and record files.meta_object.  Same return rules. */
 int ow_fetch_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids, size_t n,
                       struct ow_fetch_report *r);
+/* Read the METADATA of the wheels `ids` with HTTP range requests (the
+ * zip's tail, its central directory if the tail lacks it, the METADATA
+ * member; fetchrange.c) through the strict checks of rangemeta.h, and keep
+ * it parsed (ow_file_meta_record, source OW_META_RANGE).  Files with a
+ * .metadata, kept metadata or a stored wheel are passed over (HAD).  Where
+ * a server answers with the whole file (HTTP 200) nothing more is read from
+ * it: the item is flagged no_range (with a warning naming the host, once),
+ * for the caller to download the wheel.  Returns as ow_fetch_files, the
+ * no_range items not counted as failures. */
+int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids,
+                            size_t n, struct ow_fetch_report *r);
+/* A whole wheel just verified (`fd`, `size` bytes) whose metadata was read
+ * by range requests before (bytes no hash covers): its own METADATA must be
+ * the same.  0 when it is (or there is nothing to compare), 1 when it was
+ * not (a warning says so; the wheel's own is kept instead), < 0 error. */
+int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename, int fd,
+                              uint64_t size);
+/* The host (with its port) of `url`, as messages name it. */
+void ow_fetch_host(const char *url, char *buf, size_t n);
 void ow_fetch_report_free(struct ow_fetch_report *r);
 
 /* The core metadata of a file: its stored .metadata object, else the
@@ -87,6 +109,27 @@ void ow_fetch_report_free(struct ow_fetch_report *r);
 int ow_file_metadata(ow_store *s, int64_t file_id, char **text, size_t *len);
 
 const char *ow_fetch_outcome_name(enum ow_fetch_outcome o);
+
+/* ---- core metadata kept parsed in the index database (filemeta.c) ----
+ * What resolve needs of a file's METADATA (Name, Version, Requires-Python,
+ * Requires-Dist, Provides-Extra), parsed once and kept with where it came
+ * from and the sha256 of the bytes: a later resolve reads only this. */
+#define OW_META_PEP658 "pep658" /* the index's .metadata file */
+#define OW_META_RANGE "range"   /* read from the remote wheel by range requests */
+#define OW_META_WHEEL "wheel"   /* read from the stored wheel */
+
+struct ow_metadata;
+struct ow_file_meta {
+	char source[8];             /* OW_META_* */
+	char sha256[OW_SHA256_HEX]; /* of the METADATA bytes */
+	struct ow_metadata *md;     /* the fields above (no Metadata-Version, Summary) */
+};
+/* Parse `text` and keep it as the metadata of file_id (replacing any). */
+int ow_file_meta_record(ow_store *s, int64_t file_id, const char *source, const char *text,
+                        size_t len);
+/* 1 with *out filled (free with ow_file_meta_clear), 0 when none is kept. */
+int ow_file_meta_get(ow_store *s, int64_t file_id, struct ow_file_meta *out);
+void ow_file_meta_clear(struct ow_file_meta *m);
 
 /* verify --deep: the stored wheels among `rows` pass the strict zip
  * validation, every RECORD hash and METADATA name/version against the file

@@ -58,7 +58,9 @@ struct ow_resolve_io {
 };
 
 /* The io through crawl.h and fetch.h: .metadata files where the page
- * announces them (ow_fetch_metadata), the wheel otherwise (ow_fetch_files).
+ * announces them (ow_fetch_metadata), else the METADATA by HTTP range
+ * requests (ow_fetch_range_metadata), else (a server that ignores ranges,
+ * a local index) the whole wheel (ow_fetch_files).
  * `policy` and `http` must outlive the io.  `net` 0: no network at all
  * (crawl and fetch_metadata do nothing; only stored metadata is used). */
 struct ow_resolve_netio {
@@ -66,7 +68,12 @@ struct ow_resolve_netio {
 	const struct ow_http_opts *http;
 	int net;
 	size_t crawled, fetched, failed; /* counters for the caller */
+	size_t ranged;        /* wheels whose METADATA was read by range requests */
+	uint64_t range_bytes; /* bytes those reads transferred */
 	char crawl_error[1024]; /* the first page that could not be fetched, and why */
+	/* hosts found to ignore Range: their wheels are downloaded whole */
+	char no_range_hosts[8][256];
+	size_t n_no_range_hosts;
 };
 void ow_resolve_io_net(struct ow_resolve_io *io, struct ow_resolve_netio *ctx);
 
@@ -147,7 +154,10 @@ struct ow_resolve_report {
 	size_t ntargets;
 	size_t incomplete;
 	size_t rounds;        /* fetch rounds used */
-	size_t metadata_read; /* metadata documents parsed */
+	size_t metadata_read; /* metadata documents read and parsed (a .metadata
+	                       * object, or a stored wheel's METADATA) */
+	size_t metadata_cached; /* metadata taken parsed from the index database
+	                         * (read before, by any run: no object read) */
 	size_t unreachable;   /* targets whose pages could not be fetched */
 	char **notes;         /* about the whole run: default variants the index lacks */
 	size_t nnotes;

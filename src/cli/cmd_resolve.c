@@ -106,11 +106,12 @@ json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_
 	json_t *targets = json_array();
 	for (size_t i = 0; i < r->ntargets; i++)
 		json_array_append_new(targets, target_json(r, &r->targets[i]));
-	return (json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o, s:o}", "command", "resolve",
+	return (json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:I, s:o, s:o}", "command", "resolve",
 	                       "index_url", o->index, "selector", r->selector, "projects",
 	                       strs_json(r->projects, r->nprojects), "complete",
 	                       r->incomplete == 0, "incomplete", (json_int_t)r->incomplete,
-	                       "metadata_read", (json_int_t)r->metadata_read, "notes",
+	                       "metadata_read", (json_int_t)r->metadata_read, "metadata_cached",
+	                       (json_int_t)r->metadata_cached, "notes",
 	                       strs_json(r->notes, r->nnotes), "targets", targets));
 }
 

@@ -186,6 +186,7 @@ struct xfer {
 	uint64_t total;      /* total size learned from responses, 0 unknown */
 	uint64_t cap;
 	uint64_t range_from; /* this attempt's Range start, 0 = none */
+	uint64_t rlen;       /* a range request: body bytes its 206 announced */
 	int no_range;
 	char validator[256]; /* for If-Range */
 	uint64_t visited[MAX_VISITED];
@@ -239,6 +240,12 @@ static void copy_str(char *dst, size_t n, const char *src)
 static int ow_code(int rc)
 {
 	return rc > OW__ERROR_BASE && rc < OW__ERROR_END ? rc : OW_EIO;
+}
+
+/* The request asks for one byte range (req->range_len). */
+static int ranged(const struct ow_http_req *q)
+{
+	return q->range_len > 0;
 }
 
 static const char *label(const struct xfer *x)
@@ -509,6 +516,115 @@ static int check_length(struct xfer *x, uint64_t start)
 	return 0;
 }
 
+static int restart_sink(struct xfer *x);
+static void learn_validator(struct xfer *x);
+
+/* "bytes=-N" or "bytes=A-B" as this request asks for it. */
+static void range_text(const struct ow_http_req *q, char *buf, size_t n)
+{
+	if (q->flags & OW_HTTP_RANGE_SUFFIX)
+		snprintf(buf, n, "bytes=-%llu", (unsigned long long)q->range_len);
+	else
+		snprintf(buf, n, "bytes=%llu-%llu", (unsigned long long)q->range_off,
+		         (unsigned long long)(q->range_off + q->range_len - 1));
+}
+
+/* Digits up to `stop` (at most 19 of them): 0 with *v and *s past them. */
+static int crange_num(const char **s, char stop, uint64_t *v)
+{
+	const char *p = *s;
+	size_t n = strspn(p, "0123456789");
+	if (!n || n > 19 || p[n] != stop)
+		return -1;
+	*v = strtoull(p, NULL, 10);
+	*s = p + n + (stop ? 1 : 0);
+	return 0;
+}
+
+/* "bytes A-B/T" exactly (no spaces, signs or "*"), A <= B < T. */
+static int crange_exact(const char *s, uint64_t *a, uint64_t *b, uint64_t *t)
+{
+	if (strncmp(s, "bytes ", 6))
+		return -1;
+	s += 6;
+	if (crange_num(&s, '-', a) || crange_num(&s, '/', b) || crange_num(&s, '\0', t))
+		return -1;
+	return *a <= *b && *b < *t ? 0 : -1;
+}
+
+/* The bytes [*a, *b] of a file of `total` bytes that the request asks for;
+ * -1 when none of them exists. */
+static int range_wanted(const struct ow_http_req *q, uint64_t total, uint64_t *a, uint64_t *b)
+{
+	if (!total)
+		return -1;
+	if (q->flags & OW_HTTP_RANGE_SUFFIX) {
+		*a = total > q->range_len ? total - q->range_len : 0;
+		*b = total - 1;
+		return 0;
+	}
+	if (q->range_off >= total)
+		return -1;
+	*a = q->range_off;
+	*b = total - q->range_off > q->range_len ? q->range_off + q->range_len - 1 : total - 1;
+	return 0;
+}
+
+/* The answer to a range request: only a 206 for exactly the range asked for
+ * (cut at the end of the file), with the file's size, goes to the sink.  A
+ * 200 carries the whole file: it is cut off here, before its first body
+ * byte, and flagged for the caller. */
+static int begin_range(struct xfer *x)
+{
+	struct ow_http_req *q = x->req;
+	char asked[64];
+	uint64_t a, t, wa, wb, last;
+	range_text(q, asked, sizeof asked);
+	if (x->r.status == 200) {
+		q->res.range_ignored = 1;
+		decide(x, V_FATAL, OW_EUNSUPPORTED,
+		       "the server answered Range %s with the whole file (HTTP 200): it does not "
+		       "serve byte ranges%s — nothing was read from it", asked,
+		       q->if_range && *q->if_range ? ", or the file changed since it was first read" : "");
+		return -1;
+	}
+	if (x->r.status != 206) {
+		decide(x, V_FATAL, OW_EHTTP, "HTTP %ld to Range %s, not 206 — the server is "
+		       "broken; use another mirror", x->r.status, asked);
+		return -1;
+	}
+	if (crange_exact(x->r.crange, &a, &last, &t) || range_wanted(q, t, &wa, &wb) || a != wa ||
+	    last != wb ||
+	    (q->expected_size && t != q->expected_size)) {
+		decide(x, V_FATAL, OW_EHTTP,
+		       "206 with Content-Range '%s' is not the range asked for (%s%s%llu bytes) — the "
+		       "server is broken, or the file changed; use another mirror", x->r.crange, asked,
+		       q->expected_size ? " of a file of " : ", any size", 
+		       (unsigned long long)q->expected_size);
+		return -1;
+	}
+	if (x->r.clen >= 0 && (uint64_t)x->r.clen != wb - wa + 1) {
+		decide(x, V_FATAL, OW_EHTTP, "206 with Content-Length %lld for Content-Range '%s' — "
+		       "the server is broken; use another mirror", (long long)x->r.clen, x->r.crange);
+		return -1;
+	}
+	if (wb - wa + 1 > x->cap) {
+		decide(x, V_FATAL, OW_ETOOBIG, "the range %s is %llu bytes, over the size cap of %llu",
+		       asked, (unsigned long long)(wb - wa + 1), (unsigned long long)x->cap);
+		return -1;
+	}
+	if (x->pos && restart_sink(x))
+		return -1;
+	x->rlen = wb - wa + 1;
+	x->total = t;
+	q->res.range_start = wa;
+	q->res.range_total = t;
+	learn_validator(x);
+	copy_str(q->res.validator, sizeof q->res.validator, x->validator);
+	x->r.body_sink = 1;
+	return 0;
+}
+
 static int restart_sink(struct xfer *x)
 {
 	struct ow_http_req *q = x->req;
@@ -518,7 +634,10 @@ static int restart_sink(struct xfer *x)
 		       "discarding the partial download failed: %s", ow_err_detail());
 		return -1;
 	}
-	ow_log(OW_LOG_INFO, "%s: server sent the whole file; restarting from zero", label(x));
+	if (ranged(q))
+		ow_log(OW_LOG_INFO, "%s: asking for the range again from its start", label(x));
+	else
+		ow_log(OW_LOG_INFO, "%s: server sent the whole file; restarting from zero", label(x));
 	q->res.restarted = 1;
 	q->res.resumed = 0;
 	x->pos = 0;
@@ -562,6 +681,8 @@ static int begin_body(struct xfer *x)
 		return 0;
 	if (check_encoding(x))
 		return -1;
+	if (ranged(x->req))
+		return begin_range(x);
 	if (x->r.status == 206 && check_partial(x, &start))
 		return -1;
 	if (x->r.clen >= 0 && check_length(x, start))
@@ -581,7 +702,14 @@ static int begin_body(struct xfer *x)
 static int sink_bytes(struct xfer *x, const char *p, size_t n)
 {
 	struct ow_http_req *q = x->req;
-	if (x->pos + n > x->cap || (q->expected_size && x->pos + n > q->expected_size)) {
+	if (ranged(q) && x->pos + n > x->rlen) {
+		decide(x, V_FATAL, OW_EHTTP, "body is longer than the %llu bytes of the range its "
+		       "Content-Range announced — the server is broken", (unsigned long long)x->rlen);
+		return -1;
+	}
+	if (ranged(q)) {
+		/* bounded by the range above */
+	} else if (x->pos + n > x->cap || (q->expected_size && x->pos + n > q->expected_size)) {
 		uint64_t lim = q->expected_size && q->expected_size < x->cap ? q->expected_size : x->cap;
 		decide(x, V_FATAL, OW_ETOOBIG,
 		       "body is longer than %llu bytes (the %s) — refusing the rest",
@@ -605,7 +733,9 @@ static void report_progress(struct xfer *x)
 	if (t - x->last_progress < PROGRESS_MS)
 		return;
 	x->last_progress = t;
-	uint64_t tot = x->req->expected_size ? x->req->expected_size : x->total;
+	uint64_t tot = ranged(x->req)          ? x->rlen
+	               : x->req->expected_size ? x->req->expected_size
+	                                       : x->total;
 	ow_progress(label(x), x->pos, tot);
 }
 
@@ -833,7 +963,10 @@ static void classify_success(struct xfer *x)
 	if (x->r.clen >= 0 && x->r.got < (uint64_t)x->r.clen)
 		decide(x, V_RETRY, OW_ENET, "short body: %llu of %lld bytes", (unsigned long long)x->r.got,
 		       (long long)x->r.clen);
-	else if (exp && x->pos < exp)
+	else if (ranged(x->req) && x->pos < x->rlen)
+		decide(x, V_RETRY, OW_ENET, "connection closed after %llu of the range's %llu bytes",
+		       (unsigned long long)x->pos, (unsigned long long)x->rlen);
+	else if (!ranged(x->req) && exp && x->pos < exp)
 		decide(x, V_RETRY, OW_ENET, "connection closed after %llu of %llu bytes",
 		       (unsigned long long)x->pos, (unsigned long long)exp);
 	else if (!recheck_effective(x)) {
@@ -892,6 +1025,11 @@ static void classify_status(struct xfer *x)
 			x->v = V_OK;
 	} else if (st / 100 == 3) {
 		classify_redirect(x);
+	} else if (st == 416 && ranged(x->req)) {
+		char asked[64];
+		range_text(x->req, asked, sizeof asked);
+		decide(x, V_FATAL, OW_EHTTP, "HTTP 416 to Range %s: the file has no such bytes "
+		       "(Content-Range '%s') — the index and the file disagree", asked, x->r.crange);
 	} else if (st == 416 && x->range_from) {
 		decide(x, V_RESTART, OW_EHTTP, "HTTP 416 to Range bytes=%llu- — the file is not "
 		       "what was partly downloaded; restarting from zero",
@@ -1022,6 +1160,14 @@ static int build_headers(struct xfer *x)
 	if (q->accept && *q->accept)
 		bad |= add_header(x, "Accept: %s", q->accept);
 	x->range_from = 0;
+	if (ranged(q)) {
+		char asked[64];
+		range_text(q, asked, sizeof asked);
+		bad |= add_header(x, "Range: %s", asked);
+		if (q->if_range && *q->if_range)
+			bad |= add_header(x, "If-Range: %s", q->if_range);
+		return bad ? -1 : 0;
+	}
 	if (x->pos > 0 && !x->no_range && x->validator[0] && !x->is_file) {
 		x->range_from = x->pos;
 		bad |= add_header(x, "Range: bytes=%llu-", (unsigned long long)x->pos);
@@ -1343,6 +1489,11 @@ static int init_xfer(struct xfer *x, struct ow_http *h, struct ow_http_req *q)
 	copy_str(x->url, sizeof x->url, q->url ? q->url : "");
 	if (!q->url || !q->on_data)
 		decide(x, V_FATAL, OW_EINVAL, "request without URL or data sink");
+	else if (ranged(q) && (q->resume_from || !strncasecmp(q->url, "file:", 5) ||
+	                       (!(q->flags & OW_HTTP_RANGE_SUFFIX) &&
+	                        q->range_off > UINT64_MAX - q->range_len)))
+		decide(x, V_FATAL, OW_EINVAL, "a range request is for http(s), without resume_from, "
+		       "and within 2^64 bytes");
 	else if (!check_hop(x, q->url, 0)) {
 		set_url(x, q->url);
 		x->visited[x->nvisited++] = ow_fnv1a(q->url);

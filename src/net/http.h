@@ -15,6 +15,12 @@
  *     caller's resume_from, accepting a 206 only with the right
  *     Content-Range; otherwise it calls on_restart (the caller truncates)
  *     before delivering any byte from offset zero;
+ *   - asks for one byte range when the request says so (range_len: the last
+ *     N bytes, or N bytes at an offset), accepting only a 206 whose
+ *     Content-Range is exactly that range of a file of known size; a 200
+ *     (a server that ignores Range) is cut off before its first body byte
+ *     and flagged in range_ignored, so a caller never streams a whole
+ *     multi-GB file by accident;
  *   - does conditional GETs (If-None-Match / If-Modified-Since -> 304); a
  *     304 to a request that was not conditional is an error (a proxy or a
  *     captive portal answering in the index's place);
@@ -37,6 +43,8 @@
 /* Request flags. */
 #define OW_HTTP_ALLOW_HTTP 0x1u /* plain http allowed (trusted host) */
 #define OW_HTTP_ALLOW_FILE 0x2u /* file:// allowed for the first URL */
+#define OW_HTTP_RANGE_SUFFIX 0x4u /* range_len is the last bytes of the file
+                                   * wanted ("bytes=-N"), range_off unused */
 
 struct ow_http_result {
 	int rc;                 /* 0 or OW_E* (ENOENT for 403/404/410) */
@@ -60,6 +68,13 @@ struct ow_http_result {
 	char validator[256];    /* strong ETag or Last-Modified of the body being
 	                         * delivered; set before its first byte reaches
 	                         * on_data, so a sink can keep it for a resume */
+	/* range requests (req->range_len > 0) */
+	int range_ignored;      /* the server answered with 200, the whole file:
+	                         * it does not serve ranges (or the If-Range
+	                         * validator no longer matched).  Nothing was
+	                         * delivered and rc is OW_EUNSUPPORTED. */
+	uint64_t range_start;   /* offset in the file of the first byte delivered */
+	uint64_t range_total;   /* the file's size, from the 206's Content-Range */
 	char detail[1024];      /* why it failed: URL, cause, what to do */
 };
 
@@ -84,7 +99,15 @@ struct ow_http_req {
 	const char *accept;         /* an Accept header (NULL: none) */
 	const char *if_none_match;  /* conditional GET (ignored when resuming) */
 	const char *if_modified_since;
-	unsigned flags;             /* OW_HTTP_ALLOW_* */
+	unsigned flags;             /* OW_HTTP_ALLOW_*, OW_HTTP_RANGE_SUFFIX */
+	/* One byte range instead of the whole body (0 = the whole body; not
+	 * with resume_from): range_len bytes from range_off ("bytes=A-B"; a
+	 * range past the end is cut at it), or with OW_HTTP_RANGE_SUFFIX the
+	 * last range_len bytes ("bytes=-N").  expected_size, when given, is the
+	 * whole file's size and the 206 must say the same; if_range, when
+	 * given, is sent with the range.  A retry asks for the range again
+	 * (on_restart first).  http(s) only. */
+	uint64_t range_off, range_len;
 	struct ow_http_result res;  /* filled by the engine */
 };
 

@@ -125,7 +125,9 @@ static void proj_mc(struct rs_ctx *x, const struct tstate *ts, struct pview *pv,
 		struct rs_cand *c = pv->c[i];
 		struct rs_mc *mc = &pv->mc[i];
 		*mc = (struct rs_mc){&c->v, c->date, 0, NULL, !c->yanked};
-		if (!rs_in_scope(oldest, c->date))
+		/* a yanked file is never a set member, and one out of the dates'
+		 * scope cannot pin these torches: their metadata is not read */
+		if (c->yanked || !rs_in_scope(oldest, c->date))
 			continue;
 		const struct rs_meta *m = rs_meta_get(x, c);
 		if (!m)
@@ -720,6 +722,7 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 			rc = store_all(s, &o, r);
 	}
 	r->metadata_read = x.metadata_read;
+	r->metadata_cached = x.metadata_cached;
 	for (size_t i = 0; ts && i < nts; i++)
 		free(ts[i].bad_torch);
 	for (size_t i = 0; i < r->ntargets; i++) {

@@ -7,6 +7,7 @@
 #include "array.h"
 #include "offwheel/error.h"
 #include "event.h"
+#include "offwheel/fetch.h"
 #include "resolveint.h"
 #include "tags.h"
 #include "wheelmeta.h"
@@ -383,25 +384,31 @@ static int meta_matches(const struct rs_cand *c, const struct ow_metadata *md)
 	              md->name, md->version, w.name, w.version_text);
 }
 
-static int meta_fill(struct rs_meta *m, const struct rs_cand *c, const char *text, size_t len)
+/* Take the fields resolve uses from md (freed either way). */
+static int meta_take(struct rs_meta *m, const struct rs_cand *c, struct ow_metadata *md)
 {
-	struct ow_metadata *md;
-	int rc = ow_metadata_parse(text, len, &md);
-	if (rc < 0)
-		return rc;
+	int rc;
 	if ((rc = meta_matches(c, md)) < 0) {
 		ow_metadata_free(md);
 		return rc;
 	}
-	m->name = strdup(md->name);
-	m->requires_python = md->requires_python ? strdup(md->requires_python) : NULL;
+	m->name = md->name;
+	m->requires_python = md->requires_python;
 	m->reqs = md->requires_dist;
 	m->nreqs = md->n_requires_dist;
+	md->name = md->requires_python = NULL;
 	md->requires_dist = NULL;
 	md->n_requires_dist = 0;
 	ow_metadata_free(md);
 	m->state = RS_META_PARSED;
 	return 0;
+}
+
+static int meta_fill(struct rs_meta *m, const struct rs_cand *c, const char *text, size_t len)
+{
+	struct ow_metadata *md;
+	int rc = ow_metadata_parse(text, len, &md);
+	return rc < 0 ? rc : meta_take(m, c, md);
 }
 
 static int queue_need(struct rs_ctx *x, int64_t id)
@@ -431,7 +438,24 @@ static int meta_load(struct rs_ctx *x, const struct rs_cand *c, struct rs_meta *
 	char *text = NULL;
 	size_t len = 0;
 	const struct ow_resolve_io *io = x->o->io;
-	int rc = io->file_metadata(io->ud, x->s, c->id, &text, &len);
+	struct ow_file_meta fm;
+	/* parsed before (any run): no object is read */
+	int rc = ow_file_meta_get(x->s, c->id, &fm);
+	if (rc == 1) {
+		x->metadata_cached++;
+		rc = meta_take(m, c, fm.md);
+		fm.md = NULL;
+		if (rc < 0) {
+			ow_log(OW_LOG_WARN, "%s: unusable metadata: %s", c->filename, ow_err_detail());
+			return meta_refused(m);
+		}
+		return 1;
+	}
+	if (rc < 0) {
+		ow_log(OW_LOG_WARN, "%s: stored metadata unreadable: %s", c->filename, ow_err_detail());
+		return meta_refused(m);
+	}
+	rc = io->file_metadata(io->ud, x->s, c->id, &text, &len);
 	if (rc == 0) {
 		x->metadata_read++;
 		rc = meta_fill(m, c, text, len);

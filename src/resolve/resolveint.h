@@ -118,7 +118,8 @@ struct rs_ctx {
 	char **crawl_v, **crawl_p; /* pages to crawl this round */
 	size_t ncrawl, crawl_done; /* [0, crawl_done) were tried already */
 	size_t round;
-	size_t metadata_read;
+	size_t metadata_read;   /* documents parsed (a .metadata object, a wheel's METADATA) */
+	size_t metadata_cached; /* taken parsed from the index database */
 };
 
 /* The candidate list of (project, variant), loading it on first use.

@@ -43,51 +43,103 @@ static int net_crawl(void *ud, ow_store *s, const char *index, const char *const
 	return rc;
 }
 
+enum fetch_kind { FK_METADATA, FK_RANGE, FK_WHEEL };
+
 static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *ids, size_t n,
-                      int metadata)
+                      enum fetch_kind kind, struct ow_fetch_report *keep)
 {
 	struct ow_fetch_opts o = {.policy = c->policy, .http = c->http};
 	struct ow_fetch_report r;
 	if (!n)
 		return 0;
-	int rc = metadata ? ow_fetch_metadata(s, &o, ids, n, &r) : ow_fetch_files(s, &o, ids, n, &r);
+	int rc = kind == FK_METADATA ? ow_fetch_metadata(s, &o, ids, n, &r)
+	         : kind == FK_RANGE  ? ow_fetch_range_metadata(s, &o, ids, n, &r)
+	                             : ow_fetch_files(s, &o, ids, n, &r);
 	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY) {
 		c->fetched += r.done + r.had;
 		c->failed += r.rejected + r.failed;
-		ow_fetch_report_free(&r);
+		if (kind == FK_RANGE) {
+			c->ranged += r.done;
+			c->range_bytes += r.received;
+		}
+		if (keep)
+			*keep = r;
+		else
+			ow_fetch_report_free(&r);
 	}
 	return rc;
 }
 
-/* .metadata where the page announced one, else the wheel itself. */
+static int no_range_host(const struct ow_resolve_netio *c, const char *host)
+{
+	for (size_t i = 0; i < c->n_no_range_hosts; i++)
+		if (!strcmp(c->no_range_hosts[i], host))
+			return 1;
+	return 0;
+}
+
+static void remember_no_range(struct ow_resolve_netio *c, const char *url)
+{
+	char host[256];
+	ow_fetch_host(url, host, sizeof host);
+	if (!no_range_host(c, host) &&
+	    c->n_no_range_hosts < sizeof c->no_range_hosts / sizeof c->no_range_hosts[0])
+		snprintf(c->no_range_hosts[c->n_no_range_hosts++], sizeof c->no_range_hosts[0], "%s",
+		         host);
+}
+
+/* .metadata where the page announced one; else the METADATA by range
+ * requests; else (a host that ignores ranges, a local index) the wheel. */
 static int net_fetch(void *ud, ow_store *s, const int64_t *ids, size_t n)
 {
 	struct ow_resolve_netio *c = ud;
 	if (!c->net)
 		return 0;
-	int64_t *meta = malloc((n + 1) * sizeof *meta), *whl = malloc((n + 1) * sizeof *whl);
-	size_t nm = 0, nw = 0;
-	if (!meta || !whl) {
-		free(meta), free(whl);
-		return ow_err(OW_ENOMEM, "resolve: out of memory");
-	}
+	int64_t *meta = malloc((n + 1) * sizeof *meta), *rng = malloc((n + 1) * sizeof *rng),
+	        *whl = malloc((n + 1) * sizeof *whl);
+	size_t nm = 0, nr = 0, nw = 0;
+	int rc = meta && rng && whl ? 0 : ow_err(OW_ENOMEM, "resolve: out of memory");
 	ow_db *db = ow_store_db(s);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; !rc && i < n; i++) {
+		char host[256];
 		ow_stmt *st = ow_db_stmt(db, OW_SQL_RS_HAS_META);
-		if (!st)
+		if (!st) {
+			rc = OW_EDB;
 			break;
+		}
 		ow_stmt_int(st, 1, ids[i]);
-		if (ow_stmt_step(st) == 1 && ow_col_int(st, 0))
+		if ((rc = ow_stmt_step(st)) < 0)
+			break;
+		rc = 0;
+		ow_fetch_host(ow_col_text(st, 1), host, sizeof host);
+		if (ow_col_int(st, 0))
 			meta[nm++] = ids[i];
+		else if (no_range_host(c, host))
+			whl[nw++] = ids[i]; /* known this run to ignore ranges */
 		else
-			whl[nw++] = ids[i];
+			rng[nr++] = ids[i];
+		ow_stmt_run(st);
 	}
-	int rc = fetch_some(c, s, meta, nm, 1);
+	if (!rc)
+		rc = fetch_some(c, s, meta, nm, FK_METADATA, NULL);
+	struct ow_fetch_report rr = {0};
 	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY) {
-		int r2 = fetch_some(c, s, whl, nw, 0);
+		int r2 = fetch_some(c, s, rng, nr, FK_RANGE, &rr);
+		rc = rc ? rc : r2;
+		for (size_t i = 0; i < rr.n; i++)
+			if (rr.items[i].no_range) {
+				whl[nw++] = rr.items[i].file_id;
+				if (!strncmp(rr.items[i].url, "http", 4))
+					remember_no_range(c, rr.items[i].url);
+			}
+		ow_fetch_report_free(&rr);
+	}
+	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY) {
+		int r2 = fetch_some(c, s, whl, nw, FK_WHEEL, NULL);
 		rc = rc ? rc : r2;
 	}
 	free(meta);
+	free(rng);
 	free(whl);
 	return rc;
 }

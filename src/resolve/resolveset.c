@@ -51,11 +51,11 @@ long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *c
 {
 	long exact = RS_NONE, loose = RS_NONE;
 	for (size_t i = 0; i < n; i++) {
-		if (!rs_in_scope(td, cs[i].date))
-			continue;
+		if (!rs_in_scope(td, cs[i].date) || !cs[i].usable)
+			continue; /* unusable before its metadata is known (yanked): never needed */
 		if (cs[i].meta == RS_META_QUEUED)
 			return RS_NEED;
-		if (cs[i].meta == RS_META_NONE || !cs[i].usable)
+		if (cs[i].meta == RS_META_NONE)
 			continue;
 		enum pin_fit a = pin_admits(cs[i].pin, t);
 		if (a == PIN_EXACT && exact == RS_NONE)

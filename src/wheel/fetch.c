@@ -415,6 +415,10 @@ static int finish_wheel(struct fetch *f, struct dl *d)
 		return 0;
 	}
 	const char *trust = *d->published ? OW_TRUST_PUBLISHED : OW_TRUST_PINNED;
+	/* what resolve read by ranges is covered by no hash: compare it now */
+	if (!rc && ow_fetch_check_range_meta(f->s, d->item->file_id, d->item->filename, d->fd,
+	                                     d->size) < 0)
+		ow_log(OW_LOG_WARN, "%s: %s", d->item->filename, ow_err_detail());
 	if (!rc) {
 		rc = ow_store_adopt(f->s, d->fd, d->part, hex, d->size, "wheel");
 		d->fd = -1; /* adopt closed it, and removed the part file on failure */
@@ -786,11 +790,20 @@ int ow_file_metadata(ow_store *s, int64_t file_id, char **text, size_t *len)
 	snprintf(object, sizeof object, "%s", ow_col_is_null(st, 5) ? "" : ow_col_text(st, 5));
 	snprintf(meta, sizeof meta, "%s", ow_col_is_null(st, 6) ? "" : ow_col_text(st, 6));
 	ow_stmt_run(st);
+	const char *source = *meta ? OW_META_PEP658 : OW_META_WHEEL;
 	if (*meta)
-		return ow_store_load(s, meta, OW_METADATA_CAP, text, len);
-	if (*object)
-		return metadata_from_wheel(s, object, filename, text, len);
-	return ow_err(OW_ENOENT, "%s: neither its .metadata nor the wheel has been fetched", filename);
+		rc = ow_store_load(s, meta, OW_METADATA_CAP, text, len);
+	else if (*object)
+		rc = metadata_from_wheel(s, object, filename, text, len);
+	else
+		return ow_err(OW_ENOENT, "%s: neither its .metadata nor the wheel has been fetched",
+		              filename);
+	/* read once: kept parsed, so that the object is not read again; text
+	 * that does not parse is not kept (the caller's parse says why) */
+	if (!rc && !ow_db_readonly(ow_store_db(s)) &&
+	    ow_file_meta_record(s, file_id, source, *text, *len) < 0)
+		ow_log(OW_LOG_DEBUG, "%s: metadata not kept parsed: %s", filename, ow_err_detail());
+	return rc;
 }
 
 /* --- verify --deep -------------------------------------------------------------- */

@@ -4,7 +4,8 @@
 # ow_start_nginx ROOT [ROOT2]
 #   Starts a real nginx as the current user (no root needed) on free loopback
 #   ports (OW_NGINX_LIMIT_RATE=RATE, e.g. 2k, slows the first server's
-#   responses to RATE bytes/s per connection: progress stays on screen)
+#   responses to RATE bytes/s per connection: progress stays on screen;
+#   OW_NGINX_MAX_RANGES=0 makes it a server that ignores Range requests)
 #   ports, serving ROOT over HTTP and HTTPS and ROOT2 (default ROOT) over a
 #   second HTTPS port standing in for the second download host.  The test PKI
 #   (tests/tools/mkcerts.sh) is made at start.  Exports:
@@ -64,6 +65,7 @@ http {
 		listen 127.0.0.1:$OW_HTTPS_PORT ssl;
 		server_name localhost 127.0.0.1;
 		${OW_NGINX_LIMIT_RATE:+limit_rate $OW_NGINX_LIMIT_RATE;}
+		${OW_NGINX_MAX_RANGES:+max_ranges $OW_NGINX_MAX_RANGES;}
 		ssl_certificate $OW_CERT_DIR/server.pem;
 		ssl_certificate_key $OW_CERT_DIR/server.key;
 		root $root;

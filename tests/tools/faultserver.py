@@ -33,6 +33,7 @@ normally (transient faults); without it the fault is persistent.
   range-badtotal    206 with the right start but a wrong total
   range-ignore      200 with the whole body to a Range request
   range-norange     206 "bytes 0-(n-1)/n" even without Range
+  range-truncate    the right 206 to a Range, half its body, close
   redirect          ?n=K (1) redirects: to itself with n=K-1, at 1 to /<file>
   redirect-http     302 to http://<same host:port>/<file>
   redirect-file     302 to file:///etc/passwd
@@ -271,6 +272,9 @@ class Handler(BaseHTTPRequestHandler):
             return None
         a, _, b = r[6:].partition("-")
         try:
+            if not a:  # a suffix: the last b bytes
+                n = int(b)
+                return (max(f.size - n, 0), f.size - 1) if n > 0 else None
             start = int(a)
             end = int(b) if b else f.size - 1
         except ValueError:
@@ -428,6 +432,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def f_range_ignore(self, f, q):
         self.serve_file(f)
+
+    def f_range_truncate(self, f, q):
+        rng = self.wanted_range(f)
+        if not rng:
+            return self.f_truncate(f, q)
+        a, b = rng
+        self.start(206, [("Content-Length", str(b - a + 1)),
+                         ("Content-Range", "bytes %d-%d/%d" % (a, b, f.size))], f)
+        self.wfile.write(f.data[a:a + (b - a + 1) // 2])
+        self.wfile.flush()
+        self.close_now()
 
     def f_range_norange(self, f, q):
         self.partial(f, 0, f.size)

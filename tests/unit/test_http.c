@@ -532,6 +532,101 @@ static void test_resume_restarts(void **state)
 	}
 }
 
+/* ---- byte ranges ------------------------------------------------------------------ */
+
+struct range_case {
+	const char *path;
+	uint64_t off, len;
+	unsigned flags;
+	uint64_t expected; /* expected_size */
+	int rc;
+	uint64_t start, n; /* rc 0: the bytes delivered */
+	const char *detail;
+};
+
+static void test_ranges(void **state)
+{
+	(void)state;
+	static const struct range_case cases[] = {
+		{"/big.bin", 0, 1000, OW_HTTP_RANGE_SUFFIX, 0, 0, BIG_SIZE - 1000, 1000, NULL},
+		{"/big.bin", 0, 1000000, OW_HTTP_RANGE_SUFFIX, 0, 0, 0, BIG_SIZE, NULL},
+		{"/big.bin", 1000, 1000, 0, BIG_SIZE, 0, 1000, 1000, NULL},
+		{"/big.bin", BIG_SIZE - 500, 1000, 0, 0, 0, BIG_SIZE - 500, 500, NULL},
+		{"/small.txt", 0, 1000, OW_HTTP_RANGE_SUFFIX, 0, 0, 0, 6, NULL},
+		/* the size the caller knows must be the one the server says */
+		{"/big.bin", 1000, 1000, 0, BIG_SIZE + 1, OW_EHTTP, 0, 0, "not the range asked for"},
+		{"/fault/range-wrong/big.bin", 0, 1000, OW_HTTP_RANGE_SUFFIX, 0, OW_EHTTP, 0, 0,
+		 "not the range asked for"},
+		{"/fault/range-wrong/big.bin", 5000, 100, 0, 0, OW_EHTTP, 0, 0, "bytes=5000-5099"},
+		{"/fault/range-badtotal/big.bin", 5000, 100, 0, 0, OW_EHTTP, 0, 0, "Content-Range"},
+		{"/big.bin", BIG_SIZE + 10, 100, 0, 0, OW_EHTTP, 0, 0, "HTTP 416"},
+		/* a server that ignores ranges: flagged, nothing delivered */
+		{"/fault/range-ignore/big.bin", 0, 1000, OW_HTTP_RANGE_SUFFIX, 0, OW_EUNSUPPORTED, 0, 0,
+		 "does not serve byte ranges"},
+		{"/fault/range-ignore/big.bin", 10, 10, 0, 0, OW_EUNSUPPORTED, 0, 0, "HTTP 200"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct range_case *c = &cases[i];
+		struct ow_http_req q = {.range_off = c->off, .range_len = c->len, .flags = c->flags,
+		                        .expected_size = c->expected};
+		struct sink s = {0};
+		int rc = get_path(c->path, &q, &s);
+		if (rc != c->rc || (c->detail && !strstr(q.res.detail, c->detail)))
+			fail_msg("case %zu %s: rc %s detail '%s'", i, c->path, ow_err_name(rc),
+			         q.res.detail);
+		assert_int_equal(q.res.range_ignored, c->rc == OW_EUNSUPPORTED);
+		if (rc) {
+			assert_int_equal(s.m.len, 0);
+			assert_int_equal(q.res.received, 0);
+		} else {
+			const unsigned char *want = !strcmp(c->path, "/small.txt")
+			                                ? (const unsigned char *)"hello\n"
+			                                : big;
+			uint64_t total = !strcmp(c->path, "/small.txt") ? 6 : BIG_SIZE;
+			assert_int_equal(q.res.status, 206);
+			assert_int_equal(q.res.range_start, c->start);
+			assert_int_equal(q.res.range_total, total);
+			assert_int_equal(s.m.len, c->n);
+			assert_memory_equal(s.m.data, want + c->start, c->n);
+		}
+		ow_http_membuf_free(&s.m);
+	}
+	/* what went on the wire */
+	free(server_stats(&plain, 1));
+	struct ow_http_req q = {.range_len = 64, .flags = OW_HTTP_RANGE_SUFFIX, .if_range = big_etag};
+	struct sink s = {0};
+	assert_int_equal(get_path("/big.bin", &q, &s), 0);
+	char *st = server_stats(&plain, 0);
+	assert_non_null(strstr(st, "\"range\": \"bytes=-64\""));
+	assert_non_null(strstr(st, "\"if_range\": \"\\\""));
+	free(st);
+	ow_http_membuf_free(&s.m);
+	/* a changed file (If-Range no longer matches) is a 200 too */
+	struct ow_http_req q2 = {.range_len = 64, .flags = OW_HTTP_RANGE_SUFFIX, .if_range = "\"old\""};
+	assert_int_equal(get_path("/big.bin", &q2, &s), OW_EUNSUPPORTED);
+	assert_true(q2.res.range_ignored);
+	assert_non_null(strstr(q2.res.detail, "or the file changed"));
+	assert_int_equal(s.m.len, 0);
+	ow_http_membuf_free(&s.m);
+	/* a range is for http(s), never with a resume */
+	struct ow_http_req q3 = {.range_len = 64, .resume_from = 10, .if_range = big_etag};
+	assert_int_equal(get_path("/big.bin", &q3, &s), OW_EINVAL);
+	ow_http_membuf_free(&s.m);
+}
+
+/* A dropped connection in the middle of a range: asked again, from its start. */
+static void test_range_retry(void **state)
+{
+	(void)state;
+	struct ow_http_req q = {.range_off = 1000, .range_len = 150000};
+	struct sink s = {0};
+	assert_int_equal(get_path("/fault/range-truncate/big.bin?fail=1", &q, &s), 0);
+	assert_int_equal(q.res.attempts, 2);
+	assert_int_equal(s.m.len, 150000);
+	assert_memory_equal(s.m.data, big + 1000, 150000);
+	ow_http_membuf_free(&s.m);
+}
+
 /* ---- engine: parallelism, callbacks, policy ----------------------------------------- */
 
 static void test_parallel_caps(void **state)
@@ -751,6 +846,8 @@ int main(void)
 		cmocka_unit_test(test_validators_and_framing),
 		cmocka_unit_test(test_resume_with_right_206),
 		cmocka_unit_test(test_resume_restarts),
+		cmocka_unit_test(test_ranges),
+		cmocka_unit_test(test_range_retry),
 		cmocka_unit_test(test_parallel_caps),
 		cmocka_unit_test(test_sink_error_and_cancel),
 		cmocka_unit_test(test_add_from_on_done),

@@ -1,0 +1,346 @@
+/* fetchrange.c - the METADATA of remote wheels by HTTP range requests, for
+ * files whose index publishes no PEP 658 .metadata (fetch.h).
+ *
+ * Per wheel, through the state machine of rangemeta.h: the tail (a suffix
+ * range, which also tells the wheel's size), the central directory when the
+ * tail did not hold it, then the METADATA member; every later read sends
+ * the validator of the first answer as If-Range and the size as the one
+ * expected, so bytes of two versions of a file are never mixed.  The
+ * METADATA is parsed and kept in file_meta (source "range").  A server that
+ * answers a range with the whole file (200) is cut off before the body and
+ * the file is flagged no_range: the caller downloads the whole wheel. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "offwheel/error.h"
+#include "event.h"
+#include "fsutil.h"
+#include "offwheel/fetch.h"
+#include "rangemeta.h"
+#include "store.h"
+#include "http.h"
+#include "digest.h"
+
+struct rfetch;
+
+struct rdl {
+	struct ow_http_req req;
+	struct ow_fetch_item *item;
+	struct rfetch *f;
+	struct ow_rangemeta rm;
+	int started;          /* rm is set up: the size is known */
+	char validator[256];  /* of the first answer, sent as If-Range after it */
+	struct ow_http_membuf body;
+};
+
+struct rfetch {
+	ow_store *s;
+	const struct ow_fetch_opts *o;
+	struct rdl *dls;
+	size_t n;
+	struct ow_http *h;
+	char warned[8][256]; /* hosts already said to refuse ranges */
+	size_t nwarned;
+};
+
+void ow_fetch_host(const char *url, char *buf, size_t n)
+{
+	const char *p = strstr(url, "://");
+	p = p ? p + 3 : url;
+	size_t l = strcspn(p, "/?#");
+	const char *at = memchr(p, '@', l);
+	if (at) {
+		l -= (size_t)(at + 1 - p);
+		p = at + 1;
+	}
+	snprintf(buf, n, "%.*s", (int)l, p);
+}
+
+static void set_outcome(struct rdl *d, enum ow_fetch_outcome o, int rc, const char *detail)
+{
+	d->item->outcome = o;
+	d->item->rc = rc;
+	snprintf(d->item->detail, sizeof d->item->detail, "%s", detail ? detail : "");
+}
+
+/* Once per host and call: the server does not serve ranges. */
+static void say_no_range(struct rfetch *f, const char *url)
+{
+	char host[256];
+	ow_fetch_host(url, host, sizeof host);
+	for (size_t i = 0; i < f->nwarned; i++)
+		if (!strcmp(f->warned[i], host))
+			return;
+	if (f->nwarned < sizeof f->warned / sizeof f->warned[0])
+		snprintf(f->warned[f->nwarned++], sizeof f->warned[0], "%s", host);
+	ow_log(OW_LOG_WARN, "%s does not answer Range requests; downloading whole wheels for their "
+	                    "metadata", host);
+}
+
+/* Queue the read the state machine wants next. */
+static int queue_next(struct rfetch *f, struct rdl *d)
+{
+	ow_http_membuf_free(&d->body);
+	d->body.cap = (size_t)d->rm.want_len;
+	d->req.range_off = d->rm.want_off;
+	d->req.range_len = d->rm.want_len;
+	d->req.flags &= ~OW_HTTP_RANGE_SUFFIX;
+	d->req.max_size = d->rm.want_len;
+	d->req.expected_size = d->rm.size;
+	d->req.if_range = *d->validator ? d->validator : NULL;
+	return ow_http_add(f->h, &d->req);
+}
+
+/* The METADATA is read: kept parsed. */
+static void keep_text(struct rfetch *f, struct rdl *d)
+{
+	int rc = ow_file_meta_record(f->s, d->item->file_id, OW_META_RANGE, d->rm.text,
+	                             d->rm.text_len);
+	if (rc == OW_EDB) {
+		set_outcome(d, OW_FETCH_FAILED, rc, ow_err_detail());
+		return;
+	}
+	if (rc) {
+		ow_err_prefix(rc, "%s: its METADATA (read by range requests) is unusable: ",
+		              d->item->filename);
+		set_outcome(d, OW_FETCH_REJECTED, rc, ow_err_detail());
+		return;
+	}
+	d->item->bytes = d->rm.text_len;
+	set_outcome(d, OW_FETCH_DONE, 0, NULL);
+}
+
+static void on_done(void *ud, struct ow_http_req *req)
+{
+	struct rdl *d = ud;
+	struct rfetch *f = d->f;
+	d->item->received += req->res.received;
+	if (req->res.range_ignored && !d->started) {
+		d->item->no_range = 1;
+		set_outcome(d, OW_FETCH_FAILED, req->res.rc, req->res.detail);
+		say_no_range(f, d->item->url);
+	} else if (req->res.rc) {
+		set_outcome(d, OW_FETCH_FAILED, req->res.rc, req->res.detail);
+	} else {
+		const struct ow_http_result *res = &req->res;
+		const uint8_t *buf = (const uint8_t *)(d->body.data ? d->body.data : "");
+		int rc = 0;
+		if (!d->started) {
+			snprintf(d->validator, sizeof d->validator, "%s", res->validator);
+			rc = ow_rangemeta_init(&d->rm, d->item->filename, res->range_total);
+			d->started = rc == 0;
+			if (!rc && (d->rm.want_off != res->range_start || d->rm.want_len != d->body.len))
+				rc = ow_err(OW_EHTTP, "%s: the server sent %zu bytes at %llu of %llu for its "
+				            "tail, not the last %llu", d->item->filename, d->body.len,
+				            (unsigned long long)res->range_start,
+				            (unsigned long long)res->range_total,
+				            (unsigned long long)d->rm.want_len);
+		}
+		if (!rc)
+			rc = ow_rangemeta_feed(&d->rm, buf, d->body.len);
+		if (rc == 1 && !(rc = queue_next(f, d)))
+			return; /* the next read is queued */
+		if (rc == 0)
+			keep_text(f, d);
+		else
+			set_outcome(d, rc == OW_ENOMEM ? OW_FETCH_FAILED : OW_FETCH_REJECTED, rc,
+			            ow_err_detail());
+	}
+	ow_http_membuf_free(&d->body);
+	ow_progress_done(d->item->filename, d->item->received);
+}
+
+static int mem_data(void *ud, const void *buf, size_t len)
+{
+	return ow_http_membuf_write(&((struct rdl *)ud)->body, buf, len);
+}
+
+static int mem_restart(void *ud) { return ow_http_membuf_restart(&((struct rdl *)ud)->body); }
+
+/* 1 when there is nothing to read for this file, 0 when d->req is ready. */
+static int prepare(struct rfetch *f, struct rdl *d, int64_t id)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(f->s), OW_SQL_FMETA_RANGE_ITEM);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, id);
+	int rc = ow_stmt_step(st);
+	if (rc <= 0)
+		return rc < 0 ? rc : ow_err(OW_ENOENT, "file #%lld is not in the index", (long long)id);
+	struct ow_fetch_item *it = d->item;
+	it->file_id = id;
+	snprintf(it->url, sizeof it->url, "%s", ow_col_text(st, 0));
+	snprintf(it->filename, sizeof it->filename, "%s", ow_col_text(st, 1));
+	int has_meta = ow_col_int(st, 2) != 0, kept = !ow_col_is_null(st, 3),
+	    stored = !ow_col_is_null(st, 4);
+	ow_stmt_run(st);
+	const char *why = kept       ? "its metadata is kept parsed already"
+	                  : has_meta ? "the index publishes a .metadata for it"
+	                  : stored   ? "the wheel is stored: its METADATA is read from it"
+	                             : NULL;
+	if (why) {
+		set_outcome(d, OW_FETCH_HAD, 0, why);
+		return 1;
+	}
+	if (strncmp(it->url, "https:", 6) && strncmp(it->url, "http:", 5)) {
+		/* a local index (file:): the wheel is read whole, it costs no transfer */
+		it->no_range = 1;
+		set_outcome(d, OW_FETCH_FAILED, OW_EUNSUPPORTED, "not an http(s) URL: read whole");
+		return 1;
+	}
+	d->req.url = it->url;
+	d->req.what = it->filename;
+	d->req.ud = d;
+	d->req.on_done = on_done;
+	d->req.on_data = mem_data;
+	d->req.on_restart = mem_restart;
+	d->req.flags = (!strncmp(it->url, "http:", 5) ? OW_HTTP_ALLOW_HTTP : 0) | OW_HTTP_RANGE_SUFFIX;
+	d->req.range_len = OW_RANGEMETA_TAIL;
+	d->req.max_size = OW_RANGEMETA_TAIL;
+	d->body.cap = (size_t)OW_RANGEMETA_TAIL;
+	return 0;
+}
+
+/* A file's own URL passed the link policy when its page was crawled; every
+ * other hop (a redirect) must pass the policy now. */
+static int allow_hop(void *ud, const char *url)
+{
+	struct rfetch *f = ud;
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(url, f->dls[i].item->url))
+			return 0;
+	return f->o->policy && ow_url_check_page(f->o->policy, url) != 0;
+}
+
+static int run(struct rfetch *f, const int64_t *ids, size_t n, struct ow_fetch_report *r)
+{
+	struct ow_http_opts ho;
+	if (f->o->http)
+		ho = *f->o->http;
+	else
+		ow_http_opts_default(&ho);
+	ho.allow_url = allow_hop;
+	ho.allow_ud = f;
+	int rc = ow_http_new(&f->h, &ho);
+	for (size_t i = 0; !rc && i < n; i++) {
+		struct rdl *d = &f->dls[i];
+		d->item = &r->items[i];
+		d->f = f;
+		int p = prepare(f, d, ids[i]);
+		if (p < 0)
+			set_outcome(d, OW_FETCH_FAILED, p, ow_err_detail());
+		else if (p == 0)
+			rc = ow_http_add(f->h, &d->req);
+	}
+	if (!rc)
+		ow_http_run(f->h); /* outcomes are recorded per file by on_done */
+	ow_http_free(f->h);
+	f->h = NULL;
+	return rc;
+}
+
+int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids,
+                            size_t n, struct ow_fetch_report *r)
+{
+	struct rfetch f = {.s = s, .o = o, .n = n};
+	double t0 = ow_mono_s();
+	memset(r, 0, sizeof *r);
+	f.dls = calloc(n ? n : 1, sizeof *f.dls);
+	r->items = calloc(n ? n : 1, sizeof *r->items);
+	if (!f.dls || !r->items) {
+		free(f.dls);
+		free(r->items);
+		r->items = NULL;
+		return ow_err(OW_ENOMEM, "out of memory");
+	}
+	r->n = n;
+	for (size_t i = 0; i < n; i++)
+		f.dls[i].item = &r->items[i];
+	/* the rows of one call are committed together, as for .metadata files */
+	int batch = ow_db_begin(ow_store_db(s)) == 0;
+	int rc = run(&f, ids, n, r);
+	if (batch && (rc ? ow_db_rollback(ow_store_db(s)) : ow_db_commit(ow_store_db(s))) && !rc)
+		rc = ow_err_prefix(OW_EDB, "committing the metadata rows: ");
+	for (size_t i = 0; i < n; i++) {
+		ow_rangemeta_clear(&f.dls[i].rm);
+		ow_http_membuf_free(&f.dls[i].body);
+	}
+	free(f.dls);
+	r->seconds = ow_mono_s() - t0;
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		const struct ow_fetch_item *it = &r->items[i];
+		r->received += it->received;
+		r->no_range += it->no_range;
+		r->done += it->outcome == OW_FETCH_DONE;
+		r->had += it->outcome == OW_FETCH_HAD;
+		r->rejected += it->outcome == OW_FETCH_REJECTED;
+		r->failed += it->outcome == OW_FETCH_FAILED && !it->no_range;
+	}
+	if (r->failed)
+		return ow_err(OW_EINCOMPLETE, "the metadata of %zu of %zu wheels could not be read by "
+		              "range requests (re-run to try again)", r->failed, r->n);
+	if (r->rejected)
+		return ow_err(OW_EVERIFY, "the METADATA of %zu of %zu wheels read by range requests "
+		              "was refused", r->rejected, r->n);
+	return 0;
+}
+
+/* ---- the wheel's own METADATA against what ranges gave ------------------------ */
+
+/* The METADATA of the wheel in `fd` (`size` bytes), read the same way as a
+ * remote one but with pread: a few kB, whatever the wheel's size. */
+static int fd_metadata(int fd, const char *filename, uint64_t size, struct ow_rangemeta *rm)
+{
+	int rc = ow_rangemeta_init(rm, filename, size);
+	uint8_t *buf = NULL;
+	while (rc == 0 || rc == 1) {
+		uint8_t *g = realloc(buf, rm->want_len ? (size_t)rm->want_len : 1);
+		if (!g) {
+			rc = ow_err(OW_ENOMEM, "out of memory");
+			break;
+		}
+		buf = g;
+		if ((rc = ow_pread_all(fd, buf, (size_t)rm->want_len, rm->want_off)))
+			break;
+		if ((rc = ow_rangemeta_feed(rm, buf, (size_t)rm->want_len)) == 0)
+			break;
+	}
+	free(buf);
+	return rc;
+}
+
+int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename, int fd,
+                              uint64_t size)
+{
+	struct ow_file_meta fm;
+	struct ow_rangemeta rm = {0};
+	int rc = ow_file_meta_get(s, file_id, &fm);
+	if (rc <= 0)
+		return rc;
+	if (strcmp(fm.source, OW_META_RANGE)) {
+		ow_file_meta_clear(&fm);
+		return 0;
+	}
+	uint8_t dg[OW_SHA256_LEN];
+	char hex[OW_SHA256_HEX];
+	if (!(rc = fd_metadata(fd, filename, size, &rm)) &&
+	    !(rc = ow_sha256_buf(rm.text, rm.text_len, dg))) {
+		ow_hex(dg, sizeof dg, hex);
+		if (strcmp(hex, fm.sha256)) {
+			ow_log(OW_LOG_WARN,
+			       "%s: its METADATA (sha256 %.12s…) is not the one read earlier by range "
+			       "requests (%.12s…) — the server changed the file or sent other bytes; the "
+			       "wheel's own is kept now: re-run resolve for sets that used it",
+			       filename, hex, fm.sha256);
+			rc = ow_file_meta_record(s, file_id, OW_META_WHEEL, rm.text, rm.text_len);
+			rc = rc ? rc : 1;
+		}
+	}
+	ow_rangemeta_clear(&rm);
+	ow_file_meta_clear(&fm);
+	return rc;
+}

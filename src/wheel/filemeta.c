@@ -1,0 +1,134 @@
+/* filemeta.c - a file's core metadata kept parsed in the index database
+ * (table file_meta, fetch.h): written once when METADATA is first read,
+ * whatever it came from, and read back by every later resolve. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "offwheel/error.h"
+#include "offwheel/fetch.h"
+#include "offwheel/str.h"
+#include "wheelmeta.h"
+#include "store.h"
+#include "digest.h"
+
+/* The values one a line; a value holding a newline cannot be kept so. */
+static int join_lines(char *const *v, size_t n, const char *what, char **out)
+{
+	struct ow_str b = {0};
+	for (size_t i = 0; i < n; i++) {
+		if (strchr(v[i], '\n')) {
+			ow_str_free(&b);
+			return ow_err(OW_EPARSE, "METADATA: a %s value holds a line break", what);
+		}
+		ow_str_puts(&b, v[i]);
+		ow_str_put(&b, "\n", 1);
+	}
+	ow_str_put(&b, "", 0);
+	if (!b.p && !b.err && !(b.p = calloc(1, 1)))
+		b.err = OW_ENOMEM;
+	return b.err ? (ow_str_free(&b), ow_err(OW_ENOMEM, "out of memory")) : ow_str_take(&b, out);
+}
+
+static int split_lines(const char *text, char ***v, size_t *n)
+{
+	size_t k = 0;
+	for (const char *p = text; *p; p++)
+		k += *p == '\n';
+	*v = calloc(k + 1, sizeof **v);
+	*n = 0;
+	if (!*v)
+		return ow_err(OW_ENOMEM, "out of memory");
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+		if (!((*v)[(*n)++] = strndup(p, l)))
+			return ow_err(OW_ENOMEM, "out of memory");
+		p += l + (nl != NULL);
+	}
+	return 0;
+}
+
+int ow_file_meta_record(ow_store *s, int64_t file_id, const char *source, const char *text,
+                        size_t len)
+{
+	struct ow_metadata *md = NULL;
+	char *reqs = NULL, *extras = NULL, hex[OW_SHA256_HEX];
+	uint8_t dg[OW_SHA256_LEN];
+	int rc = ow_metadata_parse(text, len, &md);
+	if (!rc)
+		rc = join_lines(md->requires_dist, md->n_requires_dist, "Requires-Dist", &reqs);
+	if (!rc)
+		rc = join_lines(md->provides_extra, md->n_provides_extra, "Provides-Extra", &extras);
+	if (!rc)
+		rc = ow_sha256_buf(text, len, dg);
+	ow_stmt *st = rc ? NULL : ow_db_stmt(ow_store_db(s), OW_SQL_FMETA_PUT);
+	if (!rc && !st)
+		rc = OW_EDB;
+	if (!rc) {
+		ow_hex(dg, sizeof dg, hex);
+		ow_stmt_int(st, 1, file_id);
+		ow_stmt_text(st, 2, source);
+		ow_stmt_text(st, 3, hex);
+		ow_stmt_int(st, 4, (int64_t)len);
+		ow_stmt_text(st, 5, md->name);
+		ow_stmt_text(st, 6, md->version);
+		ow_stmt_text(st, 7, md->requires_python);
+		ow_stmt_text(st, 8, reqs);
+		ow_stmt_text(st, 9, extras);
+		ow_stmt_int(st, 10, (int64_t)time(NULL));
+		rc = ow_stmt_run(st);
+	}
+	free(reqs);
+	free(extras);
+	ow_metadata_free(md);
+	return rc;
+}
+
+static char *dup_col(ow_stmt *st, int i)
+{
+	return ow_col_is_null(st, i) ? NULL : strdup(ow_col_text(st, i));
+}
+
+int ow_file_meta_get(ow_store *s, int64_t file_id, struct ow_file_meta *out)
+{
+	memset(out, 0, sizeof *out);
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FMETA_GET);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, file_id);
+	int rc = ow_stmt_step(st);
+	if (rc <= 0)
+		return rc;
+	struct ow_metadata *md = calloc(1, sizeof *md);
+	if (!md) {
+		ow_stmt_run(st);
+		return ow_err(OW_ENOMEM, "out of memory");
+	}
+	snprintf(out->source, sizeof out->source, "%s", ow_col_text(st, 0));
+	snprintf(out->sha256, sizeof out->sha256, "%s", ow_col_text(st, 1));
+	md->name = dup_col(st, 2);
+	md->version = dup_col(st, 3);
+	md->requires_python = dup_col(st, 4);
+	rc = md->name && md->version && (ow_col_is_null(st, 4) || md->requires_python)
+	         ? 0
+	         : ow_err(OW_ENOMEM, "out of memory");
+	if (!rc)
+		rc = split_lines(ow_col_text(st, 5), &md->requires_dist, &md->n_requires_dist);
+	if (!rc)
+		rc = split_lines(ow_col_text(st, 6), &md->provides_extra, &md->n_provides_extra);
+	ow_stmt_run(st);
+	if (rc) {
+		ow_metadata_free(md);
+		return rc;
+	}
+	out->md = md;
+	return 1;
+}
+
+void ow_file_meta_clear(struct ow_file_meta *m)
+{
+	ow_metadata_free(m->md);
+	m->md = NULL;
+}
