@@ -14,6 +14,7 @@
 
 #include "offwheel/error.h"
 #include "event.h"
+#include "fetchint.h"
 #include "fsutil.h"
 #include "hashpipe.h"
 #include "pool.h"
@@ -89,20 +90,41 @@ int ow_fetch_lookup(ow_store *s, const char *item, int64_t **ids, size_t *n)
 	return 0;
 }
 
-static int load_item(struct fetch *f, struct dl *d, int64_t id, char *object, char *meta_object,
-                     int *has_meta)
+void wh_http_opts(const struct ow_fetch_opts *o, ow_http_allow_fn allow, void *ud,
+                  struct ow_http_opts *out)
 {
-	ow_stmt *st = ow_db_stmt(ow_store_db(f->s), OW_SQL_FETCH_FILE_GET);
+	if (o->http)
+		*out = *o->http;
+	else
+		ow_http_opts_default(out);
+	out->allow_url = allow;
+	out->allow_ud = ud;
+}
+
+int wh_file_row(ow_store *s, enum ow_sql sql, int64_t id, struct ow_fetch_item *it,
+                ow_stmt **out)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), sql);
 	if (!st)
 		return OW_EDB;
 	ow_stmt_int(st, 1, id);
 	int rc = ow_stmt_step(st);
 	if (rc <= 0)
 		return rc < 0 ? rc : ow_err(OW_ENOENT, "file #%lld is not in the index", (long long)id);
-	struct ow_fetch_item *it = d->item;
 	it->file_id = id;
 	snprintf(it->url, sizeof it->url, "%s", ow_col_text(st, 0));
 	snprintf(it->filename, sizeof it->filename, "%s", ow_col_text(st, 1));
+	*out = st;
+	return 0;
+}
+
+static int load_item(struct fetch *f, struct dl *d, int64_t id, char *object, char *meta_object,
+                     int *has_meta)
+{
+	ow_stmt *st;
+	int rc = wh_file_row(f->s, OW_SQL_FETCH_FILE_GET, id, d->item, &st);
+	if (rc)
+		return rc;
 	snprintf(d->published, sizeof d->published, "%s", ow_col_is_null(st, 2) ? "" : ow_col_text(st, 2));
 	snprintf(d->meta_sha, sizeof d->meta_sha, "%s", ow_col_is_null(st, 3) ? "" : ow_col_text(st, 3));
 	*has_meta = ow_col_int(st, 4) != 0;
@@ -637,12 +659,7 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
 {
 	struct ow_http_opts ho;
 	struct ow_http *h = NULL;
-	if (f->o->http)
-		ho = *f->o->http;
-	else
-		ow_http_opts_default(&ho);
-	ho.allow_url = allow_hop;
-	ho.allow_ud = f;
+	wh_http_opts(f->o, allow_hop, f, &ho);
 	f->dls = dls;
 	f->n = n;
 	int rc = ow_hashpipe_new(&f->pipe, 16);

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "offwheel/error.h"
 #include "event.h"
+#include "fetchint.h"
 #include "fsutil.h"
 #include "offwheel/fetch.h"
 #include "rangemeta.h"
@@ -162,17 +163,11 @@ static int mem_restart(void *ud) { return ow_http_membuf_restart(&((struct rdl *
 /* 1 when there is nothing to read for this file, 0 when d->req is ready. */
 static int prepare(struct rfetch *f, struct rdl *d, int64_t id)
 {
-	ow_stmt *st = ow_db_stmt(ow_store_db(f->s), OW_SQL_FMETA_RANGE_ITEM);
-	if (!st)
-		return OW_EDB;
-	ow_stmt_int(st, 1, id);
-	int rc = ow_stmt_step(st);
-	if (rc <= 0)
-		return rc < 0 ? rc : ow_err(OW_ENOENT, "file #%lld is not in the index", (long long)id);
+	ow_stmt *st;
 	struct ow_fetch_item *it = d->item;
-	it->file_id = id;
-	snprintf(it->url, sizeof it->url, "%s", ow_col_text(st, 0));
-	snprintf(it->filename, sizeof it->filename, "%s", ow_col_text(st, 1));
+	int rc = wh_file_row(f->s, OW_SQL_FMETA_RANGE_ITEM, id, it, &st);
+	if (rc)
+		return rc;
 	int has_meta = ow_col_int(st, 2) != 0, kept = !ow_col_is_null(st, 3),
 	    stored = !ow_col_is_null(st, 4);
 	ow_stmt_run(st);
@@ -217,12 +212,7 @@ static int allow_hop(void *ud, const char *url)
 static int run(struct rfetch *f, const int64_t *ids, size_t n, struct ow_fetch_report *r)
 {
 	struct ow_http_opts ho;
-	if (f->o->http)
-		ho = *f->o->http;
-	else
-		ow_http_opts_default(&ho);
-	ho.allow_url = allow_hop;
-	ho.allow_ud = f;
+	wh_http_opts(f->o, allow_hop, f, &ho);
 	int rc = ow_http_new(&f->h, &ho);
 	for (size_t i = 0; !rc && i < n; i++) {
 		struct rdl *d = &f->dls[i];
