@@ -86,6 +86,19 @@ struct ow_resolve_opts {
 	const char *index_url; /* without trailing slash */
 	const char *const *variants;
 	size_t nvariants;
+	/* One root (pip's --index-url): every page, members and dependencies, at
+	 * {index}/{project}/ — PyPI, a mirror, a PyTorch variant folder such as
+	 * .../whl/cu128.  `variants` is then one entry, the targets' variant:
+	 * the folder the root is ("cu128"), or "" to name it per target from the
+	 * torch taken (its +cu128 local version, else its CUDA requirements). */
+	bool flat;
+	/* pip's --extra-index-url: roots ({url}/{project}/) asked, in order, for
+	 * a dependency the index does not have.  A project is taken from the
+	 * first root that has a page for it and from no other (uv's
+	 * first-index rule: an extra index cannot shadow a project of the
+	 * primary); the requested projects only ever come from the index. */
+	const char *const *extra_index_urls;
+	size_t nextra_index_urls;
 	const struct ow_target *targets; /* pythons × platforms, crossed with variants */
 	size_t ntargets;
 	const char *const *projects; /* requested; torch must be first; NULL = the three */
@@ -97,7 +110,9 @@ struct ow_resolve_opts {
 	bool pre;       /* pre-releases allowed for dependencies */
 	bool no_store;  /* do not record sets */
 	bool variants_default; /* the variants are the defaults, not the user's: one the index
-	                          lacks is left out with a note instead of an incomplete target */
+	                          lacks is left out with a note instead of an incomplete
+	                          target, and an index that has none of their folders is
+	                          taken as one root (flat; the report says so) */
 	enum ow_pair_rule pair;
 	const struct ow_resolve_io *io;
 };
@@ -126,7 +141,11 @@ struct ow_resolve_skip {
 
 struct ow_resolve_target {
 	char describe[160]; /* "cu128 cp312-manylinux_2_28_x86_64" */
-	char variant[64];
+	char variant[64];   /* "" when a flat root's torch did not say */
+	const char *variant_from; /* "folder" (the variant's folder), "root" (the
+	                           * flat root is that folder), "local-version" (the
+	                           * torch's +cu128), "requirements" (its CUDA
+	                           * dependencies; none: cpu), NULL before a pick */
 	char python[16];    /* cp312, cp313t */
 	char platform[64];  /* manylinux_2_28_x86_64 */
 	bool complete;      /* every project matched and the closure resolved */
@@ -159,6 +178,8 @@ struct ow_resolve_report {
 	size_t metadata_cached; /* metadata taken parsed from the index database
 	                         * (read before, by any run: no object read) */
 	size_t unreachable;   /* targets whose pages could not be fetched */
+	bool flat;            /* resolved as one root: the options said so, or the
+	                       * default variants' folders were all missing */
 	char **notes;         /* about the whole run: default variants the index lacks */
 	size_t nnotes;
 };

@@ -1,4 +1,5 @@
 /* cmd_crawl.c - offwheel crawl: fetch index pages, record every file. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "cli.h"
@@ -88,6 +89,14 @@ static void render(struct cli *c, const struct index_opts *o, const struct ow_cr
 		        o->index, r->npages, files, added, gone, rejected, r->failed);
 }
 
+static bool all_missing(const struct ow_crawl_report *r)
+{
+	for (size_t i = 0; i < r->npages; i++)
+		if (r->pages[i].outcome != OW_PAGE_MISSING)
+			return false;
+	return r->npages > 0;
+}
+
 int cmd_crawl(struct cli *c, int argc, char **argv)
 {
 	struct index_opts o = {0};
@@ -106,16 +115,26 @@ int cmd_crawl(struct cli *c, int argc, char **argv)
 	}
 	struct ow_crawl_opts co = {
 		.index_url = o.index,
-		.variants = (const char *const *)o.variants.v,
-		.nvariants = o.variants.n,
 		.projects = (const char *const *)o.projects.v,
 		.nprojects = o.projects.n,
 		.policy = &o.policy,
 		.http = &o.http,
 		.force = o.force,
 	};
+	co.variants = index_opts_folders(&o, &co.nvariants);
 	struct ow_crawl_report r;
 	int crc = ow_crawl(s, &co, &r);
+	if (crc == 0 && o.variants_default && all_missing(&r)) {
+		/* none of the default variant folders: one root (PyPI, a mirror) */
+		static const char *const root[] = {""};
+		cli_say(c, "%s has no folder for any default variant: crawling it as one root "
+		           "({index}/{project}/)\n",
+		        o.index);
+		ow_crawl_report_free(&r);
+		co.variants = root;
+		co.nvariants = 1;
+		crc = ow_crawl(s, &co, &r);
+	}
 	if (crc == 0 || crc == OW_EINCOMPLETE)
 		render(c, &o, &r);
 	else

@@ -91,8 +91,10 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	for (size_t i = 0; i < t->nskipped; i++)
 		json_array_append_new(skipped, json_pack("{s:s, s:o}", "torch", t->skipped[i].torch,
 		                                         "missing", csv_json(t->skipped[i].missing)));
-	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:o, s:o, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:I}",
-	                 "target", t->describe, "variant", t->variant, "python", t->python,
+	return json_pack("{s:s, s:s, s:s?, s:s, s:s, s:b, s:o, s:o, s:s?, s:s?, s:s?, s:o, s:o, s:o, "
+	                 "s:I}",
+	                 "target", t->describe, "variant", t->variant, "variant_from",
+	                 t->variant_from, "python", t->python,
 	                 "platform", t->platform, "complete", t->complete, "versions", versions,
 	                 "missing", csv_json(t->missing), "newest_complete",
 	                 *t->alternative ? t->alternative : NULL, "error", t->error, "hint",
@@ -106,8 +108,12 @@ json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_
 	json_t *targets = json_array();
 	for (size_t i = 0; i < r->ntargets; i++)
 		json_array_append_new(targets, target_json(r, &r->targets[i]));
-	return (json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:I, s:o, s:o}", "command", "resolve",
-	                       "index_url", o->index, "selector", r->selector, "projects",
+	json_t *extra = json_array();
+	for (size_t i = 0; i < o->extra.n; i++)
+		json_array_append_new(extra, json_string(o->extra.v[i]));
+	return (json_pack("{s:s, s:s, s:b, s:o, s:s, s:o, s:b, s:I, s:I, s:I, s:o, s:o}", "command",
+	                       "resolve", "index_url", o->index, "flat", r->flat,
+	                       "extra_index_urls", extra, "selector", r->selector, "projects",
 	                       strs_json(r->projects, r->nprojects), "complete",
 	                       r->incomplete == 0, "incomplete", (json_int_t)r->incomplete,
 	                       "metadata_read", (json_int_t)r->metadata_read, "metadata_cached",
@@ -182,8 +188,12 @@ void resolve_render_text(const struct cli *c, const struct index_opts *o,
 		target_text(c, r, &r->targets[i], w, deps);
 	for (size_t i = 0; i < r->nnotes; i++)
 		cli_say(c, "note: %s\n", r->notes[i]);
-	cli_say(c, "%s (%s): %zu target(s), %zu complete, %zu incomplete\n", o->index, r->selector,
-	        r->ntargets, r->ntargets - r->incomplete, r->incomplete);
+	cli_say(c, "%s%s (%s): %zu target(s), %zu complete, %zu incomplete\n", o->index,
+	        r->flat ? " as one root" : "", r->selector, r->ntargets, r->ntargets - r->incomplete,
+	        r->incomplete);
+	for (size_t i = 0; i < o->extra.n; i++)
+		cli_say(c, "extra index %zu: %s (only for projects the indexes before it lack)\n", i + 1,
+		        o->extra.v[i]);
 }
 
 /* --device: audit each complete set's torch, or predict from torchvision. */

@@ -52,8 +52,6 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 {
 	struct ow_crawl_opts co = {
 		.index_url = o->idx.index,
-		.variants = (const char *const *)o->idx.variants.v,
-		.nvariants = o->idx.variants.n,
 		.projects = (const char *const *)o->idx.projects.v,
 		.nprojects = o->idx.projects.n,
 		.policy = &o->idx.policy,
@@ -63,25 +61,34 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 	struct ow_crawl_report r;
 	struct strlist deps = {0};
 	const char *root[] = {""};
+	co.variants = index_opts_folders(&o->idx, &co.nvariants);
 	int rc = ow_crawl(s, &co, &r);
 	*failed = r.failed;
 	ow_crawl_report_free(&r);
 	if (rc && rc != OW_EINCOMPLETE)
 		return rc;
-	if ((rc = known_dep_pages(s, o->idx.index, &deps)) || !deps.n) {
+	/* the dependency pages seen before, on the index and on each extra index */
+	size_t ndeps = 0;
+	for (size_t i = 0; i <= o->idx.extra.n && (rc == 0 || rc == OW_EINCOMPLETE); i++) {
+		co.index_url = i ? o->idx.extra.v[i - 1] : o->idx.index;
 		strlist_free(&deps);
-		return rc;
+		if ((rc = known_dep_pages(s, co.index_url, &deps)) || !deps.n)
+			continue;
+		co.variants = root;
+		co.nvariants = 1;
+		co.projects = (const char *const *)deps.v;
+		co.nprojects = deps.n;
+		rc = ow_crawl(s, &co, &r);
+		if (rc == 0 || rc == OW_EINCOMPLETE) {
+			*failed += r.failed;
+			ow_crawl_report_free(&r);
+		}
+		ndeps += deps.n;
 	}
-	co.variants = root;
-	co.nvariants = 1;
-	co.projects = (const char *const *)deps.v;
-	co.nprojects = deps.n;
-	rc = ow_crawl(s, &co, &r);
-	*failed += r.failed;
-	cli_say(c, "refreshed %zu index pages and %zu dependency pages\n",
-	        o->idx.variants.n * o->idx.projects.n, deps.n);
-	ow_crawl_report_free(&r);
 	strlist_free(&deps);
+	if (ndeps)
+		cli_say(c, "refreshed %zu index pages and %zu dependency pages\n",
+		        o->idx.variants.n * o->idx.projects.n, ndeps);
 	return rc == OW_EINCOMPLETE ? 0 : rc;
 }
 

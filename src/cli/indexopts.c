@@ -92,12 +92,57 @@ static int add_projects(struct cli *c, struct index_opts *o, const char *arg)
 	return rc;
 }
 
+/* An index root as given: trailing slashes dropped, no query or fragment
+ * (the pages are {root}/{project}/). */
+static int root_url(struct cli *c, const char *opt, const char *in, char *out, size_t n)
+{
+	size_t len = strlen(in);
+	while (len && in[len - 1] == '/')
+		len--;
+	if (!len || len >= n)
+		return cli_usage_error(c, "%s: '%s' is %s", opt, in, len ? "too long" : "empty");
+	memcpy(out, in, len);
+	out[len] = '\0';
+	const char *q = strpbrk(out, "?#");
+	if (q)
+		return cli_usage_error(c, "%s: '%s' has a %s; the project pages are {index}/{project}/, "
+		                          "so an index URL is a plain root such as "
+		                          "https://download.pytorch.org/whl/cu128 — drop the part from "
+		                          "'%c' on",
+		                       opt, out, *q == '?' ? "query string" : "fragment", *q);
+	return 0;
+}
+
+static int add_extra(struct cli *c, struct index_opts *o, const char *arg)
+{
+	char url[2048];
+	int rc = root_url(c, "--extra-index-url", arg, url, sizeof url);
+	if (rc)
+		return rc;
+	if (o->extra.n >= 8)
+		return cli_usage_error(c, "--extra-index-url: at most 8 extra indexes");
+	char **g = realloc(o->extra.v, (o->extra.n + 1) * sizeof *g);
+	if (!g)
+		return 1;
+	o->extra.v = g;
+	return !(o->extra.v[o->extra.n++] = strdup(url));
+}
+
+const char *const *index_opts_folders(const struct index_opts *o, size_t *n)
+{
+	static const char *const root[] = {""};
+	*n = o->flat ? 1 : o->variants.n;
+	return o->flat ? root : (const char *const *)o->variants.v;
+}
+
 int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg)
 {
 	switch (key) {
 	case IDX_INDEX_URL:
 		o->index_url = arg;
 		return 0;
+	case IDX_EXTRA_INDEX_URL:
+		return add_extra(c, o, arg);
 	case IDX_CHANNEL:
 		if (!ow_channel_index(arg))
 			return cli_usage_error(c, "--channel: '%s' is not nightly, stable or test", arg);
@@ -172,6 +217,18 @@ static int build_policy(struct cli *c, struct index_opts *o)
 		return cli_fail(c, rc);
 	if ((rc = ow_url_check_page(&o->policy, o->index)))
 		return cli_usage_error(c, "--index-url: %s", ow_err_detail());
+	for (size_t i = 0; i < o->extra.n; i++) {
+		const char *u = o->extra.v[i];
+		if (host_of(u, host, sizeof host))
+			return cli_usage_error(c, "--extra-index-url: '%s' is not a URL: %s", u,
+			                       ow_err_detail());
+		o->policy.allow_file |= !strncmp(u, "file:", 5);
+		if (*host && ((rc = ow_url_policy_add_host(&o->policy, host)) ||
+		              (o->offline && (rc = ow_url_policy_add_trusted(&o->policy, host)))))
+			return cli_fail(c, rc);
+		if ((rc = ow_url_check_page(&o->policy, u)))
+			return cli_usage_error(c, "--extra-index-url: %s", ow_err_detail());
+	}
 	return 0;
 }
 
@@ -200,20 +257,19 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 	const char *base = o->index_url ? o->index_url
 	                                : channel_url(o->channel ? o->channel : "nightly", chan,
 	                                              sizeof chan);
-	size_t n = strlen(base);
-	while (n && base[n - 1] == '/')
-		n--;
-	if (n >= sizeof o->index)
-		return cli_usage_error(c, "--index-url: too long");
-	memcpy(o->index, base, n);
-	o->index[n] = '\0';
-	if (strpbrk(o->index, "?#"))
-		return cli_usage_error(c, "--index-url: '%s' has a %s; the project pages are "
-		                          "{index}/{project}/, so an index URL is a plain root "
-		                          "such as https://download.pytorch.org/whl/cu128 — drop "
-		                          "the part from '%c' on",
-		                       o->index, strchr(o->index, '?') ? "query string" : "fragment",
-		                       *strpbrk(o->index, "?#"));
+	int rc = root_url(c, "--index-url", base, o->index, sizeof o->index);
+	if (rc)
+		return rc;
+	/* --index-url .../whl/cu128 (what pip users type): that folder is the
+	 * whole index, dependencies included, as pip reads it */
+	char probe[sizeof o->index + 4], folder[64];
+	snprintf(probe, sizeof probe, "%s/x", o->index);
+	ow_variant_of_url(probe, folder, sizeof folder);
+	if (o->index_url && !o->variants.n && *folder) {
+		o->flat = 1;
+		if (strlist_add_csv(&o->variants, folder))
+			return 1;
+	}
 	o->variants_default = !o->variants.n;
 	if (!o->variants.n && strlist_add_csv(&o->variants, "cu126,cu128,cu130,cpu"))
 		return 1;
@@ -242,5 +298,6 @@ void index_opts_free(struct index_opts *o)
 	strlist_free(&o->projects);
 	strlist_free(&o->trusted);
 	strlist_free(&o->allowed);
+	strlist_free(&o->extra);
 	ow_url_policy_clear(&o->policy);
 }

@@ -20,6 +20,7 @@ void strlist_free(struct strlist *l);
 
 enum {
 	IDX_INDEX_URL = 300,
+	IDX_EXTRA_INDEX_URL,
 	IDX_CHANNEL,
 	IDX_VARIANT,
 	IDX_CUDA,
@@ -36,7 +37,12 @@ enum {
 /* The entries for a command's option table (no terminator). */
 #define CLI_INDEX_OPTS                                                                          \
 	{"index-url", IDX_INDEX_URL, required_argument, "URL",                                  \
-	 "index root (default: the --channel's, https://download.pytorch.org/whl/nightly)"},     \
+	 "index: a channel root with variant folders (default: the --channel's, "              \
+	 "https://download.pytorch.org/whl/nightly) or one root such as https://pypi.org/simple " \
+	 "or .../whl/cu128"},                                                                    \
+	{"extra-index-url", IDX_EXTRA_INDEX_URL, required_argument, "URL",                      \
+	 "a further root for dependencies the index lacks (repeatable); a project comes from "  \
+	 "the first root that has it, torch/torchvision/torchaudio only from --index-url"},    \
 	{"channel", IDX_CHANNEL, required_argument, "CH", "nightly (default) | stable | test"},  \
 	{"variant", IDX_VARIANT, required_argument, "LIST",                                     \
 	 "variant folders, e.g. cu126,cu128,cu130,cpu (default: those four); all = the mixed page"},                  \
@@ -71,13 +77,20 @@ struct index_opts {
 	int rate_given, deadline_given;
 	int offline; /* the command reads only the workspace: plain http needs no --trusted-host */
 	int variants_default; /* set by index_opts_finish: no --variant/--cuda was given */
-	struct strlist variants, projects, trusted, allowed;
+	/* set by index_opts_finish: --index-url names a variant folder (.../whl/cu128)
+	 * and no --variant was given, so the index is one root whose {project}/
+	 * pages hold everything; variants is then that one folder's name */
+	int flat;
+	struct strlist variants, projects, trusted, allowed, extra;
 	char **project_extras; /* per project: "a,b" from NAME[a,b], "" none */
 	/* filled by index_opts_finish */
 	char index[2048];
 	struct ow_url_policy policy;
 	struct ow_http_opts http;
 };
+
+/* The variant folders to crawl: the root itself ("") for a flat index. */
+const char *const *index_opts_folders(const struct index_opts *o, size_t *n);
 
 /* Handle one option if it is an index option: 0 handled, an exit code on a
  * bad value, -1 when the key is not one of ours. */

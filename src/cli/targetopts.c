@@ -138,6 +138,9 @@ void target_resolve_opts(struct ow_resolve_opts *ro, const struct index_opts *id
 		.pre = tgt->pre,
 		.pair = tgt->pair_newest ? OW_PAIR_NEWEST : OW_PAIR_MATCHED,
 		.variants_default = idx->variants_default,
+		.flat = idx->flat,
+		.extra_index_urls = (const char *const *)idx->extra.v,
+		.nextra_index_urls = idx->extra.n,
 		.io = io,
 	};
 }

@@ -310,6 +310,69 @@ static int check_torch(struct rs_ctx *x, struct tstate *ts, const struct rs_cand
 	return mark_bad(ts, c->id) < 0 ? OW_ENOMEM : TORCH_RULED_OUT;
 }
 
+/* The CUDA a requirement names for this target, as a variant ("cu132"):
+ * cuda-toolkit==13.2.2 (torch >= 2.12 on PyPI), nvidia-cuda-runtime==13.0.96
+ * or nvidia-cuda-runtime-cu12==12.8.90; 0 when it names none. */
+static int cuda_of_req(const struct ow_requirement *r, char *buf, size_t n)
+{
+	if (strcmp(r->name, "cuda-toolkit") && strcmp(r->name, "nvidia-cuda-runtime") &&
+	    strncmp(r->name, "nvidia-cuda-runtime-cu", 22))
+		return 0;
+	for (size_t i = 0; i < r->spec.n; i++) {
+		const struct ow_spec *sp = &r->spec.specs[i];
+		if ((sp->op == OW_OP_EQ || sp->op == OW_OP_COMPATIBLE || sp->op == OW_OP_GE) &&
+		    sp->version.nrelease >= 2 && sp->version.release[0] < 100 &&
+		    sp->version.release[1] < 10) {
+			snprintf(buf, n, "cu%u%u", (unsigned)sp->version.release[0],
+			         (unsigned)sp->version.release[1]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A flat root's target is named by the torch taken: its local version
+ * (2.9.0+cu128 -> cu128, +cpu, +rocm6.4, +xpu), else the CUDA that its
+ * requirements that apply to the target ask for, else (no CUDA at all, as
+ * PyPI's macOS and Windows torch) cpu.  The describe text follows. */
+static void name_variant(struct rs_ctx *x, struct tstate *ts, const struct rs_cand *torch)
+{
+	struct ow_resolve_target *o = ts->out;
+	if (!x->o->flat || *x->o->variants[0])
+		return;
+	char v[64] = "";
+	const char *from = "local-version";
+	const char *local = torch->v.local;
+	if (*local && (!strncmp(local, "cu", 2) || !strncmp(local, "rocm", 4) ||
+	               !strncmp(local, "cpu", 3) || !strcmp(local, "xpu")))
+		snprintf(v, sizeof v, "%.*s", (int)strcspn(local, "."), local);
+	const struct rs_meta *m = *v ? NULL : rs_meta_peek(x, torch);
+	if (!*v && m && m->state == RS_META_PARSED) {
+		struct ow_marker_env env;
+		ow_marker_env_for_target(&env, &ts->t);
+		from = "requirements";
+		for (size_t i = 0; i < m->nreqs && !*v; i++) {
+			struct ow_requirement r;
+			bool yes = false;
+			memset(&r, 0, sizeof r);
+			if (ow_requirement_parse(&r, m->reqs[i]) < 0)
+				continue;
+			if (ow_requirement_applies(&r, &env, NULL, &yes) == 0 && yes)
+				cuda_of_req(&r, v, sizeof v);
+			ow_requirement_free(&r);
+		}
+		if (!*v)
+			snprintf(v, sizeof v, "cpu");
+	}
+	if (!*v)
+		return;
+	char desc[128];
+	ow_target_describe(&ts->t, desc, sizeof desc);
+	snprintf(o->variant, sizeof o->variant, "%s", v);
+	snprintf(o->describe, sizeof o->describe, "%s %s", v, desc);
+	o->variant_from = from;
+}
+
 static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
                         const struct rs_choice *ch, bool *wait)
 {
@@ -328,6 +391,7 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 		}
 	}
 	fill_versions(x, o, roots, n);
+	name_variant(x, ts, pv[0].c[ch->torch]);
 	o->complete = !cl.error;
 	o->error = cl.error ? strdup(cl.error) : NULL;
 	const struct rs_pick *all = x->o->no_deps || cl.error ? roots : cl.picks;
@@ -384,6 +448,7 @@ static int incomplete(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 	struct rs_pick roots[OW_RESOLVE_MAX_PROJECTS];
 	size_t n = set_roots(x, pv, first, pick, roots);
 	fill_versions(x, o, roots, n);
+	name_variant(x, ts, pv[0].c[first]);
 	missing_text(x, ch->missing[first], o->missing, sizeof o->missing);
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
@@ -557,6 +622,9 @@ static int check_opts(const struct ow_resolve_opts *o)
 {
 	if (!o->index_url || !o->io || !o->nvariants || !o->ntargets)
 		return ow_err(OW_EINVAL, "resolve: an index, variants and targets are needed");
+	if (o->flat && o->nvariants != 1)
+		return ow_err(OW_EINVAL, "resolve: a flat root has one variant (its own), not %zu",
+		              o->nvariants);
 	if (o->nprojects > OW_RESOLVE_MAX_PROJECTS || (o->nprojects && strcmp(o->projects[0], "torch")))
 		return ow_err(OW_EINVAL, "resolve: --project must start with torch and name at most %d "
 		                         "projects",
@@ -600,11 +668,15 @@ static int init_targets(const struct ow_resolve_opts *o, struct ow_resolve_repor
 			size_t i = v * o->ntargets + t;
 			struct ow_resolve_target *rt = &r->targets[i];
 			char desc[128];
-			ts[i] = (struct tstate){.t = o->targets[t], .variant = o->variants[v], .out = rt,
-			                        .window = RS_WINDOW0};
+			const char *label = o->variants[v];
+			/* a flat root has no variant folder: every page at {index}/{project}/ */
+			ts[i] = (struct tstate){.t = o->targets[t], .variant = o->flat ? "" : label,
+			                        .out = rt, .window = RS_WINDOW0};
 			ow_target_describe(&o->targets[t], desc, sizeof desc);
-			snprintf(rt->describe, sizeof rt->describe, "%s %s", o->variants[v], desc);
-			snprintf(rt->variant, sizeof rt->variant, "%s", o->variants[v]);
+			snprintf(rt->describe, sizeof rt->describe, "%s%s%s", label, *label ? " " : "",
+			         desc);
+			snprintf(rt->variant, sizeof rt->variant, "%s", label);
+			rt->variant_from = !o->flat ? "folder" : *label ? "root" : NULL;
 			snprintf(rt->python, sizeof rt->python, "%.*s", (int)strcspn(desc, "-"), desc);
 			snprintf(rt->platform, sizeof rt->platform, "%s", desc + strcspn(desc, "-") + 1);
 		}
@@ -696,6 +768,30 @@ static int store_all(ow_store *s, const struct ow_resolve_opts *o, struct ow_res
 	return 0;
 }
 
+/* Every target found no folder of its default variant: the index is one
+ * root (PyPI, a devpi or Artifactory mirror), not a PyTorch channel. */
+static bool all_absent(const struct ow_resolve_opts *o, const struct ow_resolve_report *r)
+{
+	size_t absent = 0;
+	for (size_t i = 0; i < r->ntargets; i++)
+		absent += r->targets[i].no_variant;
+	return o->variants_default && !o->flat && r->ntargets && absent == r->ntargets;
+}
+
+static void targets_free(struct ow_resolve_report *r, struct tstate *ts, size_t nts)
+{
+	for (size_t i = 0; ts && i < nts; i++)
+		free(ts[i].bad_torch);
+	free(ts);
+	for (size_t i = 0; i < r->ntargets; i++)
+		target_reset(&r->targets[i]);
+	free(r->targets);
+	r->targets = NULL;
+	r->ntargets = 0;
+}
+
+static const char *const flat_unnamed[] = {""};
+
 int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_report *r)
 {
 	memset(r, 0, sizeof *r);
@@ -716,11 +812,28 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	size_t nts = 0;
 	if ((rc = init_targets(&o, r, &ts)) == 0) {
 		nts = r->ntargets;
-		if ((rc = run_rounds(&x, ts, r->ntargets, r)) == 0)
+		rc = run_rounds(&x, ts, r->ntargets, r);
+		if (rc == 0 && all_absent(&o, r)) {
+			ow_log(OW_LOG_INFO, "%s has no folder for any default variant: read as one "
+			                    "root, every project at {index}/{project}/",
+			       o.index_url);
+			targets_free(r, ts, nts);
+			ts = NULL;
+			nts = 0;
+			o.flat = true;
+			o.variants = flat_unnamed;
+			o.nvariants = 1;
+			if ((rc = init_targets(&o, r, &ts)) == 0) {
+				nts = r->ntargets;
+				rc = run_rounds(&x, ts, r->ntargets, r);
+			}
+		}
+		if (rc == 0)
 			rc = drop_absent_defaults(&o, r);
 		if (rc == 0 && !o.no_store)
 			rc = store_all(s, &o, r);
 	}
+	r->flat = o.flat;
 	r->metadata_read = x.metadata_read;
 	r->metadata_cached = x.metadata_cached;
 	for (size_t i = 0; ts && i < nts; i++)

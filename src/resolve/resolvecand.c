@@ -95,13 +95,13 @@ static int add_row(struct rs_list *l, ow_stmt *st, size_t *cap)
 	return intern_tag(l, st, &c->tag);
 }
 
-static void page_url(const struct rs_ctx *x, const char *variant, const char *project, char *url,
+static void page_url(const char *root, const char *variant, const char *project, char *url,
                      size_t n)
 {
 	if (*variant)
-		snprintf(url, n, "%s/%s/%s/", x->o->index_url, variant, project);
+		snprintf(url, n, "%s/%s/%s/", root, variant, project);
 	else
-		snprintf(url, n, "%s/%s/", x->o->index_url, project);
+		snprintf(url, n, "%s/%s/", root, project);
 }
 
 /* Where an index page stands; a function that answers one answers a
@@ -146,14 +146,14 @@ static int read_rows(struct rs_list *l, ow_stmt *st)
 
 /* Where a page stands (an enum pg_state, PG_NOT_CRAWLED with its crawl
  * queued), < PG_MISSING error. */
-static int page_state(struct rs_ctx *x, const char *variant, const char *project, char *url,
-                      size_t urln, char *why, size_t whyn)
+static int page_state(struct rs_ctx *x, const char *root, const char *variant,
+                      const char *project, char *url, size_t urln, char *why, size_t whyn)
 {
-	page_url(x, variant, project, url, urln);
+	page_url(root, variant, project, url, urln);
 	int ps = page_status(x, url, why, whyn);
 	if (ps != PG_NOT_CRAWLED)
 		return ps;
-	if ((ps = rs_need_crawl(x, variant, project)) == 1)
+	if ((ps = rs_need_crawl(x, root, variant, project)) == 1)
 		return PG_FAILED;
 	return ps < 0 ? ps : PG_NOT_CRAWLED;
 }
@@ -167,11 +167,13 @@ static enum rs_list_state list_state(int ps)
 }
 
 /* A set member: {index}/{variant}/{project}/ (and files of the channel
- * root it lists or that a root page listed). */
+ * root it lists or that a root page listed); on a flat root {index}/{project}/,
+ * its files filtered by the root's variant folder when it is one. */
 static int load_member(struct rs_ctx *x, struct rs_list *l)
 {
 	char url[2048], why[256];
-	int ps = page_state(x, l->variant, l->project, url, sizeof url, why, sizeof why);
+	int ps = page_state(x, x->o->index_url, l->variant, l->project, url, sizeof url, why,
+	                    sizeof why);
 	if (ps < PG_MISSING)
 		return ps;
 	l->unreachable = ps == PG_FAILED;
@@ -192,22 +194,53 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 		return OW_EDB;
 	ow_stmt_text(st, 1, x->o->index_url);
 	ow_stmt_text(st, 2, l->project);
-	ow_stmt_text(st, 3, l->variant);
+	ow_stmt_text(st, 3, x->o->flat ? x->o->variants[0] : l->variant);
 	return read_rows(l, st);
 }
 
-/* A dependency, where pip with --index-url {index}/{variant} looks:
- * {index}/{variant}/{project}/; only when that page does not exist (404),
- * the channel root's {index}/{project}/.  Missing in both, or a page that
- * could not be fetched: state -1 with the reason in l->why. */
+/* Where a dependency's page is, as pip with --index-url {index}/{variant}
+ * looks: {index}/{variant}/{project}/; only when that page does not exist
+ * (404), the channel root's {index}/{project}/; only when neither exists,
+ * each --extra-index-url's {extra}/{project}/ in turn.  The first page that
+ * exists is the project's only source (first-index: an extra index never
+ * adds versions to, or shadows, a project an earlier root has).  Missing
+ * everywhere, or a page that could not be fetched: the reason in l->why. */
+struct dep_look {
+	char url[2048], why[256];
+	int ps;
+};
+
+static int dep_missing_text(struct rs_list *l, const struct dep_look *look, size_t n)
+{
+	size_t len = 0, cap = 0;
+	for (size_t i = 0; i < n; i++)
+		cap += strlen(look[i].url) + strlen(look[i].why) + 16;
+	char *t = malloc(cap + 32);
+	if (!t)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	len = (size_t)snprintf(t, cap + 32, "no page at ");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(t + len, cap + 32 - len, "%s%s (%s)", i ? " nor at " : "",
+		                        look[i].url, *look[i].why ? look[i].why : "missing");
+	l->why = t;
+	return 0;
+}
+
 static int load_dep(struct rs_ctx *x, struct rs_list *l)
 {
-	char url[2048], why[256], url2[2048], why2[256];
-	int ps = page_state(x, l->variant, l->project, url, sizeof url, why, sizeof why), rc = 0;
-	bool root = false;
-	if (ps == PG_MISSING && *l->variant) {
-		root = true;
-		ps = page_state(x, "", l->project, url2, sizeof url2, why2, sizeof why2);
+	const struct ow_resolve_opts *o = x->o;
+	struct dep_look look[2 + 8];
+	size_t n = 0, maxn = 2 + (o->nextra_index_urls < 8 ? o->nextra_index_urls : 8);
+	int ps = PG_MISSING, rc = 0;
+	for (size_t i = 0; i < maxn && ps == PG_MISSING; i++) {
+		const char *root = i < 2 ? o->index_url : o->extra_index_urls[i - 2];
+		const char *variant = i == 0 ? l->variant : "";
+		if (i == 1 && !*l->variant)
+			continue; /* {index}/{project}/ was the first look */
+		struct dep_look *lk = &look[n++];
+		lk->why[0] = '\0';
+		ps = lk->ps = page_state(x, root, variant, l->project, lk->url, sizeof lk->url, lk->why,
+		                         sizeof lk->why);
 	}
 	if (ps < PG_MISSING)
 		return ps;
@@ -215,20 +248,20 @@ static int load_dep(struct rs_ctx *x, struct rs_list *l)
 	free(l->why);
 	l->why = NULL;
 	if (ps == PG_FAILED)
-		rc = asprintf(&l->why, "%s could not be fetched",
-		              root ? url2 : url);
-	else if (ps == PG_MISSING && root)
-		rc = asprintf(&l->why, "no page at %s (%s) nor at %s (%s)", url, why, url2, why2);
+		rc = asprintf(&l->why, "%s could not be fetched", look[n - 1].url) < 0
+		         ? ow_err(OW_ENOMEM, "resolve: out of memory")
+		         : 0;
 	else if (ps == PG_MISSING)
-		rc = asprintf(&l->why, "no page at %s (%s)", url, why);
-	if (rc < 0)
-		return ow_err(OW_ENOMEM, "resolve: out of memory");
-	if (ps != PG_STORED)
-		return 0;
+		rc = dep_missing_text(l, look, n);
+	if (rc < 0 || ps != PG_STORED)
+		return rc;
+	if (n > (*l->variant ? 2u : 1u))
+		ow_log(OW_LOG_INFO, "%s: taken from the extra index %s (no earlier index has it)",
+		       l->project, look[n - 1].url);
 	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_PAGE_FILES);
 	if (!st)
 		return OW_EDB;
-	ow_stmt_text(st, 1, root ? url2 : url);
+	ow_stmt_text(st, 1, look[n - 1].url);
 	ow_stmt_text(st, 2, l->project);
 	return read_rows(l, st);
 }
@@ -513,21 +546,31 @@ const struct rs_meta *rs_meta_peek(struct rs_ctx *x, const struct rs_cand *c)
 	return m;
 }
 
-int rs_need_crawl(struct rs_ctx *x, const char *variant, const char *project)
+int rs_need_crawl(struct rs_ctx *x, const char *root, const char *variant, const char *project)
 {
 	for (size_t i = 0; i < x->ncrawl; i++)
-		if (!strcmp(x->crawl_v[i], variant) && !strcmp(x->crawl_p[i], project))
+		if (!strcmp(x->crawl_r[i], root) && !strcmp(x->crawl_v[i], variant) &&
+		    !strcmp(x->crawl_p[i], project))
 			return i < x->crawl_done;
+	const char **gr = ow_array_more(x->crawl_r, x->ncrawl, sizeof *gr);
+	if (gr)
+		x->crawl_r = gr;
 	char **gv = ow_array_more(x->crawl_v, x->ncrawl, sizeof *gv);
 	if (gv)
 		x->crawl_v = gv;
 	char **gp = ow_array_more(x->crawl_p, x->ncrawl, sizeof *gp);
 	if (gp)
 		x->crawl_p = gp;
-	if (!gv || !gp)
+	if (!gr || !gv || !gp)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
-	x->crawl_v[x->ncrawl] = strdup(variant);
-	x->crawl_p[x->ncrawl++] = strdup(project);
+	char *v = strdup(variant), *p = strdup(project);
+	if (!v || !p) {
+		free(v), free(p);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	x->crawl_r[x->ncrawl] = root;
+	x->crawl_v[x->ncrawl] = v;
+	x->crawl_p[x->ncrawl++] = p;
 	return 0;
 }
 
@@ -547,14 +590,33 @@ static void forget_uncrawled(struct rs_ctx *x)
 	x->nlists = k;
 }
 
+/* The queued pages, one io->crawl per root (the index, then extra indexes
+ * in the order they were first needed). */
 static int run_crawls(struct rs_ctx *x)
 {
 	const struct ow_resolve_io *io = x->o->io;
-	size_t n = x->ncrawl - x->crawl_done;
-	int rc = n ? io->crawl(io->ud, x->s, x->o->index_url,
-	                       (const char *const *)x->crawl_v + x->crawl_done,
-	                       (const char *const *)x->crawl_p + x->crawl_done, n)
-	           : 0;
+	size_t from = x->crawl_done, n = x->ncrawl - from;
+	const char **vs = n ? malloc(n * sizeof *vs) : NULL, **ps = n ? malloc(n * sizeof *ps) : NULL;
+	char *done = n ? calloc(n, 1) : NULL;
+	int rc = !n || (vs && ps && done) ? 0 : ow_err(OW_ENOMEM, "resolve: out of memory");
+	for (size_t i = 0; (rc == 0 || rc == OW_EINCOMPLETE) && i < n; i++) {
+		if (done[i])
+			continue;
+		const char *root = x->crawl_r[from + i];
+		size_t k = 0;
+		for (size_t j = i; j < n; j++)
+			if (!done[j] && !strcmp(x->crawl_r[from + j], root)) {
+				vs[k] = x->crawl_v[from + j];
+				ps[k++] = x->crawl_p[from + j];
+				done[j] = 1;
+			}
+		int r = io->crawl(io->ud, x->s, root, vs, ps, k);
+		if (r < 0 && (rc == 0 || r != OW_EINCOMPLETE))
+			rc = r;
+	}
+	free(vs);
+	free(ps);
+	free(done);
 	x->crawl_done = x->ncrawl;
 	forget_uncrawled(x);
 	return rc;
@@ -595,6 +657,7 @@ void rs_ctx_free(struct rs_ctx *x)
 	free(x->need);
 	for (size_t i = 0; i < x->ncrawl; i++)
 		free(x->crawl_v[i]), free(x->crawl_p[i]);
+	free(x->crawl_r);
 	free(x->crawl_v);
 	free(x->crawl_p);
 }

@@ -115,7 +115,9 @@ struct rs_ctx {
 	size_t meta_cap, meta_count;
 	int64_t *need; /* metadata to fetch this round */
 	size_t nneed, need_cap;
-	char **crawl_v, **crawl_p; /* pages to crawl this round */
+	const char **crawl_r;      /* pages to crawl this round: root (the index or an
+	                            * extra index, owned by the options), */
+	char **crawl_v, **crawl_p; /* variant folder and project */
 	size_t ncrawl, crawl_done; /* [0, crawl_done) were tried already */
 	size_t round;
 	size_t metadata_read;   /* documents parsed (a .metadata object, a wheel's METADATA) */
@@ -138,9 +140,9 @@ const struct rs_meta *rs_meta_peek(struct rs_ctx *x, const struct rs_cand *c);
 /* The target's Python as a version ("3.12.0") and whether a Requires-Python
  * text admits it (NULL or unparsable text: admitted). */
 bool rs_python_ok(const struct ow_target *t, const char *requires_python);
-/* Queue a crawl of (variant, project), once per run: 1 when it was tried
- * already (and the page is still not there). */
-int rs_need_crawl(struct rs_ctx *x, const char *variant, const char *project);
+/* Queue a crawl of {root}/{variant}/{project}/ (variant "" = {root}/{project}/),
+ * once per run: 1 when it was tried already (and the page is still not there). */
+int rs_need_crawl(struct rs_ctx *x, const char *root, const char *variant, const char *project);
 /* Run the queued crawls and metadata fetches; forget lists that were not
  * crawled so they are loaded again. */
 int rs_round(struct rs_ctx *x);
