@@ -18,7 +18,7 @@
 #     OW_NGINX_DIR nginx prefix      OW_NGINX_LOG access log, one line each:
 #       <server_port> "<request>" <status> <bytes> range="<Range>"
 #       if_range="<If-Range>" inm="<If-None-Match>" ims="<If-Modified-Since>"
-#       ae="<Accept-Encoding>"
+#       ae="<Accept-Encoding>" accept="<Accept>" ct="<Content-Type sent>"
 #   (escape=json: an absent header is logged as "", a quote as \").
 # ow_stop_nginx            stops it (call from teardown).
 # ow_nginx_log_count PATTERN   number of access-log lines matching (grep -E).
@@ -46,7 +46,14 @@ error_log $d/error.log warn;
 daemon on;
 events { worker_connections 256; }
 http {
-	types { text/html html; application/octet-stream whl bin; text/plain txt metadata; }
+	types { text/html html; application/octet-stream whl bin; text/plain txt metadata;
+	        application/vnd.pypi.simple.v1+json json; }
+	# PEP 691 content negotiation: a client that asks for the JSON API gets a
+	# folder's index.json where there is one, its index.html otherwise
+	map \$http_accept \$ow_index {
+		default index.html;
+		"~application/vnd\.pypi\.simple\.v1\+json" index.json;
+	}
 	default_type application/octet-stream;
 	client_body_temp_path $d/tmp/body;
 	proxy_temp_path $d/tmp/proxy;
@@ -55,11 +62,12 @@ http {
 	scgi_temp_path $d/tmp/scgi;
 	log_format ow escape=json '\$server_port "\$request" \$status \$body_bytes_sent range="\$http_range" '
 	              'if_range="\$http_if_range" inm="\$http_if_none_match" '
-	              'ims="\$http_if_modified_since" ae="\$http_accept_encoding" accept="\$http_accept"';
+	              'ims="\$http_if_modified_since" ae="\$http_accept_encoding" accept="\$http_accept" ct="\$sent_http_content_type"';
 	access_log $d/access.log ow;
 	sendfile on;
 	etag on;
 	autoindex off;
+	index \$ow_index index.html;
 	server {
 		listen 127.0.0.1:$OW_HTTP_PORT;
 		listen 127.0.0.1:$OW_HTTPS_PORT ssl;
