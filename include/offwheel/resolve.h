@@ -6,7 +6,10 @@
  * the wheels the crawl recorded on {index}/{variant}/{project}/ (the variant
  * folder plus files lying in the channel root, as the real index mixes
  * them) whose tags fit the target (pip's priority: the best tag wins among
- * files of one version) and whose Requires-Python admits it.
+ * files of one version) and whose Requires-Python admits it.  An index
+ * without variant folders (PyPI, a mirror, .../whl/cu128 itself) is one
+ * root: every page at {index}/{project}/, the variant named from the torch
+ * taken (see ow_resolve_opts.flat).
  *
  * Matching: torchvision and torchaudio say which torch they go with in their
  * core metadata (`Requires-Dist: torch==2.10.0.dev20251021`, `>=`, or
