@@ -104,7 +104,9 @@ int cmd_crawl(struct cli *c, int argc, char **argv)
 	int rc = first < 0 ? cli_parse_exit(first) : 0;
 	if (first >= 0 && first < argc)
 		rc = cli_usage_error(c, "crawl: unexpected argument '%s'", argv[first]);
-	if (first < 0 || rc || (rc = index_opts_finish(c, &o))) {
+	if (first < 0 || rc || (rc = index_opts_finish(c, &o)) ||
+	    (o.extra.n && (rc = cli_usage_error(c, "crawl: --extra-index-url is for resolve "
+	                                            "and sync, which look dependencies up there")))) {
 		index_opts_free(&o);
 		return rc;
 	}

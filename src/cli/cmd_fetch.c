@@ -146,7 +146,9 @@ int cmd_fetch(struct cli *c, int argc, char **argv)
 	int rc = first < 0 ? cli_parse_exit(first) : 0;
 	if (first >= 0 && first >= argc)
 		rc = cli_usage_error(c, "fetch: name the files (wheel file names or URLs)");
-	if (first < 0 || rc || (rc = index_opts_finish(c, &a.idx))) {
+	if (first < 0 || rc || (rc = index_opts_finish(c, &a.idx)) ||
+	    (a.idx.extra.n && (rc = cli_usage_error(c, "fetch: --extra-index-url is for resolve "
+	                                            "and sync, which look dependencies up there")))) {
 		index_opts_free(&a.idx);
 		return rc;
 	}
