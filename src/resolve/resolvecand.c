@@ -194,7 +194,11 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 		return OW_EDB;
 	ow_stmt_text(st, 1, x->o->index_url);
 	ow_stmt_text(st, 2, l->project);
-	ow_stmt_text(st, 3, x->o->flat ? x->o->variants[0] : l->variant);
+	const char *variant = x->o->flat ? x->o->variants[0] : l->variant;
+	if (x->o->flat && !*variant)
+		ow_stmt_null(st, 3); /* one root, no variant named: every file its pages list */
+	else
+		ow_stmt_text(st, 3, variant);
 	return read_rows(l, st);
 }
 

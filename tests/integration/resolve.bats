@@ -145,6 +145,35 @@ resolve() { # channel, options... (--variant cpu,cu126,cu128 unless VARIANTS say
 	[[ "$output" == *"note: cu130: no such variant on this index"* ]]
 }
 
+@test "a lab's mirror of one variant under a name that is not a variant: one root, the variant from torch's +cu128" {
+	# every page a pip user of .../nightly/cu128 reads (the folder's, else the
+	# channel root's), copied under /labmirror/: the links still point at the
+	# files in .../cu128/ on both hosts
+	local m=$SRV/www/labmirror d p
+	rm -rf "$m"
+	for d in "$SRV"/www/whl/nightly/*/; do
+		p=$(basename "$d")
+		case $p in cu*|cpu*|rocm*|xpu) continue ;; esac
+		[ -f "$d/index.html" ] && mkdir -p "$m/$p" && cp "$d/index.html" "$m/$p/"
+	done
+	for d in "$SRV"/www/whl/nightly/cu128/*/; do
+		p=$(basename "$d")
+		mkdir -p "$m/$p" && cp "$d/index.html" "$m/$p/"
+	done
+	run --separate-stderr ow --json resolve --index-url "$OW_HTTPS_URL/labmirror" --cert "$OW_CA_FILE" \
+		--allow-host r2.localhost --python 3.12 --platform linux-x86_64
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	echo "$output" >"$BATS_TEST_TMPDIR/m.json"
+	jq -e '.flat == true and (.targets | length) == 1 and .targets[0].variant == "cu128" and .targets[0].variant_from == "local-version" and .targets[0].target == "cu128 cp312-manylinux_2_28_x86_64"' "$BATS_TEST_TMPDIR/m.json"
+	[[ $(jq -r '.targets[0].versions.torch' "$BATS_TEST_TMPDIR/m.json") == *+cu128 ]]
+	# the same set and closure as the channel's cu128 folder gives
+	run --separate-stderr ow --json resolve --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" \
+		--allow-host r2.localhost --variant cu128 --python 3.12 --platform linux-x86_64
+	[ "$status" -eq 0 ]
+	diff <(jq -r '.targets[0].members[] | "\(.project)==\(.version) \(.filename)"' <<<"$output" | sort) \
+		<(jq -r '.targets[0].members[] | "\(.project)==\(.version) \(.filename)"' "$BATS_TEST_TMPDIR/m.json" | sort)
+}
+
 @test "an index that cannot be reached: incomplete (exit 4) with the host and the cause, never 'no torch wheel fits' nor exit 3" {
 	port=$(ow_free_port) # nothing listens there: connection refused
 	for cmd in resolve sync; do
