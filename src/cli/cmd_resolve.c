@@ -103,7 +103,8 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	                 "set_id", (json_int_t)t->set_id);
 }
 
-json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_report *r)
+json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_report *r,
+                            const struct ow_resolve_netio *net)
 {
 	json_t *targets = json_array();
 	for (size_t i = 0; i < r->ntargets; i++)
@@ -111,14 +112,17 @@ json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_
 	json_t *extra = json_array();
 	for (size_t i = 0; i < o->extra.n; i++)
 		json_array_append_new(extra, json_string(o->extra.v[i]));
-	return (json_pack("{s:s, s:s, s:b, s:o, s:s, s:o, s:b, s:I, s:I, s:I, s:o, s:o}", "command",
-	                       "resolve", "index_url", o->index, "flat", r->flat,
-	                       "extra_index_urls", extra, "selector", r->selector, "projects",
-	                       strs_json(r->projects, r->nprojects), "complete",
-	                       r->incomplete == 0, "incomplete", (json_int_t)r->incomplete,
-	                       "metadata_read", (json_int_t)r->metadata_read, "metadata_cached",
-	                       (json_int_t)r->metadata_cached, "notes",
-	                       strs_json(r->notes, r->nnotes), "targets", targets));
+	json_t *doc = json_pack("{s:s, s:s, s:b, s:o, s:s, s:o, s:b, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+	                        "command", "resolve", "index_url", o->index, "flat", r->flat,
+	                        "extra_index_urls", extra, "selector", r->selector, "projects",
+	                        strs_json(r->projects, r->nprojects), "complete", r->incomplete == 0,
+	                        "incomplete", (json_int_t)r->incomplete, "metadata_read",
+	                        (json_int_t)r->metadata_read, "metadata_cached",
+	                        (json_int_t)r->metadata_cached, "metadata_ranged",
+	                        (json_int_t)(net ? net->ranged : 0), "metadata_range_bytes",
+	                        (json_int_t)(net ? net->range_bytes : 0), "notes",
+	                        strs_json(r->notes, r->nnotes), "targets", targets);
+	return doc;
 }
 
 /* ---- the matrix ----------------------------------------------------------------- */
@@ -176,7 +180,8 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 }
 
 void resolve_render_text(const struct cli *c, const struct index_opts *o,
-                         const struct ow_resolve_report *r, int deps)
+                         const struct ow_resolve_report *r, const struct ow_resolve_netio *net,
+                         int deps)
 {
 	int w[OW_RESOLVE_MAX_PROJECTS + 1];
 	widths(r, w);
@@ -191,6 +196,9 @@ void resolve_render_text(const struct cli *c, const struct index_opts *o,
 	cli_say(c, "%s%s (%s): %zu target(s), %zu complete, %zu incomplete\n", o->index,
 	        r->flat ? " as one root" : "", r->selector, r->ntargets, r->ntargets - r->incomplete,
 	        r->incomplete);
+	if (net && net->ranged)
+		cli_say(c, "read the METADATA of %zu wheel(s) by range requests: %.1f MB\n", net->ranged,
+		        (double)net->range_bytes / 1e6);
 	for (size_t i = 0; i < o->extra.n; i++)
 		cli_say(c, "extra index %zu: %s (only for projects the indexes before it lack)\n", i + 1,
 		        o->extra.v[i]);
@@ -228,13 +236,13 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	int exitc = rc == OW_EINCOMPLETE ? 4 : 0;
 	if (o->tgt.device && !(fits = judge_device(c, o, s, &r)))
 		exitc = 1;
-	json_t *doc = c->json ? resolve_report_json(&o->idx, &r) : NULL;
+	json_t *doc = c->json ? resolve_report_json(&o->idx, &r, &net) : NULL;
 	if (doc && fits)
 		json_object_set_new(doc, "device", device_fits_json(&r, fits, o->tgt.device));
 	if (doc)
 		cli_json_out(doc);
 	else
-		resolve_render_text(c, &o->idx, &r, !o->tgt.no_deps);
+		resolve_render_text(c, &o->idx, &r, &net, !o->tgt.no_deps);
 	if (fits && !c->json)
 		device_fits_text(c, &r, fits, o->tgt.device);
 	if (fits && !device_fits_running(&r, fits) && !r.unreachable)

@@ -92,11 +92,12 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 	return rc == OW_EINCOMPLETE ? 0 : rc;
 }
 
-static int resolve_step(struct sopts *o, ow_store *s, struct ow_resolve_report *r)
+static int resolve_step(struct sopts *o, ow_store *s, struct ow_resolve_report *r,
+                        struct ow_resolve_netio *net)
 {
-	struct ow_resolve_netio net = {.policy = &o->idx.policy, .http = &o->idx.http, .net = 1};
+	*net = (struct ow_resolve_netio){.policy = &o->idx.policy, .http = &o->idx.http, .net = 1};
 	struct ow_resolve_io io;
-	ow_resolve_io_net(&io, &net);
+	ow_resolve_io_net(&io, net);
 	struct ow_resolve_opts ro;
 	target_resolve_opts(&ro, &o->idx, &o->tgt, &io);
 	return ow_resolve(s, &ro, r);
@@ -128,6 +129,7 @@ static int64_t *wanted_files(const struct ow_resolve_report *r, const struct ow_
 
 struct outcome {
 	struct ow_resolve_report res;
+	struct ow_resolve_netio net;
 	struct ow_device_fit *fits;
 	struct ow_fetch_report fetch, meta;
 	int rrc, frc;
@@ -164,7 +166,7 @@ static int exit_code(struct sopts *o, const struct outcome *out)
 static void render(struct cli *c, struct sopts *o, struct outcome *out, int exitc)
 {
 	if (!c->json) {
-		resolve_render_text(c, &o->idx, &out->res, !o->tgt.no_deps);
+		resolve_render_text(c, &o->idx, &out->res, &out->net, !o->tgt.no_deps);
 		if (out->fits)
 			device_fits_text(c, &out->res, out->fits, o->tgt.device);
 		fetch_render_text(c, &out->fetch);
@@ -172,7 +174,7 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 	}
 	json_t *doc = json_pack("{s:s, s:I, s:o, s:o, s:b, s:i}", "command", "sync", "pages_failed",
 	                        (json_int_t)out->crawl_failed, "resolve",
-	                        resolve_report_json(&o->idx, &out->res), "fetch",
+	                        resolve_report_json(&o->idx, &out->res, &out->net), "fetch",
 	                        fetch_report_json(&out->fetch), "complete", exitc == 0,
 	                        "exit_code", exitc);
 	if (out->fits)
@@ -188,7 +190,7 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	int rc = crawl_step(c, o, s, &out.crawl_failed);
 	if (rc)
 		return cli_fail(c, rc);
-	out.rrc = resolve_step(o, s, &out.res);
+	out.rrc = resolve_step(o, s, &out.res, &out.net);
 	if (out.rrc && out.rrc != OW_EINCOMPLETE)
 		return cli_fail(c, out.rrc);
 	if (o->tgt.device) {

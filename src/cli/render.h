@@ -12,9 +12,12 @@
 #include "offwheel/resolve.h"
 
 /* The matrix (cmd_resolve.c). */
-json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_report *r);
+/* `net`: what the run read over the network (METADATA by ranges); NULL none. */
+json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_report *r,
+                            const struct ow_resolve_netio *net);
 void resolve_render_text(const struct cli *c, const struct index_opts *o,
-                         const struct ow_resolve_report *r, int deps);
+                         const struct ow_resolve_report *r, const struct ow_resolve_netio *net,
+                         int deps);
 json_t *resolve_member_json(const struct ow_resolve_member *m);
 
 /* Downloads (cmd_fetch.c). */

@@ -112,26 +112,43 @@ static void torch_mc(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool
 		bool ok = !is_bad(ts, c->id) && !c->yanked &&
 		          (!m || m->state == RS_META_NONE || rs_python_ok(&ts->t, m->requires_python));
 		pv->c[k] = c;
-		pv->mc[k++] = (struct rs_mc){&c->v, c->date, m ? m->state : 0, NULL, ok};
+		pv->mc[k++] = (struct rs_mc){&c->v, c->date, m ? m->state : 0, NULL, ok, c->uploaded};
 	}
 	pv->n = k;
+	/* a torch's upload day is its version's first file's (a rebuild with a
+	 * build tag, uploaded months later, does not move it) */
+	for (size_t i = 0; i < k; i++)
+		for (size_t j = 0; j < k; j++)
+			if (j != i && pv->mc[j].uploaded &&
+			    (!pv->mc[i].uploaded || pv->mc[j].uploaded < pv->mc[i].uploaded) &&
+			    ow_pep440_cmp(pv->mc[i].v, pv->mc[j].v) == 0)
+				pv->mc[i].uploaded = pv->mc[j].uploaded;
 }
 
-/* Other projects: metadata (queued when missing) of every candidate in the
- * scope of torches[0..window); pins kept in `pins` (one slot each). */
-static void proj_mc(struct rs_ctx *x, const struct tstate *ts, struct pview *pv, uint32_t oldest)
+/* Other projects: metadata of the candidates in the scope of
+ * torches[0..window); pins kept in `pins` (one slot each).  What is not
+ * known yet is asked for newest first, RS_META_BATCH at a time: the newest
+ * torchvision usually pins the torch exactly, and then none older is ever
+ * read (PyPI's torchvision page has every release since 0.1.6; the matcher
+ * waits on an unknown candidate only while no newer one settles it). */
+#define RS_META_BATCH 4
+static void proj_mc(struct rs_ctx *x, const struct tstate *ts, struct pview *pv, uint32_t oldest,
+                    bool queue)
 {
+	size_t asked = queue ? 0 : RS_META_BATCH;
 	for (size_t i = 0; i < pv->n; i++) {
 		struct rs_cand *c = pv->c[i];
 		struct rs_mc *mc = &pv->mc[i];
-		*mc = (struct rs_mc){&c->v, c->date, 0, NULL, !c->yanked};
+		*mc = (struct rs_mc){&c->v, c->date, 0, NULL, !c->yanked, c->uploaded};
 		/* a yanked file is never a set member, and one out of the dates'
 		 * scope cannot pin these torches: their metadata is not read */
 		if (c->yanked || !rs_in_scope(oldest, c->date))
 			continue;
-		const struct rs_meta *m = rs_meta_get(x, c);
-		if (!m)
+		const struct rs_meta *m = asked < RS_META_BATCH ? rs_meta_get(x, c) : rs_meta_peek(x, c);
+		if (!m || m->state == RS_META_QUEUED) {
+			asked++; /* unknown (mc->meta stays QUEUED): the matcher waits if it gets here */
 			continue;
+		}
 		mc->meta = m->state;
 		if (m->state == RS_META_PARSED) {
 			mc->pin = torch_pin(m, pv->pins[i], sizeof pv->pins[i]);
@@ -192,22 +209,25 @@ static int add_skip(struct ow_resolve_target *o, const char *torch, const char *
 static void choose(struct rs_ctx *x, struct tstate *ts, struct pview *pv, size_t window,
                    struct rs_choice *ch)
 {
-	size_t np = x->o->nprojects - 1, before = x->nneed;
-	const struct rs_mc *projs[OW_RESOLVE_MAX_PROJECTS];
-	size_t n[OW_RESOLVE_MAX_PROJECTS];
+	size_t np = x->o->nprojects - 1;
+	const struct rs_mc *projs[OW_RESOLVE_MAX_PROJECTS] = {0};
+	size_t n[OW_RESOLVE_MAX_PROJECTS] = {0};
 	uint32_t oldest = 0;
 	for (size_t i = 0; i < window; i++)
 		if (pv[0].mc[i].date && (!oldest || pv[0].mc[i].date < oldest))
 			oldest = pv[0].mc[i].date;
+	/* first with what is known (the index database included); only when
+	 * that cannot decide, the next unknown candidates are queued */
 	for (size_t p = 0; p < np; p++) {
-		proj_mc(x, ts, &pv[p + 1], oldest);
+		proj_mc(x, ts, &pv[p + 1], oldest, false);
 		projs[p] = pv[p + 1].mc;
 		n[p] = pv[p + 1].n;
 	}
-	if (x->nneed > before)
-		ch->torch = RS_NEED;
-	else
-		rs_choose(pv[0].mc, window, projs, n, np, x->o->pair == OW_PAIR_NEWEST, ch);
+	rs_choose(pv[0].mc, window, projs, n, np, x->o->pair == OW_PAIR_NEWEST, ch);
+	if (ch->torch != RS_NEED)
+		return;
+	for (size_t p = 0; p < np; p++)
+		proj_mc(x, ts, &pv[p + 1], oldest, true);
 }
 
 static int add_member(struct ow_resolve_target *o, const struct rs_pick *p)
@@ -443,7 +463,8 @@ static int incomplete(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 		return no_variant(x, ts);
 	}
 	for (size_t p = 1; p < x->o->nprojects; p++)
-		pick[p - 1] = rs_match_one(pv[0].mc[first].v, pv[0].mc[first].date, pv[p].mc,
+		pick[p - 1] = rs_match_one(pv[0].mc[first].v, pv[0].mc[first].date,
+		                           pv[0].mc[first].uploaded, pv[p].mc,
 		                           pv[p].n, x->o->pair == OW_PAIR_NEWEST);
 	struct rs_pick roots[OW_RESOLVE_MAX_PROJECTS];
 	size_t n = set_roots(x, pv, first, pick, roots);

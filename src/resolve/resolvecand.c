@@ -90,6 +90,7 @@ static int add_row(struct rs_list *l, ow_stmt *st, size_t *cap)
 	c->yanked = ow_col_int(st, 10) != 0;
 	c->has_metadata = ow_col_int(st, 11) != 0;
 	rs_build_parse(ow_col_is_null(st, 12) ? NULL : ow_col_text(st, 12), &c->build);
+	c->uploaded = rs_upload_day(ow_col_is_null(st, 13) ? NULL : ow_col_text(st, 13));
 	c->date = rs_version_date(&c->v);
 	l->n++;
 	return intern_tag(l, st, &c->tag);
@@ -538,15 +539,17 @@ const struct rs_meta *rs_meta_peek(struct rs_ctx *x, const struct rs_cand *c)
 	if (meta_grow(x) < 0)
 		return NULL;
 	struct rs_meta *m = meta_slot(x, c->id);
-	if (m->id == c->id)
+	if (m->id == c->id && (m->state || m->queued == x->round))
 		return m->state ? m : NULL;
+	/* queued by an earlier round, so fetched since: read what it gave */
+	bool fetched = m->id == c->id;
 	struct rs_meta tmp = {.id = c->id};
-	int st = meta_load(x, c, &tmp, false);
+	int st = meta_load(x, c, &tmp, fetched);
 	if (st == 0)
 		return NULL;
 	tmp.state = st;
 	*m = tmp;
-	x->meta_count++;
+	x->meta_count += !fetched;
 	return m;
 }
 

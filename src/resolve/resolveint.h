@@ -21,6 +21,8 @@ struct rs_mc {
 	int meta;      /* enum rs_meta_state */
 	const char *pin; /* its Requires-Dist torch specifier, NULL when unpinned */
 	bool usable;   /* Requires-Python and metadata admit the target */
+	uint32_t uploaded; /* YYYYMMDD the index says it was uploaded (a torch: the
+	                    * first file of its version), 0 when it does not say */
 };
 
 /* The nightly date of a version (.devYYYYMMDD), 0 when it has none. */
@@ -34,10 +36,17 @@ enum { RS_NEED = -2, RS_NONE = -1 };
 /* The candidate of cs[0..n) (newest first) that goes with torch t: an exact
  * == pin first, else the newest whose pin admits t (unpinned admits all).
  * RS_NONE when none does, RS_NEED when a candidate in scope is not known
- * yet (nothing is decided then).  `newest`: pip's rule instead, the newest
+ * yet and could change the answer (nothing is decided then): one newer than
+ * the answer so far, or one that could still pin t exactly.  A candidate
+ * uploaded more than RS_PIN_DAYS days before torch (tu, the upload day of
+ * torch's version; 0 unknown) cannot pin it exactly: no release pins a
+ * torch that did not exist yet.  `newest`: pip's rule instead, the newest
  * whose pin admits t, exact or not. */
-long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *cs, size_t n,
-                  bool newest);
+#define RS_PIN_DAYS 7
+long rs_match_one(const struct ow_version *t, uint32_t td, uint32_t tu, const struct rs_mc *cs,
+                  size_t n, bool newest);
+/* "2026-10-28T15:21:34Z" -> 20261028; 0 for NULL or another shape. */
+uint32_t rs_upload_day(const char *iso);
 
 struct rs_choice {
 	long torch;                           /* index of the chosen torch, RS_NONE, RS_NEED */
@@ -72,6 +81,7 @@ struct rs_cand {
 	struct rs_build build;
 	bool yanked, has_metadata;
 	uint32_t date;
+	uint32_t uploaded; /* YYYYMMDD of the index's upload-time, 0 none */
 };
 
 /* The files of one project listed on {index}/{variant}/{project}/ (variant

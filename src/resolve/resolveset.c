@@ -1,5 +1,6 @@
 /* resolveset.c - which torchvision / torchaudio goes with which torch: the
  * pins in their metadata decide; dates only bound the search. */
+#include <stdio.h>
 #include <string.h>
 
 #include "resolveint.h"
@@ -46,26 +47,45 @@ static enum pin_fit pin_admits(const char *pin, const struct ow_version *t)
 	return PIN_ADMITS;
 }
 
-long rs_match_one(const struct ow_version *t, uint32_t td, const struct rs_mc *cs, size_t n,
-                  bool newest)
+uint32_t rs_upload_day(const char *iso)
 {
-	long exact = RS_NONE, loose = RS_NONE;
+	unsigned y, m, d;
+	int used = 0;
+	if (!iso || sscanf(iso, "%4u-%2u-%2u%n", &y, &m, &d, &used) != 3 || used != 10 || y < 1990 ||
+	    m < 1 || m > 12 || d < 1 || d > 31)
+		return 0;
+	return y * 10000 + m * 100 + d;
+}
+
+/* Whether a candidate uploaded on day cu can pin a torch first uploaded on tu. */
+static bool may_pin(uint32_t tu, uint32_t cu)
+{
+	return !tu || !cu || rs_day_number(cu) + RS_PIN_DAYS >= rs_day_number(tu);
+}
+
+long rs_match_one(const struct ow_version *t, uint32_t td, uint32_t tu, const struct rs_mc *cs,
+                  size_t n, bool newest)
+{
+	long loose = RS_NONE;
 	for (size_t i = 0; i < n; i++) {
 		if (!rs_in_scope(td, cs[i].date) || !cs[i].usable)
 			continue; /* unusable before its metadata is known (yanked): never needed */
-		if (cs[i].meta == RS_META_QUEUED)
-			return RS_NEED;
+		if (cs[i].meta == RS_META_QUEUED) {
+			if (loose == RS_NONE || may_pin(tu, cs[i].uploaded))
+				return RS_NEED;
+			continue; /* older than the answer so far and too old to pin t: never read */
+		}
 		if (cs[i].meta == RS_META_NONE)
 			continue;
 		enum pin_fit a = pin_admits(cs[i].pin, t);
-		if (a == PIN_EXACT && exact == RS_NONE)
-			exact = (long)i;
+		if (a == PIN_EXACT)
+			return (long)i; /* the newest exact pin: nothing older can beat it */
 		if (a != PIN_REFUSES && loose == RS_NONE)
 			loose = (long)i;
 		if (a != PIN_REFUSES && newest)
 			break; /* pip's rule: the newest the pin admits, look no further */
 	}
-	return exact != RS_NONE ? exact : loose;
+	return loose;
 }
 
 /* Match every project for torch t; bit p of the result = projs[p] missing. */
@@ -74,7 +94,7 @@ static uint32_t match_all(const struct rs_mc *t, const struct rs_mc *const *proj
 {
 	uint32_t miss = 0;
 	for (size_t p = 0; p < np; p++) {
-		pick[p] = rs_match_one(t->v, t->date, projs[p], nprojs[p], newest);
+		pick[p] = rs_match_one(t->v, t->date, t->uploaded, projs[p], nprojs[p], newest);
 		if (pick[p] == RS_NEED)
 			*need = true;
 		else if (pick[p] == RS_NONE)

@@ -29,7 +29,7 @@ static void load(struct tab *t, const struct cand *c)
 	for (; c->version; c++, t->n++) {
 		assert_int_equal(ow_pep440_parse(&t->v[t->n], c->version), 0);
 		t->mc[t->n] = (struct rs_mc){&t->v[t->n], rs_version_date(&t->v[t->n]), c->meta, c->pin,
-		                             true};
+		                             true, 0};
 	}
 }
 
@@ -50,11 +50,22 @@ static const struct {
 	{"2.10.0.dev20251020+cu128", vision_dayoff, 1},
 	{"2.10.0.dev20251019", vision_dayoff, 2}, /* no local label on the cpu/ macOS wheels */
 	{"2.10.0.dev20251018+cu128", vision_dayoff, RS_NONE},
-	/* not fetched yet and in scope: nothing is decided */
+	/* the newest candidate pins it exactly: an older one not fetched yet
+	 * cannot change that, and is never read */
 	{"2.10.0.dev20251021+cu128",
 	 (const struct cand[]){{"0.25.0.dev20251022", "==2.10.0.dev20251021", 1},
 	                       {"0.25.0.dev20251021", NULL, 0},
 	                       {NULL, NULL, 0}},
+	 0},
+	/* a newer one not fetched yet and in scope: nothing is decided */
+	{"2.10.0.dev20251021+cu128",
+	 (const struct cand[]){{"0.25.0.dev20251022", NULL, 0},
+	                       {"0.25.0.dev20251021", "==2.10.0.dev20251021", 1},
+	                       {NULL, NULL, 0}},
+	 RS_NEED},
+	/* no exact pin among the known: an unknown older one might have it */
+	{"2.10.0+cu128",
+	 (const struct cand[]){{"0.26.0", ">=2.10", 1}, {"0.25.0", NULL, 0}, {NULL, NULL, 0}},
 	 RS_NEED},
 	/* out of scope (built a month before): not needed, not a match */
 	{"2.10.0.dev20251121+cu128",
@@ -91,7 +102,7 @@ static void test_match_one(void **state)
 		struct tab c;
 		assert_int_equal(ow_pep440_parse(&t, one_cases[i].torch), 0);
 		load(&c, one_cases[i].cands);
-		long got = rs_match_one(&t, rs_version_date(&t), c.mc, c.n, false);
+		long got = rs_match_one(&t, rs_version_date(&t), 0, c.mc, c.n, false);
 		if (got != one_cases[i].want)
 			fail_msg("case %zu (torch %s): got %ld, want %ld", i, one_cases[i].torch, got,
 			         one_cases[i].want);
@@ -175,8 +186,8 @@ static void test_match_newest(void **state)
 		struct tab c;
 		assert_int_equal(ow_pep440_parse(&t, pair_cases[i].torch), 0);
 		load(&c, pair_cases[i].cands);
-		long m = rs_match_one(&t, rs_version_date(&t), c.mc, c.n, false);
-		long n = rs_match_one(&t, rs_version_date(&t), c.mc, c.n, true);
+		long m = rs_match_one(&t, rs_version_date(&t), 0, c.mc, c.n, false);
+		long n = rs_match_one(&t, rs_version_date(&t), 0, c.mc, c.n, true);
 		if (m != pair_cases[i].matched || n != pair_cases[i].newest)
 			fail_msg("case %zu (torch %s): matched %ld newest %ld, want %ld %ld", i,
 			         pair_cases[i].torch, m, n, pair_cases[i].matched, pair_cases[i].newest);
@@ -276,6 +287,41 @@ static void test_build_tags(void **state)
 	assert_true(b.num > 0);
 }
 
+/* Stable releases carry no date in their version: the index's upload time
+ * bounds the exact-pin search instead (PyPI's torchvision page lists every
+ * release since 0.1.6; torchaudio 2.11.1 pins torch>=2.11, not ==). */
+static void test_upload_scope(void **state)
+{
+	(void)state;
+	struct tab c;
+	struct ow_version t;
+	assert_int_equal(ow_pep440_parse(&t, "2.15.0"), 0);
+	load(&c, (const struct cand[]){{"2.11.1", ">=2.11", 1},
+	                               {"2.11.0", NULL, 0},
+	                               {"2.10.0", NULL, 0},
+	                               {NULL, NULL, 0}});
+	/* upload days unknown (an HTML page): an older one might pin 2.15.0 exactly */
+	assert_int_equal(rs_match_one(&t, 0, 20261028, c.mc, c.n, false), RS_NEED);
+	c.mc[0].uploaded = 20261028;
+	c.mc[1].uploaded = 20260323;
+	c.mc[2].uploaded = 20260121;
+	/* uploaded months before torch: cannot pin it, never read; the loose pin wins */
+	assert_int_equal(rs_match_one(&t, 0, 20261028, c.mc, c.n, false), 0);
+	/* within RS_PIN_DAYS before torch's upload: it still could */
+	c.mc[1].uploaded = 20261023;
+	assert_int_equal(rs_match_one(&t, 0, 20261028, c.mc, c.n, false), RS_NEED);
+	/* torch's upload unknown: no bound */
+	c.mc[1].uploaded = 20260323;
+	assert_int_equal(rs_match_one(&t, 0, 0, c.mc, c.n, false), RS_NEED);
+	/* nothing admits yet: an unknown older one is needed whatever its age */
+	c.mc[0].pin = "==2.11.1";
+	assert_int_equal(rs_match_one(&t, 0, 20261028, c.mc, c.n, false), RS_NEED);
+	assert_int_equal(rs_upload_day("2026-10-28T15:21:34Z"), 20261028);
+	assert_int_equal(rs_upload_day("2026-09-30T17:56:58.137259Z"), 20260930);
+	assert_int_equal(rs_upload_day("yesterday"), 0);
+	assert_int_equal(rs_upload_day(NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_choose_stalled),
 		cmocka_unit_test(test_dates),
 		cmocka_unit_test(test_build_tags),
+		cmocka_unit_test(test_upload_scope),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
