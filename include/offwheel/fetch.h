@@ -89,8 +89,10 @@ int ow_fetch_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
  * .metadata, kept metadata or a stored wheel are passed over (HAD).  Where
  * a server answers with the whole file (HTTP 200) nothing more is read from
  * it: the item is flagged no_range (with a warning naming the host, once),
- * for the caller to download the wheel.  Returns as ow_fetch_files, the
- * no_range items not counted as failures. */
+ * for the caller to download the wheel.  A file: URL (a local index) is
+ * read the same way with pread on the file, its size from fstat (received
+ * counts the bytes read); one that is a symlink is flagged no_range.
+ * Returns as ow_fetch_files, the no_range items not counted as failures. */
 int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids,
                             size_t n, struct ow_fetch_report *r);
 /* A whole wheel just verified (`fd`, `size` bytes) whose metadata was read

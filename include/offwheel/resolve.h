@@ -62,8 +62,8 @@ struct ow_resolve_io {
 
 /* The io through crawl.h and fetch.h: .metadata files where the page
  * announces them (ow_fetch_metadata), else the METADATA by HTTP range
- * requests (ow_fetch_range_metadata), else (a server that ignores ranges,
- * a local index) the whole wheel (ow_fetch_files).
+ * requests, or pread on a local index's file (ow_fetch_range_metadata),
+ * else (a server that ignores ranges) the whole wheel (ow_fetch_files).
  * `policy` and `http` must outlive the io.  `net` 0: no network at all
  * (crawl and fetch_metadata do nothing; only stored metadata is used). */
 struct ow_resolve_netio {
@@ -71,8 +71,8 @@ struct ow_resolve_netio {
 	const struct ow_http_opts *http;
 	int net;
 	size_t crawled, fetched, failed; /* counters for the caller */
-	size_t ranged;        /* wheels whose METADATA was read by range requests */
-	uint64_t range_bytes; /* bytes those reads transferred */
+	size_t ranged;        /* wheels whose METADATA was read by ranges (or local reads) */
+	uint64_t range_bytes; /* bytes those reads transferred (or read from the files) */
 	char crawl_error[1024]; /* the first page that could not be fetched, and why */
 	/* hosts found to ignore Range: their wheels are downloaded whole */
 	char no_range_hosts[8][256];

@@ -30,6 +30,13 @@ int ow_url_percent_decode(const char *s, size_t len, char **out);
  * character. */
 int ow_url_basename_decoded(const char *url, char **out);
 
+/* The local path of a file: URL ("file:///p" or "file://localhost/p"),
+ * decoded once: refuses another host, userinfo or a port, a relative path,
+ * and a path that decodes to a "." or ".." segment, a control character or
+ * a backslash (what the link policy refuses in links).  Query and fragment
+ * are not part of the path.  *out is malloc'd. */
+int ow_url_file_path(const char *url, char **out);
+
 /* The `#sha256=<hex>` of an href or URL. `out` gets 64 lowercase hex digits,
  * or "" when the fragment has no sha256. Other hash names (md5=...) are
  * ignored; a sha256 of the wrong length, with a non-hex digit, or given twice

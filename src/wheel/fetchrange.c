@@ -8,10 +8,19 @@
  * expected, so bytes of two versions of a file are never mixed.  The
  * METADATA is parsed and kept in file_meta (source "range").  A server that
  * answers a range with the whole file (200) is cut off before the body and
- * the file is flagged no_range: the caller downloads the whole wheel. */
+ * the file is flagged no_range: the caller downloads the whole wheel.
+ *
+ * A wheel of a local index (a file: URL) goes through the same state
+ * machine, the reads done with pread on the file and its size taken from
+ * fstat, so a local tree of large wheels is never copied into the store
+ * just for its metadata. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "offwheel/error.h"
@@ -23,6 +32,7 @@
 #include "store.h"
 #include "http.h"
 #include "digest.h"
+#include "url.h"
 
 struct rfetch;
 
@@ -113,6 +123,79 @@ static void keep_text(struct rfetch *f, struct rdl *d)
 	set_outcome(d, OW_FETCH_DONE, 0, NULL);
 }
 
+/* The METADATA of the wheel in `fd` (`size` bytes), read the same way as a
+ * remote one but with pread: a few kB, whatever the wheel's size. */
+static int fd_metadata(int fd, const char *filename, uint64_t size, struct ow_rangemeta *rm)
+{
+	int rc = ow_rangemeta_init(rm, filename, size);
+	uint8_t *buf = NULL;
+	while (rc == 0 || rc == 1) {
+		uint8_t *g = realloc(buf, rm->want_len ? (size_t)rm->want_len : 1);
+		if (!g) {
+			rc = ow_err(OW_ENOMEM, "out of memory");
+			break;
+		}
+		buf = g;
+		if ((rc = ow_pread_all(fd, buf, (size_t)rm->want_len, rm->want_off))) {
+			ow_err_prefix(rc, "%s: ", filename);
+			break;
+		}
+		if ((rc = ow_rangemeta_feed(rm, buf, (size_t)rm->want_len)) == 0)
+			break;
+	}
+	free(buf);
+	return rc;
+}
+
+/* A wheel of a local index: the reads of the state machine are preads on
+ * the file named by its file: URL.  It is opened without following a
+ * symlink at its end and without blocking, and must be a regular file; a
+ * wheel that is a symlink is left to the whole-file fetch, as before. */
+static void read_local(struct rfetch *f, struct rdl *d)
+{
+	struct ow_fetch_item *it = d->item;
+	char *path = NULL;
+	struct stat st;
+	int fd = -1, rc = ow_url_file_path(it->url, &path);
+	if (rc) {
+		ow_err_prefix(rc, "%s: ", it->filename);
+		set_outcome(d, OW_FETCH_REJECTED, rc, ow_err_detail());
+		return;
+	}
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP) {
+		ow_log(OW_LOG_DEBUG, "%s: a symlink; the wheel is read whole", path);
+		it->no_range = 1;
+		set_outcome(d, OW_FETCH_FAILED, OW_EUNSUPPORTED, "a symlink: read whole");
+	} else if (fd < 0) {
+		rc = ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: cannot open %s: %s",
+		            it->filename, path, strerror(errno));
+		set_outcome(d, OW_FETCH_FAILED, rc, ow_err_detail());
+	} else if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		rc = ow_err(OW_EPOLICY, "%s: %s is not a regular file", it->filename, path);
+		set_outcome(d, OW_FETCH_REJECTED, rc, ow_err_detail());
+	} else {
+		rc = fd_metadata(fd, it->filename, (uint64_t)st.st_size, &d->rm);
+		it->received = d->rm.bytes_read;
+		if (!rc) {
+			keep_text(f, d);
+		} else {
+			/* the wheel's name is in the reason; the path tells where it lies */
+			char why[sizeof it->detail];
+			snprintf(why, sizeof why, "%s", ow_err_detail());
+			rc = ow_err(rc, "%s [%s]", why, path);
+			set_outcome(d, rc == OW_EIO || rc == OW_ENOMEM ? OW_FETCH_FAILED : OW_FETCH_REJECTED,
+			            rc, ow_err_detail());
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (it->outcome != OW_FETCH_DONE && !it->no_range)
+		ow_log(OW_LOG_WARN, "%s", it->detail);
+	free(path);
+	ow_progress_done(it->filename, it->received);
+}
+
 static void on_done(void *ud, struct ow_http_req *req)
 {
 	struct rdl *d = ud;
@@ -179,8 +262,11 @@ static int prepare(struct rfetch *f, struct rdl *d, int64_t id)
 		set_outcome(d, OW_FETCH_HAD, 0, why);
 		return 1;
 	}
+	if (!strncmp(it->url, "file:", 5)) {
+		read_local(f, d); /* done here and now: nothing to queue */
+		return 1;
+	}
 	if (strncmp(it->url, "https:", 6) && strncmp(it->url, "http:", 5)) {
-		/* a local index (file:): the wheel is read whole, it costs no transfer */
 		it->no_range = 1;
 		set_outcome(d, OW_FETCH_FAILED, OW_EUNSUPPORTED, "not an http(s) URL: read whole");
 		return 1;
@@ -280,28 +366,6 @@ int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const in
 }
 
 /* ---- the wheel's own METADATA against what ranges gave ------------------------ */
-
-/* The METADATA of the wheel in `fd` (`size` bytes), read the same way as a
- * remote one but with pread: a few kB, whatever the wheel's size. */
-static int fd_metadata(int fd, const char *filename, uint64_t size, struct ow_rangemeta *rm)
-{
-	int rc = ow_rangemeta_init(rm, filename, size);
-	uint8_t *buf = NULL;
-	while (rc == 0 || rc == 1) {
-		uint8_t *g = realloc(buf, rm->want_len ? (size_t)rm->want_len : 1);
-		if (!g) {
-			rc = ow_err(OW_ENOMEM, "out of memory");
-			break;
-		}
-		buf = g;
-		if ((rc = ow_pread_all(fd, buf, (size_t)rm->want_len, rm->want_off)))
-			break;
-		if ((rc = ow_rangemeta_feed(rm, buf, (size_t)rm->want_len)) == 0)
-			break;
-	}
-	free(buf);
-	return rc;
-}
 
 int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename, int fd,
                               uint64_t size)

@@ -11,6 +11,9 @@
 # A second nginx with max_ranges 0 ignores Range: resolve falls back to
 # whole wheels and says so.  A warm resolve --offline reads its metadata
 # from the index database alone, even with every stored object removed.
+# The same tree with file:// hrefs is resolved as a local index: the pieces
+# are read from the wheel files, no wheel is stored, a damaged wheel or a
+# FIFO in its place is refused naming it.
 
 load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"
 bats_require_minimum_version 1.5.0
@@ -183,4 +186,59 @@ print(reqs, len(paths), bytes_, total)' "$SRV/pad/www")
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"$name: its METADATA"*"is not the one read earlier by range requests"* ]]
 	[ "$(sqlite3 "$ws2/index.db" "SELECT m.source, instr(m.requires_dist, 'evil-extra') FROM file_meta m JOIN files f ON f.id = m.file_id WHERE f.filename = '$name'")" = "wheel|0" ]
+}
+
+@test "a local index (file:): the same three pieces read from each wheel, no wheel stored, the same sets" {
+	local d=$SRV/local ws=$SRV/ws-local
+	"$OW_SOURCE_DIR/scripts/real-metadata-index" build "$d" --no-pep658 --pad $PAD --host "file://$d/www" >/dev/null
+	grep -qF "href=\"file://$d/www/whl/cu130/filelock/" "$d/www/whl/cu130/filelock/index.html"
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json resolve --index-url "file://$d/www/whl" \
+		--variant cu130 --python "$PYS" --platform "$PLATS"
+	echo "exit $status; stderr: $stderr"
+	[ "$status" -eq 0 ]
+	echo "$output" >"$BATS_TEST_TMPDIR/local.json"
+	same_as_uv "$BATS_TEST_TMPDIR/local.json"
+	# the same sets as over HTTP, target by target
+	for t in $(jq -r '.targets | keys[]' "$EXP"); do
+		diff -u <(ow_closure "$SRV/cold.json" "$t") <(ow_closure "$BATS_TEST_TMPDIR/local.json" "$t")
+	done
+	# every METADATA kept parsed from the file's pieces: none read from an object
+	jq -c '{metadata_read, metadata_cached, complete}' "$BATS_TEST_TMPDIR/local.json"
+	jq -e '.complete and .metadata_read == 0 and .metadata_cached > 0' "$BATS_TEST_TMPDIR/local.json"
+	[ "$(sqlite3 "$ws/index.db" "SELECT count(*) FROM file_meta WHERE source <> 'range'")" -eq 0 ]
+	[ "$(sqlite3 "$ws/index.db" "SELECT count(*) FROM file_meta")" -gt 100 ]
+	# no wheel and no .metadata stored: only the pages, a few hundred kB
+	[ "$(sqlite3 "$ws/index.db" "SELECT count(*) FROM objects WHERE kind <> 'page'")" -eq 0 ]
+	[ "$(sqlite3 "$ws/index.db" "SELECT count(*) FROM files WHERE object_sha256 IS NOT NULL")" -eq 0 ]
+	kb=$(du -sk "$ws" | cut -f1)
+	echo "workspace: $kb kB for wheels of $(du -sk --apparent-size "$d/www" | cut -f1) kB"
+	[ "$kb" -lt 20000 ]
+}
+
+@test "a truncated wheel on a local index: refused naming it and its path, nothing stored for it" {
+	local d=$SRV/local-bad ws=$SRV/ws-local-bad t=cp312-manylinux_2_28_x86_64
+	"$OW_SOURCE_DIR/scripts/real-metadata-index" build "$d" --no-pep658 --host "file://$d/www" >/dev/null
+	whl=$(ls "$d/www/whl/cu130/filelock/"*.whl | tail -1)
+	name=$(basename "$whl")
+	jq -e --arg n "$name" '[.targets[].members[] | select(.filename == $n)] | length > 0' "$SRV/cold.json" >/dev/null
+	# cut in the middle: its end record and central directory are gone
+	truncate -s $(($(stat -c %s "$whl") / 2)) "$whl"
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json resolve --index-url "file://$d/www/whl" \
+		--variant cu130 --python 3.12 --platform linux-x86_64
+	echo "exit $status; stderr: $stderr"
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"$name: no ZIP end record"*"not a valid wheel"*"[$whl]"* ]]
+	jq -e '.complete | not' <<<"$output"
+	# nothing kept for it, and no wheel stored instead
+	[ "$(sqlite3 "$ws/index.db" "SELECT count(*) FROM file_meta m JOIN files f ON f.id = m.file_id WHERE f.filename = '$name'")" -eq 0 ]
+	[ "$(sqlite3 "$ws/index.db" "SELECT count(*) FROM objects WHERE kind <> 'page'")" -eq 0 ]
+	# a file that is not a regular file is refused without blocking on it
+	rm "$whl"
+	mkfifo "$whl"
+	run --separate-stderr timeout 60 "$OFFWHEEL" --home "$ws" --json resolve --index-url "file://$d/www/whl" \
+		--variant cu130 --python 3.12 --platform linux-x86_64
+	echo "exit $status; stderr: $stderr"
+	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[[ "$stderr" == *"$name: $whl is not a regular file"* ]]
+	[ "$(sqlite3 "$ws/index.db" "SELECT count(*) FROM objects WHERE kind <> 'page'")" -eq 0 ]
 }

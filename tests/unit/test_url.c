@@ -223,6 +223,46 @@ static void test_basename_decoded(void **state)
 	assert_has(ow_err_detail(), "control character");
 }
 
+/* --- file: URLs to paths ------------------------------------------------ */
+
+static void test_file_path(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *url, *want; /* want NULL: refused */
+	} cases[] = {
+	    {"file:///srv/www/whl/torch-2.4.1%2Bcpu-cp310-none-any.whl",
+	     "/srv/www/whl/torch-2.4.1+cpu-cp310-none-any.whl"},
+	    {"file://localhost/srv/a%20b.whl?x=1#sha256=00", "/srv/a b.whl"},
+	    {"file:///srv/%252B.whl", "/srv/%2B.whl"}, /* decoded once */
+	    {"file:///", "/"},
+	    {"file://otherhost/srv/a.whl", NULL},
+	    {"file://user@localhost/srv/a.whl", NULL},
+	    {"file://localhost:99/srv/a.whl", NULL},
+	    {"file:srv/a.whl", NULL},
+	    {"https://h/srv/a.whl", NULL},
+	    {"file:///srv/%2E%2E/etc/passwd", NULL},
+	    {"file:///srv/./a.whl", NULL},
+	    {"file:///srv/a%00.whl", NULL},
+	    {"file:///srv/a%0A.whl", NULL},
+	    {"file:///srv/a%5Cb.whl", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *out = NULL;
+		int rc = ow_url_file_path(cases[i].url, &out);
+		if (cases[i].want) {
+			assert_int_equal(rc, 0);
+			assert_string_equal(out, cases[i].want);
+		} else {
+			if (rc == 0)
+				print_error("%s: accepted as %s\n", cases[i].url, out);
+			assert_true(rc < 0);
+			assert_null(out);
+		}
+		free(out);
+	}
+}
+
 /* --- the #sha256 fragment ------------------------------------------------ */
 
 static void test_fragment_sha256(void **state)
@@ -506,6 +546,7 @@ int main(void)
 	    cmocka_unit_test(test_format_roundtrip),
 	    cmocka_unit_test(test_percent_decode_once),
 	    cmocka_unit_test(test_basename_decoded),
+	    cmocka_unit_test(test_file_path),
 	    cmocka_unit_test(test_fragment_sha256),
 	    cmocka_unit_test(test_policy_defaults_and_hosts),
 	    cmocka_unit_test(test_policy_trusted_http),
