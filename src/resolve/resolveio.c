@@ -89,7 +89,8 @@ static void remember_no_range(struct ow_resolve_netio *c, const char *url)
 }
 
 /* .metadata where the page announced one; else the METADATA by range
- * requests; else (a host that ignores ranges, a local index) the wheel. */
+ * requests (pread on a local index's file); else (a host that ignores ranges,
+ * a local wheel that is a symlink) the whole wheel. */
 static int net_fetch(void *ud, ow_store *s, const int64_t *ids, size_t n)
 {
 	struct ow_resolve_netio *c = ud;
