@@ -249,14 +249,44 @@ static int link_page_file(struct crawl *cr, int64_t page_id, int64_t file_id, in
 	return rc;
 }
 
-static int mark_gone(struct crawl *cr, size_t *gone)
+/* The files the page listed before (`old`) that no page lists now are gone. */
+static int mark_gone(struct crawl *cr, const int64_t *old, size_t nold, size_t *gone)
 {
-	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_FILES_MARK_GONE);
+	ow_db *db = ow_store_db(cr->s);
+	int rc = 0;
+	*gone = 0;
+	for (size_t i = 0; !rc && i < nold; i++) {
+		ow_stmt *st = ow_db_stmt(db, OW_SQL_FILE_MARK_GONE);
+		if (!st)
+			return OW_EDB;
+		ow_stmt_int(st, 1, cr->now);
+		ow_stmt_int(st, 2, old[i]);
+		if (!(rc = ow_stmt_run(st)))
+			*gone += (size_t)ow_db_changes(db);
+	}
+	return rc;
+}
+
+/* The ids of the files the page links now (before it is relinked). */
+static int old_links(struct crawl *cr, int64_t page_id, int64_t **out, size_t *n)
+{
+	size_t cap = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_PAGE_FILE_IDS);
 	if (!st)
 		return OW_EDB;
-	ow_stmt_int(st, 1, cr->now);
-	int rc = ow_stmt_run(st);
-	*gone = (size_t)ow_db_changes(ow_store_db(cr->s));
+	ow_stmt_int(st, 1, page_id);
+	while ((rc = ow_stmt_step(st)) == 1) {
+		int64_t *g = ow_array_reserve(*out, &cap, *n + 1, sizeof *g);
+		if (!g) {
+			ow_stmt_run(st);
+			return ow_err(OW_ENOMEM, "out of memory");
+		}
+		*out = g;
+		g[(*n)++] = ow_col_int(st, 0);
+	}
 	return rc;
 }
 
@@ -324,12 +354,19 @@ static int record_links(struct crawl *cr, struct page_job *j, const struct ow_pa
 		if (!(rc = record_link(cr, j, &pg->links[i], &id)) && id)
 			ids[p->files++] = id;
 	}
+	int64_t *old = NULL;
+	size_t nold = 0;
+	if (!rc)
+		rc = old_links(cr, page_id, &old, &nold);
 	if (!rc)
 		rc = relink(cr, j, page_id, ids, p->files);
 	free(ids);
 	if (!rc && too_many_vanished(j, p->vanished) && !cr->o->force)
-		return refuse_shrink(j);
-	return rc ? rc : mark_gone(cr, &p->gone);
+		rc = refuse_shrink(j);
+	else if (!rc)
+		rc = mark_gone(cr, old, nold, &p->gone);
+	free(old);
+	return rc;
 }
 
 /* A body delimited only by the connection's close (HTTP/1.x without

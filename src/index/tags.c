@@ -5,6 +5,7 @@
 #include "tags.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "offwheel/error.h"
@@ -593,6 +594,29 @@ int ow_tags_priority(const struct ow_target *t, const char *python, const char *
 	struct tagorder o;
 	build_order(&o, t);
 	return (int)best_priority(&o, python, abi, platform);
+}
+
+struct ow_tagorder {
+	struct tagorder o;
+};
+
+struct ow_tagorder *ow_tagorder_new(const struct ow_target *t)
+{
+	struct ow_tagorder *o = malloc(sizeof *o);
+	if (o)
+		build_order(&o->o, t);
+	return o;
+}
+
+int ow_tagorder_priority(const struct ow_tagorder *o, const char *python, const char *abi,
+                         const char *platform)
+{
+	return (int)best_priority(&o->o, python, abi, platform);
+}
+
+void ow_tagorder_free(struct ow_tagorder *o)
+{
+	free(o);
 }
 
 int ow_tags_compatible(const struct ow_target *t, const struct ow_wheel_name *w)

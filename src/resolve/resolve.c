@@ -13,6 +13,7 @@
 #include "offwheel/error.h"
 #include "event.h"
 #include "resolveint.h"
+#include "tags.h"
 
 #define RS_WINDOW0 2
 #define RS_ROUNDS_MAX 64
@@ -588,18 +589,32 @@ static int platform_hint(struct rs_ctx *x, struct tstate *ts)
 	any.glibc_minor = 60;
 	const struct rs_cand *best = NULL;
 	int bmaj = 0, bmin = 0;
+	/* per tag triple of the page (few), not per file (many): whether only a
+	 * newer OS release than the target's takes it */
+	struct ow_tagorder *mine = ow_tagorder_new(&ts->t), *newer = ow_tagorder_new(&any);
+	bool *later = calloc(l->ntags + 1, sizeof *later);
+	if (!mine || !newer || !later) {
+		ow_tagorder_free(mine), ow_tagorder_free(newer), free(later);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	for (size_t i = 0; i < l->ntags; i++) {
+		const char *const *tg = (const char *const *)&l->tags[3 * i];
+		later[i] = ow_tagorder_priority(mine, tg[0], tg[1], tg[2]) < 0 &&
+		           ow_tagorder_priority(newer, tg[0], tg[1], tg[2]) >= 0;
+	}
+	ow_tagorder_free(mine);
+	ow_tagorder_free(newer);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct rs_cand *c = &l->c[i];
-		const char *const *tg = (const char *const *)&l->tags[3 * c->tag];
 		int maj = 0, min = 0;
-		if (c->yanked || (have && ow_pep440_cmp(&c->v, &taken) <= 0) ||
+		if (c->yanked || !later[c->tag] || (have && ow_pep440_cmp(&c->v, &taken) <= 0) ||
 		    (best && ow_pep440_cmp(&c->v, &best->v) < 0) ||
-		    ow_tags_priority(&ts->t, tg[0], tg[1], tg[2]) >= 0 ||
-		    ow_tags_priority(&any, tg[0], tg[1], tg[2]) < 0 || !os_needed(&ts->t, tg[2], &maj, &min))
+		    !os_needed(&ts->t, l->tags[3 * c->tag + 2], &maj, &min))
 			continue;
 		if (!best || ow_pep440_cmp(&c->v, &best->v) > 0 || maj < bmaj || (maj == bmaj && min < bmin))
 			best = c, bmaj = maj, bmin = min;
 	}
+	free(later);
 	if (!best)
 		return 0;
 	if (ts->t.os == OW_OS_MACOS)

@@ -190,15 +190,15 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	if (ps != PG_STORED)
 		return 0;
-	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_FILES);
+	const char *variant = x->o->flat ? x->o->variants[0] : l->variant;
+	/* one root that names no variant: every file its pages list */
+	bool any = x->o->flat && !*variant;
+	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), any ? OW_SQL_RS_FILES_ANY : OW_SQL_RS_FILES);
 	if (!st)
 		return OW_EDB;
 	ow_stmt_text(st, 1, x->o->index_url);
 	ow_stmt_text(st, 2, l->project);
-	const char *variant = x->o->flat ? x->o->variants[0] : l->variant;
-	if (x->o->flat && !*variant)
-		ow_stmt_null(st, 3); /* one root, no variant named: every file its pages list */
-	else
+	if (!any)
 		ow_stmt_text(st, 3, variant);
 	return read_rows(l, st);
 }
@@ -352,13 +352,16 @@ int rs_view(struct rs_ctx *x, const struct rs_list *l, const struct ow_target *t
 	(void)x;
 	int *prio = malloc((l->ntags + 1) * sizeof *prio);
 	struct ranked *r = malloc((l->n + 1) * sizeof *r);
+	struct ow_tagorder *order = ow_tagorder_new(t);
 	*out = malloc((l->n + 1) * sizeof **out);
-	if (!prio || !r || !*out) {
-		free(prio), free(r), free(*out);
+	if (!prio || !r || !*out || !order) {
+		free(prio), free(r), free(*out), ow_tagorder_free(order);
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	}
 	for (size_t i = 0; i < l->ntags; i++)
-		prio[i] = ow_tags_priority(t, l->tags[3 * i], l->tags[3 * i + 1], l->tags[3 * i + 2]);
+		prio[i] = ow_tagorder_priority(order, l->tags[3 * i], l->tags[3 * i + 1],
+		                               l->tags[3 * i + 2]);
+	ow_tagorder_free(order);
 	size_t k = 0;
 	for (size_t i = 0; i < l->n; i++)
 		if (prio[l->c[i].tag] >= 0 && rs_python_ok(t, l->c[i].requires_python))

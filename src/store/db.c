@@ -237,7 +237,8 @@ int ow_db_open(const char *path, ow_db **out)
 	/* whose file is it?  Asked before anything is written (the WAL switch
 	 * rewrites the header): a foreign or damaged file stays as it was */
 	if ((rc = check_identity_now(db, NULL)) || (rc = set_wal(db)) ||
-	    (rc = ow_db_exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")) ||
+	    (rc = ow_db_exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
+	                         "PRAGMA cache_size=-16384;")) ||
 	    (rc = migrate(db))) {
 		ow_db_close(db);
 		return rc;
@@ -312,7 +313,8 @@ int ow_db_open_readonly(const char *path, ow_db **out)
 	             : db_new(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &db);
 	if (rc)
 		return rc;
-	if ((rc = ow_db_exec(db, "PRAGMA query_only=ON;")) || (rc = check_readable(db))) {
+	if ((rc = ow_db_exec(db, "PRAGMA query_only=ON; PRAGMA cache_size=-16384;")) ||
+	    (rc = check_readable(db))) {
 		ow_db_close(db);
 		return rc;
 	}
