@@ -361,7 +361,7 @@ static void name_variant(struct rs_ctx *x, struct tstate *ts, const struct rs_ca
 	struct ow_resolve_target *o = ts->out;
 	if (!x->o->flat || *x->o->variants[0])
 		return;
-	char v[64] = "";
+	char v[32] = ""; /* with " " and a 127-byte target text it fits describe[160] */
 	const char *from = "local-version";
 	const char *local = torch->v.local;
 	if (*local && (!strncmp(local, "cu", 2) || !strncmp(local, "rocm", 4) ||
