@@ -25,7 +25,10 @@
 #       (also in DIR/<role>.pid; those files are the truth after a restart)
 #     AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST
 #     AWS_REGION=AWS_DEFAULT_REGION=us-east-1
-#   and isolates the AWS environment from the user's: AWS_CONFIG_FILE and
+#   Room: OW_SEAWEED_MAX_VOLUMES (100) volumes of OW_SEAWEED_VOLUME_MB (256)
+#   MiB each, not preallocated (deleted and overwritten objects keep their
+#   space until a vacuum: a test that rewrites big wheels 20 times needs it).
+#   It also isolates the AWS environment from the user's: AWS_CONFIG_FILE and
 #   AWS_SHARED_CREDENTIALS_FILE name files under DIR that do not exist,
 #   AWS_PROFILE, AWS_SESSION_TOKEN and AWS_ENDPOINT_URL* are unset, the EC2
 #   metadata lookup is off.
@@ -138,7 +141,7 @@ _ow_sw_s3_writes() {
 
 _ow_sw_start_volume_proc() {
 	_ow_sw_launch volume -ip=127.0.0.1 -ip.bind=127.0.0.1 -port="$OW_S3_VPORT" -port.grpc="$OW_S3_VGPORT" \
-		-dir="$OW_S3_DIR/volume" -max=50 -minFreeSpace=1 -master="127.0.0.1:$OW_S3_MPORT.$OW_S3_MGPORT"
+		-dir="$OW_S3_DIR/volume" -max="${OW_SEAWEED_MAX_VOLUMES:-100}" -minFreeSpace=1 -master="127.0.0.1:$OW_S3_MPORT.$OW_S3_MGPORT"
 	export OW_S3_VOLUME_PID=$(_ow_sw_pid volume)
 }
 
@@ -179,7 +182,7 @@ ow_start_seaweed() {
 		export OW_S3_ENDPOINT=http://127.0.0.1:$OW_S3_PORT
 		deadline=$(($(date +%s) + ${OW_SEAWEED_TIMEOUT:-90}))
 		_ow_sw_launch master -ip=127.0.0.1 -ip.bind=127.0.0.1 -port="$OW_S3_MPORT" -port.grpc="$OW_S3_MGPORT" \
-			-mdir="$OW_S3_DIR/master" -volumeSizeLimitMB=64 -defaultReplication=000
+			-mdir="$OW_S3_DIR/master" -volumeSizeLimitMB="${OW_SEAWEED_VOLUME_MB:-256}" -defaultReplication=000
 		_ow_sw_wait "master leader on $OW_S3_MPORT" master "$deadline" _ow_sw_master_leader &&
 			_ow_sw_start_volume_proc &&
 			_ow_sw_wait "volume server $OW_S3_VPORT in the master's topology" volume "$deadline" _ow_sw_volume_known &&
