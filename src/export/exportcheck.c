@@ -220,7 +220,7 @@ static void walk_remote(struct ex_remote *rx, const struct ex_files *want,
 	struct ex_files all = {0};
 	if (ex_remote_list(rx, &all) == 0)
 		for (size_t i = 0; i < all.n; i++)
-			if (!ex_files_find(want, all.v[i].path) && !is_meta_file(all.v[i].path))
+			if (!ex_files_find(want, all.v[i].path) && ex_s3_owned_path(all.v[i].path))
 				problem(r, "extra", all.v[i].path, "not in the manifest");
 	ex_files_free(&all);
 }

@@ -130,6 +130,10 @@ int ex_s3_text(struct ex_s3run *u, const char *rel, const struct ow_str *b, stru
 int ex_s3_publish(struct ex_s3run *u, const struct ex_files *want, const struct ex_prev *prev,
                   struct ow_export_report *r);
 const char *ex_s3_url(const struct ex_s3run *u);
+/* A key in the export's own folders (simple/, wheels/, requirements/,
+ * tools/): the only places an object store export removes from, and where
+ * check counts objects the manifest does not list. */
+int ex_s3_owned_path(const char *key);
 /* The store's plain HTTP URL of the prefix (ENDPOINT/BUCKET/PREFIX). */
 int ex_s3_gateway(const struct ex_s3run *u, char *out, size_t n);
 void ex_s3_free(struct ex_s3run *u);

@@ -114,6 +114,7 @@ struct ex_s3run {
 	struct s3obj *v;
 	size_t n;
 	ow_store *store;
+	char key_id[OW_KEYID_HEX > 16 ? OW_KEYID_HEX : 16];
 	uint64_t done, total;
 	pthread_mutex_t mu;
 };
@@ -294,6 +295,11 @@ int ex_s3_begin(ow_store *s, const struct ow_export_opts *o, const struct ex_fil
 	pthread_mutex_init(&u->mu, NULL);
 	u->jobs = o->jobs < 1 ? 1 : o->jobs > 8 ? 8 : o->jobs;
 	int rc = ow_s3_open(o->dir, o->endpoint, 1, NULL, &u->s3);
+	if (o->key)
+		ow_signify_keyid(o->key->keynum, u->key_id);
+	else
+		snprintf(u->key_id, sizeof u->key_id, "unsigned");
+	snprintf(u->s3.owner_hdr, sizeof u->s3.owner_hdr, "x-amz-meta-offwheel-key: %s", u->key_id);
 	if (!rc)
 		rc = conns_open(&u->cn, u->jobs, &u->s3.http);
 	size_t pl = strlen(u->s3.prefix);
@@ -396,7 +402,7 @@ static int phase_worker(void *ud, size_t i)
 	if (pr->head) {
 		uint64_t size = 0;
 		char sha[65];
-		rc = ow_s3_head(c, &u->s3, o->key, &size, sha);
+		rc = ow_s3_head(c, &u->s3, o->key, &size, sha, NULL);
 		o->keep = !rc && size == o->size && !strcmp(sha, o->sha256);
 		if (rc == OW_ENOENT) /* listed a moment ago, gone now: upload it */
 			rc = 0;
@@ -475,16 +481,30 @@ int ex_s3_publish(struct ex_s3run *u, const struct ex_files *want, const struct 
 		r->bytes_copied += o->keep ? 0 : o->size;
 		r->bytes_total += o->size;
 	}
-	/* last: what the previous export wrote and this one does not list */
-	for (size_t i = 0; !rc && i < prev->files.n; i++) {
-		const char *key = prev->files.v[i].path;
-		if (ex_files_find(want, key) || want_key(want, key) || !listed(u, key) ||
-		    ex_path_problem(key))
+	/* last: what an earlier export wrote and this one does not list — the
+	 * previous trusted list names it, or (left by a run killed between its
+	 * signature and this step) the object says it was written with this key */
+	for (size_t i = 0; !rc && i < u->listing.n; i++) {
+		const char *key = u->listing.v[i].key;
+		if (want_key(want, key) || ex_path_problem(key) || !ex_s3_owned_path(key))
 			continue;
-		if (!(rc = ow_s3_delete(u->cn.v[0], &u->s3, key)))
+		int ours = ex_files_find(&prev->files, key) != NULL;
+		if (!ours) {
+			uint64_t size;
+			char sha[65], owner[32];
+			ours = !ow_s3_head(u->cn.v[0], &u->s3, key, &size, sha, owner) &&
+			       !strcmp(owner, u->key_id);
+		}
+		if (ours && !(rc = ow_s3_delete(u->cn.v[0], &u->s3, key)))
 			r->removed++;
 	}
 	return rc;
+}
+
+int ex_s3_owned_path(const char *key)
+{
+	return !strncmp(key, "simple/", 7) || !strncmp(key, "wheels/", 7) ||
+	       !strncmp(key, "requirements/", 13) || !strncmp(key, "tools/", 6);
 }
 
 /* ---- reading an export back (check) ----------------------------------------------- */

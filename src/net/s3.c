@@ -373,7 +373,7 @@ static int call_fail(const struct ow_s3 *s, struct ow_http_call *c, int rc, cons
 {
 	char why[300];
 	ow_s3_error_text(c->error_body, why, sizeof why);
-	const char *what = key ? key : "(the bucket)";
+	const char *what = key ? key : "the listing";
 	if (!c->status)
 		return ow_err(rc, "s3://%s/%s%s: %s — check --endpoint and that the store is up",
 		              s->bucket, s->prefix, key ? key : "", c->detail);
@@ -616,6 +616,8 @@ static int put_single(struct ow_http_conn *c, const struct ow_s3 *s, const char 
 	add_hdr(&call, hck);
 	add_hdr(&call, hmeta);
 	add_hdr(&call, hct);
+	if (s->owner_hdr[0])
+		add_hdr(&call, s->owner_hdr);
 	call.body = body;
 	call.body_fd = fd;
 	call.body_off = off;
@@ -645,6 +647,8 @@ static int mp_create(struct ow_http_conn *c, const struct ow_s3 *s, const char *
 	add_hdr(&call, halg);
 	add_hdr(&call, hmeta);
 	add_hdr(&call, hct);
+	if (s->owner_hdr[0])
+		add_hdr(&call, s->owner_hdr);
 	call.on_data = membuf_sink;
 	call.on_restart = membuf_restart;
 	call.ud = &m;
@@ -816,7 +820,7 @@ int ow_s3_put(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
 }
 
 int ow_s3_head(struct ow_http_conn *c, const struct ow_s3 *s, const char *key, uint64_t *size,
-               char sha256[65])
+               char sha256[65], char owner[32])
 {
 	char url[4096], hs[128];
 	int rc = ow_s3_key_url(s, key, NULL, url, sizeof url);
@@ -828,12 +832,15 @@ int ow_s3_head(struct ow_http_conn *c, const struct ow_s3 *s, const char *key, u
 	call.capture[0] = "Content-Length";
 	call.capture[1] = "x-amz-meta-sha256";
 	call.capture[2] = "x-amz-checksum-sha256";
+	call.capture[3] = "x-amz-meta-offwheel-key";
 	rc = ow_http_call(c, &call);
 	if (rc == OW_ENOENT)
 		return rc;
 	if (rc)
 		return call_fail(s, &call, rc, key);
 	*size = strtoull(call.captured[0], NULL, 10);
+	if (owner)
+		snprintf(owner, 32, "%.31s", call.captured[3]);
 	sha256[0] = '\0';
 	/* the store's own checksum (it computed it on receipt) before the
 	 * metadata the uploader wrote; a multipart object's is a checksum of

@@ -44,6 +44,7 @@ struct ow_s3 {
 	char userpwd[512];   /* "KEY:SECRET"; secret */
 	char token_hdr[2200]; /* "x-amz-security-token: ..." or "" */
 	int anonymous;       /* no credentials: unsigned GETs (check over a gateway) */
+	char owner_hdr[96];  /* "x-amz-meta-offwheel-key: ID" sent with every PUT, or "" */
 	struct ow_http_opts http; /* ALLOW_HTTP is set for an http:// endpoint */
 	unsigned flags;
 };
@@ -85,11 +86,12 @@ int ow_s3_abort_uploads(struct ow_http_conn *c, const struct ow_s3 *s,
 int ow_s3_put(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
               const void *body, int fd, uint64_t off, uint64_t len, const char *sha256,
               const char *content_type);
-/* HEAD: *size, and sha256 from x-amz-meta-sha256 (or the store's own
- * x-amz-checksum-sha256 of a single-part object), "" when it has neither.
+/* HEAD: *size, and sha256 from the store's own x-amz-checksum-sha256 of a
+ * single-part object, else x-amz-meta-sha256, "" when it has neither;
+ * owner (may be NULL) the x-amz-meta-offwheel-key it was written with.
  * OW_ENOENT when the key is not there. */
 int ow_s3_head(struct ow_http_conn *c, const struct ow_s3 *s, const char *key, uint64_t *size,
-               char sha256[65]);
+               char sha256[65], char owner[32]);
 int ow_s3_delete(struct ow_http_conn *c, const struct ow_s3 *s, const char *key);
 /* GET a key into a sink (signed, or anonymous when s->anonymous). */
 int ow_s3_get(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
