@@ -474,7 +474,8 @@ int ex_s3_publish(struct ex_s3run *u, const struct ex_files *want, const struct 
 		rc = run_phase(u, 0, pick_late, w, 1);
 	for (size_t i = 0; i < u->n; i++) {
 		const struct s3obj *o = &u->v[i];
-		if (!strcmp(o->key, OW_EXPORT_SIG))
+		/* counted as a directory export counts: the files of the manifest */
+		if (!strcmp(o->key, OW_EXPORT_SIG) || !strcmp(o->key, OW_EXPORT_SUMS))
 			continue;
 		r->copied += (size_t)!o->keep;
 		r->kept += (size_t)o->keep;
