@@ -117,6 +117,7 @@ struct ex_s3run {
 	char key_id[OW_KEYID_HEX > 16 ? OW_KEYID_HEX : 16];
 	uint64_t done, total;
 	pthread_mutex_t mu;
+	int failed; /* (atomic) an object failed: the others of the step are not started */
 };
 
 static const struct ow_s3_object *listed(const struct ex_s3run *u, const char *key)
@@ -394,6 +395,8 @@ static int phase_worker(void *ud, size_t i)
 	struct phase_run *pr = ud;
 	struct ex_s3run *u = pr->u;
 	struct s3obj *o = &u->v[pr->idx[i]];
+	if (__atomic_load_n(&u->failed, __ATOMIC_RELAXED))
+		return 0;
 	int k = conn_take(&u->cn);
 	if (k < 0)
 		return keep_err(o, ow_err(OW_EINTERNAL, "export: no free connection"));
@@ -414,6 +417,8 @@ static int phase_worker(void *ud, size_t i)
 		pthread_mutex_unlock(&u->mu);
 	}
 	conn_give(&u->cn, k);
+	if (rc)
+		__atomic_store_n(&u->failed, 1, __ATOMIC_RELAXED);
 	return rc ? keep_err(o, rc) : 0;
 }
 
