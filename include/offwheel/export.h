@@ -90,8 +90,11 @@ void ow_export_plan_free(struct ow_export_plan *p);
 struct ow_export_opts {
 	/* Made (with its parents) only once the plan is complete, and removed
 	 * again, with every directory this run made, when the export fails:
-	 * DIR is left as it was found. */
+	 * DIR is left as it was found.  "s3://BUCKET/PREFIX" publishes to an
+	 * S3-compatible store instead (src/export/exports3.c says how). */
 	const char *dir;
+	const char *endpoint; /* s3://: the store's URL (NULL: $AWS_ENDPOINT_URL_S3,
+	                         $AWS_ENDPOINT_URL, else AWS) */
 	const struct ow_signify_sec *key; /* NULL: unsigned (check will refuse it) */
 	int expires_days;                 /* > 0 */
 	int fat32;                        /* refuse files of 4 GiB and more */
@@ -140,7 +143,9 @@ struct ow_check_report {
 };
 
 struct ow_check_opts {
-	const char *dir;
+	const char *dir;      /* a directory, s3://BUCKET/PREFIX, or http(s)://URL of one */
+	const char *endpoint; /* s3:// as for export */
+	const char *ca_file;  /* https: a private CA (NULL: $SSL_CERT_FILE, the system's) */
 	const struct ow_signify_pub *pub;
 	const char *state_path; /* NULL: ow_check_default_state */
 	int jobs;

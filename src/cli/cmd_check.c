@@ -9,7 +9,8 @@
 #include "offwheel/export.h"
 #include "mixedargs.h"
 
-static const char usage[] = "check DIR --pubkey KEY.pub [--state FILE]";
+static const char usage[] =
+	"check DIR|s3://BUCKET/PREFIX|URL --pubkey KEY.pub [--state FILE] [--endpoint URL]";
 static const char description[] =
 	"Verify an export (offwheel export) before installing from it: the signature\n"
 	"of SHA256SUMS by the trusted public key first (unknown key, bad signature,\n"
@@ -20,20 +21,29 @@ static const char description[] =
 	"file ($XDG_STATE_HOME/offwheel/accepted.json, else\n"
 	"~/.local/state/offwheel/accepted.json) and an older export is refused.\n"
 	"Links, FIFOs and devices on the stick are problems and are never opened or\n"
-	"followed.  Needs no workspace.  Exit 0 when all holds, 3 otherwise (one line\n"
-	"per problem), 1 when the public key cannot be read.";
+	"followed.  Needs no workspace.  s3://BUCKET/PREFIX checks an export on an\n"
+	"object store (credentials as for export, else anonymous reads; objects in its\n"
+	"simple/, wheels/, requirements/, tools/ that the manifest does not list are\n"
+	"problems), and an http(s)://\n"
+	"URL one behind a web server or a store's gateway, exactly as the machines\n"
+	"will fetch it: every object is streamed through SHA-256, nothing is stored.\n"
+	"Exit 0 when all holds, 3 otherwise (one line per problem), 1 when the public\n"
+	"key cannot be read or the store cannot be reached.";
 
-enum { OPT_PUBKEY = 400, OPT_STATE, OPT_AT };
+enum { OPT_PUBKEY = 400, OPT_STATE, OPT_AT, OPT_ENDPOINT, OPT_CERT };
 static const struct cli_opt opts[] = {
 	{"pubkey", OPT_PUBKEY, required_argument, "KEY.pub", "the trusted public key (required)"},
 	{"state", OPT_STATE, required_argument, "FILE", "the accepted-sequence state file"},
 	{"at", OPT_AT, required_argument, "UNIX",
 	 "check as of this time, in seconds since 1970 (will it still be valid then?; default now)"},
+	{"endpoint", OPT_ENDPOINT, required_argument, "URL",
+	 "s3://: the store's S3 API URL (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)"},
+	{"cert", OPT_CERT, required_argument, "FILE", "https: trust this CA file (PEM)"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
 struct check_args {
-	const char *pubkey, *state;
+	const char *pubkey, *state, *endpoint, *cert;
 	long long at;
 };
 
@@ -50,6 +60,10 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 		a->pubkey = arg;
 	else if (key == OPT_STATE)
 		a->state = arg;
+	else if (key == OPT_ENDPOINT)
+		a->endpoint = arg;
+	else if (key == OPT_CERT)
+		a->cert = arg;
 	else
 		return 2;
 	return 0;
@@ -132,7 +146,8 @@ int cmd_check(struct cli *c, int argc, char **argv)
 	if (rc)
 		return cli_fail(c, rc);
 	struct ow_check_opts o = {.dir = argv[1], .pub = &pub, .state_path = a.state,
-	                          .jobs = c->jobs, .now = a.at};
+	                          .jobs = c->jobs, .now = a.at, .endpoint = a.endpoint,
+	                          .ca_file = a.cert};
 	struct ow_check_report r;
 	rc = ow_export_check(&o, &r);
 	if (rc == 0 || rc == OW_EVERIFY)

@@ -11,8 +11,8 @@
 #include "offwheel/str.h"
 
 static const char usage[] =
-	"export DIR [SET-ID...] [--target T]... [--all-sets] [--file NAME]... [--sign KEY] "
-	"[--sequence N]";
+	"export DIR|s3://BUCKET/PREFIX [SET-ID...] [--target T]... [--all-sets] [--file NAME]... "
+	"[--sign KEY] [--sequence N] [--endpoint URL]";
 static const char description[] =
 	"Write a self-contained tree that pip installs from with no network (a USB\n"
 	"stick, a lab file server): DIR/simple/ (PEP 503 + PEP 658), DIR/wheels/,\n"
@@ -29,17 +29,28 @@ static const char description[] =
 	"an old key from a new workspace.  Check it on the target with\n"
 	"'offwheel check DIR --pubkey KEY.pub' or, without offwheel,\n"
 	"'signify-openbsd -V -p KEY.pub -m SHA256SUMS && sha256sum -c SHA256SUMS'.\n"
+	"s3://BUCKET/PREFIX publishes the same tree to an S3-compatible object store\n"
+	"(AWS S3, Ceph RGW, MinIO, SeaweedFS; --endpoint or $AWS_ENDPOINT_URL):\n"
+	"credentials from $AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY ($AWS_SESSION_TOKEN),\n"
+	"else ~/.aws/credentials [$AWS_PROFILE]; every PUT carries its SHA-256, objects\n"
+	"already there with the same checksum are kept, the signature goes last and\n"
+	"only objects of the previous export are ever removed.  Machines install\n"
+	"from the store's gateway with pip --find-links URL/wheels/index.html; with\n"
+	"--nginx-conf, a caching reverse proxy for it is written.\n"
 	"Exit 4 when a member is not fetched yet, 1 on other errors.";
 
 enum { OPT_TARGET = 400, OPT_ALL, OPT_FILE, OPT_SIGN, OPT_EXPIRES, OPT_NGINX, OPT_FAT32,
-       OPT_SEQUENCE, OPT_TOOL };
+       OPT_SEQUENCE, OPT_TOOL, OPT_ENDPOINT };
 static const struct cli_opt opts[] = {
 	{"target", OPT_TARGET, required_argument, "T", "the newest set of target T ('ls sets')"},
 	{"all-sets", OPT_ALL, no_argument, NULL, "the newest set of every target that is complete and fetched (the rest are named)"},
 	{"file", OPT_FILE, required_argument, "NAME", "a fetched wheel by file name"},
 	{"sign", OPT_SIGN, required_argument, "KEY", "sign with this secret key (offwheel keygen)"},
 	{"expires", OPT_EXPIRES, required_argument, "DAYS", "check refuses it after DAYS (90)"},
-	{"nginx-conf", OPT_NGINX, required_argument, "FILE", "write an nginx server block for DIR"},
+	{"nginx-conf", OPT_NGINX, required_argument, "FILE",
+	 "write an nginx server block for DIR (for s3://: a caching proxy of the store)"},
+	{"endpoint", OPT_ENDPOINT, required_argument, "URL",
+	 "s3://: the store's S3 API URL (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)"},
 	{"with-tool", OPT_TOOL, required_argument, "DEB",
 	 "put this offwheel package (cpack's offwheel_*.deb) on the stick as tools/DEB, signed"},
 	{"fat32", OPT_FAT32, no_argument, NULL, "refuse files of 4 GiB or more (auto on FAT32)"},
@@ -51,7 +62,7 @@ static const struct cli_opt opts[] = {
 struct export_args {
 	const char *targets[64], *files[4096];
 	int ntargets, nfiles, all, fat32, expires;
-	const char *sign, *nginx, *tool;
+	const char *sign, *nginx, *tool, *endpoint;
 	long long sequence;
 };
 
@@ -85,6 +96,7 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	case OPT_SIGN: a->sign = arg; return 0;
 	case OPT_NGINX: a->nginx = arg; return 0;
 	case OPT_TOOL: a->tool = arg; return 0;
+	case OPT_ENDPOINT: a->endpoint = arg; return 0;
 	case OPT_EXPIRES: return cli_int_arg(c, "--expires", arg, 1, 36500, &a->expires);
 	case OPT_SEQUENCE: return sequence_arg(c, arg, &a->sequence);
 	}
@@ -199,7 +211,7 @@ static int run_export(struct cli *c, const struct export_args *a, const char *ar
 		struct ow_export_opts o = {.dir = arg, .key = a->sign ? &key : NULL,
 		                           .expires_days = a->expires, .fat32 = a->fat32,
 		                           .nginx_conf = a->nginx, .tool = a->tool, .jobs = c->jobs,
-		                           .sequence = a->sequence};
+		                           .sequence = a->sequence, .endpoint = a->endpoint};
 		struct ow_export_report r;
 		int erc = ow_export_run(s, &p, &o, &r);
 		rc = erc ? cli_fail(c, erc) : 0;
@@ -226,5 +238,9 @@ int cmd_export(struct cli *c, int argc, char **argv)
 		                          "or --file");
 	if (!*argv[first])
 		return cli_usage_error(c, "export: DIR is an empty name — name the directory to write");
+	if (a.endpoint && strncmp(argv[first], "s3://", 5))
+		return cli_usage_error(c, "export: --endpoint is for s3://BUCKET/PREFIX targets");
+	if (a.fat32 && !strncmp(argv[first], "s3://", 5))
+		return cli_usage_error(c, "export: --fat32 is for directories, not s3://");
 	return run_export(c, &a, argv[first], argv + first + 1, argc - first - 1);
 }

@@ -21,6 +21,7 @@
 #include "fsbeneath.h"
 #include "fsutil.h"
 #include "pool.h"
+#include "s3.h"
 #include "store.h"
 
 static int check_names(const struct ow_export_plan *p, const struct ow_export_opts *o,
@@ -72,6 +73,8 @@ static int wanted_paths(const struct ow_export_plan *p, const char *tool, struct
 {
 	char rel[PATH_MAX];
 	int rc = ex_files_add(f, "simple/index.html", 0, NULL);
+	if (!rc)
+		rc = ex_files_add(f, "wheels/index.html", 0, NULL);
 	snprintf(rel, sizeof rel, "tools/%s", tool ? tool : "");
 	if (!rc && tool)
 		rc = ex_files_add(f, rel, 0, NULL);
@@ -105,6 +108,7 @@ struct xrun {
 	ssize_t oldsig_len; /* -1: there was none */
 	int undoable, made_wheels;
 	const struct ow_str *tool; /* the bytes of opts.tool, read before anything changed */
+	struct ex_s3run *s3;       /* publishing to an object store: texts go there */
 };
 
 /* The old signature goes first: from here on the tree is not valid until
@@ -283,6 +287,8 @@ static int copy_wheels(ow_store *s, const struct ow_export_plan *p, const struct
 static int write_text(const struct xrun *x, const char *rel, const struct ow_str *b,
                       struct ex_files *rec)
 {
+	if (x->s3)
+		return ex_s3_text(x->s3, rel, b, rec);
 	int rc = ex_write_text(x->root, rel, b, rec);
 	return rc ? ow_err_prefix(rc, "%s/", x->dir) : 0;
 }
@@ -294,6 +300,9 @@ static int write_pages(const struct ow_export_plan *p, const struct xrun *x, str
 	int rc = ex_gen_simple_root(p, &b);
 	if (!rc)
 		rc = write_text(x, "simple/index.html", &b, rec);
+	ow_str_free(&b);
+	if (!rc && !(rc = ex_gen_links(p, &b)))
+		rc = write_text(x, "wheels/index.html", &b, rec);
 	for (size_t i = 0; !rc && i < p->n; i++) {
 		snprintf(rel, sizeof rel, "simple/%s/index.html", p->items[i].project);
 		int seen = 0;
@@ -381,12 +390,12 @@ static int record_export(ow_store *s, const struct ex_meta *m, const struct ow_e
 }
 
 /* The server block goes where the user asked (outside DIR, as a rule). */
-static int write_nginx(const char *path, const char *dir)
+static int write_nginx(const char *path, const char *dir, const char *gateway)
 {
 	struct ow_str b = {0};
 	char parent[PATH_MAX];
 	struct ow_tmp t;
-	int rc = ex_gen_nginx(dir, &b);
+	int rc = gateway ? ex_gen_nginx_proxy(gateway, &b) : ex_gen_nginx(dir, &b);
 	if (!rc && !(rc = ow_dirname(parent, sizeof parent, path)) &&
 	    !(rc = ow_tmp_create(parent, OW_EXPORT_TMP_PREFIX, &t))) {
 		if ((rc = ow_write_all(t.fd, b.p, b.n)))
@@ -543,6 +552,64 @@ static int load_tool(const char *path, struct ow_str *b, const char **name)
 	return rc;
 }
 
+/* An object store: the same tree, built in memory and sent (exports3.c). */
+static int run_s3(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
+                  struct xrun *x, struct ow_export_report *r, struct ex_meta *m)
+{
+	struct ex_files want = {0}, rec = {0};
+	char rel[PATH_MAX];
+	int rc = check_names(p, o, "");
+	if (!rc && !(rc = check_case(p)) && !(rc = wanted_paths(p, m->tool, &want)))
+		rc = ex_s3_begin(s, o, &want, &x->s3, &x->prev);
+	if (!rc) {
+		snprintf(r->dir, sizeof r->dir, "%s", ex_s3_url(x->s3));
+		m->dir = r->dir;
+		if (o->key)
+			ow_signify_keyid(o->key->keynum, m->key_id);
+		rc = next_sequence(s, &x->prev, m->key_id, o->sequence, &m->sequence);
+	}
+	m->created = o->now ? o->now : (int64_t)time(NULL);
+	m->expires = m->created + (int64_t)o->expires_days * 86400;
+	for (size_t i = 0; !rc && i < p->n; i++) {
+		const struct ow_export_item *it = &p->items[i];
+		snprintf(rel, sizeof rel, "wheels/%s", it->filename);
+		rc = ex_s3_wheel(x->s3, rel, it->object, it->size, &rec);
+		snprintf(rel, sizeof rel, "wheels/%s.metadata", it->filename);
+		if (!rc && it->meta_object[0])
+			rc = ex_s3_wheel(x->s3, rel, it->meta_object, it->meta_size, &rec);
+	}
+	if (!rc)
+		rc = write_pages(p, x, &rec);
+	if (!rc)
+		rc = write_lists(p, m, x, &rec);
+	if (!rc)
+		rc = write_signed(p, m, o, x, &rec, r);
+	if (!rc)
+		rc = ex_s3_publish(x->s3, &want, &x->prev, r);
+	r->files = rec.n;
+	ex_files_free(&want);
+	ex_files_free(&rec);
+	return rc;
+}
+
+static int export_s3(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
+                     struct ow_export_report *r, struct ex_meta *m, struct xrun *x)
+{
+	int rc = run_s3(s, p, o, x, r, m);
+	if (!rc)
+		rc = record_export(s, m, r);
+	if (!rc && o->nginx_conf) {
+		char gw[PATH_MAX];
+		/* the store's own HTTP URL of the prefix: the endpoint's path-style form */
+		rc = ex_s3_gateway(x->s3, gw, sizeof gw);
+		if (!rc)
+			rc = write_nginx(o->nginx_conf, r->dir, gw);
+	}
+	ex_s3_free(x->s3);
+	x->s3 = NULL;
+	return rc;
+}
+
 int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
                   struct ow_export_report *r)
 {
@@ -560,6 +627,10 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 	struct ow_str tool = {0};
 	int rc = o->tool ? load_tool(o->tool, &tool, &m.tool) : 0;
 	x.tool = &tool;
+	if (!rc && ow_s3_is_url(o->dir)) {
+		rc = export_s3(s, p, o, r, &m, &x);
+		goto done;
+	}
 	if (!rc)
 		rc = ow_mkdir_p_made(o->dir, 0755, made, sizeof made);
 	if (!rc && !realpath(o->dir, r->dir))
@@ -575,9 +646,10 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 	if (!rc)
 		rc = record_export(s, &m, r);
 	if (!rc && o->nginx_conf)
-		rc = write_nginx(o->nginx_conf, r->dir);
+		rc = write_nginx(o->nginx_conf, r->dir, NULL);
 	if (rc && *made)
 		ow_rmdir_made(o->dir, made);
+done:
 	ow_str_free(&tool);
 	if (x.root >= 0)
 		close(x.root);

@@ -19,6 +19,7 @@
 #include "fsbeneath.h"
 #include "fsutil.h"
 #include "digest.h"
+#include "s3.h"
 
 #define SUMS_MAX (64u << 20)
 
@@ -67,10 +68,18 @@ int ow_check_default_state(char *buf, size_t n)
 	return 0;
 }
 
+/* Where the export is: a directory fd, or a store / web server. */
+struct csrc {
+	int root;
+	struct ex_remote *rx;
+};
+
 /* A top-level file of the stick: regular (a FIFO or a link is never read). */
-static int read_in(int root, const char *name, char **t, size_t *n)
+static int read_in(const struct csrc *src, const char *name, char **t, size_t *n)
 {
-	return ow_read_beneath(root, name, SUMS_MAX, t, n);
+	if (src->rx)
+		return ex_remote_read(src->rx, name, t, n);
+	return ow_read_beneath(src->root, name, SUMS_MAX, t, n);
 }
 
 /* The problem kind for a file that could not be read. */
@@ -81,7 +90,8 @@ static const char *unreadable_kind(int rc, const char *dflt)
 }
 
 /* Step 1: SHA256SUMS.sig over SHA256SUMS.  0 = trusted, else a problem. */
-static int check_signature(const struct ow_check_opts *o, int root, struct ow_check_report *r,
+static int check_signature(const struct ow_check_opts *o, const struct csrc *root,
+                           struct ow_check_report *r,
                            char **sums, size_t *sums_n)
 {
 	char *sig = NULL;
@@ -103,7 +113,8 @@ static int check_signature(const struct ow_check_opts *o, int root, struct ow_ch
 }
 
 /* Step 2: manifest.json must be the one SHA256SUMS names. */
-static int load_manifest(int root, struct ow_check_report *r, const struct ex_files *sums,
+static int load_manifest(const struct csrc *root, struct ow_check_report *r,
+                         const struct ex_files *sums,
                          struct ex_manifest *m)
 {
 	const struct ex_file *e = ex_files_find(sums, OW_EXPORT_MANIFEST);
@@ -200,6 +211,56 @@ static void walk(int dfd, const char *rel, const struct ex_files *want,
 	}
 	if (d)
 		closedir(d);
+}
+
+/* Step 4 on a store: objects under the prefix the manifest does not list. */
+static void walk_remote(struct ex_remote *rx, const struct ex_files *want,
+                        struct ow_check_report *r)
+{
+	struct ex_files all = {0};
+	if (ex_remote_list(rx, &all) == 0)
+		for (size_t i = 0; i < all.n; i++)
+			if (!ex_files_find(want, all.v[i].path) && ex_s3_owned_path(all.v[i].path))
+				problem(r, "extra", all.v[i].path, "not in the manifest");
+	ex_files_free(&all);
+}
+
+static int check_files_remote(struct ex_remote *rx, struct ow_check_report *r,
+                              const struct ex_files *f)
+{
+	int *rc = calloc(f->n + 1, sizeof *rc);
+	char (*got)[OW_SHA256_HEX] = calloc(f->n + 1, sizeof *got);
+	uint64_t *sizes = calloc(f->n + 1, sizeof *sizes);
+	char **err = calloc(f->n + 1, sizeof *err);
+	if (!rc || !got || !sizes || !err) {
+		free(rc), free(got), free(sizes), free(err);
+		return ow_err(OW_ENOMEM, "check: out of memory");
+	}
+	for (size_t i = 0; i < f->n; i++)
+		rc[i] = ex_path_problem(f->v[i].path) ? 0 : 1;
+	ex_remote_hash(rx, f, rc, got, sizes, err);
+	for (size_t i = 0; i < f->n; i++) {
+		const struct ex_file *e = &f->v[i];
+		if (rc[i] == OW_ENOENT)
+			problem(r, "missing", e->path, "missing (the export is incomplete)");
+		else if (rc[i] == 3)
+			problem(r, "size", e->path, "larger than the %llu bytes the manifest says",
+			        (unsigned long long)e->size);
+		else if (rc[i] < 0)
+			problem(r, "missing", e->path, "cannot read it: %s", err[i] ? err[i] : "");
+		else if (rc[i] == 2 && sizes[i] != e->size)
+			problem(r, "size", e->path, "%llu bytes, the manifest says %llu",
+			        (unsigned long long)sizes[i], (unsigned long long)e->size);
+		else if (rc[i] == 2 && !ow_digest_eq(got[i], e->sha256, 64))
+			problem(r, "hash", e->path, "sha256 %s, the manifest says %s", got[i], e->sha256);
+		else if (rc[i] == 2) {
+			r->files++;
+			r->bytes += sizes[i];
+		}
+		free(err[i]);
+	}
+	free(rc), free(got), free(sizes), free(err);
+	return 0;
 }
 
 struct hash_job {
@@ -334,7 +395,7 @@ static int check_freshness(struct ow_check_report *r, const struct ex_manifest *
 	return 0;
 }
 
-static void check_manifest_and_files(const struct ow_check_opts *o, int root,
+static void check_manifest_and_files(const struct ow_check_opts *o, const struct csrc *src,
                                      struct ow_check_report *r,
                                      struct ex_manifest *m, const struct ex_files *sums,
                                      const char *state)
@@ -344,10 +405,15 @@ static void check_manifest_and_files(const struct ow_check_opts *o, int root,
 	r->expires = m->expires;
 	snprintf(r->key_id, sizeof r->key_id, "%s", m->key_id);
 	check_claims(o, r, m, sums);
-	int top = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (top >= 0)
-		walk(top, "", &m->files, r, 0);
-	check_files(o, root, r, &m->files);
+	if (src->rx) {
+		walk_remote(src->rx, &m->files, r);
+		check_files_remote(src->rx, r, &m->files);
+	} else {
+		int top = openat(src->root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (top >= 0)
+			walk(top, "", &m->files, r, 0);
+		check_files(o, src->root, r, &m->files);
+	}
 	check_freshness(r, m, state, o->now ? o->now : (int64_t)time(NULL));
 }
 
@@ -361,19 +427,28 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 	int rc = o->state_path ? 0 : ow_check_default_state(state, sizeof state);
 	if (rc)
 		return rc;
-	int root = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* DIR may be a link */
-	if (root < 0) /* nothing there (an export killed before it began): not valid */
+	struct csrc src = {.root = -1};
+	int remote = ow_s3_is_url(o->dir) || !strncmp(o->dir, "http://", 7) ||
+	             !strncmp(o->dir, "https://", 8);
+	if (remote && (rc = ex_remote_open(o, &src.rx))) {
+		ex_remote_free(src.rx);
+		return rc;
+	}
+	int root = remote ? -1 : open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* may be a link */
+	src.root = root;
+	if (!remote && root < 0) /* nothing there (an export killed before it began): not valid */
 		problem(r, "missing", o->dir, "cannot open the export directory: %s", strerror(errno));
-	else if (!check_signature(o, root, r, &sums_text, &sums_n)) {
+	else if (!check_signature(o, &src, r, &sums_text, &sums_n)) {
 		if ((rc = ex_parse_sums(sums_text, sums_n, &sums)))
 			problem(r, "manifest", OW_EXPORT_SUMS, "%s", ow_err_detail());
 		ex_files_sort(&sums);
-		if (!rc && !load_manifest(root, r, &sums, &m))
-			check_manifest_and_files(o, root, r, &m, &sums,
+		if (!rc && !load_manifest(&src, r, &sums, &m))
+			check_manifest_and_files(o, &src, r, &m, &sums,
 			                         o->state_path ? o->state_path : state);
 	}
 	if (root >= 0)
 		close(root);
+	ex_remote_free(src.rx);
 	free(sums_text);
 	ex_files_free(&sums);
 	ex_manifest_free(&m);

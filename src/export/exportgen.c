@@ -71,9 +71,9 @@ int ex_gen_simple_root(const struct ow_export_plan *p, struct ow_str *out)
 	return out->err;
 }
 
-static void project_link(struct ow_str *out, const struct ow_export_item *it)
+static void project_link(struct ow_str *out, const struct ow_export_item *it, const char *up)
 {
-	ow_str_printf(out, "    <a href=\"../../wheels/");
+	ow_str_printf(out, "    <a href=\"%s", up);
 	sb_url_component(out, it->filename);
 	ow_str_printf(out, "#sha256=%s\"", it->object);
 	if (it->requires_python && *it->requires_python) {
@@ -98,7 +98,20 @@ int ex_gen_project_page(const struct ow_export_plan *p, const char *project, str
 	ow_str_printf(out, "</h1>\n");
 	for (size_t i = 0; i < p->n; i++)
 		if (!strcmp(p->items[i].project, project))
-			project_link(out, &p->items[i]);
+			project_link(out, &p->items[i], "../../wheels/");
+	ow_str_printf(out, "  </body>\n</html>\n");
+	return out->err;
+}
+
+/* wheels/index.html: one flat page of every wheel, for pip --find-links
+ * URL/wheels/index.html where a server cannot answer .../simple/torch/ (an
+ * object store has no index file for a key ending in '/'). */
+int ex_gen_links(const struct ow_export_plan *p, struct ow_str *out)
+{
+	ow_str_printf(out, "%s    <title>Every wheel of this export</title>\n  </head>\n  <body>\n"
+	              "    <h1>Every wheel of this export</h1>\n", page_head());
+	for (size_t i = 0; i < p->n; i++)
+		project_link(out, &p->items[i], "");
 	ow_str_printf(out, "  </body>\n</html>\n");
 	return out->err;
 }
@@ -131,6 +144,10 @@ static void install_set(struct ow_str *out, const struct ow_export_set *set)
 	ow_str_printf(out, "  from a lab server serving this directory (offwheel export --nginx-conf):\n"
 	                  "    pip install --index-url http://SERVER/simple --require-hashes -r "
 	                  "requirements/%s.txt\n",
+	             set->req_name);
+	ow_str_printf(out, "  from a web server or an object store's gateway holding this tree:\n"
+	                  "    pip install --no-index --find-links URL/wheels/index.html "
+	                  "--require-hashes -r URL/requirements/%s.txt\n",
 	             set->req_name);
 }
 
@@ -190,6 +207,55 @@ int ex_gen_nginx(const char *dir, struct ow_str *out)
 	             "    location ~ /\\. { deny all; }\n"
 	             "}\n",
 	             dir, dir);
+	return out->err;
+}
+
+int ex_gen_nginx_proxy(const char *url, struct ow_str *out)
+{
+	/* origin (scheme://host[:port]) and path (/BUCKET/PREFIX): a regex
+	 * location's proxy_pass takes no path, so the path goes in by rewrite */
+	const char *host = strstr(url, "://");
+	host = host ? host + 3 : url;
+	const char *path = strchr(host, '/');
+	int ol = path ? (int)(path - url) : (int)strlen(url);
+	if (!path)
+		path = "";
+	static const char loc[] =
+		"        limit_except GET HEAD { deny all; }\n"
+		"        rewrite ^/(.*)$ %s/$1 break;\n"
+		"        proxy_pass %.*s;\n"
+		"        proxy_http_version 1.1;\n"
+		"        proxy_set_header Connection \"\";\n"
+		"        proxy_cache offwheel;\n"
+		"        proxy_cache_lock on;\n"
+		"        proxy_cache_revalidate on;\n"
+		"        proxy_cache_use_stale error timeout updating;\n"
+		"        proxy_ignore_headers Set-Cookie;\n"
+		"        add_header X-Cache $upstream_cache_status;\n";
+	ow_str_printf(out,
+	             "# nginx: a caching reverse proxy in front of the offwheel export published\n"
+	             "# at %s (offwheel export s3://... --nginx-conf).  Include it in the\n"
+	             "# http {} block; clients then use\n"
+	             "#   pip install --no-index --find-links http://SERVER:8080/wheels/index.html \\\n"
+	             "#       --require-hashes -r http://SERVER:8080/requirements/TARGET.txt\n"
+	             "# Wheels never change under their name (a new build is a new file name), so\n"
+	             "# they are kept for 30 days; pages, lists and the signature change at each\n"
+	             "# export and are asked for again after a minute.  Fit the cache path and\n"
+	             "# size to the machine.\n"
+	             "proxy_cache_path /var/cache/nginx/offwheel levels=1:2 keys_zone=offwheel:16m\n"
+	             "                 max_size=200g inactive=60d use_temp_path=off;\n"
+	             "server {\n"
+	             "    listen 8080;\n"
+	             "    server_name _;\n"
+	             "    location / {\n", url);
+	ow_str_printf(out, loc, path, ol, url);
+	ow_str_printf(out, "        proxy_cache_valid 200 1m;\n"
+	                   "    }\n"
+	                   "    location ~ \\.(whl|metadata)$ {\n");
+	ow_str_printf(out, loc, path, ol, url);
+	ow_str_printf(out, "        proxy_cache_valid 200 30d;\n"
+	                   "    }\n"
+	                   "}\n");
 	return out->err;
 }
 

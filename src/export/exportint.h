@@ -48,6 +48,11 @@ int ex_gen_requirements(const struct ow_export_plan *p, const struct ow_export_s
                          struct ow_str *out);
 int ex_gen_install(const struct ow_export_plan *p, const struct ex_meta *m, struct ow_str *out);
 int ex_gen_nginx(const char *dir, struct ow_str *out);
+/* wheels/index.html: every wheel on one page (pip --find-links). */
+int ex_gen_links(const struct ow_export_plan *p, struct ow_str *out);
+/* A caching reverse proxy in front of an export at `url` (an object
+ * store's HTTP gateway: URL of the prefix, no trailing '/'). */
+int ex_gen_nginx_proxy(const char *url, struct ow_str *out);
 int ex_gen_sums(const struct ex_files *f, struct ow_str *out);
 /* Parse SHA256SUMS strictly ("<64 hex>  <path>" or " *<path>" lines). */
 int ex_parse_sums(const char *text, size_t len, struct ex_files *out);
@@ -110,5 +115,41 @@ int ex_inventory(int root, const char *dir, const struct ex_files *want,
 /* Remove the files of ex_inventory's list (and directories they leave
  * empty below the top level); *removed counts files. */
 int ex_remove(int root, const struct ex_files *remove, size_t *removed);
+
+/* An export on an S3-compatible store (exports3.c): the order of the steps
+ * is there.  ex_s3_begin opens the target, lists the prefix, loads the
+ * trusted previous list into *prev and aborts unfinished uploads of keys in
+ * `want`; ex_s3_wheel / ex_s3_text add the new tree's objects (and record
+ * them in rec, as a directory export does); ex_s3_publish sends them. */
+struct ex_s3run;
+int ex_s3_begin(ow_store *s, const struct ow_export_opts *o, const struct ex_files *want,
+                struct ex_s3run **out, struct ex_prev *prev);
+int ex_s3_wheel(struct ex_s3run *u, const char *rel, const char *hex, uint64_t size,
+                struct ex_files *rec);
+int ex_s3_text(struct ex_s3run *u, const char *rel, const struct ow_str *b, struct ex_files *rec);
+int ex_s3_publish(struct ex_s3run *u, const struct ex_files *want, const struct ex_prev *prev,
+                  struct ow_export_report *r);
+const char *ex_s3_url(const struct ex_s3run *u);
+/* A key in the export's own folders (simple/, wheels/, requirements/,
+ * tools/): the only places an object store export removes from, and where
+ * check counts objects the manifest does not list. */
+int ex_s3_owned_path(const char *key);
+/* The store's plain HTTP URL of the prefix (ENDPOINT/BUCKET/PREFIX). */
+int ex_s3_gateway(const struct ex_s3run *u, char *out, size_t n);
+void ex_s3_free(struct ex_s3run *u);
+
+/* An export read over the network (s3:// or http(s)://) for check. */
+struct ex_remote;
+int ex_remote_open(const struct ow_check_opts *o, struct ex_remote **out);
+void ex_remote_free(struct ex_remote *x);
+/* A small file of the tree into memory (OW_ENOENT when absent). */
+int ex_remote_read(struct ex_remote *x, const char *rel, char **t, size_t *n);
+/* Every object under the prefix (s3:// only; OW_EUNSUPPORTED otherwise). */
+int ex_remote_list(struct ex_remote *x, struct ex_files *out);
+/* Stream the files whose rc[i] is 1 through SHA-256 in parallel: rc[i]
+ * becomes 2 (got, sizes set), 3 (larger than the manifest says) or an
+ * error code with err[i] its detail. */
+int ex_remote_hash(struct ex_remote *x, const struct ex_files *f, int *rc,
+                   char (*got)[OW_SHA256_HEX], uint64_t *sizes, char **err);
 
 #endif

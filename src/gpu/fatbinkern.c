@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +21,24 @@
 #define ELF_HDR 64u
 #define ZSTD_BLOCK_MAX (128u << 10) /* zstd's largest block */
 
+/* Cubins already looked into during one call, by their compressed bytes:
+ * NVIDIA's libraries hold the same cubin many times over (libcublasLt:
+ * 1,194 compressed cubins to look into at 12.0, 140 distinct), and
+ * comparing stored bytes is far cheaper than decompressing them again.
+ * A hit needs equal method, sizes, a hash of the first bytes and then every
+ * stored byte equal: never a guess. */
+#define MEMO_HEAD 4096u
+struct memo_ent {
+	uint64_t head, at, stored, full;
+	int compression, quick;
+	int32_t kernels;
+};
+struct memo {
+	pthread_mutex_t mu;
+	struct memo_ent *v;
+	size_t n, cap;
+};
+
 struct rd {
 	const uint8_t *buf; /* the input in memory, or NULL: pread fd */
 	uint64_t len;
@@ -27,7 +46,10 @@ struct rd {
 	uint64_t *bytes;
 	uint8_t *in, *out; /* scratch: bytes read, bytes decompressed */
 	size_t in_cap, out_cap;
+	uint8_t *cmp;      /* scratch: a remembered cubin's bytes, to compare */
+	size_t cmp_cap;
 	struct ow_decomp *dec; /* made on first use */
+	struct memo *memo;     /* shared by the threads of one call, or NULL */
 };
 
 static int grow(uint8_t **p, size_t *cap, uint64_t need)
@@ -48,6 +70,7 @@ static void rd_free(struct rd *r)
 {
 	free(r->in);
 	free(r->out);
+	free(r->cmp);
 	ow_decomp_free(r->dec);
 }
 
@@ -75,6 +98,91 @@ static int get(struct rd *r, uint64_t off, uint64_t n, const uint8_t **p)
 		*r->bytes += n;
 	*p = r->in;
 	return rc;
+}
+
+static uint64_t hash_bytes(const uint8_t *p, uint64_t n)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+	uint64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		h ^= ow_le64(p + i);
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	for (; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* n stored bytes at `a` and at `b` equal? (both read when from a file) */
+static int same_bytes(struct rd *r, uint64_t a, uint64_t b, uint64_t n)
+{
+	const uint8_t *pa, *pb;
+	if (r->buf)
+		return !get(r, a, n, &pa) && !get(r, b, n, &pb) && !memcmp(pa, pb, (size_t)n);
+	if (get(r, b, n, &pb) || grow(&r->cmp, &r->cmp_cap, n)) /* b into r->in */
+		return 0;
+	for (uint64_t done = 0; done < n;) {
+		ssize_t k = pread(r->fd, r->cmp + done, (size_t)(n - done), (off_t)(a + done));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return 0;
+		done += (uint64_t)k;
+	}
+	if (r->bytes)
+		*r->bytes += n;
+	return !memcmp(r->cmp, pb, (size_t)n);
+}
+
+/* A remembered result for the cubin stored at `at` (stored bytes, whole
+ * size full): 1 with *kernels set, 0 none.  *head gets the key to remember
+ * it by. */
+static int memo_find(struct rd *r, const struct ow_fatbin_entry *e, uint64_t at, uint64_t stored,
+		     int quick, uint64_t *head, int32_t *kernels)
+{
+	const uint8_t *p;
+	uint64_t hn = stored < MEMO_HEAD ? stored : MEMO_HEAD;
+	if (!r->memo || get(r, at, hn, &p))
+		return 0;
+	*head = hash_bytes(p, hn);
+	struct memo_ent c[8];
+	size_t nc = 0;
+	pthread_mutex_lock(&r->memo->mu);
+	for (size_t i = 0; i < r->memo->n && nc < 8; i++) {
+		const struct memo_ent *m = &r->memo->v[i];
+		if (m->head == *head && m->stored == stored && m->full == e->uncompressed_size &&
+		    m->compression == e->compression && m->quick == quick)
+			c[nc++] = *m;
+	}
+	pthread_mutex_unlock(&r->memo->mu);
+	for (size_t i = 0; i < nc; i++)
+		if (c[i].at != at && same_bytes(r, c[i].at, at, stored)) {
+			*kernels = c[i].kernels;
+			return 1;
+		}
+	return 0;
+}
+
+static void memo_add(struct rd *r, const struct ow_fatbin_entry *e, uint64_t at, uint64_t stored,
+		     int quick, uint64_t head, int32_t kernels)
+{
+	if (!r->memo)
+		return;
+	pthread_mutex_lock(&r->memo->mu);
+	struct memo *m = r->memo;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 256;
+		struct memo_ent *v = realloc(m->v, cap * sizeof *v);
+		if (v) {
+			m->v = v;
+			m->cap = cap;
+		}
+	}
+	if (m->n < m->cap)
+		m->v[m->n++] = (struct memo_ent){head, at, stored, e->uncompressed_size,
+						 e->compression, quick, kernels};
+	pthread_mutex_unlock(&m->mu);
 }
 
 /* Reads for ow_zstd_prefix: bytes of one entry's stored stream. */
@@ -205,7 +313,25 @@ static int32_t probe(const uint8_t *p, uint64_t n, uint64_t *need)
 /* Kernels of one SASS entry: from a prefix only when `quick`, else from as
  * much of the cubin as it takes.  Leaves e->kernels -1 when nothing can be
  * said. */
+static int sass_kernels_once(struct rd *r, struct ow_fatbin_entry *e, int quick);
+
 static int sass_kernels(struct rd *r, struct ow_fatbin_entry *e, int quick)
+{
+	uint64_t at = e->offset + e->header_size, stored = stream_size(e), head = 0;
+	int32_t k;
+	if (e->compression == OW_FB_COMP_NONE)
+		return sass_kernels_once(r, e, quick);
+	if (memo_find(r, e, at, stored, quick, &head, &k)) {
+		e->kernels = k;
+		return 0;
+	}
+	int rc = sass_kernels_once(r, e, quick);
+	if (!rc && head)
+		memo_add(r, e, at, stored, quick, head, e->kernels);
+	return rc;
+}
+
+static int sass_kernels_once(struct rd *r, struct ow_fatbin_entry *e, int quick)
 {
 	const uint8_t *p;
 	uint64_t n, need = PREFIX_OUT;
@@ -314,9 +440,9 @@ static int native(const struct ow_fatbin *fb, const struct ow_fatbin_module *m, 
  * are opened in order until one is found; the rest stay unchecked.  Nearly
  * always the first one settles it. */
 static int one_native_with_code(struct ow_fatbin *fb, const void *buf, uint64_t len, int fd,
-				uint64_t *bytes_read)
+				uint64_t *bytes_read, struct memo *memo)
 {
-	struct rd r = {.buf = buf, .len = len, .fd = fd, .bytes = bytes_read};
+	struct rd r = {.buf = buf, .len = len, .fd = fd, .bytes = bytes_read, .memo = memo};
 	int rc = 0, found = 0;
 	for (size_t i = 0; !rc && !found && i < fb->n_modules; i++) {
 		struct ow_fatbin_module *m = &fb->modules[i];
@@ -333,6 +459,7 @@ static int one_native_with_code(struct ow_fatbin *fb, const void *buf, uint64_t 
 /* The modules to look into, split in chunks: one decoder and scratch per
  * chunk, chunks on threads (a library has thousands of small payloads). */
 struct chunks {
+	struct memo *memo;
 	struct ow_fatbin *fb;
 	const void *buf;
 	uint64_t len;
@@ -346,7 +473,8 @@ struct chunks {
 static int chunk_worker(void *ud, size_t c)
 {
 	struct chunks *k = ud;
-	struct rd r = {.buf = k->buf, .len = k->len, .fd = k->fd, .bytes = &k->bytes[c]};
+	struct rd r = {.buf = k->buf, .len = k->len, .fd = k->fd, .bytes = &k->bytes[c],
+		       .memo = k->memo};
 	size_t lo = k->ntodo * c / k->nchunks, hi = k->ntodo * (c + 1) / k->nchunks;
 	int rc = 0;
 	for (size_t i = lo; !rc && i < hi; i++)
@@ -393,9 +521,11 @@ int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len,
 {
 	if (!fb || (!buf && fd < 0))
 		return ow_err(OW_EINVAL, "ow_fatbin_count_kernels: no input");
-	struct chunks k = {.fb = fb, .buf = buf, .len = len, .fd = fd};
+	struct memo memo = {.n = 0};
+	struct chunks k = {.fb = fb, .buf = buf, .len = len, .fd = fd, .memo = &memo};
 	if (fb->n_modules && !(k.todo = malloc(fb->n_modules * sizeof *k.todo)))
 		return ow_err(OW_ENOMEM, "fatbin: out of memory");
+	pthread_mutex_init(&memo.mu, NULL);
 	for (size_t i = 0; i < fb->n_modules; i++) {
 		struct ow_fatbin_module *m = &fb->modules[i];
 		m->unchecked = 0;
@@ -409,6 +539,8 @@ int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len,
 	int rc = k.ntodo ? run_chunks(&k, bytes_read) : 0;
 	free(k.todo);
 	if (!rc && cc > 0)
-		rc = one_native_with_code(fb, buf, len, fd, bytes_read);
+		rc = one_native_with_code(fb, buf, len, fd, bytes_read, &memo);
+	free(memo.v);
+	pthread_mutex_destroy(&memo.mu);
 	return rc;
 }

@@ -14,7 +14,9 @@
  *     table that nvcc writes right after the ELF header; a ".text." name in
  *     it means a kernel);
  *   - only when every cubin looks kernel-less is each decompressed whole and
- *     its section headers read, and then the PTX searched for .entry.
+ *     its section headers read, and then the PTX searched for .entry;
+ *   - a compressed cubin whose stored bytes equal one already looked into
+ *     in the same call (compared byte for byte) takes its result.
  * The result is kept in the listing (entries' kernels, modules' no_kernels),
  * so a cached audit (audits.listing, flag k) never decompresses again. */
 #ifndef OW_FATBINKERN_H

@@ -10,6 +10,7 @@
 #define CURL_DISABLE_TYPECHECK 1 /* its macros would wrap the pointers below */
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -46,6 +47,8 @@
 	X(curl_easy_setopt, CURLcode, (CURL *, CURLoption, ...))                      \
 	X(curl_easy_getinfo, CURLcode, (CURL *, CURLINFO, ...))                       \
 	X(curl_easy_cleanup, void, (CURL *))                                          \
+	X(curl_easy_perform, CURLcode, (CURL *))                                      \
+	X(curl_easy_reset, void, (CURL *))                                            \
 	X(curl_easy_strerror, const char *, (CURLcode))                               \
 	X(curl_multi_init, CURLM *, (void))                                           \
 	X(curl_multi_setopt, CURLMcode, (CURLM *, CURLMoption, ...))                  \
@@ -121,6 +124,8 @@ static int curl_loaded(void)
 #define curl_easy_setopt ow_curl.curl_easy_setopt
 #define curl_easy_getinfo ow_curl.curl_easy_getinfo
 #define curl_easy_cleanup ow_curl.curl_easy_cleanup
+#define curl_easy_perform ow_curl.curl_easy_perform
+#define curl_easy_reset ow_curl.curl_easy_reset
 #define curl_easy_strerror ow_curl.curl_easy_strerror
 #define curl_multi_init ow_curl.curl_multi_init
 #define curl_multi_setopt ow_curl.curl_multi_setopt
@@ -1621,4 +1626,314 @@ int ow_http_get_buffer(const struct ow_http_opts *opts, struct ow_http_req *req,
 	*out = m.data;
 	*len = m.len;
 	return 0;
+}
+
+/* ---- one request of any method (http.h: ow_http_call) ------------------------ */
+
+struct ow_http_conn {
+	struct ow_http_opts o;
+	char *ca_file;
+	char *user_agent;
+	CURL *easy;
+	uint64_t rng;
+};
+
+int ow_http_conn_new(struct ow_http_conn **out, const struct ow_http_opts *opts)
+{
+	*out = NULL;
+	pthread_once(&global_once, global_init);
+	int rc = curl_loaded();
+	if (rc)
+		return rc;
+	if (global_rc != CURLE_OK)
+		return ow_err(OW_EINTERNAL, "libcurl initialisation failed: %s",
+		              curl_easy_strerror(global_rc));
+	struct ow_http_conn *c = calloc(1, sizeof *c);
+	if (!c)
+		return ow_err(OW_ENOMEM, "out of memory");
+	if (opts)
+		c->o = *opts;
+	else
+		ow_http_opts_default(&c->o);
+	const char *ca = c->o.ca_file ? c->o.ca_file : getenv("SSL_CERT_FILE");
+	if (ca && *ca && access(ca, R_OK))
+		rc = ow_err(OW_EINVAL, "CA file %s cannot be read — pass an existing PEM file "
+		            "with --cert (or fix SSL_CERT_FILE)", ca);
+	if (!rc && ca && *ca && !(c->ca_file = strdup(ca)))
+		rc = ow_err(OW_ENOMEM, "out of memory");
+	if (!rc && !(c->user_agent = strdup(c->o.user_agent ? c->o.user_agent : "offwheel/" OW_VERSION)))
+		rc = ow_err(OW_ENOMEM, "out of memory");
+	if (!rc && !(c->easy = curl_easy_init()))
+		rc = ow_err(OW_ENOMEM, "cannot create a libcurl handle");
+	c->rng = (uint64_t)now_ms() * 0x9E3779B97F4A7C15ull + (uint64_t)(uintptr_t)c;
+	if (rc) {
+		ow_http_conn_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void ow_http_conn_free(struct ow_http_conn *c)
+{
+	if (!c)
+		return;
+	if (c->easy)
+		curl_easy_cleanup(c->easy);
+	free(c->ca_file);
+	free(c->user_agent);
+	free(c);
+}
+
+struct call_run {
+	struct ow_http_call *c;
+	uint64_t sent;   /* request body bytes handed to libcurl */
+	uint64_t got;    /* response body bytes */
+	uint64_t cap;
+	int sink_rc;     /* the caller's sink refused */
+	int read_err;    /* errno of a failed pread */
+	size_t err_len;
+	long status;     /* of the response being read */
+};
+
+static size_t call_read_cb(char *buf, size_t size, size_t nitems, void *ud)
+{
+	struct call_run *r = ud;
+	struct ow_http_call *c = r->c;
+	size_t want = size * nitems;
+	uint64_t left = c->body_len - r->sent;
+	if (want > left)
+		want = (size_t)left;
+	if (!want)
+		return 0;
+	if (c->body) {
+		memcpy(buf, (const char *)c->body + r->sent, want);
+	} else {
+		ssize_t n;
+		do
+			n = pread(c->body_fd, buf, want, (off_t)(c->body_off + r->sent));
+		while (n < 0 && errno == EINTR);
+		if (n <= 0) {
+			r->read_err = n < 0 ? errno : EIO;
+			return CURL_READFUNC_ABORT;
+		}
+		want = (size_t)n;
+	}
+	r->sent += want;
+	return want;
+}
+
+static int call_seek_cb(void *ud, curl_off_t off, int origin)
+{
+	struct call_run *r = ud;
+	if (origin != SEEK_SET || off < 0 || (uint64_t)off > r->c->body_len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	r->sent = (uint64_t)off;
+	return CURL_SEEKFUNC_OK;
+}
+
+static size_t call_write_cb(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct call_run *r = ud;
+	struct ow_http_call *c = r->c;
+	size_t n = size * nmemb;
+	if (r->status < 200 || r->status > 299) { /* keep the start of an error page */
+		size_t room = sizeof c->error_body - 1 - r->err_len;
+		size_t k = n < room ? n : room;
+		memcpy(c->error_body + r->err_len, p, k);
+		r->err_len += k;
+		c->error_body[r->err_len] = '\0';
+		return n;
+	}
+	if (r->got + n > r->cap) {
+		r->sink_rc = ow_err(OW_ETOOBIG, "%s %s: response larger than %llu bytes", c->method,
+		                    c->url, (unsigned long long)r->cap);
+		return 0;
+	}
+	r->got += n;
+	if (c->on_data) {
+		int rc = c->on_data(c->ud, p, n);
+		if (rc) {
+			r->sink_rc = ow_code(rc);
+			return 0;
+		}
+	}
+	return n;
+}
+
+static size_t call_header_cb(char *p, size_t size, size_t nitems, void *ud)
+{
+	struct call_run *r = ud;
+	struct ow_http_call *c = r->c;
+	size_t n = size * nitems;
+	if (n > 5 && !strncmp(p, "HTTP/", 5)) { /* a new response (100 Continue first) */
+		const char *sp = memchr(p, ' ', n);
+		r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+		for (int i = 0; i < OW_HTTP_CALL_CAPTURE; i++)
+			c->captured[i][0] = '\0';
+		return n;
+	}
+	const char *colon = memchr(p, ':', n);
+	if (!colon)
+		return n;
+	size_t nl = (size_t)(colon - p);
+	for (int i = 0; i < OW_HTTP_CALL_CAPTURE && c->capture[i]; i++) {
+		if (strlen(c->capture[i]) != nl || strncasecmp(p, c->capture[i], nl))
+			continue;
+		const char *v = colon + 1, *end = p + n;
+		while (v < end && (*v == ' ' || *v == '\t'))
+			v++;
+		while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+			end--;
+		size_t vl = (size_t)(end - v);
+		if (vl >= sizeof c->captured[i] || !validator_ok(v, vl, sizeof c->captured[i] - 1))
+			vl = 0;
+		memcpy(c->captured[i], v, vl);
+		c->captured[i][vl] = '\0';
+	}
+	return n;
+}
+
+static int call_retryable(long status)
+{
+	return status == 408 || status == 429 || status == 500 || status == 502 ||
+	       status == 503 || status == 504;
+}
+
+/* One attempt: 0 = the response is final (any status), else a curl code. */
+static CURLcode call_attempt(struct ow_http_conn *k, struct call_run *r, struct curl_slist *hdrs,
+                             char *errbuf)
+{
+	struct ow_http_call *c = r->c;
+	CURL *e = k->easy;
+	curl_easy_reset(e);
+	errbuf[0] = '\0';
+	curl_easy_setopt(e, CURLOPT_URL, c->url);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, (c->flags & OW_HTTP_ALLOW_HTTP) ? "https,http" : "https");
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (k->ca_file)
+		curl_easy_setopt(e, CURLOPT_CAINFO, k->ca_file);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, k->o.connect_timeout_ms);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, k->o.low_speed_bytes);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, k->o.low_speed_time_s);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, k->o.attempt_timeout_ms);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, k->user_agent);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, call_write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, call_header_cb);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	if (c->aws_sigv4) {
+		curl_easy_setopt(e, CURLOPT_AWS_SIGV4, c->aws_sigv4);
+		curl_easy_setopt(e, CURLOPT_USERPWD, c->userpwd);
+	}
+	int up = !strcmp(c->method, "PUT") || (!strcmp(c->method, "POST") && c->body_len);
+	if (up) {
+		curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)c->body_len);
+		curl_easy_setopt(e, CURLOPT_READFUNCTION, call_read_cb);
+		curl_easy_setopt(e, CURLOPT_READDATA, r);
+		curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, call_seek_cb);
+		curl_easy_setopt(e, CURLOPT_SEEKDATA, r);
+		curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 256L * 1024);
+		if (strcmp(c->method, "PUT"))
+			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method);
+	} else if (!strcmp(c->method, "HEAD")) {
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	} else if (!strcmp(c->method, "POST")) {
+		curl_easy_setopt(e, CURLOPT_POST, 1L);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+	} else if (strcmp(c->method, "GET")) {
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method);
+	}
+	return curl_easy_perform(e);
+}
+
+static void call_sleep(struct ow_http_conn *k, unsigned attempt)
+{
+	long base = k->o.backoff_base_ms, cap = k->o.backoff_max_ms;
+	long d = base;
+	for (unsigned i = 1; i < attempt && d < cap; i++)
+		d *= 2;
+	if (d > cap)
+		d = cap;
+	k->rng ^= k->rng << 13;
+	k->rng ^= k->rng >> 7;
+	k->rng ^= k->rng << 17;
+	d = d / 2 + (long)(k->rng % (uint64_t)(d / 2 + 1));
+	struct timespec ts = {d / 1000, (d % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int ow_http_call(struct ow_http_conn *k, struct ow_http_call *c)
+{
+	struct curl_slist *hdrs = NULL;
+	char errbuf[CURL_ERROR_SIZE];
+	c->status = 0;
+	c->attempts = 0;
+	c->received = 0;
+	c->error_body[0] = c->detail[0] = '\0';
+	for (int i = 0; i < OW_HTTP_CALL_CAPTURE; i++)
+		c->captured[i][0] = '\0';
+	for (int i = 0; i < OW_HTTP_CALL_HEADERS && c->headers[i]; i++) {
+		struct curl_slist *n = curl_slist_append(hdrs, c->headers[i]);
+		if (!n) {
+			curl_slist_free_all(hdrs);
+			return ow_err(OW_ENOMEM, "out of memory");
+		}
+		hdrs = n;
+	}
+	int64_t start = now_ms();
+	int rc = 0;
+	for (;;) {
+		struct call_run r = {.c = c, .cap = c->max_size ? c->max_size : 64u << 20};
+		c->attempts++;
+		c->error_body[0] = '\0';
+		CURLcode cc = call_attempt(k, &r, hdrs, errbuf);
+		c->received = r.got;
+		c->status = r.status;
+		int again = 0;
+		if (r.sink_rc) {
+			rc = r.sink_rc;
+			snprintf(c->detail, sizeof c->detail, "%s", ow_err_detail());
+		} else if (r.read_err) {
+			rc = OW_EIO;
+			snprintf(c->detail, sizeof c->detail, "%s %s: reading the body to send failed: %s",
+			         c->method, c->url, strerror(r.read_err));
+		} else if (cc != CURLE_OK) {
+			rc = is_tls_error(cc) ? OW_ETLS : cc == CURLE_OPERATION_TIMEDOUT ? OW_ETIMEOUT : OW_ENET;
+			again = rc != OW_ETLS && (is_transient(cc) || cc == CURLE_OPERATION_TIMEDOUT);
+			snprintf(c->detail, sizeof c->detail, "%s %s: %s%s", c->method, c->url,
+			         errbuf[0] ? errbuf : curl_easy_strerror(cc),
+			         rc == OW_ETLS ? " — check the host name and the system clock; for a "
+			                         "private CA pass --cert FILE (or set SSL_CERT_FILE)" : "");
+		} else if (r.status >= 200 && r.status <= 299) {
+			rc = 0;
+		} else {
+			rc = r.status == 404 ? OW_ENOENT : r.status == 401 || r.status == 403 ? OW_EPOLICY
+			                                                                      : OW_EHTTP;
+			again = call_retryable(r.status);
+			snprintf(c->detail, sizeof c->detail, "%s %s: HTTP %ld", c->method, c->url, r.status);
+		}
+		if (!again || c->attempts >= k->o.max_attempts ||
+		    now_ms() - start > k->o.retry_budget_ms)
+			break;
+		if (c->on_restart && r.got && (rc = c->on_restart(c->ud)) != 0) {
+			snprintf(c->detail, sizeof c->detail, "%s", ow_err_detail());
+			break;
+		}
+		call_sleep(k, c->attempts);
+	}
+	curl_slist_free_all(hdrs);
+	if (rc)
+		ow_err(rc, "%s", c->detail);
+	return rc;
 }

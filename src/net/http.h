@@ -146,4 +146,47 @@ void ow_http_membuf_free(struct ow_http_membuf *m);
 int ow_http_get_buffer(const struct ow_http_opts *opts, struct ow_http_req *req,
                        size_t cap, char **out, size_t *len);
 
+/* ---- one request of any method, on the calling thread (the S3 client) ----
+ *
+ * A connection is one libcurl easy handle, reused across calls (keep-alive);
+ * a thread that wants parallel requests opens one each.  A call follows no
+ * redirect, sends its body from memory or from a range of a file (pread, so
+ * a retry sends it again), signs with AWS Signature V4 when asked (libcurl's
+ * own CURLOPT_AWS_SIGV4: the headers given, host and x-amz-date are signed),
+ * and retries transient failures (connection errors, timeouts, 429, 5xx)
+ * with capped exponential backoff up to opts.max_attempts.  A 2xx body goes
+ * to on_data; any other body is kept (its start) in error_body, where S3
+ * puts its XML <Error>. */
+#define OW_HTTP_CALL_HEADERS 12
+#define OW_HTTP_CALL_CAPTURE 4
+struct ow_http_call {
+	const char *method; /* "GET", "PUT", "POST", "DELETE", "HEAD" */
+	const char *url;
+	const char *headers[OW_HTTP_CALL_HEADERS]; /* "Name: value"; unused = NULL */
+	const char *aws_sigv4;                     /* "aws:amz:REGION:s3", or NULL */
+	const char *userpwd;                       /* "KEY:SECRET" with aws_sigv4 */
+	unsigned flags;                            /* OW_HTTP_ALLOW_HTTP */
+	const void *body;   /* request body from memory (body_len bytes) ... */
+	int body_fd;        /* ... or from this fd (used when body is NULL and
+	                       body_len > 0) at body_off */
+	uint64_t body_off, body_len;
+	int (*on_data)(void *ud, const void *buf, size_t len); /* NULL: dropped */
+	int (*on_restart)(void *ud); /* before a retry delivers again */
+	void *ud;
+	uint64_t max_size;                            /* response body cap, 0 = 64 MiB */
+	const char *capture[OW_HTTP_CALL_CAPTURE];    /* response header names wanted */
+	char captured[OW_HTTP_CALL_CAPTURE][256];     /* their values ("" when absent) */
+	long status;
+	unsigned attempts;
+	uint64_t received;
+	char error_body[2048];
+	char detail[1024];
+};
+struct ow_http_conn;
+int ow_http_conn_new(struct ow_http_conn **out, const struct ow_http_opts *opts);
+void ow_http_conn_free(struct ow_http_conn *c);
+/* 0 on a 2xx; OW_ENOENT on 404; OW_EPOLICY on 401/403; OW_EHTTP on other
+ * statuses (status and error_body tell which); OW_ENET / OW_ETLS /
+ * OW_ETIMEOUT when no response came; ow_err set to detail. */
+int ow_http_call(struct ow_http_conn *conn, struct ow_http_call *c);
 #endif

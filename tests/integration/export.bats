@@ -152,7 +152,7 @@ moved_stick() { # copy the export to another "mount point"; prints its path
 
 @test "pip installs the set with INSTALL.txt's --no-index --find-links command, stick moved" {
 	m=$(moved_stick)
-	mapfile -t cmds < <(install_txt_cmds "$m" '^pip install --no-index')
+	mapfile -t cmds < <(install_txt_cmds "$m" '^pip install --no-index --find-links wheels ')
 	[ "${#cmds[@]}" -eq 1 ]
 	[[ "${cmds[*]}" != *"$SRV/ex"* ]] # nothing points back to where it was written
 	python3 -m venv "$BATS_TEST_TMPDIR/v"
@@ -195,8 +195,14 @@ moved_stick() { # copy the export to another "mount point"; prints its path
 	command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
 	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log"
 	_ow_wait_port "$port"
-	# autoindex is off: the directory itself is not listed
-	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/wheels/")" = 403 ]
+	# autoindex is off: a directory is not listed; wheels/ answers with the
+	# export's own flat page (wheels/index.html, signed like the rest)
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/requirements/")" = 403 ]
+	curl -s "http://127.0.0.1:$port/wheels/" | grep -q '<a href="filelock-'
+	python3 -m venv "$BATS_TEST_TMPDIR/fl"
+	"$BATS_TEST_TMPDIR/fl/bin/pip" download -q --no-deps --no-index -d "$BATS_TEST_TMPDIR/fl-d" \
+		--find-links "http://127.0.0.1:$port/wheels/" --require-hashes -r "$SRV/ex/$REQ"
+	[ "$(ls "$BATS_TEST_TMPDIR/fl-d" | wc -l)" -ge 10 ]
 	python3 -m venv "$BATS_TEST_TMPDIR/v"
 	"$BATS_TEST_TMPDIR/v/bin/pip" install -q --index-url "http://127.0.0.1:$port/simple" \
 		--require-hashes -r "$SRV/ex/$REQ"

@@ -125,7 +125,7 @@ resign() {
 	run ow --json export "$d" --file "$one" --sign "$KEYS/k.sec"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$(jq .removed <<<"$output")" -gt 0 ]
-	[ -z "$(ls "$d/wheels" | grep -v '^filelock-')" ]
+	[ -z "$(ls "$d/wheels" | grep -v -e '^filelock-' -e '^index\.html$')" ]
 	[ ! -e "$d/$REQ" ] && [ ! -d "$d/simple/torch" ]
 	run chk "$d"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }

@@ -1,0 +1,916 @@
+/* s3.c - the S3 requests an export needs (s3.h): list, put (single and
+ * multipart, checksummed), head, get, delete, abort unfinished uploads. */
+#include "s3.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "digest.h"
+#include "fsutil.h"
+#include "offwheel/error.h"
+
+int ow_s3_is_url(const char *s)
+{
+	return s && !strncmp(s, "s3://", 5);
+}
+
+void ow_s3_b64_32(const uint8_t in[32], char out[45])
+{
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t o = 0, i = 0;
+	for (; i + 3 <= 32; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		out[o++] = t[v >> 18 & 63];
+		out[o++] = t[v >> 12 & 63];
+		out[o++] = t[v >> 6 & 63];
+		out[o++] = t[v & 63];
+	}
+	uint32_t v = (uint32_t)in[30] << 16 | (uint32_t)in[31] << 8; /* 2 bytes left */
+	out[o++] = t[v >> 18 & 63];
+	out[o++] = t[v >> 12 & 63];
+	out[o++] = t[v >> 6 & 63];
+	out[o++] = '=';
+	out[o] = '\0';
+}
+
+static int b64_val(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* 44 base64 characters of 32 bytes into hex; 0 when well-formed. */
+static int b64_32_to_hex(const char *b, char hex[65])
+{
+	uint8_t d[33];
+	size_t o = 0;
+	if (strlen(b) != 44 || b[43] != '=')
+		return -1;
+	for (size_t i = 0; i < 44; i += 4) {
+		int v[4];
+		for (int k = 0; k < 4; k++)
+			v[k] = b[i + k] == '=' ? 0 : b64_val((unsigned char)b[i + k]);
+		if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0)
+			return -1;
+		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+		d[o++] = (uint8_t)(w >> 16);
+		if (o < 33)
+			d[o++] = (uint8_t)(w >> 8);
+		if (o < 33)
+			d[o++] = (uint8_t)w;
+	}
+	ow_hex(d, 32, hex);
+	return 0;
+}
+
+/* ---- target, endpoint, credentials -------------------------------------------- */
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : NULL;
+}
+
+static void trim(char *s)
+{
+	size_t n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	size_t k = 0;
+	while (s[k] && isspace((unsigned char)s[k]))
+		k++;
+	memmove(s, s + k, strlen(s + k) + 1);
+}
+
+/* key = value of [profile] in an INI file; 1 found, 0 not, <0 error. */
+static int ini_get(const char *path, const char *profile, const char *key, char *out, size_t n)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	char line[4096];
+	int in = 0, found = 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		trim(line);
+		if (line[0] == '[') {
+			char *e = strchr(line, ']');
+			if (e)
+				*e = '\0';
+			char *name = line + 1;
+			trim(name);
+			if (!strncmp(name, "profile ", 8)) {
+				name += 8;
+				trim(name);
+			}
+			in = !strcmp(name, profile);
+			continue;
+		}
+		if (!in || line[0] == '#' || line[0] == ';')
+			continue;
+		char *eq = strchr(line, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		char *k = line, *v = eq + 1;
+		trim(k);
+		trim(v);
+		if (!strcmp(k, key) && strlen(v) < n) {
+			memcpy(out, v, strlen(v) + 1);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int load_creds(struct ow_s3 *s, int need)
+{
+	const char *ak = env("AWS_ACCESS_KEY_ID"), *sk = env("AWS_SECRET_ACCESS_KEY");
+	const char *tok = env("AWS_SESSION_TOKEN");
+	const char *profile = env("AWS_PROFILE") ? env("AWS_PROFILE") : "default";
+	char file[1024], akb[256], skb[256], tokb[2048], reg[64];
+	const char *home = env("HOME");
+	if (env("AWS_SHARED_CREDENTIALS_FILE"))
+		snprintf(file, sizeof file, "%s", env("AWS_SHARED_CREDENTIALS_FILE"));
+	else
+		snprintf(file, sizeof file, "%s/.aws/credentials", home ? home : "");
+	const char *region = env("AWS_REGION") ? env("AWS_REGION") : env("AWS_DEFAULT_REGION");
+	if ((!ak || !sk) && ini_get(file, profile, "aws_access_key_id", akb, sizeof akb) == 1 &&
+	    ini_get(file, profile, "aws_secret_access_key", skb, sizeof skb) == 1) {
+		ak = akb;
+		sk = skb;
+		tok = ini_get(file, profile, "aws_session_token", tokb, sizeof tokb) == 1 ? tokb : NULL;
+	} else if (ak && !sk) {
+		return ow_err(OW_ENOENT, "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not — set "
+		                         "both (or neither, to use %s)", file);
+	}
+	if (!region && ini_get(file, profile, "region", reg, sizeof reg) == 1)
+		region = reg;
+	snprintf(s->region, sizeof s->region, "%s", region ? region : "us-east-1");
+	for (const char *p = s->region; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_')
+			return ow_err(OW_EINVAL, "region '%s': not a region name (letters, digits, '-')",
+			              s->region);
+	snprintf(s->sigv4, sizeof s->sigv4, "aws:amz:%s:s3", s->region);
+	if (!ak || !sk) {
+		if (need)
+			return ow_err(OW_ENOENT, "no S3 credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY "
+			                         "are not set and %s has no [%s] section with "
+			                         "aws_access_key_id and aws_secret_access_key — set them "
+			                         "(or AWS_PROFILE for another section)",
+			              file, profile);
+		s->anonymous = 1;
+		return 0;
+	}
+	if (strchr(ak, ':') || strlen(ak) + strlen(sk) + 2 > sizeof s->userpwd)
+		return ow_err(OW_EINVAL, "the S3 access key id is malformed (it holds ':' or is too long)");
+	if (snprintf(s->userpwd, sizeof s->userpwd, "%s:%s", ak, sk) >= (int)sizeof s->userpwd)
+		return ow_err(OW_EINVAL, "the S3 credentials are too long");
+	if (tok && strlen(tok) + 24 < sizeof s->token_hdr)
+		snprintf(s->token_hdr, sizeof s->token_hdr, "x-amz-security-token: %s", tok);
+	return 0;
+}
+
+static int bucket_ok(const char *b)
+{
+	size_t n = strlen(b);
+	if (n < 3 || n > 63)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!islower((unsigned char)b[i]) && !isdigit((unsigned char)b[i]) && b[i] != '-' &&
+		    b[i] != '.')
+			return 0;
+	return 1;
+}
+
+int ow_s3_open(const char *url, const char *endpoint, int need_creds,
+               const struct ow_http_opts *http, struct ow_s3 *s)
+{
+	memset(s, 0, sizeof *s);
+	if (http)
+		s->http = *http;
+	else
+		ow_http_opts_default(&s->http);
+	if (!ow_s3_is_url(url))
+		return ow_err(OW_EINVAL, "%s: not an s3:// URL (s3://BUCKET/PREFIX)", url);
+	const char *b = url + 5, *slash = strchr(b, '/');
+	size_t bl = slash ? (size_t)(slash - b) : strlen(b);
+	if (bl >= sizeof s->bucket)
+		bl = sizeof s->bucket - 1;
+	memcpy(s->bucket, b, bl);
+	s->bucket[bl] = '\0';
+	if (!bucket_ok(s->bucket))
+		return ow_err(OW_EINVAL, "%s: '%s' is not a bucket name (3-63 lowercase letters, digits, "
+		                         "'-' and '.')", url, s->bucket);
+	const char *p = slash ? slash + 1 : "";
+	while (*p == '/')
+		p++;
+	size_t pl = strlen(p);
+	while (pl && p[pl - 1] == '/')
+		pl--;
+	if (pl + 2 > sizeof s->prefix)
+		return ow_err(OW_EINVAL, "%s: prefix too long", url);
+	memcpy(s->prefix, p, pl);
+	if (pl)
+		s->prefix[pl++] = '/';
+	s->prefix[pl] = '\0';
+	for (const char *q = s->prefix; *q; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f || *q == '\\')
+			return ow_err(OW_EINVAL, "%s: the prefix holds a control character or '\\'", url);
+	if (strstr(s->prefix, "//") || !strncmp(s->prefix, "./", 2) || strstr(s->prefix, "/./") ||
+	    !strncmp(s->prefix, "../", 3) || strstr(s->prefix, "/../"))
+		return ow_err(OW_EINVAL, "%s: the prefix has an empty, '.' or '..' component", url);
+	int rc = load_creds(s, need_creds);
+	if (rc)
+		return rc;
+	if (!endpoint)
+		endpoint = env("AWS_ENDPOINT_URL_S3") ? env("AWS_ENDPOINT_URL_S3") : env("AWS_ENDPOINT_URL");
+	if (endpoint) {
+		size_t el = strlen(endpoint);
+		while (el && endpoint[el - 1] == '/')
+			el--;
+		int http_ok = !strncmp(endpoint, "http://", 7);
+		if (!http_ok && strncmp(endpoint, "https://", 8))
+			return ow_err(OW_EINVAL, "--endpoint %s: not an http(s) URL (https://HOST[:PORT])",
+			              endpoint);
+		if (el + bl + 3 > sizeof s->base)
+			return ow_err(OW_EINVAL, "--endpoint %s: too long", endpoint);
+		if (http_ok)
+			s->flags |= OW_HTTP_ALLOW_HTTP;
+		snprintf(s->bucket_url, sizeof s->bucket_url, "%.*s/%s", (int)el, endpoint, s->bucket);
+	} else {
+		snprintf(s->bucket_url, sizeof s->bucket_url, "https://%s.s3.%s.amazonaws.com", s->bucket,
+		         s->region);
+	}
+	size_t ul = strlen(s->bucket_url);
+	if (ul + 2 > sizeof s->base)
+		return ow_err(OW_EINVAL, "the S3 URL is too long");
+	memcpy(s->base, s->bucket_url, ul);
+	s->base[ul] = '/';
+	s->base[ul + 1] = '\0';
+	return 0;
+}
+
+static int unreserved(int c)
+{
+	return isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
+}
+
+/* Percent-encode `in` (keeping '/' when slash) onto out[*o]. */
+static int enc(char *out, size_t n, size_t *o, const char *in, int slash)
+{
+	static const char hx[] = "0123456789ABCDEF";
+	for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+		if (unreserved(*p) || (slash && *p == '/')) {
+			if (*o + 1 >= n)
+				return -1;
+			out[(*o)++] = (char)*p;
+		} else {
+			if (*o + 3 >= n)
+				return -1;
+			out[(*o)++] = '%';
+			out[(*o)++] = hx[*p >> 4];
+			out[(*o)++] = hx[*p & 15];
+		}
+	}
+	out[*o] = '\0';
+	return 0;
+}
+
+int ow_s3_key_url(const struct ow_s3 *s, const char *key, const char *query, char *out, size_t n)
+{
+	size_t o = strlen(s->base);
+	if (o >= n)
+		return ow_err(OW_ETOOBIG, "S3 URL too long");
+	memcpy(out, s->base, o + 1);
+	if (enc(out, n, &o, s->prefix, 1) || enc(out, n, &o, key, 1))
+		return ow_err(OW_ETOOBIG, "S3 URL of %s too long", key);
+	if (query) {
+		if (o + strlen(query) + 2 > n)
+			return ow_err(OW_ETOOBIG, "S3 URL of %s too long", key);
+		out[o++] = '?';
+		memcpy(out + o, query, strlen(query) + 1);
+	}
+	return 0;
+}
+
+/* ---- requests ------------------------------------------------------------------- */
+
+static const char *const EMPTY_SHA =
+	"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/* Common fields of a call: method, url, signing, the payload hash header. */
+static void call_init(const struct ow_s3 *s, struct ow_http_call *c, const char *method,
+                      const char *url, char *hdr_sha, size_t hn, const char *sha)
+{
+	memset(c, 0, sizeof *c);
+	c->method = method;
+	c->url = url;
+	c->flags = s->flags;
+	c->body_fd = -1;
+	int h = 0;
+	if (!s->anonymous) {
+		c->aws_sigv4 = s->sigv4;
+		c->userpwd = s->userpwd;
+		snprintf(hdr_sha, hn, "x-amz-content-sha256: %s", sha ? sha : EMPTY_SHA);
+		c->headers[h++] = hdr_sha;
+		if (s->token_hdr[0])
+			c->headers[h++] = s->token_hdr;
+	}
+}
+
+static int add_hdr(struct ow_http_call *c, const char *h)
+{
+	for (int i = 0; i < OW_HTTP_CALL_HEADERS - 1; i++)
+		if (!c->headers[i]) {
+			c->headers[i] = h;
+			return 0;
+		}
+	return -1;
+}
+
+void ow_s3_error_text(const char *xml, char *out, size_t n)
+{
+	out[0] = '\0';
+	const char *c = strstr(xml, "<Code>"), *m = strstr(xml, "<Message>");
+	int cl = 0, ml = 0;
+	if (c) {
+		c += 6;
+		const char *e = strchr(c, '<');
+		cl = e ? (int)(e - c) : 0;
+	}
+	if (m) {
+		m += 9;
+		const char *e = strchr(m, '<');
+		ml = e ? (int)(e - m) : 0;
+	}
+	if (cl > 64)
+		cl = 64;
+	if (ml > 200)
+		ml = 200;
+	if (cl)
+		snprintf(out, n, "%.*s%s%.*s", cl, c, ml ? ": " : "", ml, m ? m : "");
+	for (char *p = out; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+}
+
+/* A failed call as an error naming the store's reason and what to do. */
+static int call_fail(const struct ow_s3 *s, struct ow_http_call *c, int rc, const char *key)
+{
+	char why[300];
+	ow_s3_error_text(c->error_body, why, sizeof why);
+	const char *what = key ? key : "the listing";
+	if (!c->status)
+		return ow_err(rc, "s3://%s/%s%s: %s — check --endpoint and that the store is up",
+		              s->bucket, s->prefix, key ? key : "", c->detail);
+	if (rc == OW_EPOLICY)
+		return ow_err(rc, "s3://%s/%s%s: %s %s refused (HTTP %ld%s%s) — check the credentials "
+		                  "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE), the region "
+		                  "(%s) and that they may %s in this bucket",
+		              s->bucket, s->prefix, key ? key : "", c->method, what, c->status,
+		              *why ? ", " : "", why, s->region,
+		              !strcmp(c->method, "GET") || !strcmp(c->method, "HEAD") ? "read" : "write");
+	if (strstr(why, "NoSuchBucket"))
+		return ow_err(OW_ENOENT, "s3://%s: no such bucket at %s — create it first (aws s3 mb "
+		                         "s3://%s) or check the name and --endpoint",
+		              s->bucket, s->bucket_url, s->bucket);
+	return ow_err(rc, "s3://%s/%s%s: %s failed: HTTP %ld%s%s", s->bucket, s->prefix,
+	              key ? key : "", c->method, c->status, *why ? ", " : "", why);
+}
+
+static int membuf_sink(void *ud, const void *buf, size_t len)
+{
+	return ow_http_membuf_write(ud, buf, len);
+}
+
+static int membuf_restart(void *ud)
+{
+	return ow_http_membuf_restart(ud);
+}
+
+/* ---- XML ------------------------------------------------------------------------ */
+
+static xmlDocPtr xml_parse(const char *p, size_t n)
+{
+	return xmlReadMemory(p, (int)n, "s3.xml", NULL,
+	                     XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+	                         XML_PARSE_NOBLANKS);
+}
+
+static const char *xml_name(xmlNodePtr n)
+{
+	return n->type == XML_ELEMENT_NODE ? (const char *)n->name : "";
+}
+
+/* The text of the first child element `name` of n (malloc'd), or NULL. */
+static char *xml_child_text(xmlNodePtr n, const char *name)
+{
+	for (xmlNodePtr k = n->children; k; k = k->next)
+		if (!strcmp(xml_name(k), name)) {
+			xmlChar *t = xmlNodeGetContent(k);
+			char *r = t ? strdup((const char *)t) : strdup("");
+			xmlFree(t);
+			return r;
+		}
+	return NULL;
+}
+
+/* One page of a ListObjectsV2 answer into out; *token the next page's. */
+static int list_page(const struct ow_s3 *s, const char *body, size_t len,
+                     struct ow_s3_list *out, size_t *cap, char **token)
+{
+	xmlDocPtr d = xml_parse(body, len);
+	xmlNodePtr root = d ? xmlDocGetRootElement(d) : NULL;
+	if (!root || strcmp(xml_name(root), "ListBucketResult")) {
+		if (d)
+			xmlFreeDoc(d);
+		return ow_err(OW_EPARSE, "s3://%s/%s: the listing is not a ListBucketResult — is "
+		                         "--endpoint an S3 API endpoint?", s->bucket, s->prefix);
+	}
+	int rc = 0;
+	size_t pl = strlen(s->prefix);
+	for (xmlNodePtr k = root->children; !rc && k; k = k->next) {
+		if (strcmp(xml_name(k), "Contents"))
+			continue;
+		char *key = xml_child_text(k, "Key"), *size = xml_child_text(k, "Size");
+		if (!key || !size || strncmp(key, s->prefix, pl) || !key[pl]) {
+			free(key);
+			free(size);
+			continue; /* outside the prefix (a hostile listing) or the prefix itself */
+		}
+		char *end;
+		errno = 0;
+		unsigned long long sz = strtoull(size, &end, 10);
+		if (errno || *end || end == size) {
+			rc = ow_err(OW_EPARSE, "s3://%s/%s: size '%.40s' in the listing is not a number",
+			            s->bucket, key, size);
+		} else {
+			struct ow_s3_object *nv = ow_array_reserve(out->v, cap, out->n + 1, sizeof *out->v);
+			if (!nv) {
+				rc = ow_err(OW_ENOMEM, "out of memory");
+				free(key);
+				free(size);
+				break;
+			}
+			out->v = nv;
+			out->v[out->n].key = strdup(key + pl);
+			out->v[out->n].size = sz;
+			rc = out->v[out->n].key ? 0 : ow_err(OW_ENOMEM, "out of memory");
+			out->n += !rc;
+		}
+		free(key);
+		free(size);
+	}
+	char *trunc = xml_child_text(root, "IsTruncated");
+	*token = NULL;
+	if (!rc && trunc && !strcmp(trunc, "true")) {
+		*token = xml_child_text(root, "NextContinuationToken");
+		if (!*token || !**token) {
+			free(*token);
+			*token = NULL;
+			rc = ow_err(OW_EPARSE, "s3://%s/%s: a truncated listing without a continuation "
+			                       "token", s->bucket, s->prefix);
+		}
+	}
+	free(trunc);
+	xmlFreeDoc(d);
+	return rc;
+}
+
+int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, struct ow_s3_list *out)
+{
+	memset(out, 0, sizeof *out);
+	size_t cap = 0;
+	char *token = NULL;
+	int rc = 0;
+	for (unsigned page = 0; !rc; page++) {
+		/* the query's names in sorted order: SigV4 signs them that way */
+		char url[4096], hs[128];
+		size_t o = (size_t)snprintf(url, sizeof url, "%s?", s->bucket_url);
+		if (token) {
+			o += (size_t)snprintf(url + o, sizeof url - o, "continuation-token=");
+			if (enc(url, sizeof url, &o, token, 0))
+				rc = ow_err(OW_ETOOBIG, "s3: continuation token too long");
+			o += (size_t)snprintf(url + o, sizeof url - o, "&");
+		}
+		o += (size_t)snprintf(url + o, sizeof url - o, "list-type=2&prefix=");
+		if (!rc && enc(url, sizeof url, &o, s->prefix, 0))
+			rc = ow_err(OW_ETOOBIG, "s3: prefix too long");
+		free(token);
+		token = NULL;
+		if (rc)
+			break;
+		struct ow_http_membuf m = {.cap = 16u << 20};
+		struct ow_http_call call;
+		call_init(s, &call, "GET", url, hs, sizeof hs, NULL);
+		call.on_data = membuf_sink;
+		call.on_restart = membuf_restart;
+		call.ud = &m;
+		call.max_size = m.cap;
+		rc = ow_http_call(c, &call);
+		if (rc)
+			rc = call_fail(s, &call, rc, NULL);
+		else
+			rc = list_page(s, m.data ? m.data : "", m.len, out, &cap, &token);
+		ow_http_membuf_free(&m);
+		if (!token || page > 100000)
+			break;
+	}
+	free(token);
+	if (rc)
+		ow_s3_list_free(out);
+	return rc;
+}
+
+void ow_s3_list_free(struct ow_s3_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].key);
+	free(l->v);
+	memset(l, 0, sizeof *l);
+}
+
+int ow_s3_abort_uploads(struct ow_http_conn *c, const struct ow_s3 *s,
+                        int (*want)(const void *ud, const char *key), const void *ud, size_t *aborted)
+{
+	char url[4096], hs[128];
+	size_t o = (size_t)snprintf(url, sizeof url, "%s?prefix=", s->bucket_url);
+	*aborted = 0;
+	if (enc(url, sizeof url, &o, s->prefix, 0) || o + 10 > sizeof url)
+		return ow_err(OW_ETOOBIG, "s3: prefix too long");
+	snprintf(url + o, sizeof url - o, "&uploads=");
+	struct ow_http_membuf m = {.cap = 16u << 20};
+	struct ow_http_call call;
+	call_init(s, &call, "GET", url, hs, sizeof hs, NULL);
+	call.on_data = membuf_sink;
+	call.on_restart = membuf_restart;
+	call.ud = &m;
+	int rc = ow_http_call(c, &call);
+	if (rc) {
+		rc = call_fail(s, &call, rc, NULL);
+		ow_http_membuf_free(&m);
+		return rc;
+	}
+	xmlDocPtr d = xml_parse(m.data ? m.data : "", m.len);
+	ow_http_membuf_free(&m);
+	xmlNodePtr root = d ? xmlDocGetRootElement(d) : NULL;
+	size_t pl = strlen(s->prefix);
+	for (xmlNodePtr k = root ? root->children : NULL; !rc && k; k = k->next) {
+		if (strcmp(xml_name(k), "Upload"))
+			continue;
+		char *key = xml_child_text(k, "Key"), *id = xml_child_text(k, "UploadId");
+		if (key && id && !strncmp(key, s->prefix, pl) && want(ud, key + pl)) {
+			char q[1200], u[4096];
+			size_t qo = (size_t)snprintf(q, sizeof q, "uploadId=");
+			if (enc(q, sizeof q, &qo, id, 0) || ow_s3_key_url(s, key + pl, q, u, sizeof u)) {
+				rc = ow_err(OW_ETOOBIG, "s3: upload id too long");
+			} else {
+				call_init(s, &call, "DELETE", u, hs, sizeof hs, NULL);
+				int r = ow_http_call(c, &call);
+				if (r && r != OW_ENOENT)
+					rc = call_fail(s, &call, r, key + pl);
+				else
+					++*aborted;
+			}
+		}
+		free(key);
+		free(id);
+	}
+	if (d)
+		xmlFreeDoc(d);
+	return rc;
+}
+
+/* ---- put ------------------------------------------------------------------------ */
+
+static int put_single(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+                      const void *body, int fd, uint64_t off, uint64_t len, const char *sha256,
+                      const char *content_type)
+{
+	char url[4096], hs[128], hck[96], hmeta[96], hct[160];
+	uint8_t d[32];
+	char b64[45];
+	int rc = ow_s3_key_url(s, key, NULL, url, sizeof url);
+	if (rc || (rc = ow_sha256_from_hex(sha256, d)))
+		return rc;
+	ow_s3_b64_32(d, b64);
+	struct ow_http_call call;
+	call_init(s, &call, "PUT", url, hs, sizeof hs, sha256);
+	snprintf(hck, sizeof hck, "x-amz-checksum-sha256: %s", b64);
+	snprintf(hmeta, sizeof hmeta, "x-amz-meta-sha256: %s", sha256);
+	snprintf(hct, sizeof hct, "Content-Type: %s", content_type);
+	add_hdr(&call, hck);
+	add_hdr(&call, hmeta);
+	add_hdr(&call, hct);
+	if (s->owner_hdr[0])
+		add_hdr(&call, s->owner_hdr);
+	call.body = body;
+	call.body_fd = fd;
+	call.body_off = off;
+	call.body_len = len;
+	rc = ow_http_call(c, &call);
+	return rc ? call_fail(s, &call, rc, key) : 0;
+}
+
+struct part {
+	char etag[256];
+	char b64[45];
+};
+
+static int mp_create(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+                     const char *sha256, const char *content_type, char **upload_id)
+{
+	char url[4096], hs[128], halg[64], hmeta[96], hct[160];
+	int rc = ow_s3_key_url(s, key, "uploads=", url, sizeof url);
+	if (rc)
+		return rc;
+	struct ow_http_membuf m = {.cap = 1u << 20};
+	struct ow_http_call call;
+	call_init(s, &call, "POST", url, hs, sizeof hs, NULL);
+	snprintf(halg, sizeof halg, "x-amz-checksum-algorithm: SHA256");
+	snprintf(hmeta, sizeof hmeta, "x-amz-meta-sha256: %s", sha256);
+	snprintf(hct, sizeof hct, "Content-Type: %s", content_type);
+	add_hdr(&call, halg);
+	add_hdr(&call, hmeta);
+	add_hdr(&call, hct);
+	if (s->owner_hdr[0])
+		add_hdr(&call, s->owner_hdr);
+	call.on_data = membuf_sink;
+	call.on_restart = membuf_restart;
+	call.ud = &m;
+	rc = ow_http_call(c, &call);
+	if (rc) {
+		ow_http_membuf_free(&m);
+		return call_fail(s, &call, rc, key);
+	}
+	xmlDocPtr d = xml_parse(m.data ? m.data : "", m.len);
+	ow_http_membuf_free(&m);
+	xmlNodePtr root = d ? xmlDocGetRootElement(d) : NULL;
+	*upload_id = root ? xml_child_text(root, "UploadId") : NULL;
+	if (d)
+		xmlFreeDoc(d);
+	if (!*upload_id || !**upload_id) {
+		free(*upload_id);
+		*upload_id = NULL;
+		return ow_err(OW_EPARSE, "s3://%s/%s%s: the store started a multipart upload without "
+		                         "an UploadId", s->bucket, s->prefix, key);
+	}
+	return 0;
+}
+
+/* One part: read it (once), hash it, send it with its checksums. */
+static int mp_part(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+                   const char *qid, unsigned num, const void *body, int fd, uint64_t off,
+                   uint64_t len, char *buf, struct part *pt)
+{
+	char url[4096], q[1400], hs[128], hck[96];
+	uint8_t d[32];
+	char hex[65];
+	const void *data = body ? (const char *)body + off : buf;
+	if (!body && (ow_pread_all(fd, buf, (size_t)len, off)))
+		return ow_err_prefix(OW_EIO, "%s: ", key);
+	ow_sha256_buf(data, (size_t)len, d);
+	ow_hex(d, 32, hex);
+	ow_s3_b64_32(d, pt->b64);
+	snprintf(q, sizeof q, "partNumber=%u&%s", num, qid);
+	int rc = ow_s3_key_url(s, key, q, url, sizeof url);
+	if (rc)
+		return rc;
+	struct ow_http_call call;
+	call_init(s, &call, "PUT", url, hs, sizeof hs, hex);
+	snprintf(hck, sizeof hck, "x-amz-checksum-sha256: %s", pt->b64);
+	add_hdr(&call, hck);
+	call.body = data;
+	call.body_len = len;
+	call.capture[0] = "ETag";
+	rc = ow_http_call(c, &call);
+	if (rc)
+		return call_fail(s, &call, rc, key);
+	if (!call.captured[0][0])
+		return ow_err(OW_EPARSE, "s3://%s/%s%s: part %u was stored without an ETag", s->bucket,
+		              s->prefix, key, num);
+	snprintf(pt->etag, sizeof pt->etag, "%s", call.captured[0]);
+	return 0;
+}
+
+static int mp_complete(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+                       const char *qid, const struct part *pt, unsigned n)
+{
+	struct ow_str x = {0};
+	ow_str_printf(&x, "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+	for (unsigned i = 0; i < n; i++) {
+		ow_str_printf(&x, "<Part><PartNumber>%u</PartNumber><ETag>", i + 1);
+		for (const char *e = pt[i].etag; *e; e++) /* XML-escaped: quotes and all */
+			if (*e == '"')
+				ow_str_puts(&x, "&quot;");
+			else if (*e == '&')
+				ow_str_puts(&x, "&amp;");
+			else if (*e == '<')
+				ow_str_puts(&x, "&lt;");
+			else
+				ow_str_put(&x, e, 1);
+		ow_str_printf(&x, "</ETag><ChecksumSHA256>%s</ChecksumSHA256></Part>", pt[i].b64);
+	}
+	ow_str_puts(&x, "</CompleteMultipartUpload>");
+	if (x.err) {
+		ow_str_free(&x);
+		return ow_err(OW_ENOMEM, "out of memory");
+	}
+	uint8_t d[32];
+	char hex[65], url[4096], hs[128];
+	ow_sha256_buf(x.p, x.n, d);
+	ow_hex(d, 32, hex);
+	int rc = ow_s3_key_url(s, key, qid, url, sizeof url);
+	struct ow_http_membuf m = {.cap = 1u << 20};
+	struct ow_http_call call;
+	if (!rc) {
+		call_init(s, &call, "POST", url, hs, sizeof hs, hex);
+		add_hdr(&call, "Content-Type: application/xml");
+		call.body = x.p;
+		call.body_len = x.n;
+		call.on_data = membuf_sink;
+		call.on_restart = membuf_restart;
+		call.ud = &m;
+		rc = ow_http_call(c, &call);
+		if (rc)
+			rc = call_fail(s, &call, rc, key);
+		/* S3 may answer 200 with an <Error> body when completing */
+		else if (m.data && strstr(m.data, "<Error>")) {
+			snprintf(call.error_body, sizeof call.error_body, "%s", m.data);
+			call.status = 500;
+			rc = call_fail(s, &call, OW_EHTTP, key);
+		}
+	}
+	ow_http_membuf_free(&m);
+	ow_str_free(&x);
+	return rc;
+}
+
+static void mp_abort(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+                     const char *qid)
+{
+	char url[4096], hs[128];
+	struct ow_http_call call;
+	if (ow_s3_key_url(s, key, qid, url, sizeof url))
+		return;
+	char *keep = strdup(ow_err_detail());
+	call_init(s, &call, "DELETE", url, hs, sizeof hs, NULL);
+	ow_http_call(c, &call); /* best effort: the next run aborts what is left */
+	ow_err(OW_EIO, "%s", keep ? keep : "out of memory");
+	free(keep);
+}
+
+static int put_multipart(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+                         const void *body, int fd, uint64_t off, uint64_t len,
+                         const char *sha256, const char *content_type)
+{
+	uint64_t psz = OW_S3_PART_SIZE;
+	while ((len + psz - 1) / psz > OW_S3_MAX_PARTS)
+		psz *= 2;
+	unsigned n = (unsigned)((len + psz - 1) / psz);
+	struct part *pt = calloc(n, sizeof *pt);
+	char *buf = body ? NULL : malloc((size_t)psz);
+	char *id = NULL;
+	if (!pt || (!body && !buf)) {
+		free(pt);
+		free(buf);
+		return ow_err(OW_ENOMEM, "%s: out of memory for a %llu-byte part", key,
+		              (unsigned long long)psz);
+	}
+	int rc = mp_create(c, s, key, sha256, content_type, &id);
+	char qid[1200];
+	size_t qo = (size_t)snprintf(qid, sizeof qid, "uploadId=");
+	if (!rc && enc(qid, sizeof qid, &qo, id, 0))
+		rc = ow_err(OW_ETOOBIG, "s3: upload id too long");
+	for (unsigned i = 0; !rc && i < n; i++) {
+		uint64_t po = (uint64_t)i * psz, pl = len - po < psz ? len - po : psz;
+		rc = mp_part(c, s, key, qid, i + 1, body, fd, (body ? 0 : off) + po, pl, buf, &pt[i]);
+	}
+	if (!rc)
+		rc = mp_complete(c, s, key, qid, pt, n);
+	if (rc && id)
+		mp_abort(c, s, key, qid);
+	free(id);
+	free(pt);
+	free(buf);
+	return rc;
+}
+
+int ow_s3_put(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+              const void *body, int fd, uint64_t off, uint64_t len, const char *sha256,
+              const char *content_type)
+{
+	if (len > OW_S3_PART_SIZE)
+		return put_multipart(c, s, key, body, fd, off, len, sha256, content_type);
+	return put_single(c, s, key, body, fd, off, len, sha256, content_type);
+}
+
+int ow_s3_head(struct ow_http_conn *c, const struct ow_s3 *s, const char *key, uint64_t *size,
+               char sha256[65], char owner[32])
+{
+	char url[4096], hs[128];
+	int rc = ow_s3_key_url(s, key, NULL, url, sizeof url);
+	if (rc)
+		return rc;
+	struct ow_http_call call;
+	call_init(s, &call, "HEAD", url, hs, sizeof hs, NULL);
+	add_hdr(&call, "x-amz-checksum-mode: ENABLED");
+	call.capture[0] = "Content-Length";
+	call.capture[1] = "x-amz-meta-sha256";
+	call.capture[2] = "x-amz-checksum-sha256";
+	call.capture[3] = "x-amz-meta-offwheel-key";
+	rc = ow_http_call(c, &call);
+	if (rc == OW_ENOENT)
+		return rc;
+	if (rc)
+		return call_fail(s, &call, rc, key);
+	*size = strtoull(call.captured[0], NULL, 10);
+	if (owner)
+		snprintf(owner, 32, "%.31s", call.captured[3]);
+	sha256[0] = '\0';
+	/* the store's own checksum (it computed it on receipt) before the
+	 * metadata the uploader wrote; a multipart object's is a checksum of
+	 * part checksums ("...-N"), which does not decode to 32 bytes */
+	if (b64_32_to_hex(call.captured[2], sha256)) {
+		sha256[0] = '\0';
+		if (ow_is_sha256_hex(call.captured[1]))
+			memcpy(sha256, call.captured[1], 65);
+	}
+	return 0;
+}
+
+int ow_s3_delete(struct ow_http_conn *c, const struct ow_s3 *s, const char *key)
+{
+	char url[4096], hs[128];
+	int rc = ow_s3_key_url(s, key, NULL, url, sizeof url);
+	if (rc)
+		return rc;
+	struct ow_http_call call;
+	call_init(s, &call, "DELETE", url, hs, sizeof hs, NULL);
+	rc = ow_http_call(c, &call);
+	return rc && rc != OW_ENOENT ? call_fail(s, &call, rc, key) : 0;
+}
+
+int ow_s3_get(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+              int (*on_data)(void *ud, const void *buf, size_t len), int (*on_restart)(void *ud),
+              void *ud, uint64_t max)
+{
+	char url[4096], hs[128];
+	int rc = ow_s3_key_url(s, key, NULL, url, sizeof url);
+	if (rc)
+		return rc;
+	struct ow_http_call call;
+	call_init(s, &call, "GET", url, hs, sizeof hs, NULL);
+	call.on_data = on_data;
+	call.on_restart = on_restart;
+	call.ud = ud;
+	call.max_size = max;
+	rc = ow_http_call(c, &call);
+	if (rc == OW_ENOENT)
+		return ow_err(rc, "s3://%s/%s%s: not found", s->bucket, s->prefix, key);
+	return rc ? call_fail(s, &call, rc, key) : 0;
+}
+
+int ow_s3_open_http(const char *url, const struct ow_http_opts *http, struct ow_s3 *s)
+{
+	memset(s, 0, sizeof *s);
+	if (http)
+		s->http = *http;
+	else
+		ow_http_opts_default(&s->http);
+	int plain = !strncmp(url, "http://", 7);
+	if (!plain && strncmp(url, "https://", 8))
+		return ow_err(OW_EINVAL, "%s: not an http(s):// or s3:// URL", url);
+	size_t n = strlen(url);
+	while (n && url[n - 1] == '/')
+		n--;
+	if (n + 2 > sizeof s->base)
+		return ow_err(OW_EINVAL, "%s: URL too long", url);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)url[i] <= 0x20 || url[i] == 0x7f || url[i] == '?' || url[i] == '#')
+			return ow_err(OW_EINVAL, "%s: the URL holds a space, a control character, '?' or "
+			                         "'#' — give the URL of the export's directory", url);
+	memcpy(s->bucket_url, url, n);
+	memcpy(s->base, url, n);
+	s->base[n] = '/';
+	s->base[n + 1] = '\0';
+	snprintf(s->bucket, sizeof s->bucket, "%s", "(http)");
+	s->anonymous = 1;
+	if (plain)
+		s->flags |= OW_HTTP_ALLOW_HTTP;
+	return 0;
+}
