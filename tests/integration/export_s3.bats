@@ -65,6 +65,11 @@ teardown_file() {
 # each test in its own directory: nothing lands in the source tree, whatever
 # a command makes of an s3:// argument
 setup() { cd "$BATS_TEST_TMPDIR"; }
+# a test's own nginx (the caching proxy) goes with the test
+teardown() {
+	[ -f "$BATS_TEST_TMPDIR/proxy/nginx.pid" ] && kill "$(cat "$BATS_TEST_TMPDIR/proxy/nginx.pid")" 2>/dev/null
+	return 0
+}
 
 ow() { "$OFFWHEEL" --home "$WS" "$@"; }
 
@@ -548,4 +553,55 @@ agree() {
 	[ "$status" -eq 0 ] || [[ "$output" == *"wheels/planted-1.0-py3-none-any.whl"* ]] || { echo "$output"; false; }
 	diff "$BATS_TEST_TMPDIR/p0" <(planted)
 	diff "$BATS_TEST_TMPDIR/f0" <(foreign)
+}
+
+@test "--nginx-conf with s3://: the caching proxy it writes serves pip from the gateway; wheels cached (X-Cache HIT), check through it valid, writes refused" {
+	command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
+	d=$BATS_TEST_TMPDIR/proxy
+	mkdir -p "$d/tmp" "$d/cache"
+	run ex proxy --nginx-conf "$d/offwheel.conf"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	grep -qF "proxy_pass $E;" "$d/offwheel.conf"
+	grep -qF 'rewrite ^/(.*)$ /lab/proxy/$1 break;' "$d/offwheel.conf"
+	port=$(ow_free_port)
+	sed -e "s|listen 8080;|listen 127.0.0.1:$port;|" -e "s|/var/cache/nginx/offwheel|$d/cache|" \
+		"$d/offwheel.conf" >"$d/server.conf"
+	local user=
+	[ "$(id -u)" -eq 0 ] && user="user root;" # workers must write the private cache dir
+	cat >"$d/nginx.conf" <<-EOC
+		$user
+		pid $d/nginx.pid;
+		error_log $d/error.log;
+		events { worker_connections 256; }
+		http {
+		  access_log $d/access.log;
+		  client_body_temp_path $d/tmp; proxy_temp_path $d/tmp; fastcgi_temp_path $d/tmp;
+		  uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
+		  include $d/server.conf;
+		}
+	EOC
+	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" || { cat "$d/error.log"; false; }
+	_ow_wait_port "$port"
+	P=http://127.0.0.1:$port
+	# pip through the proxy only
+	python3 -m venv "$BATS_TEST_TMPDIR/v"
+	run "$BATS_TEST_TMPDIR/v/bin/pip" install -q --no-index --find-links "$P/wheels/index.html" \
+		--require-hashes -r "$P/$REQ"
+	[ "$status" -eq 0 ] || { echo "$output"; cat "$d/error.log"; false; }
+	"$BATS_TEST_TMPDIR/v/bin/pip" list 2>/dev/null | grep -q '^torch .*+cpu'
+	grep -q '"GET /wheels/torch-' "$d/access.log"
+	# a wheel asked for again comes from the cache
+	href=$(curl -sf "$P/wheels/index.html" | grep -o 'href="[^"#]*torch-[^"#]*\.whl' | head -1 | sed 's/^href="//')
+	[ -n "$href" ]
+	curl -sf -o "$BATS_TEST_TMPDIR/w1" "$P/wheels/$href"
+	[ "$(curl -s -D - -o "$BATS_TEST_TMPDIR/w2" "$P/wheels/$href" | tr -d '\r' | sed -n 's/^X-Cache: //Ip')" = HIT ]
+	cmp "$BATS_TEST_TMPDIR/w1" "$BATS_TEST_TMPDIR/w2"
+	# the whole tree checks valid through the proxy
+	run "$OFFWHEEL" check "$P" --pubkey "$KEYS/k.pub" --state "$BATS_TEST_TMPDIR/state.json"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# only GET and HEAD pass
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$P/SHA256SUMS.sig")" = 403 ]
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -T "$BATS_TEST_TMPDIR/w1" "$P/wheels/x.whl")" = 403 ]
+	kill "$(cat "$d/nginx.pid")"
+	rm -f "$d/nginx.pid"
 }
