@@ -306,13 +306,21 @@ agree() {
 	stock_verify "$b/dl"
 }
 
-@test "--all-sets to S3: every complete and fetched set, check valid" {
+@test "--all-sets and a set id to S3: the sets asked for, check valid" {
 	run ow --json export s3://lab/all --endpoint "$E" --all-sets --sign "$KEYS/k.sec"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	keys all >"$BATS_TEST_TMPDIR/keys"
 	grep -qxF "$REQ" "$BATS_TEST_TMPDIR/keys"
 	grep -qxF "$REQ2" "$BATS_TEST_TMPDIR/keys"
 	run chk_s3 all
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# the second target's set by its id (as for a directory: SET-ID after the URL)
+	id=$(ow --json ls sets | jq -r --arg t "$TARGET2" '[.sets[] | select(.target == $t) | .id] | max')
+	[ -n "$id" ] && [ "$id" != null ]
+	run ow export s3://lab/byid "$id" --endpoint "$E" --sign "$KEYS/k.sec"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(keys byid | grep '^requirements/')" = "$REQ2" ]
+	run chk_s3 byid
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 

@@ -142,7 +142,8 @@ _ow_sw_s3_writes() {
 _ow_sw_start_volume_proc() {
 	_ow_sw_launch volume -ip=127.0.0.1 -ip.bind=127.0.0.1 -port="$OW_S3_VPORT" -port.grpc="$OW_S3_VGPORT" \
 		-dir="$OW_S3_DIR/volume" -max="${OW_SEAWEED_MAX_VOLUMES:-100}" -minFreeSpace=1 -master="127.0.0.1:$OW_S3_MPORT.$OW_S3_MGPORT"
-	export OW_S3_VOLUME_PID=$(_ow_sw_pid volume)
+	OW_S3_VOLUME_PID=$(_ow_sw_pid volume)
+	export OW_S3_VOLUME_PID
 }
 
 _ow_sw_ports() { # eight distinct free ports
@@ -197,8 +198,9 @@ ow_start_seaweed() {
 			_ow_sw_wait "S3 bucket ow-probe" s3 "$deadline" _ow_sw_probe_bucket &&
 			_ow_sw_wait "a write through the gateway" s3 "$deadline" _ow_sw_s3_writes &&
 			{
-				export OW_S3_MASTER_PID=$(_ow_sw_pid master) OW_S3_FILER_PID=$(_ow_sw_pid filer)
-				export OW_S3_GW_PID=$(_ow_sw_pid s3)
+				OW_S3_MASTER_PID=$(_ow_sw_pid master) OW_S3_FILER_PID=$(_ow_sw_pid filer)
+				OW_S3_GW_PID=$(_ow_sw_pid s3)
+				export OW_S3_MASTER_PID OW_S3_FILER_PID OW_S3_GW_PID
 				return 0
 			}
 		# a port taken between the pick and the bind: try other ports
