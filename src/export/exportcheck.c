@@ -97,6 +97,9 @@ static int check_signature(const struct ow_check_opts *o, const struct csrc *roo
 	char *sig = NULL;
 	size_t sig_n = 0;
 	int rc = read_in(root, OW_EXPORT_SIG, &sig, &sig_n);
+	if (rc && root->rx && (rc == OW_ENET || rc == OW_ETLS || rc == OW_ETIMEOUT ||
+	                       rc == OW_EPOLICY || rc == OW_EHTTP))
+		return rc; /* the store or server cannot be read: an error, not a verdict */
 	if (rc) {
 		problem(r, "signature", OW_EXPORT_SIG, "%s — the export is unsigned or incomplete "
 		        "(interrupted); re-run 'offwheel export'", rc == OW_ENOENT ? "missing" :
@@ -438,7 +441,7 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 	src.root = root;
 	if (!remote && root < 0) /* nothing there (an export killed before it began): not valid */
 		problem(r, "missing", o->dir, "cannot open the export directory: %s", strerror(errno));
-	else if (!check_signature(o, &src, r, &sums_text, &sums_n)) {
+	else if ((rc = check_signature(o, &src, r, &sums_text, &sums_n)) == 0) {
 		if ((rc = ex_parse_sums(sums_text, sums_n, &sums)))
 			problem(r, "manifest", OW_EXPORT_SUMS, "%s", ow_err_detail());
 		ex_files_sort(&sums);
@@ -446,12 +449,15 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 			check_manifest_and_files(o, &src, r, &m, &sums,
 			                         o->state_path ? o->state_path : state);
 	}
+	int unreadable = src.rx && !r->n && rc; /* the store could not be read at all */
 	if (root >= 0)
 		close(root);
 	ex_remote_free(src.rx);
 	free(sums_text);
 	ex_files_free(&sums);
 	ex_manifest_free(&m);
+	if (unreadable)
+		return rc;
 	r->valid = r->n == 0;
 	return r->valid ? 0 : ow_err(OW_EVERIFY, "%s: %zu problem%s", o->dir, r->n,
 	                             r->n == 1 ? "" : "s");

@@ -371,25 +371,34 @@ void ow_s3_error_text(const char *xml, char *out, size_t n)
 /* A failed call as an error naming the store's reason and what to do. */
 static int call_fail(const struct ow_s3 *s, struct ow_http_call *c, int rc, const char *key)
 {
-	char why[300];
+	char why[300], where[1400];
 	ow_s3_error_text(c->error_body, why, sizeof why);
 	const char *what = key ? key : "the listing";
+	int web = !strcmp(s->bucket, "(http)"); /* ow_s3_open_http: a plain web server */
+	if (web)
+		snprintf(where, sizeof where, "%s%s", s->base, key ? key : "");
+	else
+		snprintf(where, sizeof where, "s3://%s/%s%s", s->bucket, s->prefix, key ? key : "");
 	if (!c->status)
-		return ow_err(rc, "s3://%s/%s%s: %s — check --endpoint and that the store is up",
-		              s->bucket, s->prefix, key ? key : "", c->detail);
+		return ow_err(rc, "%s: %s — check %s and that the %s is up", where, c->detail,
+		              web ? "the URL" : "--endpoint", web ? "server" : "store");
+	if (rc == OW_EPOLICY && s->anonymous)
+		return ow_err(rc, "%s: %s refused (HTTP %ld%s%s) — it does not allow anonymous reads: "
+		                  "give credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY) or a URL "
+		                  "that does",
+		              where, c->method, c->status, *why ? ", " : "", why);
 	if (rc == OW_EPOLICY)
-		return ow_err(rc, "s3://%s/%s%s: %s %s refused (HTTP %ld%s%s) — check the credentials "
+		return ow_err(rc, "%s: %s %s refused (HTTP %ld%s%s) — check the credentials "
 		                  "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE), the region "
 		                  "(%s) and that they may %s in this bucket",
-		              s->bucket, s->prefix, key ? key : "", c->method, what, c->status,
-		              *why ? ", " : "", why, s->region,
+		              where, c->method, what, c->status, *why ? ", " : "", why, s->region,
 		              !strcmp(c->method, "GET") || !strcmp(c->method, "HEAD") ? "read" : "write");
 	if (strstr(why, "NoSuchBucket"))
 		return ow_err(OW_ENOENT, "s3://%s: no such bucket at %s — create it first (aws s3 mb "
 		                         "s3://%s) or check the name and --endpoint",
 		              s->bucket, s->bucket_url, s->bucket);
-	return ow_err(rc, "s3://%s/%s%s: %s failed: HTTP %ld%s%s", s->bucket, s->prefix,
-	              key ? key : "", c->method, c->status, *why ? ", " : "", why);
+	return ow_err(rc, "%s: %s failed: HTTP %ld%s%s", where, c->method, c->status,
+	              *why ? ", " : "", why);
 }
 
 static int membuf_sink(void *ud, const void *buf, size_t len)

@@ -640,3 +640,22 @@ plant_and_refuse() {
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"hash"*"torch-"* ]]
 }
+
+@test "check https://: the export behind a web server (nginx, TLS with the test CA), every file streamed through SHA-256; a changed file served is named" {
+	rm -rf "$SRV/www/stick"
+	cp -a "$SRV/ex" "$SRV/www/stick"
+	run chk "$OW_HTTPS_URL/stick" --cert "$OW_CA_FILE"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ $output == *"valid"* ]]
+	# without the CA the TLS failure is named, never "valid"
+	run env -u SSL_CERT_FILE "$OFFWHEEL" check "$OW_HTTPS_URL/stick" --pubkey "$KEYS/k.pub" \
+		--state "$BATS_TEST_TMPDIR/s2.json"
+	[ "$status" -eq 4 ] # a TLS error: the server could not be read, no verdict
+	[[ $output == *"TLS"* || $output == *"SSL"* || $output == *"certificate"* ]]
+	w=$(ls "$SRV/www/stick/wheels" | grep '^filelock-.*\.whl$')
+	printf 'x' | dd of="$SRV/www/stick/wheels/$w" bs=1 seek=100 conv=notrunc status=none
+	run chk "$OW_HTTPS_URL/stick" --cert "$OW_CA_FILE"
+	[ "$status" -eq 3 ]
+	[[ $output == *"hash"*"wheels/$w"* ]]
+	rm -rf "$SRV/www/stick"
+}
