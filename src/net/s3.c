@@ -196,14 +196,26 @@ static int bucket_ok(const char *b)
 	return 1;
 }
 
-int ow_s3_open(const char *url, const char *endpoint, int need_creds,
-               const struct ow_http_opts *http, struct ow_s3 *s)
+/* A store answers at once or is in trouble: a request is tried at most 4
+ * times within 30 s (AWS's SDKs try 3 times), so a store that lost a volume
+ * server fails the export in seconds, not minutes, and a re-run resumes. */
+static void s3_http_opts(struct ow_s3 *s, const struct ow_http_opts *http)
 {
-	memset(s, 0, sizeof *s);
 	if (http)
 		s->http = *http;
 	else
 		ow_http_opts_default(&s->http);
+	if (s->http.max_attempts > 4)
+		s->http.max_attempts = 4;
+	if (s->http.retry_budget_ms > 30000)
+		s->http.retry_budget_ms = 30000;
+}
+
+int ow_s3_open(const char *url, const char *endpoint, int need_creds,
+               const struct ow_http_opts *http, struct ow_s3 *s)
+{
+	memset(s, 0, sizeof *s);
+	s3_http_opts(s, http);
 	if (!ow_s3_is_url(url))
 		return ow_err(OW_EINVAL, "%s: not an s3:// URL (s3://BUCKET/PREFIX)", url);
 	const char *b = url + 5, *slash = strchr(b, '/');
@@ -897,10 +909,7 @@ int ow_s3_get(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
 int ow_s3_open_http(const char *url, const struct ow_http_opts *http, struct ow_s3 *s)
 {
 	memset(s, 0, sizeof *s);
-	if (http)
-		s->http = *http;
-	else
-		ow_http_opts_default(&s->http);
+	s3_http_opts(s, http);
 	int plain = !strncmp(url, "http://", 7);
 	if (!plain && strncmp(url, "https://", 8))
 		return ow_err(OW_EINVAL, "%s: not an http(s):// or s3:// URL", url);
