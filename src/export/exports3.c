@@ -169,7 +169,7 @@ int ex_s3_text(struct ex_s3run *u, const char *rel, const struct ow_str *b, stru
 {
 	uint8_t d[OW_SHA256_LEN];
 	char hex[OW_SHA256_HEX];
-	struct s3obj *o;
+	struct s3obj *o = NULL;
 	ow_sha256_buf(b->p ? b->p : "", b->n, d);
 	ow_hex(d, sizeof d, hex);
 	int late = !strcmp(rel, OW_EXPORT_MANIFEST) || !strcmp(rel, OW_EXPORT_SUMS) ||
