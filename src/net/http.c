@@ -1392,16 +1392,37 @@ static void global_init(void)
 		global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static int pick_ca(struct ow_http *h)
+/* libcurl loaded and initialised, once per process; else why not (the
+ * message recorded on this thread). */
+static int curl_ready(void)
 {
-	const char *ca = h->o.ca_file ? h->o.ca_file : getenv("SSL_CERT_FILE");
+	pthread_once(&global_once, global_init);
+	int rc = curl_loaded();
+	if (rc)
+		return rc;
+	if (global_rc != CURLE_OK)
+		return ow_err(OW_EINTERNAL, "libcurl initialisation failed: %s",
+		              curl_easy_strerror(global_rc));
+	return 0;
+}
+
+/* The CA file (opts, else $SSL_CERT_FILE), checked readable; NULL: the system's. */
+static int pick_ca_file(const struct ow_http_opts *o, char **out)
+{
+	const char *ca = o->ca_file ? o->ca_file : getenv("SSL_CERT_FILE");
+	*out = NULL;
 	if (!ca || !*ca)
 		return 0;
 	if (access(ca, R_OK))
 		return ow_err(OW_EINVAL, "CA file %s cannot be read — pass an existing PEM file "
 		              "with --cert (or fix SSL_CERT_FILE)", ca);
-	h->ca_file = strdup(ca);
-	return h->ca_file ? 0 : ow_err(OW_ENOMEM, "out of memory");
+	*out = strdup(ca);
+	return *out ? 0 : ow_err(OW_ENOMEM, "out of memory");
+}
+
+static int pick_ca(struct ow_http *h)
+{
+	return pick_ca_file(&h->o, &h->ca_file);
 }
 
 static int check_opts(const struct ow_http_opts *o)
@@ -1435,13 +1456,9 @@ static int engine_setup(struct ow_http *h)
 int ow_http_new(struct ow_http **out, const struct ow_http_opts *opts)
 {
 	*out = NULL;
-	pthread_once(&global_once, global_init);
-	int lrc = curl_loaded(); /* the message, recorded on this thread */
+	int lrc = curl_ready();
 	if (lrc)
 		return lrc;
-	if (global_rc != CURLE_OK)
-		return ow_err(OW_EINTERNAL, "libcurl initialisation failed: %s",
-		              curl_easy_strerror(global_rc));
 	struct ow_http *h = calloc(1, sizeof *h);
 	if (!h)
 		return ow_err(OW_ENOMEM, "cannot create the transfer engine: out of memory");
@@ -1641,13 +1658,9 @@ struct ow_http_conn {
 int ow_http_conn_new(struct ow_http_conn **out, const struct ow_http_opts *opts)
 {
 	*out = NULL;
-	pthread_once(&global_once, global_init);
-	int rc = curl_loaded();
+	int rc = curl_ready();
 	if (rc)
 		return rc;
-	if (global_rc != CURLE_OK)
-		return ow_err(OW_EINTERNAL, "libcurl initialisation failed: %s",
-		              curl_easy_strerror(global_rc));
 	struct ow_http_conn *c = calloc(1, sizeof *c);
 	if (!c)
 		return ow_err(OW_ENOMEM, "out of memory");
@@ -1655,12 +1668,7 @@ int ow_http_conn_new(struct ow_http_conn **out, const struct ow_http_opts *opts)
 		c->o = *opts;
 	else
 		ow_http_opts_default(&c->o);
-	const char *ca = c->o.ca_file ? c->o.ca_file : getenv("SSL_CERT_FILE");
-	if (ca && *ca && access(ca, R_OK))
-		rc = ow_err(OW_EINVAL, "CA file %s cannot be read — pass an existing PEM file "
-		            "with --cert (or fix SSL_CERT_FILE)", ca);
-	if (!rc && ca && *ca && !(c->ca_file = strdup(ca)))
-		rc = ow_err(OW_ENOMEM, "out of memory");
+	rc = pick_ca_file(&c->o, &c->ca_file);
 	if (!rc && !(c->user_agent = strdup(c->o.user_agent ? c->o.user_agent : "offwheel/" OW_VERSION)))
 		rc = ow_err(OW_ENOMEM, "out of memory");
 	if (!rc && !(c->easy = curl_easy_init()))

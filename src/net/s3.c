@@ -618,11 +618,28 @@ int ow_s3_abort_uploads(struct ow_http_conn *c, const struct ow_s3 *s,
 
 /* ---- put ------------------------------------------------------------------------ */
 
+/* What an object is written with, single or multipart: its SHA-256 (HEAD
+ * gives it back), its type, and the key id of the export that wrote it. */
+struct obj_hdrs {
+	char meta[96], type[160];
+};
+
+static void object_headers(const struct ow_s3 *s, struct ow_http_call *c, struct obj_hdrs *h,
+                           const char *sha256, const char *content_type)
+{
+	snprintf(h->meta, sizeof h->meta, "x-amz-meta-sha256: %s", sha256);
+	snprintf(h->type, sizeof h->type, "Content-Type: %s", content_type);
+	add_hdr(c, h->meta);
+	add_hdr(c, h->type);
+	if (s->owner_hdr[0])
+		add_hdr(c, s->owner_hdr);
+}
+
 static int put_single(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
                       const void *body, int fd, uint64_t off, uint64_t len, const char *sha256,
                       const char *content_type)
 {
-	char url[4096], hs[128], hck[96], hmeta[96], hct[160];
+	char url[4096], hs[128], hck[96];
 	uint8_t d[32];
 	char b64[45];
 	int rc = ow_s3_key_url(s, key, NULL, url, sizeof url);
@@ -630,15 +647,11 @@ static int put_single(struct ow_http_conn *c, const struct ow_s3 *s, const char 
 		return rc;
 	ow_s3_b64_32(d, b64);
 	struct ow_http_call call;
+	struct obj_hdrs oh;
 	call_init(s, &call, "PUT", url, hs, sizeof hs, sha256);
 	snprintf(hck, sizeof hck, "x-amz-checksum-sha256: %s", b64);
-	snprintf(hmeta, sizeof hmeta, "x-amz-meta-sha256: %s", sha256);
-	snprintf(hct, sizeof hct, "Content-Type: %s", content_type);
 	add_hdr(&call, hck);
-	add_hdr(&call, hmeta);
-	add_hdr(&call, hct);
-	if (s->owner_hdr[0])
-		add_hdr(&call, s->owner_hdr);
+	object_headers(s, &call, &oh, sha256, content_type);
 	call.body = body;
 	call.body_fd = fd;
 	call.body_off = off;
@@ -655,21 +668,16 @@ struct part {
 static int mp_create(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
                      const char *sha256, const char *content_type, char **upload_id)
 {
-	char url[4096], hs[128], halg[64], hmeta[96], hct[160];
+	char url[4096], hs[128];
 	int rc = ow_s3_key_url(s, key, "uploads=", url, sizeof url);
 	if (rc)
 		return rc;
 	struct ow_http_membuf m = {.cap = 1u << 20};
 	struct ow_http_call call;
+	struct obj_hdrs oh;
 	call_init(s, &call, "POST", url, hs, sizeof hs, NULL);
-	snprintf(halg, sizeof halg, "x-amz-checksum-algorithm: SHA256");
-	snprintf(hmeta, sizeof hmeta, "x-amz-meta-sha256: %s", sha256);
-	snprintf(hct, sizeof hct, "Content-Type: %s", content_type);
-	add_hdr(&call, halg);
-	add_hdr(&call, hmeta);
-	add_hdr(&call, hct);
-	if (s->owner_hdr[0])
-		add_hdr(&call, s->owner_hdr);
+	add_hdr(&call, "x-amz-checksum-algorithm: SHA256");
+	object_headers(s, &call, &oh, sha256, content_type);
 	call.on_data = membuf_sink;
 	call.on_restart = membuf_restart;
 	call.ud = &m;
