@@ -255,7 +255,7 @@ for i in json.load(open(sys.argv[1]))["install"]:
 	"$OFFWHEEL" keygen "$BATS_TEST_TMPDIR/k.sec" >/dev/null
 	"$OFFWHEEL" --home "$ws" -q export "$BATS_TEST_TMPDIR/stick" --target "cu132 $t" --sign "$BATS_TEST_TMPDIR/k.sec"
 	[ -f "$BATS_TEST_TMPDIR/stick/requirements/cu132-$t.txt" ]
-	mapfile -t cmds < <(sed -n 's/^    //p' "$BATS_TEST_TMPDIR/stick/INSTALL.txt" | grep -E '^pip install --no-index')
+	mapfile -t cmds < <(sed -n 's/^    //p' "$BATS_TEST_TMPDIR/stick/INSTALL.txt" | grep -E '^pip install --no-index --find-links wheels ')
 	[ "${#cmds[@]}" -eq 1 ]
 	python3 -m venv "$BATS_TEST_TMPDIR/v"
 	run bash -c "cd '$BATS_TEST_TMPDIR/stick' && PATH='$BATS_TEST_TMPDIR/v/bin':\$PATH && ${cmds[0]} -q"

@@ -196,7 +196,7 @@ for i in json.load(open(sys.argv[1]))["install"]:
 	req=$SRV/stick/requirements/cu130-$t.txt
 	[ -f "$req" ]
 	# INSTALL.txt's --no-index command, run as written from the stick's root, in a fresh venv
-	mapfile -t cmds < <(sed -n 's/^    //p' "$SRV/stick/INSTALL.txt" | grep -E '^pip install --no-index')
+	mapfile -t cmds < <(sed -n 's/^    //p' "$SRV/stick/INSTALL.txt" | grep -E '^pip install --no-index --find-links wheels ')
 	[ "${#cmds[@]}" -eq 1 ]
 	[[ "${cmds[0]}" == *"--require-hashes -r requirements/cu130-$t.txt"* ]]
 	python3 -m venv "$BATS_TEST_TMPDIR/v"
