@@ -110,22 +110,32 @@ struct ex_s3run {
 	char url[1100]; /* s3://BUCKET/PREFIX as given, normalised */
 	struct conns cn;
 	int jobs;
-	struct ow_s3_list listing;
+	struct ex_files listing; /* the prefix's objects (path, size), sorted */
 	struct s3obj *v;
 	size_t n;
 	ow_store *store;
-	char key_id[OW_KEYID_HEX > 16 ? OW_KEYID_HEX : 16];
+	char key_id[OW_KEYID_HEX]; /* or "unsigned" */
 	uint64_t done, total;
 	pthread_mutex_t mu;
 	int failed; /* (atomic) an object failed: the others of the step are not started */
 };
 
-static const struct ow_s3_object *listed(const struct ex_s3run *u, const char *key)
+static const struct ex_file *listed(const struct ex_s3run *u, const char *key)
 {
-	for (size_t i = 0; i < u->listing.n; i++) /* linear: a few hundred keys */
-		if (!strcmp(u->listing.v[i].key, key))
-			return &u->listing.v[i];
-	return NULL;
+	return ex_files_find(&u->listing, key);
+}
+
+/* Every object under the prefix as a sorted file list (path, size). */
+static int list_files(struct ow_http_conn *c, const struct ow_s3 *s, struct ex_files *out)
+{
+	struct ow_s3_list l;
+	int rc = ow_s3_list(c, s, &l);
+	for (size_t i = 0; !rc && i < l.n; i++)
+		rc = ex_files_add(out, l.v[i].key, l.v[i].size, NULL);
+	if (!rc)
+		ex_files_sort(out);
+	ow_s3_list_free(&l);
+	return rc;
 }
 
 static const char *content_type(const char *key)
@@ -307,7 +317,7 @@ int ex_s3_begin(ow_store *s, const struct ow_export_opts *o, const struct ex_fil
 	snprintf(u->url, sizeof u->url, "s3://%s%s%.*s", u->s3.bucket, pl ? "/" : "",
 	         pl ? (int)pl - 1 : 0, u->s3.prefix);
 	if (!rc)
-		rc = ow_s3_list(u->cn.v[0], &u->s3, &u->listing);
+		rc = list_files(u->cn.v[0], &u->s3, &u->listing);
 	if (rc)
 		return rc;
 	if (listed(u, OW_EXPORT_SIG) && o->key && prev_signed(u, o->key, prev) == 0)
@@ -354,7 +364,7 @@ void ex_s3_free(struct ex_s3run *u)
 		ow_str_free(&u->v[i].text);
 	}
 	free(u->v);
-	ow_s3_list_free(&u->listing);
+	ex_files_free(&u->listing);
 	conns_close(&u->cn);
 	pthread_mutex_destroy(&u->mu);
 	memset(&u->s3, 0, sizeof u->s3); /* the secret */
@@ -447,7 +457,7 @@ static int run_phase(struct ex_s3run *u, int head, int (*pick)(const struct ex_s
 
 static int pick_head(const struct ex_s3run *u, const struct s3obj *o, int arg)
 {
-	const struct ow_s3_object *l = o->phase == OBJ_LATE ? NULL : listed(u, o->key);
+	const struct ex_file *l = o->phase == OBJ_LATE ? NULL : listed(u, o->key);
 	return l && l->size == o->size;
 }
 
@@ -491,7 +501,7 @@ int ex_s3_publish(struct ex_s3run *u, const struct ex_files *want, const struct 
 	 * previous trusted list names it, or (left by a run killed between its
 	 * signature and this step) the object says it was written with this key */
 	for (size_t i = 0; !rc && i < u->listing.n; i++) {
-		const char *key = u->listing.v[i].key;
+		const char *key = u->listing.v[i].path;
 		if (want_key(want, key) || ex_path_problem(key) || !ex_s3_owned_path(key))
 			continue;
 		int ours = ex_files_find(&prev->files, key) != NULL;
@@ -559,16 +569,7 @@ int ex_remote_read(struct ex_remote *x, const char *rel, char **t, size_t *n)
 /* Every key under the prefix (NULL list when the source cannot list). */
 int ex_remote_list(struct ex_remote *x, struct ex_files *out)
 {
-	if (!x->listable)
-		return OW_EUNSUPPORTED;
-	struct ow_s3_list l;
-	int rc = ow_s3_list(x->cn.v[0], &x->s3, &l);
-	for (size_t i = 0; !rc && i < l.n; i++)
-		rc = ex_files_add(out, l.v[i].key, l.v[i].size, NULL);
-	if (!rc)
-		ex_files_sort(out);
-	ow_s3_list_free(&l);
-	return rc;
+	return x->listable ? list_files(x->cn.v[0], &x->s3, out) : OW_EUNSUPPORTED;
 }
 
 struct rhash {

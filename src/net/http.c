@@ -226,12 +226,17 @@ static int64_t now_ms(void)
 	return ow_mono_ms();
 }
 
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 static uint64_t rng_next(struct ow_http *h)
 {
-	h->rng ^= h->rng << 13;
-	h->rng ^= h->rng >> 7;
-	h->rng ^= h->rng << 17;
-	return h->rng;
+	return xorshift(&h->rng);
 }
 
 static void copy_str(char *dst, size_t n, const char *src)
@@ -1082,16 +1087,22 @@ static void finish(struct xfer *x, int rc)
 		x->req->on_done(x->req->ud, x->req);
 }
 
-static long backoff_ms(struct xfer *x)
+/* Capped exponential backoff with jitter (half fixed, half random) before
+ * the attempt after `attempts` ones. */
+static long backoff_delay(const struct ow_http_opts *o, unsigned attempts, uint64_t rnd)
 {
-	const struct ow_http_opts *o = &x->h->o;
-	unsigned n = x->req->res.attempts ? x->req->res.attempts - 1 : 0;
+	unsigned n = attempts ? attempts - 1 : 0;
 	long d = o->backoff_base_ms;
 	while (n-- && d < o->backoff_max_ms)
 		d *= 2;
 	if (d > o->backoff_max_ms)
 		d = o->backoff_max_ms;
-	return d / 2 + (long)(rng_next(x->h) % (uint64_t)(d / 2 + 1));
+	return d / 2 + (long)(rnd % (uint64_t)(d / 2 + 1));
+}
+
+static long backoff_ms(struct xfer *x)
+{
+	return backoff_delay(&x->h->o, x->req->res.attempts, rng_next(x->h));
 }
 
 static void requeue(struct xfer *x, long delay_ms)
@@ -1864,18 +1875,9 @@ static CURLcode call_attempt(struct ow_http_conn *k, struct call_run *r, struct 
 	return curl_easy_perform(e);
 }
 
-static void call_sleep(struct ow_http_conn *k, unsigned attempt)
+static void call_sleep(struct ow_http_conn *k, unsigned attempts)
 {
-	long base = k->o.backoff_base_ms, cap = k->o.backoff_max_ms;
-	long d = base;
-	for (unsigned i = 1; i < attempt && d < cap; i++)
-		d *= 2;
-	if (d > cap)
-		d = cap;
-	k->rng ^= k->rng << 13;
-	k->rng ^= k->rng >> 7;
-	k->rng ^= k->rng << 17;
-	d = d / 2 + (long)(k->rng % (uint64_t)(d / 2 + 1));
+	long d = backoff_delay(&k->o, attempts, xorshift(&k->rng));
 	struct timespec ts = {d / 1000, (d % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;

@@ -4,8 +4,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <libxml/parser.h>
-#include <libxml/tree.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,60 +18,6 @@
 int ow_s3_is_url(const char *s)
 {
 	return s && !strncmp(s, "s3://", 5);
-}
-
-void ow_s3_b64_32(const uint8_t in[32], char out[45])
-{
-	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t o = 0, i = 0;
-	for (; i + 3 <= 32; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		out[o++] = t[v >> 18 & 63];
-		out[o++] = t[v >> 12 & 63];
-		out[o++] = t[v >> 6 & 63];
-		out[o++] = t[v & 63];
-	}
-	uint32_t v = (uint32_t)in[30] << 16 | (uint32_t)in[31] << 8; /* 2 bytes left */
-	out[o++] = t[v >> 18 & 63];
-	out[o++] = t[v >> 12 & 63];
-	out[o++] = t[v >> 6 & 63];
-	out[o++] = '=';
-	out[o] = '\0';
-}
-
-static int b64_val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-/* 44 base64 characters of 32 bytes into hex; 0 when well-formed. */
-static int b64_32_to_hex(const char *b, char hex[65])
-{
-	uint8_t d[33];
-	size_t o = 0;
-	if (strlen(b) != 44 || b[43] != '=')
-		return -1;
-	for (size_t i = 0; i < 44; i += 4) {
-		int v[4];
-		for (int k = 0; k < 4; k++)
-			v[k] = b[i + k] == '=' ? 0 : b64_val((unsigned char)b[i + k]);
-		if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0)
-			return -1;
-		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-		d[o++] = (uint8_t)(w >> 16);
-		if (o < 33)
-			d[o++] = (uint8_t)(w >> 8);
-		if (o < 33)
-			d[o++] = (uint8_t)w;
-	}
-	ow_hex(d, 32, hex);
-	return 0;
 }
 
 /* ---- target, endpoint, credentials -------------------------------------------- */
@@ -354,30 +298,143 @@ static int add_hdr(struct ow_http_call *c, const char *h)
 	return -1;
 }
 
+/* ---- XML ------------------------------------------------------------------------
+ *
+ * S3 answers in small, flat XML: named elements (no two of one name nested),
+ * text with the five predefined entities and character references, no CDATA.
+ * The elements wanted are found by their tags; libxml2 stays with html.c, its
+ * one includer.  Text that is not plain (markup or an unknown entity inside,
+ * a NUL) is refused, never guessed at. */
+
+struct span {
+	const char *p, *end;
+};
+
+/* The next element `name` in *s: its content in *in, and *s moves past its
+ * end tag.  1 found, 0 not. */
+static int xml_next(struct span *s, const char *name, struct span *in)
+{
+	size_t nl = strlen(name);
+	const char *p = s->p;
+	while (p < s->end && (p = memchr(p, '<', (size_t)(s->end - p))) != NULL) {
+		p++;
+		if ((size_t)(s->end - p) <= nl || memcmp(p, name, nl) ||
+		    (p[nl] != '>' && p[nl] != ' ' && p[nl] != '/'))
+			continue;
+		const char *gt = memchr(p + nl, '>', (size_t)(s->end - p - nl));
+		if (!gt)
+			return 0;
+		if (gt[-1] == '/') { /* <Name/> */
+			in->p = in->end = gt + 1;
+			s->p = gt + 1;
+			return 1;
+		}
+		char close[80];
+		int cl = snprintf(close, sizeof close, "</%s>", name);
+		const char *e = cl > 0 && (size_t)cl < sizeof close
+		                ? memmem(gt + 1, (size_t)(s->end - gt - 1), close, (size_t)cl) : NULL;
+		if (!e)
+			return 0;
+		in->p = gt + 1;
+		in->end = e;
+		s->p = e + cl;
+		return 1;
+	}
+	return 0;
+}
+
+/* A character reference's code point as UTF-8 onto *o; 0, or -1 if invalid. */
+static int put_utf8(char **o, unsigned long cp)
+{
+	unsigned char *u = (unsigned char *)*o;
+	if (!cp || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return -1;
+	if (cp < 0x80) {
+		*u++ = (unsigned char)cp;
+	} else if (cp < 0x800) {
+		*u++ = (unsigned char)(0xC0 | cp >> 6);
+		*u++ = (unsigned char)(0x80 | (cp & 0x3F));
+	} else if (cp < 0x10000) {
+		*u++ = (unsigned char)(0xE0 | cp >> 12);
+		*u++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+		*u++ = (unsigned char)(0x80 | (cp & 0x3F));
+	} else {
+		*u++ = (unsigned char)(0xF0 | cp >> 18);
+		*u++ = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+		*u++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+		*u++ = (unsigned char)(0x80 | (cp & 0x3F));
+	}
+	*o = (char *)u;
+	return 0;
+}
+
+/* The text of `in`, entities decoded, malloc'd; NULL when it is not plain
+ * text or out of memory.  A reference never decodes longer than it is
+ * written ("&#65536;" is 8 bytes, its UTF-8 4), so len + 1 bytes suffice. */
+static char *xml_text(struct span in)
+{
+	static const struct { const char *name; char c; } ents[] = {
+		{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''},
+	};
+	char *out = malloc((size_t)(in.end - in.p) + 1), *o = out;
+	for (const char *p = in.p; out && p < in.end;) {
+		if (*p == '<' || *p == '\0')
+			goto bad;
+		if (*p != '&') {
+			*o++ = *p++;
+			continue;
+		}
+		size_t left = (size_t)(in.end - p);
+		const char *semi = memchr(p, ';', left < 12 ? left : 12);
+		if (!semi)
+			goto bad;
+		size_t el = (size_t)(semi - p - 1);
+		int done = 0;
+		for (size_t i = 0; !done && i < sizeof ents / sizeof *ents; i++)
+			if (strlen(ents[i].name) == el && !memcmp(p + 1, ents[i].name, el)) {
+				*o++ = ents[i].c;
+				done = 1;
+			}
+		if (!done && el >= 2 && p[1] == '#') {
+			int hex = p[2] == 'x';
+			char num[12], *end;
+			size_t dl = el - 1 - (size_t)hex;
+			memcpy(num, p + 2 + hex, dl);
+			num[dl] = '\0';
+			unsigned long cp = dl ? strtoul(num, &end, hex ? 16 : 10) : 0;
+			done = dl && !*end && isxdigit((unsigned char)num[0]) && put_utf8(&o, cp) == 0;
+		}
+		if (!done)
+			goto bad;
+		p = semi + 1;
+	}
+	if (out)
+		*o = '\0';
+	return out;
+bad:
+	free(out);
+	return NULL;
+}
+
+/* The text of the first element `name` in s, or NULL. */
+static char *xml_child(struct span s, const char *name)
+{
+	struct span in;
+	return xml_next(&s, name, &in) ? xml_text(in) : NULL;
+}
+
 void ow_s3_error_text(const char *xml, char *out, size_t n)
 {
+	struct span all = {xml, xml + strlen(xml)};
+	char *code = xml_child(all, "Code"), *msg = xml_child(all, "Message");
 	out[0] = '\0';
-	const char *c = strstr(xml, "<Code>"), *m = strstr(xml, "<Message>");
-	int cl = 0, ml = 0;
-	if (c) {
-		c += 6;
-		const char *e = strchr(c, '<');
-		cl = e ? (int)(e - c) : 0;
-	}
-	if (m) {
-		m += 9;
-		const char *e = strchr(m, '<');
-		ml = e ? (int)(e - m) : 0;
-	}
-	if (cl > 64)
-		cl = 64;
-	if (ml > 200)
-		ml = 200;
-	if (cl)
-		snprintf(out, n, "%.*s%s%.*s", cl, c, ml ? ": " : "", ml, m ? m : "");
+	if (code && *code)
+		snprintf(out, n, "%.64s%s%.200s", code, msg && *msg ? ": " : "", msg ? msg : "");
 	for (char *p = out; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = ' ';
+	free(code);
+	free(msg);
 }
 
 /* A failed call as an error naming the store's reason and what to do. */
@@ -423,83 +480,65 @@ static int membuf_restart(void *ud)
 	return ow_http_membuf_restart(ud);
 }
 
-/* ---- XML ------------------------------------------------------------------------ */
-
-static xmlDocPtr xml_parse(const char *p, size_t n)
+static struct span span_of(const struct ow_http_membuf *m)
 {
-	return xmlReadMemory(p, (int)n, "s3.xml", NULL,
-	                     XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
-	                         XML_PARSE_NOBLANKS);
+	const char *p = m->data ? m->data : "";
+	return (struct span){p, p + m->len};
 }
 
-static const char *xml_name(xmlNodePtr n)
+/* Run a call whose answer is a small XML document into m (the failure is
+ * named as call_fail names it). */
+static int call_mem(struct ow_http_conn *c, const struct ow_s3 *s, struct ow_http_call *call,
+                    const char *key, struct ow_http_membuf *m)
 {
-	return n->type == XML_ELEMENT_NODE ? (const char *)n->name : "";
-}
-
-/* The text of the first child element `name` of n (malloc'd), or NULL. */
-static char *xml_child_text(xmlNodePtr n, const char *name)
-{
-	for (xmlNodePtr k = n->children; k; k = k->next)
-		if (!strcmp(xml_name(k), name)) {
-			xmlChar *t = xmlNodeGetContent(k);
-			char *r = t ? strdup((const char *)t) : strdup("");
-			xmlFree(t);
-			return r;
-		}
-	return NULL;
+	m->cap = 16u << 20;
+	call->on_data = membuf_sink;
+	call->on_restart = membuf_restart;
+	call->ud = m;
+	call->max_size = m->cap;
+	int rc = ow_http_call(c, call);
+	if (rc) {
+		ow_http_membuf_free(m);
+		return call_fail(s, call, rc, key);
+	}
+	return 0;
 }
 
 /* One page of a ListObjectsV2 answer into out; *token the next page's. */
-static int list_page(const struct ow_s3 *s, const char *body, size_t len,
-                     struct ow_s3_list *out, size_t *cap, char **token)
+static int list_page(const struct ow_s3 *s, struct span body, struct ow_s3_list *out,
+                     size_t *cap, char **token)
 {
-	xmlDocPtr d = xml_parse(body, len);
-	xmlNodePtr root = d ? xmlDocGetRootElement(d) : NULL;
-	if (!root || strcmp(xml_name(root), "ListBucketResult")) {
-		if (d)
-			xmlFreeDoc(d);
+	struct span root, item;
+	*token = NULL;
+	if (!xml_next(&body, "ListBucketResult", &root))
 		return ow_err(OW_EPARSE, "s3://%s/%s: the listing is not a ListBucketResult — is "
 		                         "--endpoint an S3 API endpoint?", s->bucket, s->prefix);
-	}
 	int rc = 0;
 	size_t pl = strlen(s->prefix);
-	for (xmlNodePtr k = root->children; !rc && k; k = k->next) {
-		if (strcmp(xml_name(k), "Contents"))
-			continue;
-		char *key = xml_child_text(k, "Key"), *size = xml_child_text(k, "Size");
-		if (!key || !size || strncmp(key, s->prefix, pl) || !key[pl]) {
-			free(key);
-			free(size);
-			continue; /* outside the prefix (a hostile listing) or the prefix itself */
-		}
-		char *end;
+	for (struct span rest = root; !rc && xml_next(&rest, "Contents", &item);) {
+		char *key = xml_child(item, "Key"), *size = xml_child(item, "Size"), *end;
 		errno = 0;
-		unsigned long long sz = strtoull(size, &end, 10);
-		if (errno || *end || end == size) {
+		unsigned long long sz = size ? strtoull(size, &end, 10) : 0;
+		if (!key || !size || strncmp(key, s->prefix, pl) || !key[pl])
+			; /* outside the prefix (a hostile listing), the prefix itself, not text */
+		else if (errno || *end || end == size || *size == '-')
 			rc = ow_err(OW_EPARSE, "s3://%s/%s: size '%.40s' in the listing is not a number",
 			            s->bucket, key, size);
-		} else {
+		else {
 			struct ow_s3_object *nv = ow_array_reserve(out->v, cap, out->n + 1, sizeof *out->v);
-			if (!nv) {
+			if (nv)
+				out->v = nv;
+			if (!nv || !(out->v[out->n].key = strdup(key + pl)))
 				rc = ow_err(OW_ENOMEM, "out of memory");
-				free(key);
-				free(size);
-				break;
-			}
-			out->v = nv;
-			out->v[out->n].key = strdup(key + pl);
-			out->v[out->n].size = sz;
-			rc = out->v[out->n].key ? 0 : ow_err(OW_ENOMEM, "out of memory");
-			out->n += !rc;
+			else
+				out->v[out->n++].size = sz;
 		}
 		free(key);
 		free(size);
 	}
-	char *trunc = xml_child_text(root, "IsTruncated");
-	*token = NULL;
+	char *trunc = xml_child(root, "IsTruncated");
 	if (!rc && trunc && !strcmp(trunc, "true")) {
-		*token = xml_child_text(root, "NextContinuationToken");
+		*token = xml_child(root, "NextContinuationToken");
 		if (!*token || !**token) {
 			free(*token);
 			*token = NULL;
@@ -508,7 +547,6 @@ static int list_page(const struct ow_s3 *s, const char *body, size_t len,
 		}
 	}
 	free(trunc);
-	xmlFreeDoc(d);
 	return rc;
 }
 
@@ -535,18 +573,11 @@ int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, struct ow_s3_list 
 		token = NULL;
 		if (rc)
 			break;
-		struct ow_http_membuf m = {.cap = 16u << 20};
+		struct ow_http_membuf m = {0};
 		struct ow_http_call call;
 		call_init(s, &call, "GET", url, hs, sizeof hs, NULL);
-		call.on_data = membuf_sink;
-		call.on_restart = membuf_restart;
-		call.ud = &m;
-		call.max_size = m.cap;
-		rc = ow_http_call(c, &call);
-		if (rc)
-			rc = call_fail(s, &call, rc, NULL);
-		else
-			rc = list_page(s, m.data ? m.data : "", m.len, out, &cap, &token);
+		if (!(rc = call_mem(c, s, &call, NULL, &m)))
+			rc = list_page(s, span_of(&m), out, &cap, &token);
 		ow_http_membuf_free(&m);
 		if (!token || page > 100000)
 			break;
@@ -574,26 +605,16 @@ int ow_s3_abort_uploads(struct ow_http_conn *c, const struct ow_s3 *s,
 	if (enc(url, sizeof url, &o, s->prefix, 0) || o + 10 > sizeof url)
 		return ow_err(OW_ETOOBIG, "s3: prefix too long");
 	snprintf(url + o, sizeof url - o, "&uploads=");
-	struct ow_http_membuf m = {.cap = 16u << 20};
+	struct ow_http_membuf m = {0};
 	struct ow_http_call call;
 	call_init(s, &call, "GET", url, hs, sizeof hs, NULL);
-	call.on_data = membuf_sink;
-	call.on_restart = membuf_restart;
-	call.ud = &m;
-	int rc = ow_http_call(c, &call);
-	if (rc) {
-		rc = call_fail(s, &call, rc, NULL);
-		ow_http_membuf_free(&m);
+	int rc = call_mem(c, s, &call, NULL, &m);
+	if (rc)
 		return rc;
-	}
-	xmlDocPtr d = xml_parse(m.data ? m.data : "", m.len);
-	ow_http_membuf_free(&m);
-	xmlNodePtr root = d ? xmlDocGetRootElement(d) : NULL;
+	struct span rest = span_of(&m), item;
 	size_t pl = strlen(s->prefix);
-	for (xmlNodePtr k = root ? root->children : NULL; !rc && k; k = k->next) {
-		if (strcmp(xml_name(k), "Upload"))
-			continue;
-		char *key = xml_child_text(k, "Key"), *id = xml_child_text(k, "UploadId");
+	while (!rc && xml_next(&rest, "Upload", &item)) {
+		char *key = xml_child(item, "Key"), *id = xml_child(item, "UploadId");
 		if (key && id && !strncmp(key, s->prefix, pl) && want(ud, key + pl)) {
 			char q[1200], u[4096];
 			size_t qo = (size_t)snprintf(q, sizeof q, "uploadId=");
@@ -611,8 +632,7 @@ int ow_s3_abort_uploads(struct ow_http_conn *c, const struct ow_s3 *s,
 		free(key);
 		free(id);
 	}
-	if (d)
-		xmlFreeDoc(d);
+	ow_http_membuf_free(&m);
 	return rc;
 }
 
@@ -645,7 +665,7 @@ static int put_single(struct ow_http_conn *c, const struct ow_s3 *s, const char 
 	int rc = ow_s3_key_url(s, key, NULL, url, sizeof url);
 	if (rc || (rc = ow_sha256_from_hex(sha256, d)))
 		return rc;
-	ow_s3_b64_32(d, b64);
+	ow_b64_encode(d, 32, b64, sizeof b64);
 	struct ow_http_call call;
 	struct obj_hdrs oh;
 	call_init(s, &call, "PUT", url, hs, sizeof hs, sha256);
@@ -672,26 +692,16 @@ static int mp_create(struct ow_http_conn *c, const struct ow_s3 *s, const char *
 	int rc = ow_s3_key_url(s, key, "uploads=", url, sizeof url);
 	if (rc)
 		return rc;
-	struct ow_http_membuf m = {.cap = 1u << 20};
+	struct ow_http_membuf m = {0};
 	struct ow_http_call call;
 	struct obj_hdrs oh;
 	call_init(s, &call, "POST", url, hs, sizeof hs, NULL);
 	add_hdr(&call, "x-amz-checksum-algorithm: SHA256");
 	object_headers(s, &call, &oh, sha256, content_type);
-	call.on_data = membuf_sink;
-	call.on_restart = membuf_restart;
-	call.ud = &m;
-	rc = ow_http_call(c, &call);
-	if (rc) {
-		ow_http_membuf_free(&m);
-		return call_fail(s, &call, rc, key);
-	}
-	xmlDocPtr d = xml_parse(m.data ? m.data : "", m.len);
+	if ((rc = call_mem(c, s, &call, key, &m)))
+		return rc;
+	*upload_id = xml_child(span_of(&m), "UploadId");
 	ow_http_membuf_free(&m);
-	xmlNodePtr root = d ? xmlDocGetRootElement(d) : NULL;
-	*upload_id = root ? xml_child_text(root, "UploadId") : NULL;
-	if (d)
-		xmlFreeDoc(d);
 	if (!*upload_id || !**upload_id) {
 		free(*upload_id);
 		*upload_id = NULL;
@@ -714,7 +724,7 @@ static int mp_part(struct ow_http_conn *c, const struct ow_s3 *s, const char *ke
 		return ow_err_prefix(OW_EIO, "%s: ", key);
 	ow_sha256_buf(data, (size_t)len, d);
 	ow_hex(d, 32, hex);
-	ow_s3_b64_32(d, pt->b64);
+	ow_b64_encode(d, 32, pt->b64, sizeof pt->b64);
 	snprintf(q, sizeof q, "partNumber=%u&%s", num, qid);
 	int rc = ow_s3_key_url(s, key, q, url, sizeof url);
 	if (rc)
@@ -764,21 +774,18 @@ static int mp_complete(struct ow_http_conn *c, const struct ow_s3 *s, const char
 	ow_sha256_buf(x.p, x.n, d);
 	ow_hex(d, 32, hex);
 	int rc = ow_s3_key_url(s, key, qid, url, sizeof url);
-	struct ow_http_membuf m = {.cap = 1u << 20};
+	struct ow_http_membuf m = {0};
 	struct ow_http_call call;
+	struct span err;
 	if (!rc) {
 		call_init(s, &call, "POST", url, hs, sizeof hs, hex);
 		add_hdr(&call, "Content-Type: application/xml");
 		call.body = x.p;
 		call.body_len = x.n;
-		call.on_data = membuf_sink;
-		call.on_restart = membuf_restart;
-		call.ud = &m;
-		rc = ow_http_call(c, &call);
-		if (rc)
-			rc = call_fail(s, &call, rc, key);
+		rc = call_mem(c, s, &call, key, &m);
 		/* S3 may answer 200 with an <Error> body when completing */
-		else if (m.data && strstr(m.data, "<Error>")) {
+		struct span body = span_of(&m);
+		if (!rc && xml_next(&body, "Error", &err)) {
 			snprintf(call.error_body, sizeof call.error_body, "%s", m.data);
 			call.status = 500;
 			rc = call_fail(s, &call, OW_EHTTP, key);
@@ -874,11 +881,11 @@ int ow_s3_head(struct ow_http_conn *c, const struct ow_s3 *s, const char *key, u
 	/* the store's own checksum (it computed it on receipt) before the
 	 * metadata the uploader wrote; a multipart object's is a checksum of
 	 * part checksums ("...-N"), which does not decode to 32 bytes */
-	if (b64_32_to_hex(call.captured[2], sha256)) {
-		sha256[0] = '\0';
-		if (ow_is_sha256_hex(call.captured[1]))
-			memcpy(sha256, call.captured[1], 65);
-	}
+	uint8_t d[32];
+	if (!ow_b64_decode(call.captured[2], strlen(call.captured[2]), d, sizeof d))
+		ow_hex(d, sizeof d, sha256);
+	else if (ow_is_sha256_hex(call.captured[1]))
+		memcpy(sha256, call.captured[1], 65);
 	return 0;
 }
 

@@ -100,7 +100,5 @@ int ow_s3_get(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
 
 /* The text S3 put in an <Error> body ("AccessDenied: ..."), for messages. */
 void ow_s3_error_text(const char *xml, char *out, size_t n);
-/* Standard base64 of 32 bytes (44 characters + NUL). */
-void ow_s3_b64_32(const uint8_t in[32], char out[45]);
 
 #endif

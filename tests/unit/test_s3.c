@@ -163,10 +163,10 @@ static void test_checksum_base64(void **state)
 	uint8_t d[32];
 	char b[45];
 	assert_int_equal(ow_sha256_buf("hello\n", 6, d), 0);
-	ow_s3_b64_32(d, b);
+	assert_int_equal(ow_b64_encode(d, sizeof d, b, sizeof b), 0);
 	assert_string_equal(b, "WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM=");
 	memset(d, 0xff, sizeof d);
-	ow_s3_b64_32(d, b);
+	assert_int_equal(ow_b64_encode(d, sizeof d, b, sizeof b), 0);
 	assert_string_equal(b, "//////////////////////////////////////////8=");
 }
 
@@ -180,6 +180,23 @@ static void test_error_text(void **state)
 	                       "not match ");
 	ow_s3_error_text("not xml at all", t, sizeof t);
 	assert_string_equal(t, "");
+	/* entities and character references decoded (SeaweedFS writes quotes as &#34;) */
+	ow_s3_error_text("<Error><Code>NoSuchKey</Code><Message>a &amp; b &lt;&#34;k&#x41;&#233;"
+	                 "&quot;&gt;</Message></Error>", t, sizeof t);
+	assert_string_equal(t, "NoSuchKey: a & b <\"kA\xc3\xa9\">");
+	/* not plain text: an unknown entity, markup inside, a NUL reference, an
+	 * unterminated element -> nothing taken from it */
+	ow_s3_error_text("<Error><Code>X</Code><Message>&bogus;</Message></Error>", t, sizeof t);
+	assert_string_equal(t, "X");
+	ow_s3_error_text("<Error><Code>X<b>y</b></Code></Error>", t, sizeof t);
+	assert_string_equal(t, "");
+	ow_s3_error_text("<Error><Code>&#0;</Code></Error>", t, sizeof t);
+	assert_string_equal(t, "");
+	ow_s3_error_text("<Error><Code>Unterminated", t, sizeof t);
+	assert_string_equal(t, "");
+	/* a longer name sharing the start is another element */
+	ow_s3_error_text("<Error><CodeX>no</CodeX><Code>yes</Code></Error>", t, sizeof t);
+	assert_string_equal(t, "yes");
 }
 
 int main(void)
