@@ -175,26 +175,10 @@ moved_stick() { # copy the export to another "mount point"; prints its path
 
 @test "pip installs over HTTP from nginx with the --nginx-conf server block" {
 	local d=$SRV/nginx2 port
-	mkdir -p "$d/tmp"
+	mkdir -p "$d"
 	port=$(ow_free_port)
 	sed "s/listen 8080;/listen 127.0.0.1:$port;/" "$SRV/ex.nginx.conf" >"$d/server.conf"
-	local user=
-	[ "$(id -u)" -eq 0 ] && user="user root;" # workers must read the private test dirs
-	cat >"$d/nginx.conf" <<-EOC
-		$user
-		pid $d/nginx.pid;
-		error_log $d/error.log;
-		events { worker_connections 64; }
-		http {
-		  access_log $d/access.log;
-		  client_body_temp_path $d/tmp; proxy_temp_path $d/tmp; fastcgi_temp_path $d/tmp;
-		  uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
-		  include $d/server.conf;
-		}
-	EOC
-	command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
-	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log"
-	_ow_wait_port "$port"
+	ow_nginx_serve "$d" "$port"
 	# autoindex is off: a directory is not listed; wheels/ answers with the
 	# export's own flat page (wheels/index.html, signed like the rest)
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/requirements/")" = 403 ]

@@ -597,22 +597,7 @@ agree() {
 	port=$(ow_free_port)
 	sed -e "s|listen 8080;|listen 127.0.0.1:$port;|" -e "s|/var/cache/nginx/offwheel|$d/cache|" \
 		"$d/offwheel.conf" >"$d/server.conf"
-	local user=
-	[ "$(id -u)" -eq 0 ] && user="user root;" # workers must write the private cache dir
-	cat >"$d/nginx.conf" <<-EOC
-		$user
-		pid $d/nginx.pid;
-		error_log $d/error.log;
-		events { worker_connections 256; }
-		http {
-		  access_log $d/access.log;
-		  client_body_temp_path $d/tmp; proxy_temp_path $d/tmp; fastcgi_temp_path $d/tmp;
-		  uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
-		  include $d/server.conf;
-		}
-	EOC
-	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" || { cat "$d/error.log"; false; }
-	_ow_wait_port "$port"
+	ow_nginx_serve "$d" "$port"
 	P=http://127.0.0.1:$port
 	# pip through the proxy only
 	python3 -m venv "$BATS_TEST_TMPDIR/v"

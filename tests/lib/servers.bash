@@ -160,3 +160,28 @@ ow_stop_faultserver() {
 	OW_FAULT_PID=
 	return 0
 }
+
+# ow_nginx_serve DIR PORT: run nginx with DIR/server.conf (a server block
+# listening on 127.0.0.1:PORT, such as export --nginx-conf writes) in an http
+# block of its own, pid, logs and temp files under DIR; waits for the port.
+# The caller stops it with: kill "$(cat DIR/nginx.pid)".
+ow_nginx_serve() {
+	local d=$1 port=$2 user=
+	mkdir -p "$d/tmp"
+	[ "$(id -u)" -eq 0 ] && user="user root;" # workers must reach the private test dirs
+	cat >"$d/nginx.conf" <<-EOC
+		$user
+		pid $d/nginx.pid;
+		error_log $d/error.log;
+		events { worker_connections 256; }
+		http {
+		  access_log $d/access.log;
+		  client_body_temp_path $d/tmp; proxy_temp_path $d/tmp; fastcgi_temp_path $d/tmp;
+		  uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
+		  include $d/server.conf;
+		}
+	EOC
+	command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
+	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" || { cat "$d/error.log" >&2; return 1; }
+	_ow_wait_port "$port"
+}
