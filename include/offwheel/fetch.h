@@ -9,7 +9,11 @@
  *     the file name, and the page's core-metadata hash where given; then its
  *     own hash is pinned (trust "record-pinned").
  * A partial download survives a crash: the next run re-hashes the bytes on
- * disk and asks for the rest with Range + If-Range. */
+ * disk and asks for the rest (the resume rule): with a plain Range when the
+ * file's sha256 is known (published, or pinned by an earlier fetch) — the
+ * final hash decides, and a resumed file that does not match is downloaded
+ * once more from zero; else with Range + If-Range when the server gave a
+ * validator; else not at all. */
 #ifndef OW_FETCH_H
 #define OW_FETCH_H
 
@@ -40,6 +44,28 @@ enum ow_fetch_outcome {
 	OW_FETCH_FAILED    /* could not be downloaded (partial kept for resume) */
 };
 
+/* What became of bytes held from before: a partial an earlier run left, or
+ * a transfer of this run that broke off. */
+enum ow_fetch_resume {
+	OW_FETCH_RESUME_NONE,      /* nothing held, or nothing to say */
+	OW_FETCH_RESUMED,          /* continued at resumed_from (resume_basis) */
+	OW_FETCH_RESUME_REFUSED,   /* a partial not resumed: no known sha256 and
+	                            * no validator to judge its bytes by */
+	OW_FETCH_RESUME_IGNORED,   /* asked to continue, the server sent the
+	                            * whole file (or not the range asked for):
+	                            * downloaded from zero */
+	OW_FETCH_RESUME_DISCARDED  /* continued, but the whole did not match its
+	                            * sha256: downloaded once more from zero */
+};
+
+/* What vouched for the bytes a resume continued. */
+enum ow_fetch_resume_basis {
+	OW_FETCH_BASIS_NONE,
+	OW_FETCH_BASIS_IF_RANGE,  /* the server's validator (If-Range) */
+	OW_FETCH_BASIS_PUBLISHED, /* a plain Range; the published sha256 decides */
+	OW_FETCH_BASIS_PINNED     /* a plain Range; the pinned sha256 decides */
+};
+
 struct ow_fetch_item {
 	int64_t file_id;
 	char filename[256];
@@ -48,7 +74,13 @@ struct ow_fetch_item {
 	int rc;
 	uint64_t bytes;    /* size of the verified file */
 	uint64_t received; /* bytes that came over the network this run */
-	int resumed;
+	int resumed;       /* the bytes stored continued bytes held before */
+	uint64_t partial;  /* bytes of a partial an earlier run left (0 none) */
+	uint64_t resumed_from; /* resumed: the offset it continued at */
+	enum ow_fetch_resume resume;
+	enum ow_fetch_resume_basis resume_basis;
+	char validator[256]; /* OW_FETCH_BASIS_IF_RANGE: the validator sent */
+	int restarted;     /* bytes held were discarded and downloaded again */
 	int no_range; /* range metadata: the server does not serve ranges (or the
 	               * URL is not http(s)): read the whole wheel instead */
 	char sha256[OW_SHA256_HEX];
@@ -111,6 +143,10 @@ void ow_fetch_report_free(struct ow_fetch_report *r);
 int ow_file_metadata(ow_store *s, int64_t file_id, char **text, size_t *len);
 
 const char *ow_fetch_outcome_name(enum ow_fetch_outcome o);
+/* "none", "resumed", "not-resumed", "server-restarted", "discarded" */
+const char *ow_fetch_resume_name(enum ow_fetch_resume r);
+/* NULL, "if-range", "published-sha256", "pinned-sha256" */
+const char *ow_fetch_resume_basis_name(enum ow_fetch_resume_basis b);
 
 /* ---- core metadata kept parsed in the index database (filemeta.c) ----
  * What resolve needs of a file's METADATA (Name, Version, Requires-Python,

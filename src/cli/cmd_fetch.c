@@ -91,11 +91,67 @@ static int lookup_all(struct cli *c, ow_store *s, char **items, int n, int64_t *
 
 static json_t *item_json(const struct ow_fetch_item *it)
 {
-	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:b, s:s?, s:s?, s:s?}", "filename", it->filename,
-	                 "url", it->url, "outcome", ow_fetch_outcome_name(it->outcome), "bytes",
-	                 (json_int_t)it->bytes, "received", (json_int_t)it->received, "resumed",
-	                 it->resumed, "sha256", *it->sha256 ? it->sha256 : NULL, "trust", it->trust,
-	                 "error", it->outcome >= OW_FETCH_REJECTED ? it->detail : NULL);
+	json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:b, s:s?, s:s?, s:s?}", "filename",
+	                      it->filename, "url", it->url, "outcome",
+	                      ow_fetch_outcome_name(it->outcome), "bytes", (json_int_t)it->bytes,
+	                      "received", (json_int_t)it->received, "resumed", it->resumed,
+	                      "sha256", *it->sha256 ? it->sha256 : NULL, "trust", it->trust,
+	                      "error", it->outcome >= OW_FETCH_REJECTED ? it->detail : NULL);
+	json_t *r = json_pack("{s:s, s:I, s:I, s:s?, s:b}", "resume", ow_fetch_resume_name(it->resume),
+	                      "partial", (json_int_t)it->partial, "resumed_from",
+	                      (json_int_t)it->resumed_from, "resume_basis",
+	                      ow_fetch_resume_basis_name(it->resume_basis), "restarted",
+	                      it->restarted);
+	json_object_update(o, r);
+	json_decref(r);
+	return o;
+}
+
+/* The one line that says what became of the bytes held before; "" when
+ * there is nothing to say. */
+static void resume_line(const struct ow_fetch_item *it, char *buf, size_t n)
+{
+	char at[32];
+	buf[0] = '\0';
+	switch (it->resume) {
+	case OW_FETCH_RESUMED:
+		cli_bytes(it->resumed_from, at, sizeof at);
+		if (it->resume_basis == OW_FETCH_BASIS_IF_RANGE)
+			snprintf(buf, n, "resumed at %s (If-Range %s)", at, it->validator);
+		else
+			snprintf(buf, n, "resumed at %s (no If-Range; the %s sha256 decides)", at,
+			         it->resume_basis == OW_FETCH_BASIS_PINNED ? "pinned" : "published");
+		break;
+	case OW_FETCH_RESUME_REFUSED:
+		snprintf(buf, n, "a partial of %s not resumed: no sha256 is known and the server "
+		         "sent no ETag or Last-Modified to judge its bytes by; downloaded from zero",
+		         cli_bytes(it->partial, at, sizeof at));
+		break;
+	case OW_FETCH_RESUME_IGNORED:
+		snprintf(buf, n, "a partial of %s not resumed: the server sent the whole file to the "
+		         "Range request; downloaded from zero", cli_bytes(it->partial, at, sizeof at));
+		break;
+	case OW_FETCH_RESUME_DISCARDED:
+		snprintf(buf, n, "resume discarded: the resumed file did not %s; downloaded again "
+		         "from zero",
+		         it->resume_basis == OW_FETCH_BASIS_PINNED      ? "match its pinned sha256"
+		         : it->resume_basis == OW_FETCH_BASIS_PUBLISHED ? "match its published sha256"
+		                                                        : "verify");
+		break;
+	default:
+		break;
+	}
+}
+
+static void say_resume(const struct cli *c, const struct ow_fetch_item *it)
+{
+	char line[512], prefix[400];
+	resume_line(it, line, sizeof line);
+	if (!*line || c->json || c->verbosity < 0)
+		return;
+	snprintf(prefix, sizeof prefix, "offwheel %s: %s: ", c->cmd ? c->cmd : "fetch",
+	         it->filename);
+	cli_wrapped(stdout, prefix, line);
 }
 
 json_t *fetch_report_json(const struct ow_fetch_report *r)
@@ -123,6 +179,7 @@ void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r)
 			cli_say(c, "%-8s %s  %s%s%s%s\n", ow_fetch_outcome_name(it->outcome), it->filename,
 			        cli_bytes(it->bytes, b, sizeof b), it->resumed ? " (resumed)" : "",
 			        it->trust ? "  " : "", it->trust ? it->trust : "");
+		say_resume(c, it);
 	}
 	char b3[32];
 	cli_say(c, "%zu files: %zu downloaded (%s in %.1f s, %s), %zu already there, "

@@ -191,6 +191,7 @@ struct xfer {
 	uint64_t total;      /* total size learned from responses, 0 unknown */
 	uint64_t cap;
 	uint64_t range_from; /* this attempt's Range start, 0 = none */
+	enum ow_http_resume range_basis; /* ... sent with If-Range, or plain */
 	uint64_t rlen;       /* a range request: body bytes its 206 announced */
 	int no_range;
 	char validator[256]; /* for If-Range */
@@ -650,6 +651,8 @@ static int restart_sink(struct xfer *x)
 		ow_log(OW_LOG_INFO, "%s: server sent the whole file; restarting from zero", label(x));
 	q->res.restarted = 1;
 	q->res.resumed = 0;
+	q->res.resumed_from = 0;
+	q->res.resume_basis = OW_HTTP_RESUME_NONE;
 	x->pos = 0;
 	return 0;
 }
@@ -700,6 +703,8 @@ static int begin_body(struct xfer *x)
 	if (start != x->pos && restart_sink(x))
 		return -1;
 	x->req->res.resumed = start > 0;
+	x->req->res.resumed_from = start;
+	x->req->res.resume_basis = start ? x->range_basis : OW_HTTP_RESUME_NONE;
 	learn_validator(x);
 	/* let the sink see, before the first byte, what validates these bytes */
 	copy_str(x->req->res.validator, sizeof x->req->res.validator, x->validator);
@@ -1169,6 +1174,33 @@ static int add_header(struct xfer *x, const char *fmt, ...)
 	return 0;
 }
 
+enum ow_http_resume ow_http_resume_basis(uint64_t held, const char *validator, int hash_known)
+{
+	if (!held)
+		return OW_HTTP_RESUME_NONE;
+	if (hash_known)
+		return OW_HTTP_RESUME_PLAIN;
+	return validator && *validator ? OW_HTTP_RESUME_IF_RANGE : OW_HTTP_RESUME_NONE;
+}
+
+/* Range (+ If-Range) to continue after the bytes the sink holds, when
+ * that can be judged (see ow_http_resume_basis). */
+static int add_resume_headers(struct xfer *x)
+{
+	const struct ow_http_req *q = x->req;
+	int by_hash = (q->flags & OW_HTTP_RESUME_BY_HASH) != 0;
+	if (x->no_range || x->is_file)
+		return 0;
+	x->range_basis = ow_http_resume_basis(x->pos, x->validator, by_hash);
+	if (x->range_basis == OW_HTTP_RESUME_NONE)
+		return 0;
+	x->range_from = x->pos;
+	int bad = add_header(x, "Range: bytes=%llu-", (unsigned long long)x->pos);
+	if (x->range_basis == OW_HTTP_RESUME_IF_RANGE)
+		bad |= add_header(x, "If-Range: %s", x->validator);
+	return bad;
+}
+
 static int build_headers(struct xfer *x)
 {
 	const struct ow_http_req *q = x->req;
@@ -1176,6 +1208,7 @@ static int build_headers(struct xfer *x)
 	if (q->accept && *q->accept)
 		bad |= add_header(x, "Accept: %s", q->accept);
 	x->range_from = 0;
+	x->range_basis = OW_HTTP_RESUME_NONE;
 	if (ranged(q)) {
 		char asked[64];
 		range_text(q, asked, sizeof asked);
@@ -1184,11 +1217,8 @@ static int build_headers(struct xfer *x)
 			bad |= add_header(x, "If-Range: %s", q->if_range);
 		return bad ? -1 : 0;
 	}
-	if (x->pos > 0 && !x->no_range && x->validator[0] && !x->is_file) {
-		x->range_from = x->pos;
-		bad |= add_header(x, "Range: bytes=%llu-", (unsigned long long)x->pos);
-		bad |= add_header(x, "If-Range: %s", x->validator);
-	} else if (x->pos == 0 && q->if_none_match && *q->if_none_match) {
+	bad |= add_resume_headers(x);
+	if (!x->range_from && x->pos == 0 && q->if_none_match && *q->if_none_match) {
 		bad |= add_header(x, "If-None-Match: %s", q->if_none_match);
 		x->conditional = 1;
 	}

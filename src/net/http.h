@@ -12,7 +12,9 @@
  *     short bodies, 408/429/5xx) with capped exponential backoff + jitter,
  *     honouring a sane Retry-After, within a count and time budget;
  *   - resumes with Range + If-Range after a mid-body failure or from the
- *     caller's resume_from, accepting a 206 only with the right
+ *     caller's resume_from (with a plain Range when the caller vouches with
+ *     OW_HTTP_RESUME_BY_HASH that it checks the whole file's hash: servers
+ *     and caches without ETag / Last-Modified), accepting a 206 only with the right
  *     Content-Range; otherwise it calls on_restart (the caller truncates)
  *     before delivering any byte from offset zero;
  *   - asks for one byte range when the request says so (range_len: the last
@@ -45,6 +47,28 @@
 #define OW_HTTP_ALLOW_FILE 0x2u /* file:// allowed for the first URL */
 #define OW_HTTP_RANGE_SUFFIX 0x4u /* range_len is the last bytes of the file
                                    * wanted ("bytes=-N"), range_off unused */
+#define OW_HTTP_RESUME_BY_HASH 0x8u /* the caller checks the whole file against
+                                     * a hash it knows: bytes held are
+                                     * continued with a plain Range, without
+                                     * If-Range (else only with Range +
+                                     * If-Range, when a validator is known) */
+
+/* How a transfer continues from bytes the caller already holds. */
+enum ow_http_resume {
+	OW_HTTP_RESUME_NONE,     /* not at all: from byte zero */
+	OW_HTTP_RESUME_IF_RANGE, /* Range + If-Range: the server says whether the
+	                          * bytes held are still of its file */
+	OW_HTTP_RESUME_PLAIN     /* a plain Range: nothing proves the bytes
+	                          * held are of the file now served; the
+	                          * caller's hash of the whole file decides */
+};
+
+/* The way to continue after `held` bytes, given the validator of those
+ * bytes ("" or NULL when none) and whether the caller knows the whole
+ * file's hash: a plain Range when the hash is known (it decides, whatever a
+ * mirror's validators say), else If-Range when a validator is known, else
+ * none: bytes are never stitched blind. */
+enum ow_http_resume ow_http_resume_basis(uint64_t held, const char *validator, int hash_known);
 
 struct ow_http_result {
 	int rc;                 /* 0 or OW_E* (ENOENT for 403/404/410) */
@@ -54,6 +78,8 @@ struct ow_http_result {
 	unsigned attempts;      /* requests made, redirects not counted */
 	unsigned redirects;     /* hops followed */
 	int resumed;            /* the final body continued earlier bytes */
+	uint64_t resumed_from;  /* ... at this offset (0 when not resumed) */
+	enum ow_http_resume resume_basis; /* ... on this basis (NONE when not) */
 	int restarted;          /* on_restart was called at least once */
 	int not_modified;       /* 304 to a conditional GET */
 	int close_delimited;    /* HTTP/1.x body without Content-Length or
@@ -95,11 +121,14 @@ struct ow_http_req {
 	uint64_t max_size;          /* hard cap on total size, 0 = engine's */
 	uint64_t resume_from;       /* bytes the caller already holds */
 	const char *if_range;       /* validator of those bytes (ETag or date);
-	                             * without it resume_from restarts at 0 */
+	                             * without it resume_from restarts at 0,
+	                             * unless flags has OW_HTTP_RESUME_BY_HASH
+	                             * (then it is not sent) */
 	const char *accept;         /* an Accept header (NULL: none) */
 	const char *if_none_match;  /* conditional GET (ignored when resuming) */
 	const char *if_modified_since;
-	unsigned flags;             /* OW_HTTP_ALLOW_*, OW_HTTP_RANGE_SUFFIX */
+	unsigned flags;             /* OW_HTTP_ALLOW_*, OW_HTTP_RANGE_SUFFIX,
+	                             * OW_HTTP_RESUME_BY_HASH */
 	/* One byte range instead of the whole body (0 = the whole body; not
 	 * with resume_from): range_len bytes from range_off ("bytes=A-B"; a
 	 * range past the end is cut at it), or with OW_HTTP_RANGE_SUFFIX the

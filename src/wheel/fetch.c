@@ -65,6 +65,19 @@ const char *ow_fetch_outcome_name(enum ow_fetch_outcome o)
 	return (unsigned)o < sizeof n / sizeof n[0] ? n[o] : "?";
 }
 
+const char *ow_fetch_resume_name(enum ow_fetch_resume r)
+{
+	static const char *const n[] = {"none", "resumed", "not-resumed", "server-restarted",
+	                                "discarded"};
+	return (unsigned)r < sizeof n / sizeof n[0] ? n[r] : "?";
+}
+
+const char *ow_fetch_resume_basis_name(enum ow_fetch_resume_basis b)
+{
+	static const char *const n[] = {NULL, "if-range", "published-sha256", "pinned-sha256"};
+	return (unsigned)b < sizeof n / sizeof n[0] ? n[b] : NULL;
+}
+
 /* --- lookups -------------------------------------------------------------------- */
 
 int ow_fetch_lookup(ow_store *s, const char *item, int64_t **ids, size_t *n)
@@ -247,6 +260,36 @@ static int rehash_part(struct dl *d, uint64_t n)
 	return rc;
 }
 
+/* The file's whole hash is known: a resumed file is judged by it. */
+static int hash_known(const struct dl *d)
+{
+	return *d->published || *d->pinned;
+}
+
+/* Continue after the `held` bytes of an earlier run when the resume rule
+ * allows it (ow_http_resume_basis): 1 when resuming, 0 when not. */
+static int resume_part(struct dl *d, uint64_t held, const char *validator)
+{
+	enum ow_http_resume b = ow_http_resume_basis(held, validator, hash_known(d));
+	if (held && b == OW_HTTP_RESUME_NONE) {
+		d->item->resume = OW_FETCH_RESUME_REFUSED;
+		ow_log(OW_LOG_INFO, "%s: a partial of %llu bytes, but no known sha256 and no "
+		       "validator to judge it by — downloading from zero", d->item->filename,
+		       (unsigned long long)held);
+	}
+	/* the bytes held are read once, through the hash the rest continues */
+	if (b == OW_HTTP_RESUME_NONE || rehash_part(d, held))
+		return 0;
+	d->size = held;
+	d->req.resume_from = held;
+	d->req.if_range = *validator && b == OW_HTTP_RESUME_IF_RANGE ? strdup(validator) : NULL;
+	d->validator_saved = 1;
+	ow_log(OW_LOG_INFO, "%s: resuming after %llu bytes (%s)", d->item->filename,
+	       (unsigned long long)held,
+	       b == OW_HTTP_RESUME_IF_RANGE ? "If-Range" : "plain Range; the sha256 decides");
+	return 1;
+}
+
 static int open_part(struct dl *d)
 {
 	char validator[256];
@@ -260,16 +303,10 @@ static int open_part(struct dl *d)
 	int rc = ow_sha256_new(&d->h);
 	if (rc)
 		return rc;
-	if (st.st_size > 0 && *validator && !rehash_part(d, (uint64_t)st.st_size)) {
-		d->size = (uint64_t)st.st_size;
-		d->req.resume_from = d->size;
-		d->req.if_range = strdup(validator);
-		d->validator_saved = 1;
-		ow_log(OW_LOG_INFO, "%s: resuming after %llu bytes", d->item->filename,
-		       (unsigned long long)d->size);
-	} else if (ftruncate(d->fd, 0) != 0 || ow_sha256_reset(d->h)) {
+	d->item->partial = (uint64_t)st.st_size;
+	if (!resume_part(d, (uint64_t)st.st_size, validator) &&
+	    (ftruncate(d->fd, 0) != 0 || ow_sha256_reset(d->h)))
 		return ow_err(OW_EIO, "%s: cannot truncate: %s", d->part, strerror(errno));
-	}
 	if (lseek(d->fd, (off_t)d->size, SEEK_SET) < 0)
 		return ow_err(OW_EIO, "%s: %s", d->part, strerror(errno));
 	d->hs.fd = d->fd;
@@ -406,7 +443,17 @@ static int refetch(struct fetch *f, struct dl *d)
 {
 	if (d->refetched++ || !f->h)
 		return -1;
-	ow_log(OW_LOG_WARN, "%s: %s — downloading it once more", d->item->filename, ow_err_detail());
+	if (d->item->resumed) {
+		/* the bytes held were of another file, or damaged: never stitched */
+		d->item->resume = OW_FETCH_RESUME_DISCARDED;
+		d->item->resumed = 0;
+		ow_log(OW_LOG_INFO, "%s: resume discarded: %s — downloading it again from zero",
+		       d->item->filename, ow_err_detail());
+	} else {
+		ow_log(OW_LOG_WARN, "%s: %s — downloading it once more", d->item->filename,
+		       ow_err_detail());
+	}
+	d->item->restarted = 1;
 	unlink(d->sidecar);
 	d->validator_saved = 0;
 	d->size = 0;
@@ -485,13 +532,34 @@ static void finish_metadata(struct fetch *f, struct dl *d)
 	set_outcome(d, OW_FETCH_DONE, 0, NULL);
 }
 
+/* What the transfer did with the bytes held before (ow_fetch_item). */
+static void note_resume(struct dl *d, const struct ow_http_result *res)
+{
+	struct ow_fetch_item *it = d->item;
+	it->received += res->received;
+	it->restarted |= res->restarted;
+	if (it->resume == OW_FETCH_RESUME_DISCARDED)
+		return; /* the download once more from zero: that is the story */
+	if (res->resumed) {
+		it->resumed = 1;
+		it->resume = OW_FETCH_RESUMED;
+		it->resumed_from = res->resumed_from;
+		it->resume_basis = res->resume_basis == OW_HTTP_RESUME_IF_RANGE ? OW_FETCH_BASIS_IF_RANGE
+		                   : *d->published                            ? OW_FETCH_BASIS_PUBLISHED
+		                                                              : OW_FETCH_BASIS_PINNED;
+		snprintf(it->validator, sizeof it->validator, "%s",
+		         it->resume_basis == OW_FETCH_BASIS_IF_RANGE ? res->validator : "");
+	} else if (res->restarted && d->req.resume_from) {
+		it->resume = OW_FETCH_RESUME_IGNORED;
+	}
+}
+
 static void on_done(void *ud, struct ow_http_req *req)
 {
 	struct dl *d = ud;
 	struct fetch *f = d->f;
 	int flush = f->metadata ? 0 : ow_hashpipe_flush(f->pipe, &d->hs);
-	d->item->received += req->res.received;
-	d->item->resumed |= req->res.resumed;
+	note_resume(d, &req->res);
 	if (req->res.rc) {
 		set_outcome(d, OW_FETCH_FAILED, req->res.rc, req->res.detail);
 		if (!f->metadata && d->size == 0)
@@ -594,6 +662,8 @@ static int prepare(struct fetch *f, struct dl *d, int64_t id)
 	d->req.max_size = f->o->max_size ? f->o->max_size : OW_FETCH_DEFAULT_CAP;
 	d->req.on_data = part_data;
 	d->req.on_restart = part_restart;
+	if (hash_known(d))
+		d->req.flags |= OW_HTTP_RESUME_BY_HASH;
 	part_names(f, d);
 	return open_part(d);
 }

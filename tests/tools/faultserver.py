@@ -57,6 +57,9 @@ normally (transient faults); without it the fault is persistent.
   other-project     the page of project ?p=NAME served at this project's URL
   etag-hostile      the file with an ETag holding ESC and other control
                     characters (?kind=long: a 200-byte printable ETag)
+  no-validators     the file without ETag or Last-Modified (as many caching
+                    proxies and mirrors serve it), Range honoured, an
+                    If-Range never matching (a 200, as RFC 9110 wants)
   meta-contradict   FILE.metadata with its Name and Version lines replaced
                     by ?name= (evil-torch) and ?version= (9.9.9); other
                     files served normally
@@ -181,8 +184,10 @@ class Handler(BaseHTTPRequestHandler):
         self.record(status)
         self.send_response(status)
         if file is not None:
-            self.send_header("ETag", file.etag)
-            self.send_header("Last-Modified", file.lastmod)
+            if file.etag:
+                self.send_header("ETag", file.etag)
+            if file.lastmod:
+                self.send_header("Last-Modified", file.lastmod)
             self.send_header("Accept-Ranges", "bytes")
         for k, v in headers:
             self.send_header(k, v)
@@ -258,7 +263,7 @@ class Handler(BaseHTTPRequestHandler):
         if inm is not None:
             return f.etag in [t.strip() for t in inm.split(",")] or inm.strip() == "*"
         ims = self.headers.get("If-Modified-Since")
-        if ims:
+        if ims and f.lastmod:
             t = email.utils.parsedate_to_datetime(ims)
             return t is not None and f.mtime <= t.timestamp()
         return False
@@ -285,6 +290,9 @@ class Handler(BaseHTTPRequestHandler):
         f = self.load(rel)
         if f is None:
             return self.simple(404, "not found\n")
+        return self.serve_loaded(f, head)
+
+    def serve_loaded(self, f, head):
         if self.not_modified(f):
             return self.start(304, [], f)
         rng = self.wanted_range(f)
@@ -551,6 +559,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(f.size))
         self.end_headers()
         self.wfile.write(f.data)
+
+    def f_no_validators(self, f, q):
+        f.etag = f.lastmod = None
+        return self.serve_loaded(f, False)
 
     def f_meta_contradict(self, f, q):
         if not self.path.split("?")[0].endswith(".metadata"):

@@ -493,6 +493,8 @@ static void test_resume_with_right_206(void **state)
 	assert_false(q.res.restarted);
 	assert_int_equal(s.restarts, 0);
 	assert_int_equal(q.res.received, BIG_SIZE - 1000);
+	assert_int_equal(q.res.resumed_from, 1000);
+	assert_int_equal(q.res.resume_basis, OW_HTTP_RESUME_IF_RANGE);
 	char *st = server_stats(&plain, 0);
 	assert_non_null(strstr(st, "\"range\": \"bytes=1000-\""));
 	free(st);
@@ -528,6 +530,84 @@ static void test_resume_restarts(void **state)
 			fail_msg("%s: rc %s restarts %d attempts %u %s", c->path, ow_err_name(rc),
 			         s.restarts, q.res.attempts, q.res.detail);
 		assert_big(&s);
+		ow_http_membuf_free(&s.m);
+	}
+}
+
+/* The resume rule: the known hash decides with a plain Range, else the
+ * server's validator with If-Range, else nothing is continued. */
+static void test_resume_basis(void **state)
+{
+	(void)state;
+	static const struct {
+		uint64_t held;
+		const char *validator;
+		int hash_known;
+		enum ow_http_resume want;
+	} cases[] = {
+	    {0, "\"e\"", 1, OW_HTTP_RESUME_NONE},
+	    {0, NULL, 0, OW_HTTP_RESUME_NONE},
+	    {5, NULL, 0, OW_HTTP_RESUME_NONE},
+	    {5, "", 0, OW_HTTP_RESUME_NONE},
+	    {5, "\"e\"", 0, OW_HTTP_RESUME_IF_RANGE},
+	    {5, "Tue, 01 Dec 2026 10:00:00 GMT", 0, OW_HTTP_RESUME_IF_RANGE},
+	    {5, NULL, 1, OW_HTTP_RESUME_PLAIN},
+	    {5, "", 1, OW_HTTP_RESUME_PLAIN},
+	    {5, "\"e\"", 1, OW_HTTP_RESUME_PLAIN},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		if (ow_http_resume_basis(cases[i].held, cases[i].validator, cases[i].hash_known) !=
+		    cases[i].want)
+			fail_msg("case %zu: held %llu validator '%s' hash %d", i,
+			         (unsigned long long)cases[i].held,
+			         cases[i].validator ? cases[i].validator : "(null)", cases[i].hash_known);
+}
+
+struct plain_case {
+	const char *path;
+	const char *if_range;
+	unsigned flags;
+	int resumed;         /* else restarted from zero */
+	const char *request; /* in the server's record of the request */
+};
+
+/* A server or cache without ETag / Last-Modified: with the caller's hash
+ * to decide, the rest is asked for with a plain Range; without, nothing is
+ * continued; a 200 to the Range starts over cleanly. */
+static void test_resume_without_validators(void **state)
+{
+	(void)state;
+	static const struct plain_case cases[] = {
+		{"/fault/no-validators/big.bin", NULL, OW_HTTP_RESUME_BY_HASH, 1,
+		 "\"range\": \"bytes=5000-\", \"if_range\": null"},
+		{"/fault/no-validators/big.bin", NULL, 0, 0, "\"range\": null, \"if_range\": null"},
+		/* the hash decides even where a validator is known: If-Range is not sent */
+		{"/big.bin", big_etag, OW_HTTP_RESUME_BY_HASH, 1,
+		 "\"range\": \"bytes=5000-\", \"if_range\": null"},
+		{"/fault/range-ignore/big.bin", NULL, OW_HTTP_RESUME_BY_HASH, 0,
+		 "\"range\": \"bytes=5000-\", \"if_range\": null"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct plain_case *c = &cases[i];
+		struct ow_http_req q = {.resume_from = 5000, .expected_size = BIG_SIZE,
+		                        .if_range = c->if_range, .flags = c->flags};
+		struct sink s = {0};
+		free(server_stats(&plain, 1));
+		prefill(&s, 5000);
+		if (!c->resumed)
+			memset(s.m.data, 'x', 5000); /* bytes that must be discarded */
+		int rc = get_path(c->path, &q, &s);
+		char *st = server_stats(&plain, 0);
+		if (rc || q.res.resumed != c->resumed || q.res.restarted == c->resumed ||
+		    s.restarts != !c->resumed || !strstr(st, c->request))
+			fail_msg("%s: rc %s resumed %d restarts %d %s; server saw %s", c->path,
+			         ow_err_name(rc), q.res.resumed, s.restarts, q.res.detail, st);
+		assert_int_equal(q.res.resumed_from, c->resumed ? 5000 : 0);
+		assert_int_equal(q.res.resume_basis,
+		                 c->resumed ? OW_HTTP_RESUME_PLAIN : OW_HTTP_RESUME_NONE);
+		assert_int_equal(q.res.received, c->resumed ? BIG_SIZE - 5000 : BIG_SIZE);
+		assert_big(&s);
+		free(st);
 		ow_http_membuf_free(&s.m);
 	}
 }
@@ -846,6 +926,8 @@ int main(void)
 		cmocka_unit_test(test_validators_and_framing),
 		cmocka_unit_test(test_resume_with_right_206),
 		cmocka_unit_test(test_resume_restarts),
+		cmocka_unit_test(test_resume_basis),
+		cmocka_unit_test(test_resume_without_validators),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_range_retry),
 		cmocka_unit_test(test_parallel_caps),
