@@ -172,6 +172,7 @@ void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r)
 	cli_progress_clear();
 	for (size_t i = 0; i < r->n; i++) {
 		const struct ow_fetch_item *it = &r->items[i];
+		say_resume(c, it);
 		if (it->outcome >= OW_FETCH_REJECTED)
 			fprintf(stderr, "%-8s %s: %s\n", ow_fetch_outcome_name(it->outcome), it->filename,
 			        it->detail);
@@ -179,7 +180,6 @@ void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r)
 			cli_say(c, "%-8s %s  %s%s%s%s\n", ow_fetch_outcome_name(it->outcome), it->filename,
 			        cli_bytes(it->bytes, b, sizeof b), it->resumed ? " (resumed)" : "",
 			        it->trust ? "  " : "", it->trust ? it->trust : "");
-		say_resume(c, it);
 	}
 	char b3[32];
 	cli_say(c, "%zu files: %zu downloaded (%s in %.1f s, %s), %zu already there, "
