@@ -7,6 +7,7 @@
 #include "offwheel/audit.h"
 #include "cli.h"
 #include "offwheel/cuda.h"
+#include "offwheel/devicefit.h"
 #include "offwheel/resolve.h"
 
 static const char usage[] = "audit PATH|SHA256|FILENAME|set:ID... [--device X.Y|auto] [--driver X.Y]";
@@ -434,6 +435,8 @@ static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct a
 	int rc = ow_audit_any(s, ref, &g->ao, &a);
 	if (!rc && g->device)
 		rc = ow_audit_verdict(a, g->cc, g->drv, &r);
+	if (!rc && g->device && s)
+		ow_device_fit_record_torch(s, a, g->cc, g->drv); /* export reads it */
 	if (rc) {
 		if (out)
 			json_array_append_new(out, error_json(ref, rc));

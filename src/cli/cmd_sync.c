@@ -168,7 +168,7 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 	if (!c->json) {
 		resolve_render_text(c, &o->idx, &out->res, &out->net, !o->tgt.no_deps);
 		if (out->fits)
-			device_fits_text(c, &out->res, out->fits, o->tgt.device);
+			device_fits_text(c, &o->idx, &out->res, out->fits, o->tgt.device);
 		fetch_render_text(c, &out->fetch);
 		return;
 	}
@@ -179,7 +179,7 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 	                        "exit_code", exitc);
 	if (out->fits)
 		json_object_set_new(doc, "device",
-		                    device_fits_json(&out->res, out->fits, o->tgt.device));
+		                    device_fits_json(&o->idx, &out->res, out->fits, o->tgt.device));
 	cli_json_out(doc);
 }
 
