@@ -81,15 +81,16 @@ static void suggest_text(const struct cli *c, const struct index_opts *o,
 	char where[2100];
 	if (suggest(r, fits, cc, &fix, where, sizeof where))
 		return;
-	if (on_pytorch_index(o))
+	int pytorch = on_pytorch_index(o);
+	if (pytorch && !o->index_url)
 		cli_say(c, "  no set here runs on %s: %s — resolve with --channel %s --variant %s "
 		        "(%s; the index in use is %s)\n", ccs, fix.why, fix.channel, fix.variant, where,
 		        o->index);
 	else
-		cli_say(c, "  no set here runs on %s with the index in use, %s: %s — they are on "
-		        "PyTorch's index: resolve with --channel %s --variant %s (%s), or try another "
-		        "torch of this index (--version V)\n", ccs, o->index, fix.why, fix.channel,
-		        fix.variant, where);
+		cli_say(c, "  no set here runs on %s with the index in use, %s: %s%s — resolve with "
+		        "--index-url %s (or --channel %s --variant %s in place of --index-url)%s\n", ccs,
+		        o->index, fix.why, pytorch ? "" : ", on PyTorch's index", where, fix.channel,
+		        fix.variant, pytorch ? "" : ", or try another torch of this index (--version V)");
 }
 
 void device_fits_text(const struct cli *c, const struct index_opts *o,
