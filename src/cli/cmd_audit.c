@@ -24,7 +24,9 @@ static const char description[] =
 	"Exit 3 when the device cannot run a target: a library with no image at all,\n"
 	"or a non-NVIDIA library (torch, torchvision, ...) with a module that has no\n"
 	"image.  NVIDIA's libraries (cuBLAS, cuDNN, ... often one architecture per\n"
-	"module) count as runnable when some of their modules run.  -v lists modules.";
+	"module) count as runnable when some of their modules run.  -v lists modules.\n"
+	"The verdict on a stored torch wheel (set:ID, or by name) is recorded for each\n"
+	"set it belongs to: export refuses a set recorded as not running.";
 
 enum { OPT_DEVICE = 256, OPT_DRIVER, OPT_SCAN, OPT_NO_CACHE };
 static const struct cli_opt opts[] = {
