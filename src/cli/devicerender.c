@@ -46,10 +46,12 @@ static json_t *fault_json(const struct ow_device_fit *f)
 
 static json_t *fit_json(const struct ow_resolve_target *t, const struct ow_device_fit *f)
 {
-	json_t *o = json_pack("{s:s, s:o, s:s, s:b, s:s?, s:s?}", "target", t->describe, "runs",
+	/* a target that could not be judged: runs and audited are null */
+	json_t *o = json_pack("{s:s, s:o, s:s, s:b, s:o, s:o}", "target", t->describe, "runs",
 	                      f->runs < 0 ? json_null() : json_boolean(f->runs), "verdict",
 	                      f->verdict, "predicted", f->predicted, "audited",
-	                      *f->from ? f->from : NULL, "detail", *f->detail ? f->detail : NULL);
+	                      *f->from ? json_string(f->from) : json_null(), "detail",
+	                      *f->detail ? json_string(f->detail) : json_null());
 	if (o)
 		json_object_set_new(o, "cause", fault_json(f));
 	return o;
