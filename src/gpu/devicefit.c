@@ -201,7 +201,7 @@ int ow_device_fit_set(ow_store *s, int64_t set_id, int cc, int driver, struct ow
 	            vision && vision->object[0] ? vision->object : "-", cc, driver, f);
 	if (f->runs < 0 && !torch)
 		snprintf(f->detail, sizeof f->detail, "the set has no torch wheel to audit");
-	else if (f->runs < 0)
+	else if (f->runs < 0 && !torch->object[0] && (!vision || !vision->object[0]))
 		snprintf(f->detail, sizeof f->detail, "neither %s nor its torchvision is fetched — run "
 		         "'offwheel fetch set:%lld'", torch->filename, (long long)set_id);
 	ow_set_members_free(m, n);
