@@ -22,8 +22,9 @@ struct ow_device_fit {
 	char verdict[16];  /* native, jit, partial, none, no-code, unknown */
 	char from[OW_FILENAME_MAX + 1]; /* the wheel that was audited */
 	char detail[512];
-	/* partial / none: the first library the device cannot run, its modules
-	 * with code and how many of them have no usable image ("" / 0 else) */
+	/* partial / none: the library the device cannot run (the wheel's own
+	 * before NVIDIA's), its modules with code and how many of them have no
+	 * usable image ("" / 0 else) */
 	char library[256];
 	size_t modules, no_image;
 };

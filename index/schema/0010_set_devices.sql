@@ -10,7 +10,7 @@ CREATE TABLE set_devices (
   runs        INTEGER,                 -- 1 runs, 0 would not run, NULL unknown
   predicted   INTEGER NOT NULL,        -- judged from torchvision (same build), not torch
   wheel       TEXT,                    -- the wheel judged (file name)
-  library     TEXT,                    -- partial / none: the first library that cannot run
+  library     TEXT,                    -- partial / none: a library that cannot run (its own before NVIDIA's)
   modules     INTEGER,                 -- its modules with code
   no_image    INTEGER,                 -- of those, the ones without an image for the device
   detail      TEXT,

@@ -28,23 +28,25 @@ static const struct ow_resolve_member *member(const struct ow_resolve_target *t,
 	return member_of(t->members, t->nmembers, role);
 }
 
-/* The first library the device cannot run, and how many more there are. */
+/* The library the device cannot run — the first of the wheel's own, else
+ * the first of NVIDIA's — and how many more there are. */
 static size_t first_fatal(const struct ow_audit *a, int cc, int driver, struct ow_device_fit *f)
 {
-	size_t more = 0;
+	size_t fatal = 0;
+	int chosen_vendor = 1;
 	for (size_t i = 0; i < a->n_libs; i++) {
 		struct ow_audit_lib_verdict lv;
 		if (ow_audit_lib_verdict(&a->libs[i], cc, driver, &lv) || !lv.fatal)
 			continue;
-		if (f->library[0]) {
-			more++;
+		fatal++;
+		if (f->library[0] && (chosen_vendor <= a->libs[i].vendor))
 			continue;
-		}
+		chosen_vendor = a->libs[i].vendor;
 		snprintf(f->library, sizeof f->library, "%s", a->libs[i].path);
 		f->modules = lv.v.n_native + lv.v.n_jit + lv.v.n_none + lv.v.n_ptx_too_new;
 		f->no_image = lv.v.n_none + lv.v.n_ptx_too_new;
 	}
-	return more;
+	return fatal ? fatal - 1 : 0;
 }
 
 /* "torch/lib/libtorch_cuda_linalg.so: 32 of 33 modules have no sm_75 image
