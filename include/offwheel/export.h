@@ -51,6 +51,19 @@ struct ow_export_item { /* one wheel on the stick */
 	uint64_t size, meta_size;
 };
 
+/* A verdict the workspace recorded for a set on a device (resolve/sync
+ * --device, audit --device, export --device: table set_devices). */
+struct ow_export_device {
+	int cc, driver;    /* 120 = 12.0; driver 12080 = 12.8, 0 not given */
+	char verdict[16];  /* native, jit, partial, none, no-code, unknown */
+	int runs;          /* 1 runs, 0 would not run, -1 unknown */
+	int predicted;     /* judged from torchvision, not torch */
+	char *wheel;       /* the wheel judged; NULL unknown */
+	char *library;     /* partial / none: the library that cannot run; NULL else */
+	int64_t modules, no_image, judged_at;
+	char *detail;      /* NULL when none */
+};
+
 struct ow_export_set {
 	int64_t id; /* 0 for the --file pseudo set */
 	char *target, *torch_version;
@@ -58,12 +71,31 @@ struct ow_export_set {
 	int complete;
 	size_t *members; /* indexes into plan.items */
 	size_t n;
+	struct ow_export_device *devices; /* every verdict recorded for it, by cc */
+	size_t ndevices;
 };
 
-struct ow_export_skip { /* a set --all-sets left out */
+struct ow_export_skip { /* a set --all-sets (or the device rule) left out */
 	int64_t id;
 	char *target;
-	char reason[96]; /* "incomplete (no torchaudio)", "not fetched (0 of 19 files)" */
+	char reason[512]; /* "incomplete (no torchaudio)", "not fetched (0 of 19 files)",
+	                     "would not run on 12.0: torch/lib/libtorch_cuda.so: ..." */
+	int device;       /* left out by the device rule */
+};
+
+/* The device rule: a set the workspace recorded as not running on a device
+ * is refused (OW_ENOIMAGE naming the set, the device and the library)
+ * unless `force`.  With `ccs`, only those devices decide: a set is taken
+ * when it runs on every one of them and left out (skipped, with the
+ * reason) otherwise; a device with no verdict recorded for the set (or
+ * only a prediction from torchvision) is judged first through `judge`
+ * (the CLI passes devicefit's, which records what it finds). */
+struct ow_export_devices {
+	const int *ccs;
+	size_t n;
+	int force;
+	int (*judge)(void *ud, ow_store *s, int64_t set_id, int cc);
+	void *ud;
 };
 
 struct ow_export_plan {
@@ -73,6 +105,7 @@ struct ow_export_plan {
 	size_t nsets;
 	struct ow_export_skip *skipped;
 	size_t nskipped;
+	const struct ow_export_devices *rule; /* NULL: the default rule (refuse, no judging) */
 };
 
 /* Build a plan: sets by id (duplicates ignored); the newest set of a target;
@@ -85,6 +118,9 @@ int ow_export_add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id);
 int ow_export_add_target(ow_store *s, struct ow_export_plan *p, const char *target);
 int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p);
 int ow_export_add_file(ow_store *s, struct ow_export_plan *p, const char *filename);
+/* After the sets are added: OW_ENOIMAGE when the device rule left out
+ * every set that was asked for, naming them. */
+int ow_export_plan_devices_done(const struct ow_export_plan *p);
 void ow_export_plan_free(struct ow_export_plan *p);
 
 struct ow_export_opts {
@@ -132,6 +168,21 @@ struct ow_check_problem {
 	char *detail;
 };
 
+/* What the manifest says a set was audited for (its "devices"). */
+struct ow_check_device {
+	char cc[8];       /* "12.0" */
+	char driver[16];  /* "12.8", "" not given */
+	char verdict[16]; /* native, jit, partial, none, no-code, unknown */
+	int runs;         /* 1, 0, -1 unknown */
+	int predicted;
+	char *detail;     /* the library and counts behind a failure, else the detail; may be NULL */
+};
+struct ow_check_set {
+	char *target;
+	struct ow_check_device *devices;
+	size_t n;
+};
+
 struct ow_check_report {
 	int valid;
 	int64_t sequence, created, expires, accepted; /* accepted: the state's before (0) */
@@ -140,6 +191,8 @@ struct ow_check_report {
 	uint64_t bytes;
 	struct ow_check_problem *problems;
 	size_t n;
+	struct ow_check_set *sets; /* from the manifest, once its hash matched SHA256SUMS */
+	size_t nsets;
 };
 
 struct ow_check_opts {

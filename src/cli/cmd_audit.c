@@ -7,6 +7,7 @@
 #include "offwheel/audit.h"
 #include "cli.h"
 #include "offwheel/cuda.h"
+#include "offwheel/devicefit.h"
 #include "offwheel/resolve.h"
 
 static const char usage[] = "audit PATH|SHA256|FILENAME|set:ID... [--device X.Y|auto] [--driver X.Y]";
@@ -23,7 +24,9 @@ static const char description[] =
 	"Exit 3 when the device cannot run a target: a library with no image at all,\n"
 	"or a non-NVIDIA library (torch, torchvision, ...) with a module that has no\n"
 	"image.  NVIDIA's libraries (cuBLAS, cuDNN, ... often one architecture per\n"
-	"module) count as runnable when some of their modules run.  -v lists modules.";
+	"module) count as runnable when some of their modules run.  -v lists modules.\n"
+	"The verdict on a stored torch wheel (set:ID, or by name) is recorded for each\n"
+	"set it belongs to: export refuses a set recorded as not running.";
 
 enum { OPT_DEVICE = 256, OPT_DRIVER, OPT_SCAN, OPT_NO_CACHE };
 static const struct cli_opt opts[] = {
@@ -434,6 +437,8 @@ static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct a
 	int rc = ow_audit_any(s, ref, &g->ao, &a);
 	if (!rc && g->device)
 		rc = ow_audit_verdict(a, g->cc, g->drv, &r);
+	if (!rc && g->device && s)
+		ow_device_fit_record_torch(s, a, g->cc, g->drv); /* export reads it */
 	if (rc) {
 		if (out)
 			json_array_append_new(out, error_json(ref, rc));

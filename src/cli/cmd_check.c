@@ -81,6 +81,60 @@ static json_t *problem_json(const struct ow_check_problem *p)
 	return o;
 }
 
+static json_t *device_json(const struct ow_check_device *d)
+{
+	json_t *o = json_pack("{s:s, s:s?, s:s, s:o, s:b}", "cc", d->cc, "driver",
+	                      d->driver[0] ? d->driver : NULL, "verdict", d->verdict, "runs",
+	                      d->runs < 0 ? json_null() : json_boolean(d->runs), "predicted",
+	                      d->predicted);
+	if (o && d->detail && cli_json_set_bytes(o, "detail", d->detail)) {
+		json_decref(o);
+		return NULL;
+	}
+	if (o && !d->detail)
+		json_object_set_new(o, "detail", json_null());
+	return o;
+}
+
+/* Per set of the manifest: the devices it was audited for. */
+static json_t *sets_json(const struct ow_check_report *r)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < r->nsets; i++) {
+		json_t *devs = json_array(), *o = json_object();
+		for (size_t k = 0; devs && k < r->sets[i].n; k++)
+			json_array_append_new(devs, device_json(&r->sets[i].devices[k]));
+		if (o && cli_json_set_bytes(o, "target", r->sets[i].target) == 0)
+			json_object_set_new(o, "devices", devs);
+		else
+			json_decref(devs);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* "  cu128 cp312-…: audited for 12.0: runs (native)", escaped. */
+static void say_devices(struct cli *c, const struct ow_check_report *r)
+{
+	for (size_t i = 0; i < r->nsets; i++) {
+		const struct ow_check_set *set = &r->sets[i];
+		char *target = cli_printable_dup(set->target);
+		if (!set->n)
+			cli_say(c, "  %s: not audited for any device\n", target ? target : "");
+		for (size_t k = 0; k < set->n; k++) {
+			const struct ow_check_device *d = &set->devices[k];
+			char *detail = d->detail && d->runs == 0 ? cli_printable_dup(d->detail) : NULL;
+			cli_say(c, "  %s: audited for %s%s%s: %s (%s%s)%s%s\n", target ? target : "",
+			        d->cc, d->driver[0] ? " with driver " : "", d->driver,
+			        d->runs > 0 ? "runs" : d->runs == 0 ? "WOULD NOT RUN" : "unknown",
+			        d->verdict, d->predicted ? ", predicted from torchvision" : "",
+			        detail ? " — " : "", detail ? detail : "");
+			free(detail);
+		}
+		free(target);
+	}
+}
+
 /* Names on a stick are hostile bytes: one valid JSON document whatever they are. */
 static void render_json(const char *dir, const struct ow_check_report *r)
 {
@@ -94,6 +148,8 @@ static void render_json(const char *dir, const struct ow_check_report *r)
 	                        r->expires ? json_integer(r->expires) : json_null(),
 	                        "files", (json_int_t)r->files, "bytes", (json_int_t)r->bytes,
 	                        "problems", probs);
+	if (doc)
+		json_object_set_new(doc, "sets", sets_json(r));
 	if (doc && cli_json_set_bytes(doc, "dir", dir)) {
 		json_decref(doc);
 		doc = NULL;
@@ -125,6 +181,8 @@ static void render(struct cli *c, const char *dir, const struct ow_check_report 
 		cli_say(c, "%s: valid — %zu files (%s), sequence %lld signed by key %s, expires %s\n",
 		        shown ? shown : "", r->files, cli_bytes(r->bytes, b, sizeof b),
 		        (long long)r->sequence, r->key_id, exp);
+	if (r->valid)
+		say_devices(c, r);
 	else
 		fprintf(stderr, "%s: NOT valid — %zu problem%s; do not install from it\n",
 		        shown ? shown : "", r->n, r->n == 1 ? "" : "s");

@@ -6,13 +6,15 @@
 
 #include "cli.h"
 #include "clitext.h"
+#include "offwheel/devicefit.h"
 #include "offwheel/export.h"
+#include "offwheel/gpucompat.h"
 #include "mixedargs.h"
 #include "offwheel/str.h"
 
 static const char usage[] =
 	"export DIR|s3://BUCKET/PREFIX [SET-ID...] [--target T]... [--all-sets] [--file NAME]... "
-	"[--sign KEY] [--sequence N] [--endpoint URL]";
+	"[--sign KEY] [--sequence N] [--endpoint URL] [--device CC[,CC]] [--force]";
 static const char description[] =
 	"Write a self-contained tree that pip installs from with no network (a USB\n"
 	"stick, a lab file server): DIR/simple/ (PEP 503 + PEP 658), DIR/wheels/,\n"
@@ -37,10 +39,17 @@ static const char description[] =
 	"only objects of the previous export are ever removed.  Machines install\n"
 	"from the store's gateway with pip --find-links URL/wheels/index.html; with\n"
 	"--nginx-conf, a caching reverse proxy for it is written.\n"
-	"Exit 4 when a member is not fetched yet, 1 on other errors.";
+	"The device rule: a set the workspace recorded as not running on a GPU\n"
+	"(sync/resolve --device, audit set:N --device) is refused, naming the device\n"
+	"and the library, unless --force.  --device 12.0[,8.6] ships only the sets\n"
+	"that run on every device named (audited now where nothing is recorded) and\n"
+	"names the ones left out.  The manifest, INSTALL.txt and check say what each\n"
+	"set was audited for.\n"
+	"Exit 4 when a member is not fetched yet, 3 when the device rule refuses a set\n"
+	"or leaves none, 1 on other errors.";
 
 enum { OPT_TARGET = 400, OPT_ALL, OPT_FILE, OPT_SIGN, OPT_EXPIRES, OPT_NGINX, OPT_FAT32,
-       OPT_SEQUENCE, OPT_TOOL, OPT_ENDPOINT };
+       OPT_SEQUENCE, OPT_TOOL, OPT_ENDPOINT, OPT_DEVICE, OPT_FORCE };
 static const struct cli_opt opts[] = {
 	{"target", OPT_TARGET, required_argument, "T", "the newest set of target T ('ls sets')"},
 	{"all-sets", OPT_ALL, no_argument, NULL, "the newest set of every target that is complete and fetched (the rest are named)"},
@@ -56,12 +65,20 @@ static const struct cli_opt opts[] = {
 	{"fat32", OPT_FAT32, no_argument, NULL, "refuse files of 4 GiB or more (auto on FAT32)"},
 	{"sequence", OPT_SEQUENCE, required_argument, "N",
 	 "sign sequence N (above every one used with the key; 1 to 2^53)"},
+	{"device", OPT_DEVICE, required_argument, "CC[,CC]",
+	 "ship only the sets that run on each of these GPUs (12.0, sm_86), audited now if need be"},
+	{"force", OPT_FORCE, no_argument, NULL,
+	 "ship sets recorded as not running on a device all the same"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
+#define MAX_DEVICES 8
+
 struct export_args {
 	const char *targets[64], *files[4096];
-	int ntargets, nfiles, all, fat32, expires;
+	int ntargets, nfiles, all, fat32, expires, force;
+	int ccs[MAX_DEVICES];
+	size_t nccs;
 	const char *sign, *nginx, *tool, *endpoint;
 	long long sequence;
 };
@@ -75,6 +92,28 @@ static int sequence_arg(struct cli *c, const char *arg, long long *out)
 		return cli_usage_error(c, "--sequence: '%s' is not a number from 1 to 2^53", arg);
 	*out = v;
 	return 0;
+}
+
+/* --device 12.0,8.6 (repeatable): each once. */
+static int device_arg(struct cli *c, const char *arg, struct export_args *a)
+{
+	char one[32];
+	for (const char *p = arg; *p;) {
+		size_t n = strcspn(p, ",");
+		int cc, seen = 0;
+		snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), p);
+		if (n >= sizeof one || ow_gpu_parse_device(one, &cc))
+			return cli_usage_error(c, "--device: '%.*s' is not a compute capability like 12.0 "
+			                       "or sm_86", (int)n, p);
+		for (size_t i = 0; i < a->nccs; i++)
+			seen |= a->ccs[i] == cc;
+		if (!seen && a->nccs == MAX_DEVICES)
+			return cli_usage_error(c, "--device: at most %d devices", MAX_DEVICES);
+		if (!seen)
+			a->ccs[a->nccs++] = cc;
+		p += n + (p[n] == ',');
+	}
+	return a->nccs ? 0 : cli_usage_error(c, "--device: name a compute capability like 12.0");
 }
 
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
@@ -92,6 +131,8 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 		a->files[a->nfiles++] = arg;
 		return 0;
 	case OPT_ALL: a->all = 1; return 0;
+	case OPT_FORCE: a->force = 1; return 0;
+	case OPT_DEVICE: return device_arg(c, arg, a);
 	case OPT_FAT32: a->fat32 = 1; return 0;
 	case OPT_SIGN: a->sign = arg; return 0;
 	case OPT_NGINX: a->nginx = arg; return 0;
@@ -130,19 +171,42 @@ static int build_plan(struct cli *c, ow_store *s, const struct export_args *a, c
 	for (int i = 0; !rc && i < a->nfiles; i++)
 		if ((rc = ow_export_add_file(s, p, a->files[i])))
 			return cli_fail(c, rc);
+	if (!rc && (rc = ow_export_plan_devices_done(p)))
+		return cli_fail(c, rc);
 	return rc;
 }
 
-/* "set 1 (cu126 cp311-win_amd64): not fetched (0 of 19 files); set 3 (…): …" */
-static char *skipped_line(const struct ow_export_plan *p)
+/* The device rule's judge: audit what the store holds of the set, record it. */
+static int judge_set(void *ud, ow_store *s, int64_t set_id, int cc)
+{
+	struct ow_device_fit f;
+	(void)ud;
+	return ow_device_fit_set(s, set_id, cc, 0, &f);
+}
+
+/* "--all-sets: left out 1 set that is not complete and fetched: set 1 (cu126
+ * cp311-win_amd64): not fetched (0 of 19 files); …" (device 0), or the
+ * sets the device rule left out (device 1). */
+static char *skipped_line(const struct ow_export_plan *p, int device)
 {
 	struct ow_str b = {0};
 	char *out = NULL;
-	ow_str_printf(&b, "--all-sets: left out %zu set%s that %s not complete and fetched: ",
-	              p->nskipped, p->nskipped == 1 ? "" : "s", p->nskipped == 1 ? "is" : "are");
+	size_t n = 0;
 	for (size_t i = 0; i < p->nskipped; i++)
-		ow_str_printf(&b, "%sset %lld (%s): %s", i ? "; " : "", (long long)p->skipped[i].id,
-		              p->skipped[i].target, p->skipped[i].reason);
+		n += !p->skipped[i].device == !device;
+	if (!n)
+		return NULL;
+	if (device)
+		ow_str_printf(&b, "--device: left out %zu set%s that would not run on every device "
+		              "named: ", n, n == 1 ? "" : "s");
+	else
+		ow_str_printf(&b, "--all-sets: left out %zu set%s that %s not complete and fetched: ",
+		              n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
+	for (size_t i = 0, k = 0; i < p->nskipped; i++)
+		if (!p->skipped[i].device == !device)
+			ow_str_printf(&b, "%sset %lld (%s): %s", k++ ? "; " : "",
+			              (long long)p->skipped[i].id, p->skipped[i].target,
+			              p->skipped[i].reason);
 	return ow_str_take(&b, &out) ? NULL : out;
 }
 
@@ -150,10 +214,11 @@ static json_t *skipped_json(const struct ow_export_plan *p)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < p->nskipped; i++)
-		json_array_append_new(a, json_pack("{s:I, s:s, s:s}", "set",
+		json_array_append_new(a, json_pack("{s:I, s:s, s:s, s:s}", "set",
 		                                   (json_int_t)p->skipped[i].id, "target",
 		                                   p->skipped[i].target, "reason",
-		                                   p->skipped[i].reason));
+		                                   p->skipped[i].reason, "rule",
+		                                   p->skipped[i].device ? "device" : "incomplete"));
 	return a;
 }
 
@@ -191,10 +256,12 @@ static void render(struct cli *c, const char *dir, const struct ow_export_plan *
 	        *r->key_id ? "signed by key " : "NOT SIGNED (check will refuse it)", r->key_id,
 	        shown ? shown : "");
 	free(shown);
-	char *sk = p->nskipped && c->verbosity >= 0 ? skipped_line(p) : NULL;
-	if (sk)
-		cli_wrapped(stdout, "", sk);
-	free(sk);
+	for (int device = 0; device < 2 && c->verbosity >= 0; device++) {
+		char *sk = skipped_line(p, device);
+		if (sk)
+			cli_wrapped(stdout, "", sk);
+		free(sk);
+	}
 }
 
 static int run_export(struct cli *c, const struct export_args *a, const char *arg, char **ids,
@@ -202,7 +269,9 @@ static int run_export(struct cli *c, const struct export_args *a, const char *ar
 {
 	struct ow_signify_sec key;
 	ow_store *s = NULL;
-	struct ow_export_plan p = {0};
+	struct ow_export_devices rule = {.ccs = a->ccs, .n = a->nccs, .force = a->force,
+	                                 .judge = judge_set};
+	struct ow_export_plan p = {.rule = &rule};
 	int rc = a->sign ? ow_signify_load_sec(a->sign, &key) : 0;
 	if (rc)
 		return cli_fail(c, rc);
@@ -240,6 +309,10 @@ int cmd_export(struct cli *c, int argc, char **argv)
 		return cli_usage_error(c, "export: DIR is an empty name — name the directory to write");
 	if (a.endpoint && strncmp(argv[first], "s3://", 5))
 		return cli_usage_error(c, "export: --endpoint is for s3://BUCKET/PREFIX targets");
+	if (a.nccs && a.nfiles)
+		return cli_usage_error(c, "export: --device judges sets, and --file wheels belong to "
+		                          "none — export them without --device, or check them with "
+		                          "'offwheel audit NAME --device CC'");
 	if (a.fat32 && !strncmp(argv[first], "s3://", 5))
 		return cli_usage_error(c, "export: --fat32 is for directories, not s3://");
 	return run_export(c, &a, argv[first], argv + first + 1, argc - first - 1);

@@ -238,13 +238,13 @@ static int run(struct cli *c, void *ud, ow_store *s)
 		exitc = 1;
 	json_t *doc = c->json ? resolve_report_json(&o->idx, &r, &net) : NULL;
 	if (doc && fits)
-		json_object_set_new(doc, "device", device_fits_json(&r, fits, o->tgt.device));
+		json_object_set_new(doc, "device", device_fits_json(&o->idx, &r, fits, o->tgt.device));
 	if (doc)
 		cli_json_out(doc);
 	else
 		resolve_render_text(c, &o->idx, &r, &net, !o->tgt.no_deps);
 	if (fits && !c->json)
-		device_fits_text(c, &r, fits, o->tgt.device);
+		device_fits_text(c, &o->idx, &r, fits, o->tgt.device);
 	if (fits && !device_fits_running(&r, fits) && !r.unreachable)
 		exitc = 3; /* no set runs on the device: "no kernel image" ahead */
 	free(fits);

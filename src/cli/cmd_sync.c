@@ -15,7 +15,9 @@ static const char description[] =
 	"resolve a matched torch / torchvision / torchaudio set with its whole\n"
 	"dependency closure for every variant × python × platform, and download\n"
 	"every member into the verified store (with the PEP 658 .metadata files).\n"
-	"With --device only sets whose torch runs on that GPU are fetched.\n"
+	"With --device only sets whose torch runs on that GPU are fetched; each set's\n"
+	"verdict (and the library behind a failure) is recorded, and export refuses\n"
+	"a set recorded as not running.\n"
 	"Resumable as a whole: a re-run downloads only what is missing and resumes\n"
 	"partial downloads.  Exit 0 when every target is complete and stored, 4 when\n"
 	"some target is incomplete or some file could not be downloaded, 3 when a\n"
@@ -168,7 +170,7 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 	if (!c->json) {
 		resolve_render_text(c, &o->idx, &out->res, &out->net, !o->tgt.no_deps);
 		if (out->fits)
-			device_fits_text(c, &out->res, out->fits, o->tgt.device);
+			device_fits_text(c, &o->idx, &out->res, out->fits, o->tgt.device);
 		fetch_render_text(c, &out->fetch);
 		return;
 	}
@@ -179,7 +181,7 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 	                        "exit_code", exitc);
 	if (out->fits)
 		json_object_set_new(doc, "device",
-		                    device_fits_json(&out->res, out->fits, o->tgt.device));
+		                    device_fits_json(&o->idx, &out->res, out->fits, o->tgt.device));
 	cli_json_out(doc);
 }
 

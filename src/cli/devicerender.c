@@ -6,40 +6,97 @@
 #include "offwheel/gpucompat.h"
 #include "render.h"
 
-/* When no set runs on the device: the variant that would (doctor's table,
- * judged by the same rules as the audit); 0 when there is one to name. */
+/* The variant that would run when no set does (doctor's table, judged by
+ * the same rules as the audit), and where it is: `where` the variant's
+ * folder on PyTorch's index (or the lab's mirror of it).  0 when there is
+ * one to name. */
 static int suggest(const struct ow_resolve_report *r, const struct ow_device_fit *fits, int cc,
-                   struct ow_doctor_fix *fix)
+                   struct ow_doctor_fix *fix, char *where, size_t n)
 {
+	char buf[2048];
 	if (r->unreachable || device_fits_running(r, fits) || ow_doctor_suggest(cc, 0, "", "", fix))
 		return -1;
+	const char *root = index_opts_channel_url(fix->channel, buf, sizeof buf);
+	snprintf(where, n, "%s/%s", root ? root : "", fix->variant);
 	return 0;
 }
 
-json_t *device_fits_json(const struct ow_resolve_report *r, const struct ow_device_fit *fits,
-                         int cc)
+/* The index in use is PyTorch's (a channel, or one of its variant
+ * folders): then only the channel and variant change. */
+static int on_pytorch_index(const struct index_opts *o)
 {
-	char ccs[16];
+	static const char *const channels[] = {"stable", "nightly", "test"};
+	char buf[2048];
+	for (size_t i = 0; i < sizeof channels / sizeof *channels; i++) {
+		const char *root = index_opts_channel_url(channels[i], buf, sizeof buf);
+		size_t n = root ? strlen(root) : 0;
+		if (n && !strncmp(o->index, root, n) && (!o->index[n] || o->index[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+static json_t *fault_json(const struct ow_device_fit *f)
+{
+	if (!f->library[0])
+		return json_null();
+	return json_pack("{s:s, s:I, s:I}", "library", f->library, "modules",
+	                 (json_int_t)f->modules, "no_image", (json_int_t)f->no_image);
+}
+
+static json_t *fit_json(const struct ow_resolve_target *t, const struct ow_device_fit *f)
+{
+	/* a target that could not be judged: runs and audited are null */
+	json_t *o = json_pack("{s:s, s:o, s:s, s:b, s:o, s:o}", "target", t->describe, "runs",
+	                      f->runs < 0 ? json_null() : json_boolean(f->runs), "verdict",
+	                      f->verdict, "predicted", f->predicted, "audited",
+	                      *f->from ? json_string(f->from) : json_null(), "detail",
+	                      *f->detail ? json_string(f->detail) : json_null());
+	if (o)
+		json_object_set_new(o, "cause", fault_json(f));
+	return o;
+}
+
+json_t *device_fits_json(const struct index_opts *o, const struct ow_resolve_report *r,
+                         const struct ow_device_fit *fits, int cc)
+{
+	char ccs[16], where[2100];
 	json_t *a = json_array();
 	ow_gpu_format_cc(cc, ccs, sizeof ccs);
 	for (size_t i = 0; i < r->ntargets; i++)
-		json_array_append_new(a, json_pack("{s:s, s:o, s:s, s:b, s:s?, s:s?}", "target",
-		                                   r->targets[i].describe, "runs",
-		                                   fits[i].runs < 0 ? json_null()
-		                                                    : json_boolean(fits[i].runs),
-		                                   "verdict", fits[i].verdict, "predicted",
-		                                   fits[i].predicted, "audited",
-		                                   *fits[i].from ? fits[i].from : NULL, "detail",
-		                                   *fits[i].detail ? fits[i].detail : NULL));
+		json_array_append_new(a, fit_json(&r->targets[i], &fits[i]));
 	struct ow_doctor_fix fix;
-	json_t *sug = suggest(r, fits, cc, &fix) ? json_null()
-	              : json_pack("{s:s, s:s, s:s}", "channel", fix.channel, "variant",
-	                          fix.variant, "why", fix.why);
+	json_t *sug = suggest(r, fits, cc, &fix, where, sizeof where)
+	                  ? json_null()
+	                  : json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "channel", fix.channel,
+	                              "variant", fix.variant, "why", fix.why, "index", where,
+	                              "index_in_use", o->index, "same_index",
+	                              on_pytorch_index(o));
 	return json_pack("{s:s, s:o, s:o}", "cc", ccs, "targets", a, "suggest", sug);
 }
 
-void device_fits_text(const struct cli *c, const struct ow_resolve_report *r,
-                      const struct ow_device_fit *fits, int cc)
+static void suggest_text(const struct cli *c, const struct index_opts *o,
+                         const struct ow_resolve_report *r, const struct ow_device_fit *fits,
+                         int cc, const char *ccs)
+{
+	struct ow_doctor_fix fix;
+	char where[2100];
+	if (suggest(r, fits, cc, &fix, where, sizeof where))
+		return;
+	int pytorch = on_pytorch_index(o);
+	if (pytorch && !o->index_url)
+		cli_say(c, "  no set here runs on %s: %s — resolve with --channel %s --variant %s "
+		        "(%s; the index in use is %s)\n", ccs, fix.why, fix.channel, fix.variant, where,
+		        o->index);
+	else
+		cli_say(c, "  no set here runs on %s with the index in use, %s: %s%s — resolve with "
+		        "--index-url %s (or --channel %s --variant %s in place of --index-url)%s\n", ccs,
+		        o->index, fix.why, pytorch ? "" : ", on PyTorch's index", where, fix.channel,
+		        fix.variant, pytorch ? "" : ", or try another torch of this index (--version V)");
+}
+
+void device_fits_text(const struct cli *c, const struct index_opts *o,
+                      const struct ow_resolve_report *r, const struct ow_device_fit *fits, int cc)
 {
 	char ccs[16];
 	ow_gpu_format_cc(cc, ccs, sizeof ccs);
@@ -54,10 +111,7 @@ void device_fits_text(const struct cli *c, const struct ow_resolve_report *r,
 		if (*f->detail)
 			cli_say(c, "      %s\n", f->detail);
 	}
-	struct ow_doctor_fix fix;
-	if (suggest(r, fits, cc, &fix) == 0)
-		cli_say(c, "  no set here runs on %s: %s — resolve with --channel %s --variant %s\n",
-		        ccs, fix.why, fix.channel, fix.variant);
+	suggest_text(c, o, r, fits, cc, ccs);
 }
 
 size_t device_fits_running(const struct ow_resolve_report *r, const struct ow_device_fit *fits)

@@ -235,7 +235,7 @@ static int build_policy(struct cli *c, struct index_opts *o)
 /* A channel's index: download.pytorch.org's, or the same path under
  * $OFFWHEEL_PYTORCH_URL, a lab's mirror of https://download.pytorch.org/whl
  * (stable at its root, nightly/ and test/ below it). */
-static const char *channel_url(const char *channel, char *buf, size_t n)
+const char *index_opts_channel_url(const char *channel, char *buf, size_t n)
 {
 	const char *mirror = getenv("OFFWHEEL_PYTORCH_URL"), *url = ow_channel_index(channel);
 	if (!mirror || !*mirror || !url)
@@ -255,8 +255,8 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 		                          "channel names an index: %s)",
 		                       o->channel, o->index_url, ow_channel_index(o->channel));
 	const char *base = o->index_url ? o->index_url
-	                                : channel_url(o->channel ? o->channel : "nightly", chan,
-	                                              sizeof chan);
+	                                : index_opts_channel_url(o->channel ? o->channel : "nightly",
+	                                                         chan, sizeof chan);
 	int rc = root_url(c, "--index-url", base, o->index, sizeof o->index);
 	if (rc)
 		return rc;

@@ -92,6 +92,10 @@ struct index_opts {
 /* The variant folders to crawl: the root itself ("") for a flat index. */
 const char *const *index_opts_folders(const struct index_opts *o, size_t *n);
 
+/* A channel's index: download.pytorch.org's, or the same path under
+ * $OFFWHEEL_PYTORCH_URL (a lab's mirror); buf holds it when it is built. */
+const char *index_opts_channel_url(const char *channel, char *buf, size_t n);
+
 /* Handle one option if it is an index option: 0 handled, an exit code on a
  * bad value, -1 when the key is not one of ours. */
 int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg);

@@ -24,11 +24,12 @@ json_t *resolve_member_json(const struct ow_resolve_member *m);
 json_t *fetch_report_json(const struct ow_fetch_report *r);
 void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r);
 
-/* --device verdicts per target (devicerender.c). */
-json_t *device_fits_json(const struct ow_resolve_report *r, const struct ow_device_fit *fits,
-                         int cc);
-void device_fits_text(const struct cli *c, const struct ow_resolve_report *r,
-                      const struct ow_device_fit *fits, int cc);
+/* --device verdicts per target (devicerender.c); `o`: the index in use,
+ * named with the variant that would run when none does. */
+json_t *device_fits_json(const struct index_opts *o, const struct ow_resolve_report *r,
+                         const struct ow_device_fit *fits, int cc);
+void device_fits_text(const struct cli *c, const struct index_opts *o,
+                      const struct ow_resolve_report *r, const struct ow_device_fit *fits, int cc);
 /* How many complete targets run on the device. */
 size_t device_fits_running(const struct ow_resolve_report *r, const struct ow_device_fit *fits);
 

@@ -28,7 +28,8 @@ enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_P
 	 "matched (default): the torchvision/torchaudio released for that torch (== pin); "      \
 	 "newest: pip's rule, the newest whose pin admits it"},                                  \
 	{"device", TGT_DEVICE, required_argument, "CC",                                          \
-	 "only sets whose torch runs on this compute capability (12.0, sm_120)"},                \
+	 "only sets whose torch runs on this compute capability (12.0, sm_120); the verdict "  \
+	 "is recorded per set (export refuses one that does not run)"},                          \
 	{"driver", TGT_DRIVER, required_argument, "X.Y",                                         \
 	 "with --device: the target's driver, for PTX JIT (default: unknown)"}
 

@@ -54,6 +54,9 @@ void ow_check_report_free(struct ow_check_report *r)
 	free(r->problems);
 	r->problems = NULL;
 	r->n = 0;
+	ex_check_sets_free(r->sets, r->nsets);
+	r->sets = NULL;
+	r->nsets = 0;
 }
 
 int ow_check_default_state(char *buf, size_t n)
@@ -407,6 +410,10 @@ static void check_manifest_and_files(const struct ow_check_opts *o, const struct
 	r->created = m->created;
 	r->expires = m->expires;
 	snprintf(r->key_id, sizeof r->key_id, "%s", m->key_id);
+	r->sets = m->sets; /* what it says of its sets and devices, for the report */
+	r->nsets = m->nsets;
+	m->sets = NULL;
+	m->nsets = 0;
 	check_claims(o, r, m, sums);
 	if (src->rx) {
 		walk_remote(src->rx, &m->files, r);

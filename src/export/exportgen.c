@@ -129,10 +129,32 @@ int ex_gen_requirements(const struct ow_export_plan *p, const struct ow_export_s
 }
 
 
+/* "  audited for 12.0: runs (native)", one line per device; or that none was. */
+static void install_devices(struct ow_str *out, const struct ow_export_set *set)
+{
+	char cc[16], drv[16];
+	if (!set->ndevices)
+		ow_str_printf(out, "  not audited for any device\n");
+	for (size_t i = 0; i < set->ndevices; i++) {
+		const struct ow_export_device *d = &set->devices[i];
+		ex_cc_text(d->cc, cc, sizeof cc);
+		ex_driver_text(d->driver, drv, sizeof drv);
+		ow_str_printf(out, "  audited for %s%s%s: %s (%s%s)", cc, d->driver ? " with driver " : "",
+		              d->driver ? drv : "", d->runs > 0 ? "runs" : d->runs == 0 ? "WOULD NOT RUN"
+		                                                        : "unknown",
+		              d->verdict, d->predicted ? ", predicted from torchvision" : "");
+		if (d->runs == 0 && d->library)
+			ow_str_printf(out, " — %s: %lld of %lld modules have no sm_%d image", d->library,
+			              (long long)d->no_image, (long long)d->modules, d->cc);
+		ow_str_printf(out, "\n");
+	}
+}
+
 static void install_set(struct ow_str *out, const struct ow_export_set *set)
 {
 	ow_str_printf(out, "\nTarget %s%s%s%s\n", set->target, set->torch_version ? " (torch " : "",
 	             set->torch_version ? set->torch_version : "", set->torch_version ? ")" : "");
+	install_devices(out, set);
 	ow_str_printf(out, "  from the wheels directory:\n"
 	                  "    pip install --no-index --find-links wheels --require-hashes -r "
 	                  "requirements/%s.txt\n",

@@ -63,14 +63,32 @@ struct ex_manifest {
 	int64_t sequence, created, expires;
 	char key_id[OW_KEYID_HEX];
 	struct ex_files files;
+	struct ow_check_set *sets; /* targets and their device verdicts */
+	size_t nsets;
 };
 int ex_json_manifest(const struct ow_export_plan *p, const struct ex_meta *m,
                       const struct ex_files *f, struct ow_str *out);
 int ex_json_parse(const char *text, size_t len, struct ex_manifest *m);
 void ex_manifest_free(struct ex_manifest *m);
+void ex_check_sets_free(struct ow_check_set *sets, size_t n);
 /* The accepted-sequence state file: *seq 0 when the key is not known. */
 int ex_json_state_get(const char *path, const char *key_id, int64_t *seq);
 int ex_json_state_put(const char *path, const char *key_id, int64_t seq, int64_t now);
+
+/* The device rule (exportdevice.c). */
+/* Every verdict recorded for a set, by cc and driver. */
+int ex_devices_load(ow_store *s, int64_t set_id, struct ow_export_device **out, size_t *n);
+void ex_devices_free(struct ow_export_device *d, size_t n);
+/* Apply `rule` (NULL: the default) to set `id`: its verdicts (judged first
+ * where the rule says) into *d.  0 with *why "" = take it; 0 with a reason
+ * in why = leave it out (--device); OW_ENOIMAGE = refuse, the detail says
+ * which device (*fail_cc) and library. */
+int ex_device_rule(ow_store *s, const struct ow_export_devices *rule, int64_t id,
+                   const char *target, struct ow_export_device **d, size_t *n, char *why,
+                   size_t why_n, int *fail_cc);
+/* "12.0" for 120; "12.8" for 12080. */
+void ex_cc_text(int cc, char *buf, size_t n);
+void ex_driver_text(int driver, char *buf, size_t n);
 
 /* Files (exportcopy.c).  `root` and `dirfd` are directory fds of the
  * export tree (fsbeneath.h): nothing is opened through a link, nothing is

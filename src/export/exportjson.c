@@ -15,6 +15,36 @@
 
 #define MANIFEST_MAX_FILES 1000000
 
+/* One recorded verdict: {"cc":"12.0","driver":null,"verdict":"none","runs":false,...} */
+static json_t *device_json(const struct ow_export_device *d)
+{
+	char cc[16], drv[16];
+	ex_cc_text(d->cc, cc, sizeof cc);
+	ex_driver_text(d->driver, drv, sizeof drv);
+	json_t *o = json_pack("{s:s, s:s?, s:s, s:o, s:b, s:s?, s:s?, s:I}", "cc", cc, "driver",
+	                      d->driver ? drv : NULL, "verdict", d->verdict, "runs",
+	                      d->runs < 0 ? json_null() : json_boolean(d->runs), "predicted",
+	                      d->predicted, "wheel", d->wheel, "detail", d->detail, "judged_unix",
+	                      (json_int_t)d->judged_at);
+	json_t *cause = d->library ? json_pack("{s:s, s:I, s:I}", "library", d->library, "modules",
+	                                       (json_int_t)d->modules, "no_image",
+	                                       (json_int_t)d->no_image)
+	                           : json_null();
+	if (o)
+		json_object_set_new(o, "cause", cause);
+	else
+		json_decref(cause);
+	return o;
+}
+
+static json_t *devices_json(const struct ow_export_set *set)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < set->ndevices; i++)
+		json_array_append_new(a, device_json(&set->devices[i]));
+	return a;
+}
+
 static json_t *set_json(const struct ow_export_plan *p, const struct ow_export_set *set)
 {
 	json_t *members = json_array();
@@ -25,9 +55,12 @@ static json_t *set_json(const struct ow_export_plan *p, const struct ow_export_s
 	}
 	char req[600];
 	snprintf(req, sizeof req, "requirements/%s.txt", set->req_name);
-	return json_pack("{s:I, s:s, s:s?, s:b, s:s, s:o}", "id", (json_int_t)set->id, "target",
-	                 set->target, "torch_version", set->torch_version, "complete", set->complete,
-	                 "requirements", req, "members", members);
+	json_t *o = json_pack("{s:I, s:s, s:s?, s:b, s:s, s:o}", "id", (json_int_t)set->id,
+	                      "target", set->target, "torch_version", set->torch_version, "complete",
+	                      set->complete, "requirements", req, "members", members);
+	if (o)
+		json_object_set_new(o, "devices", devices_json(set));
+	return o;
 }
 
 static json_t *files_json(const struct ex_files *f)
@@ -89,6 +122,117 @@ static int parse_file_entry(json_t *e, size_t i, struct ex_files *files)
 	return ex_files_add(files, path, (uint64_t)size, sha);
 }
 
+#define MANIFEST_MAX_SETS 10000
+#define MANIFEST_MAX_DEVICES 64
+
+void ex_check_sets_free(struct ow_check_set *sets, size_t n)
+{
+	for (size_t i = 0; sets && i < n; i++) {
+		for (size_t k = 0; k < sets[i].n; k++)
+			free(sets[i].devices[k].detail);
+		free(sets[i].devices);
+		free(sets[i].target);
+	}
+	free(sets);
+}
+
+/* "12.0", "12.8": digits, one dot, digits, short. */
+static int is_version_text(const char *t, size_t max)
+{
+	size_t n = strlen(t), dot = strspn(t, "0123456789");
+	return n && n < max && dot && t[dot] == '.' && t[dot + 1] &&
+	       strspn(t + dot + 1, "0123456789") == n - dot - 1;
+}
+
+static int known_verdict(const char *v)
+{
+	static const char *const names[] = {"native", "jit", "partial", "none", "no-code", "unknown"};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!strcmp(v, names[i]))
+			return 1;
+	return 0;
+}
+
+/* The library and counts when the manifest gives them, else its detail. */
+static char *device_detail(json_t *e, const char *cc)
+{
+	const char *lib = NULL, *detail = json_string_value(json_object_get(e, "detail"));
+	json_int_t mods = 0, none = 0;
+	char *out = NULL;
+	if (!json_unpack(json_object_get(e, "cause"), "{s:s, s:I, s:I}", "library", &lib, "modules",
+	                 &mods, "no_image", &none)) {
+		const char *dot = strchr(cc, '.');
+		if (asprintf(&out, "%s: %lld of %lld modules have no sm_%.*s%s image", lib,
+		             (long long)none, (long long)mods, dot ? (int)(dot - cc) : 0, cc,
+		             dot ? dot + 1 : cc) < 0)
+			out = NULL;
+		return out;
+	}
+	return detail ? strdup(detail) : NULL;
+}
+
+static int parse_device(json_t *e, struct ow_check_device *d)
+{
+	const char *cc = NULL, *verdict = NULL;
+	json_t *runs = NULL, *drv = NULL;
+	int predicted = 0;
+	if (json_unpack(e, "{s:s, s:s, s:o, s:b, s?:o}", "cc", &cc, "verdict", &verdict, "runs",
+	                &runs, "predicted", &predicted, "driver", &drv) ||
+	    !is_version_text(cc, sizeof d->cc) || !known_verdict(verdict) ||
+	    !(json_is_boolean(runs) || json_is_null(runs)) ||
+	    !(!drv || json_is_null(drv) ||
+	      (json_is_string(drv) && is_version_text(json_string_value(drv), sizeof d->driver))))
+		return OW_EPARSE;
+	snprintf(d->cc, sizeof d->cc, "%s", cc);
+	snprintf(d->driver, sizeof d->driver, "%s", json_is_string(drv) ? json_string_value(drv) : "");
+	snprintf(d->verdict, sizeof d->verdict, "%s", verdict);
+	d->runs = json_is_null(runs) ? -1 : json_is_true(runs);
+	d->predicted = predicted;
+	d->detail = device_detail(e, cc);
+	return 0;
+}
+
+static int parse_set(json_t *e, size_t i, struct ow_check_set *set)
+{
+	const char *target = json_string_value(json_object_get(e, "target"));
+	json_t *devs = json_object_get(e, "devices"), *d;
+	size_t k;
+	if (!target || (devs && (!json_is_array(devs) || json_array_size(devs) > MANIFEST_MAX_DEVICES)))
+		return ow_err(OW_EPARSE, "manifest: sets[%zu] has no target or a bad 'devices'", i);
+	if (!(set->target = strdup(target)) ||
+	    !(set->devices = calloc(json_array_size(devs) + 1, sizeof *set->devices)))
+		return ow_err(OW_ENOMEM, "manifest: out of memory");
+	json_array_foreach(devs, k, d)
+	{
+		if (parse_device(d, &set->devices[k]))
+			return ow_err(OW_EPARSE, "manifest: sets[%zu].devices[%zu] is not {cc, verdict, "
+			              "runs, predicted, ...}", i, k);
+		set->n++;
+	}
+	return 0;
+}
+
+/* "sets": absent in a manifest that predates it. */
+static int parse_sets(json_t *doc, struct ex_manifest *m)
+{
+	json_t *sets = json_object_get(doc, "sets"), *e;
+	size_t i;
+	if (!sets)
+		return 0;
+	if (!json_is_array(sets) || json_array_size(sets) > MANIFEST_MAX_SETS)
+		return ow_err(OW_EPARSE, "manifest: 'sets' is not an array");
+	if (!(m->sets = calloc(json_array_size(sets) + 1, sizeof *m->sets)))
+		return ow_err(OW_ENOMEM, "manifest: out of memory");
+	json_array_foreach(sets, i, e)
+	{
+		int rc = parse_set(e, i, &m->sets[i]);
+		m->nsets = i + 1; /* freed with the rest, even half-filled */
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int parse_doc(json_t *doc, struct ex_manifest *m)
 {
 	const char *fmt = json_string_value(json_object_get(doc, "format"));
@@ -114,7 +258,7 @@ static int parse_doc(json_t *doc, struct ex_manifest *m)
 		if ((rc = parse_file_entry(e, i, &m->files)))
 			return rc;
 	}
-	return 0;
+	return parse_sets(doc, m);
 }
 
 int ex_json_parse(const char *text, size_t len, struct ex_manifest *m)
@@ -135,6 +279,9 @@ int ex_json_parse(const char *text, size_t len, struct ex_manifest *m)
 void ex_manifest_free(struct ex_manifest *m)
 {
 	ex_files_free(&m->files);
+	ex_check_sets_free(m->sets, m->nsets);
+	m->sets = NULL;
+	m->nsets = 0;
 }
 
 static int state_load(const char *path, json_t **out)

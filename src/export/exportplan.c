@@ -31,6 +31,7 @@ void ow_export_plan_free(struct ow_export_plan *p)
 		free(p->sets[i].torch_version);
 		free(p->sets[i].req_name);
 		free(p->sets[i].members);
+		ex_devices_free(p->sets[i].devices, p->sets[i].ndevices);
 	}
 	for (size_t i = 0; i < p->nskipped; i++)
 		free(p->skipped[i].target);
@@ -178,10 +179,19 @@ static int set_members(ow_store *s, struct ow_export_plan *p, size_t si)
 	return row;
 }
 
-int ow_export_add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id)
+static int plan_skip(struct ow_export_plan *p, int64_t id, char *target, const char *why,
+                     int device);
+
+/* Set `set_id` into the plan, unless the device rule leaves it out
+ * (skipped) or refuses it (OW_ENOIMAGE, *fail_cc the device). */
+static int add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id, int *fail_cc)
 {
+	*fail_cc = 0;
 	for (size_t i = 0; i < p->nsets; i++)
 		if (p->sets[i].id == set_id)
+			return 0;
+	for (size_t i = 0; i < p->nskipped; i++)
+		if (p->skipped[i].id == set_id)
 			return 0;
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SET_GET);
 	if (!st)
@@ -191,12 +201,43 @@ int ow_export_add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id)
 	if (row <= 0)
 		return row ? row : ow_err(OW_ENOENT, "set %lld: no such set — 'offwheel ls sets' lists "
 		                                     "them", (long long)set_id);
-	struct ow_export_set *set = new_set(p, set_id, ow_col_text(st, 0));
-	if (!set)
-		return ow_err(OW_ENOMEM, "export: out of memory");
-	set->torch_version = dup_col(st, 1);
-	set->complete = (int)ow_col_int(st, 2);
+	char *target = dup_col(st, 0), *torch = dup_col(st, 1), why[512];
+	int complete = (int)ow_col_int(st, 2);
+	ow_stmt_run(st); /* the device rule reads and writes the index */
+	struct ow_export_device *devs = NULL;
+	size_t nd = 0;
+	int rc = target ? ex_device_rule(s, p->rule, set_id, target, &devs, &nd, why, sizeof why,
+	                                 fail_cc)
+	                : ow_err(OW_ENOMEM, "export: out of memory");
+	if (!rc && *why) {
+		ex_devices_free(devs, nd);
+		free(torch);
+		return plan_skip(p, set_id, target, why, 1);
+	}
+	struct ow_export_set *set = rc ? NULL : new_set(p, set_id, target);
+	free(target);
+	if (!set) {
+		ex_devices_free(devs, nd);
+		free(torch);
+		return rc ? rc : ow_err(OW_ENOMEM, "export: out of memory");
+	}
+	set->torch_version = torch;
+	set->complete = complete;
+	set->devices = devs;
+	set->ndevices = nd;
 	return set_members(s, p, p->nsets - 1);
+}
+
+int ow_export_add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id)
+{
+	int cc, rc = add_set(s, p, set_id, &cc);
+	if (rc != OW_ENOIMAGE)
+		return rc;
+	char what[1024];
+	snprintf(what, sizeof what, "%s", ow_err_detail());
+	return ow_err(OW_ENOIMAGE, "%s — leave the set out, export with --device %d.%d (only the "
+	              "sets that run there), or pass --force to ship it anyway", what, cc / 10,
+	              cc % 10);
 }
 
 int ow_export_add_target(ow_store *s, struct ow_export_plan *p, const char *target)
@@ -242,7 +283,8 @@ static int set_skip_reason(ow_store *s, int64_t id, char **target, char *why, si
 	return 0;
 }
 
-static int plan_skip(struct ow_export_plan *p, int64_t id, char *target, const char *why)
+static int plan_skip(struct ow_export_plan *p, int64_t id, char *target, const char *why,
+                     int device)
 {
 	struct ow_export_skip *g = ow_array_more(p->skipped, p->nskipped, sizeof *g);
 	if (!g) {
@@ -253,49 +295,84 @@ static int plan_skip(struct ow_export_plan *p, int64_t id, char *target, const c
 	g += p->nskipped++;
 	g->id = id;
 	g->target = target;
+	g->device = device;
 	snprintf(g->reason, sizeof g->reason, "%s", why);
 	return 0;
 }
 
-int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p)
+/* The newest set of every target, in id order. */
+static int newest_sets(ow_store *s, int64_t **ids, size_t *n)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SETS_NEWEST_ALL);
+	int row;
+	*ids = NULL;
+	*n = 0;
 	if (!st)
 		return OW_EDB;
-	int64_t *ids = NULL;
-	size_t n = 0, taken = 0;
-	int row, rc = 0;
 	while ((row = ow_stmt_step(st)) == 1) {
-		int64_t *g = ow_array_more(ids, n, sizeof *g);
+		int64_t *g = ow_array_more(*ids, *n, sizeof *g);
 		if (!g) {
-			free(ids);
+			ow_stmt_run(st);
 			return ow_err(OW_ENOMEM, "export: out of memory");
 		}
-		ids = g;
-		ids[n++] = ow_col_int(st, 0);
+		*ids = g;
+		g[(*n)++] = ow_col_int(st, 0);
 	}
-	if (row == 0 && n == 0)
-		rc = ow_err(OW_ENOENT, "no sets resolved yet — run 'offwheel resolve' first");
-	for (size_t i = 0; !rc && row == 0 && i < n; i++) {
-		char *target = NULL, why[96];
-		if ((rc = set_skip_reason(s, ids[i], &target, why, sizeof why))) {
-			free(target);
-			break;
-		}
-		if (*why) {
-			rc = plan_skip(p, ids[i], target, why);
-			continue;
-		}
-		free(target);
-		if (!(rc = ow_export_add_set(s, p, ids[i])))
-			taken++;
-	}
-	if (!rc && row == 0 && !taken && p->nskipped)
+	if (row == 0 && *n == 0)
+		return ow_err(OW_ENOENT, "no sets resolved yet — run 'offwheel resolve' first");
+	return row;
+}
+
+/* One of --all-sets: in, skipped, or refused by the device rule (its
+ * reason appended to `refused`). */
+static int add_one_of_all(ow_store *s, struct ow_export_plan *p, int64_t id,
+                          struct ow_str *refused, int *cc)
+{
+	char *target = NULL, why[96];
+	int rc = set_skip_reason(s, id, &target, why, sizeof why);
+	if (rc || *why)
+		return rc ? (free(target), rc) : plan_skip(p, id, target, why, 0);
+	free(target);
+	int this_cc;
+	rc = add_set(s, p, id, &this_cc);
+	if (rc != OW_ENOIMAGE)
+		return rc;
+	ow_str_printf(refused, "%s%s", refused->n ? "; " : "", ow_err_detail());
+	*cc = *cc ? *cc : this_cc;
+	return 0;
+}
+
+static size_t device_skips(const struct ow_export_plan *p)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nskipped; i++)
+		n += p->skipped[i].device != 0;
+	return n;
+}
+
+int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p)
+{
+	int64_t *ids = NULL;
+	size_t n = 0, before = p->nsets;
+	struct ow_str refused = {0};
+	int cc = 0, rc = newest_sets(s, &ids, &n);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = add_one_of_all(s, p, ids[i], &refused, &cc);
+	free(ids);
+	if (!rc && refused.err)
+		rc = ow_err(refused.err, "export: out of memory");
+	else if (!rc && refused.n)
+		rc = ow_err(OW_ENOIMAGE, "--all-sets: %s — drop --all-sets and name the sets to ship "
+		            "(SET-ID, --target), pass --device %d.%d to ship only the sets that run "
+		            "there, or --force to ship them anyway", refused.p, cc / 10, cc % 10);
+	else if (!rc && p->nsets == before && device_skips(p))
+		rc = ow_export_plan_devices_done(p);
+	else if (!rc && p->nsets == before && p->nskipped)
 		rc = ow_err(OW_EINCOMPLETE, "--all-sets: none of the %zu newest sets is complete and "
 		            "fetched — run 'offwheel sync' (or 'fetch SET-ID'); 'offwheel ls sets' "
 		            "lists them", p->nskipped);
-	free(ids);
-	return row < 0 ? row : rc;
+	ow_str_free(&refused);
+	return rc;
 }
 
 int ow_export_add_file(ow_store *s, struct ow_export_plan *p, const char *filename)
