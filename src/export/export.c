@@ -182,7 +182,10 @@ static int next_sequence(ow_store *s, const struct ex_prev *prev, const struct e
 		              (long long)asked, (long long)last,
 		              db >= stick ? "this workspace signed" : "signed on this stick", m->name,
 		              *m->key_id ? m->key_id : "(unsigned)", (long long)last + 1);
-	*seq = asked ? asked : last + 1 > m->created ? last + 1 : m->created;
+	if (asked)
+		*seq = asked;
+	else /* a clock behind the last export still goes up */
+		*seq = last + 1 > m->created ? last + 1 : m->created;
 	if (*seq > OW_EXPORT_SEQ_MAX)
 		return seq_out_of_range("the next", *seq);
 	return 0;

@@ -168,7 +168,7 @@ resign() {
 	s1=$(seq_of "$T/S")
 	[ "$s1" -ge "$before" ] && [ "$s1" -le "$after" ]
 	# sticks ahead of this clock (as from a workspace whose clock is ahead): previous + 1
-	ahead=$((after + 3 * 86400))
+	ahead=$((after + 3 * 86400 + 3600)) # 3 days and an hour: "3 days ahead" for the hour the test may take
 	exp "$WS" "$T/S" --sequence "$ahead"
 	exp "$WS" "$T/S"
 	[ "$(seq_of "$T/S")" -eq $((ahead + 1)) ]
