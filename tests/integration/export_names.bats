@@ -236,22 +236,29 @@ resign() {
 	[[ "$output" == *"state"*"unreadable"* ]]
 }
 
-@test "a workspace from before names: migration 0011 names its export rows after their directory" {
+@test "the workspace records exports per key and name; migration 0011 names the rows from before after their directory" {
 	T=$BATS_TEST_TMPDIR
 	ws=$(new_ws 2)
 	exp "$ws" "$T/dir/one"
-	exp "$ws" "$T/two"
-	# back to the schema before 0011 (rows without names), then open it again
-	v=$(sqlite3 "$ws/index.db" "PRAGMA user_version")
-	sqlite3 "$ws/index.db" "DROP INDEX exports_key_name; ALTER TABLE exports DROP COLUMN name; PRAGMA user_version = $((v - 1))"
-	# (export opens it for writing, which migrates) the record counts for the name
-	# again: a stick named 'one' elsewhere continues above it
+	exp "$ws" "$T/two" --name second
+	[ "$(sqlite3 "$ws/index.db" "SELECT group_concat(name, ' ') FROM (SELECT name FROM exports ORDER BY id)")" = "one second" ]
+	# the record counts for the name: a stick named 'one' elsewhere continues above it
 	s=$(seq_of "$T/dir/one")
 	run exp "$ws" "$T/elsewhere/one" --sequence "$s"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"not above $s, the last sequence this workspace signed for 'one'"* ]]
-	[ "$(sqlite3 "$ws/index.db" "PRAGMA user_version")" -eq "$v" ]
-	[ "$(sqlite3 "$ws/index.db" "SELECT group_concat(name, ' ') FROM (SELECT name FROM exports ORDER BY id)")" = "one two" ]
 	exp "$ws" "$T/elsewhere/one"
 	[ "$(seq_of "$T/elsewhere/one")" -gt "$s" ]
+	# the migration itself, on rows of the table as 0006 made it
+	db=$T/old.db
+	sqlite3 "$db" <"$OW_SOURCE_DIR/index/schema/0006_exports.sql"
+	for d in /media/usb/torch /srv/a/b/lab-stick s3://lab/exports/stick1 s3://lab; do
+		sqlite3 "$db" "INSERT INTO exports(directory, sequence, manifest_sha256, key_id, n_files, bytes, created_at, expires_at) VALUES('$d', 3, 'x', 'k', 1, 1, 1, 2)"
+	done
+	sqlite3 "$db" <"$OW_SOURCE_DIR/index/schema/0011_export_names.sql"
+	[ "$(sqlite3 "$db" "SELECT group_concat(name, ' ') FROM (SELECT name FROM exports ORDER BY id)")" = "torch lab-stick stick1 lab" ]
+	# the same names export gives those directories by default
+	for d in /media/usb/torch /srv/a/b/lab-stick s3://lab/exports/stick1 s3://lab; do
+		[ "$(sqlite3 "$db" "SELECT name FROM exports WHERE directory = '$d'")" = "$(basename "$d")" ]
+	done
 }
