@@ -22,9 +22,11 @@
  * anything changes, the tree is walked: a link, a FIFO or a device anywhere
  * in it, or a file that is neither written by this export nor listed (hash
  * unchanged) by the previous export's trusted file list, makes the export
- * refuse, naming them.  Only listed, unchanged files are removed.  The
- * sequence comes from the workspace's record for the key and from the
- * stick only when its signature verifies with that key. */
+ * refuse, naming them.  Only listed, unchanged files are removed.  An
+ * export has a name (signed, like the sequence); its sequence is above the
+ * workspace's record for the key and name and the stick's own (only when
+ * its signature verifies with that key), and at least the time in Unix
+ * seconds, so workspaces sharing a key stay in order. */
 #ifndef OW_EXPORT_H
 #define OW_EXPORT_H
 
@@ -43,6 +45,9 @@
 #define OW_FAT32_MAX_FILE 0xFFFFFFFFull
 /* Sequences stay far below overflow (and exact in a JSON double). */
 #define OW_EXPORT_SEQ_MAX (INT64_C(1) << 53)
+/* An export's name: what a target keeps its rollback state under, with
+ * the key.  1 to 64 bytes of printable ASCII, no space at either end. */
+#define OW_EXPORT_NAME_MAX 64
 
 struct ow_export_item { /* one wheel on the stick */
 	char *filename, *project, *version, *requires_python;
@@ -143,6 +148,9 @@ struct ow_export_opts {
 	                                     stick as tools/NAME, listed and signed like the
 	                                     rest, so targets install offwheel from it; NULL:
 	                                     none (a tool of an earlier export is removed) */
+	const char *name;                 /* the export's name (signed in manifest.json); NULL:
+	                                     the name the stick's signed manifest already
+	                                     has, else ow_export_default_name of DIR */
 };
 
 struct ow_export_report {
@@ -154,7 +162,16 @@ struct ow_export_report {
 	char fs[16]; /* "fat32", "exfat", "fuse" or "" */
 	double seconds;
 	char dir[PATH_MAX]; /* DIR as an absolute path, links resolved */
+	char name[OW_EXPORT_NAME_MAX + 1];
 };
+
+/* NULL when `name` can name an export, else why not. */
+const char *ow_export_name_problem(const char *name);
+/* The default name of an export at `where` (a directory, or s3://BUCKET
+ * [/PREFIX]): its last component, a trailing '/' ignored, so the bucket's
+ * name when there is no prefix.  OW_EINVAL, saying to give --name, when
+ * that is no valid name (the root directory, a name of control bytes). */
+int ow_export_default_name(const char *where, char out[OW_EXPORT_NAME_MAX + 1]);
 
 int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
                   struct ow_export_report *r);
@@ -193,6 +210,11 @@ struct ow_check_report {
 	size_t n;
 	struct ow_check_set *sets; /* from the manifest, once its hash matched SHA256SUMS */
 	size_t nsets;
+	char name[OW_EXPORT_NAME_MAX + 1]; /* "" for an export made before exports had names */
+	/* Worth telling, not a reason to refuse (kind "ahead": a sequence more
+	 * than a day ahead of the clock). */
+	struct ow_check_problem *warnings;
+	size_t nwarnings;
 };
 
 struct ow_check_opts {
@@ -206,7 +228,8 @@ struct ow_check_opts {
 };
 
 /* Signature first, then the manifest, then every file, then expiry and
- * rollback; on success the state file remembers the sequence.  Returns 0
+ * rollback; on success the state file remembers the sequence for the key
+ * and the export's name (per key alone for an export without a name).  Returns 0
  * when valid, OW_EVERIFY with problems listed, other codes on errors. */
 int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r);
 void ow_check_report_free(struct ow_check_report *r);

@@ -8,6 +8,7 @@
 #include "clitext.h"
 #include "offwheel/export.h"
 #include "mixedargs.h"
+#include "offwheel/str.h"
 
 static const char usage[] =
 	"check DIR|s3://BUCKET/PREFIX|URL --pubkey KEY.pub [--state FILE] [--endpoint URL]";
@@ -17,9 +18,9 @@ static const char description[] =
 	"trailing data are refused before anything else is read), then manifest.json\n"
 	"against the signed SHA256SUMS, its paths (no '..', absolute, backslash, case\n"
 	"collisions), every file re-hashed, files missing or not in the manifest,\n"
-	"expiry, and rollback: the last accepted sequence per key is kept in a state\n"
-	"file ($XDG_STATE_HOME/offwheel/accepted.json, else\n"
-	"~/.local/state/offwheel/accepted.json) and an older export is refused.\n"
+	"expiry, and rollback: the last accepted sequence per key and export name is\n"
+	"kept in a state file ($XDG_STATE_HOME/offwheel/accepted.json, else\n"
+	"~/.local/state/offwheel/accepted.json) and an older copy is refused.\n"
 	"Links, FIFOs and devices on the stick are problems and are never opened or\n"
 	"followed.  Needs no workspace.  s3://BUCKET/PREFIX checks an export on an\n"
 	"object store (credentials as for export, else anonymous reads; objects in its\n"
@@ -135,12 +136,18 @@ static void say_devices(struct cli *c, const struct ow_check_report *r)
 	}
 }
 
+static json_t *problems_json(const struct ow_check_problem *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < n; i++)
+		json_array_append_new(a, problem_json(&v[i]));
+	return a;
+}
+
 /* Names on a stick are hostile bytes: one valid JSON document whatever they are. */
 static void render_json(const char *dir, const struct ow_check_report *r)
 {
-	json_t *probs = json_array();
-	for (size_t i = 0; i < r->n; i++)
-		json_array_append_new(probs, problem_json(&r->problems[i]));
+	json_t *probs = problems_json(r->problems, r->n);
 	json_t *doc = json_pack("{s:s, s:b, s:s?, s:I, s:I, s:o, s:I, s:I, s:o}",
 	                        "command", "check", "valid", r->valid, "key_id",
 	                        *r->key_id ? r->key_id : NULL, "sequence", (json_int_t)r->sequence,
@@ -148,13 +155,30 @@ static void render_json(const char *dir, const struct ow_check_report *r)
 	                        r->expires ? json_integer(r->expires) : json_null(),
 	                        "files", (json_int_t)r->files, "bytes", (json_int_t)r->bytes,
 	                        "problems", probs);
-	if (doc)
+	if (doc) {
 		json_object_set_new(doc, "sets", sets_json(r));
+		json_object_set_new(doc, "name", *r->name ? json_string(r->name) : json_null());
+		json_object_set_new(doc, "warnings", problems_json(r->warnings, r->nwarnings));
+	}
 	if (doc && cli_json_set_bytes(doc, "dir", dir)) {
 		json_decref(doc);
 		doc = NULL;
 	}
 	cli_json_out(doc);
+}
+
+static void render_warnings(const char *dir, const struct ow_check_report *r)
+{
+	for (size_t i = 0; i < r->nwarnings; i++) {
+		const struct ow_check_problem *w = &r->warnings[i];
+		struct ow_str b = {0};
+		char *msg = NULL;
+		ow_str_printf(&b, "%s/%s: %s", dir, w->path ? w->path : "", w->detail ? w->detail : "");
+		char *safe = ow_str_take(&b, &msg) ? NULL : cli_terminal_dup(msg);
+		cli_wrapped(stderr, "warning: ", safe ? safe : "(out of memory)");
+		free(safe);
+		free(msg);
+	}
 }
 
 /* One line per problem; names are shown escaped, never replayed to the terminal. */
@@ -177,13 +201,14 @@ static void render(struct cli *c, const char *dir, const struct ow_check_report 
 	struct tm tm;
 	if (!gmtime_r(&t, &tm) || !strftime(exp, sizeof exp, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		exp[0] = '\0';
-	if (r->valid)
-		cli_say(c, "%s: valid — %zu files (%s), sequence %lld signed by key %s, expires %s\n",
-		        shown ? shown : "", r->files, cli_bytes(r->bytes, b, sizeof b),
-		        (long long)r->sequence, r->key_id, exp);
-	if (r->valid)
+	render_warnings(dir, r);
+	if (r->valid) {
+		cli_say(c, "%s: valid — %s%s%s%zu files (%s), sequence %lld signed by key %s, expires "
+		        "%s\n", shown ? shown : "", *r->name ? "'" : "", r->name, *r->name ? "', " : "",
+		        r->files, cli_bytes(r->bytes, b, sizeof b), (long long)r->sequence, r->key_id,
+		        exp);
 		say_devices(c, r);
-	else
+	} else
 		fprintf(stderr, "%s: NOT valid — %zu problem%s; do not install from it\n",
 		        shown ? shown : "", r->n, r->n == 1 ? "" : "s");
 	free(shown);

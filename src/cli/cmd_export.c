@@ -14,7 +14,7 @@
 
 static const char usage[] =
 	"export DIR|s3://BUCKET/PREFIX [SET-ID...] [--target T]... [--all-sets] [--file NAME]... "
-	"[--sign KEY] [--sequence N] [--endpoint URL] [--device CC[,CC]] [--force]";
+	"[--sign KEY] [--name NAME] [--sequence N] [--endpoint URL] [--device CC[,CC]] [--force]";
 static const char description[] =
 	"Write a self-contained tree that pip installs from with no network (a USB\n"
 	"stick, a lab file server): DIR/simple/ (PEP 503 + PEP 658), DIR/wheels/,\n"
@@ -26,9 +26,12 @@ static const char description[] =
 	"only files its previous export listed (signed by the same key, or recorded\n"
 	"by this workspace) and refuses, changing nothing, when DIR holds anything\n"
 	"else (your own files, links, FIFOs).  Links inside DIR are never followed.\n"
-	"The sequence is one above the last this workspace signed with the key (or\n"
-	"the stick's, when its signature verifies with it); --sequence N continues\n"
-	"an old key from a new workspace.  Check it on the target with\n"
+	"An export has a name (--name; by default the one the stick already has, else\n"
+	"DIR's last component): targets keep the last sequence they accepted per key\n"
+	"and name, so one key signs any number of sticks.  The sequence is the time\n"
+	"in Unix seconds, or one above the last this workspace signed for the key and\n"
+	"name (or the stick's, when its signature verifies with it) when that is\n"
+	"higher; --sequence N sets it.  Check it on the target with\n"
 	"'offwheel check DIR --pubkey KEY.pub' or, without offwheel,\n"
 	"'signify-openbsd -V -p KEY.pub -m SHA256SUMS && sha256sum -c SHA256SUMS'.\n"
 	"s3://BUCKET/PREFIX publishes the same tree to an S3-compatible object store\n"
@@ -49,7 +52,7 @@ static const char description[] =
 	"or leaves none, 1 on other errors.";
 
 enum { OPT_TARGET = 400, OPT_ALL, OPT_FILE, OPT_SIGN, OPT_EXPIRES, OPT_NGINX, OPT_FAT32,
-       OPT_SEQUENCE, OPT_TOOL, OPT_ENDPOINT, OPT_DEVICE, OPT_FORCE };
+       OPT_SEQUENCE, OPT_TOOL, OPT_ENDPOINT, OPT_DEVICE, OPT_FORCE, OPT_NAME };
 static const struct cli_opt opts[] = {
 	{"target", OPT_TARGET, required_argument, "T", "the newest set of target T ('ls sets')"},
 	{"all-sets", OPT_ALL, no_argument, NULL, "the newest set of every target that is complete and fetched (the rest are named)"},
@@ -63,6 +66,9 @@ static const struct cli_opt opts[] = {
 	{"with-tool", OPT_TOOL, required_argument, "DEB",
 	 "put this offwheel package (cpack's offwheel_*.deb) on the stick as tools/DEB, signed"},
 	{"fat32", OPT_FAT32, no_argument, NULL, "refuse files of 4 GiB or more (auto on FAT32)"},
+	{"name", OPT_NAME, required_argument, "NAME",
+	 "the export's name, signed: targets keep its sequence per key and name (default: the "
+	 "stick's own, else DIR's last component)"},
 	{"sequence", OPT_SEQUENCE, required_argument, "N",
 	 "sign sequence N (above every one used with the key; 1 to 2^53)"},
 	{"device", OPT_DEVICE, required_argument, "CC[,CC]",
@@ -79,7 +85,7 @@ struct export_args {
 	int ntargets, nfiles, all, fat32, expires, force;
 	int ccs[MAX_DEVICES];
 	size_t nccs;
-	const char *sign, *nginx, *tool, *endpoint;
+	const char *sign, *nginx, *tool, *endpoint, *name;
 	long long sequence;
 };
 
@@ -116,6 +122,19 @@ static int device_arg(struct cli *c, const char *arg, struct export_args *a)
 	return a->nccs ? 0 : cli_usage_error(c, "--device: name a compute capability like 12.0");
 }
 
+static int name_arg(struct cli *c, const char *arg, const char **out)
+{
+	const char *why = ow_export_name_problem(arg);
+	char *shown = why ? cli_terminal_dup(arg) : NULL;
+	int rc = why ? cli_usage_error(c, "--name '%.80s': not an export name: %s — give printable "
+	                                  "ASCII, at most 64 bytes (say 'lab-torch')",
+	                               shown ? shown : "", why)
+	             : 0;
+	free(shown);
+	*out = arg;
+	return rc;
+}
+
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 {
 	struct export_args *a = ud;
@@ -140,6 +159,7 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	case OPT_ENDPOINT: a->endpoint = arg; return 0;
 	case OPT_EXPIRES: return cli_int_arg(c, "--expires", arg, 1, 36500, &a->expires);
 	case OPT_SEQUENCE: return sequence_arg(c, arg, &a->sequence);
+	case OPT_NAME: return name_arg(c, arg, &a->name);
 	}
 	return 2;
 }
@@ -241,6 +261,8 @@ static void render(struct cli *c, const char *dir, const struct ow_export_plan *
 		                        "seconds", r->seconds);
 		if (doc)
 			json_object_set_new(doc, "skipped", skipped_json(p));
+		if (doc)
+			json_object_set_new(doc, "name", json_string(r->name));
 		if (doc && cli_json_set_bytes(doc, "dir", dir)) {
 			json_decref(doc);
 			doc = NULL;
@@ -252,7 +274,8 @@ static void render(struct cli *c, const char *dir, const struct ow_export_plan *
 	cli_say(c, "exported %zu files to %s (%s; copied %zu = %s, kept %zu, removed %zu) in %.1f s\n",
 	        r->files, shown ? shown : "", cli_bytes(r->bytes_total, b, sizeof b), r->copied,
 	        cli_bytes(r->bytes_copied, b2, sizeof b2), r->kept, r->removed, r->seconds);
-	cli_say(c, "sequence %lld, %s%s; see %s/INSTALL.txt\n", (long long)r->sequence,
+	cli_say(c, "'%s', sequence %lld, %s%s; see %s/INSTALL.txt\n", r->name,
+	        (long long)r->sequence,
 	        *r->key_id ? "signed by key " : "NOT SIGNED (check will refuse it)", r->key_id,
 	        shown ? shown : "");
 	free(shown);
@@ -280,7 +303,8 @@ static int run_export(struct cli *c, const struct export_args *a, const char *ar
 		struct ow_export_opts o = {.dir = arg, .key = a->sign ? &key : NULL,
 		                           .expires_days = a->expires, .fat32 = a->fat32,
 		                           .nginx_conf = a->nginx, .tool = a->tool, .jobs = c->jobs,
-		                           .sequence = a->sequence, .endpoint = a->endpoint};
+		                           .sequence = a->sequence, .endpoint = a->endpoint,
+		                           .name = a->name};
 		struct ow_export_report r;
 		int erc = ow_export_run(s, &p, &o, &r);
 		rc = erc ? cli_fail(c, erc) : 0;

@@ -141,15 +141,31 @@ static int seq_out_of_range(const char *what, int64_t seq)
 	              what, (long long)seq);
 }
 
-/* The workspace's record for the key, and the stick's sequence only when
- * its signature verified with that key: never unsigned bytes. */
-static int next_sequence(ow_store *s, const struct ex_prev *prev, const char *key_id,
+/* The export's name: --name, else the one the stick's signed manifest has
+ * (a stick mounted elsewhere stays the same stick), else DIR's last
+ * component. */
+static int choose_name(const struct ow_export_opts *o, const struct ex_prev *prev,
+                       const char *where, struct ex_meta *m)
+{
+	if (o->name || prev->signed_name[0]) {
+		snprintf(m->name, sizeof m->name, "%s", o->name ? o->name : prev->signed_name);
+		return 0;
+	}
+	return ow_export_default_name(where, m->name);
+}
+
+/* Above the workspace's record for the key and name, and the stick's
+ * sequence only when its signature verified with that key (never unsigned
+ * bytes); by default also at least the time of the export in Unix seconds,
+ * so that workspaces sharing a key stay in order. */
+static int next_sequence(ow_store *s, const struct ex_prev *prev, const struct ex_meta *m,
                          int64_t asked, int64_t *seq)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SEQ_MAX);
 	if (!st)
 		return OW_EDB;
-	ow_stmt_text(st, 1, *key_id ? key_id : NULL);
+	ow_stmt_text(st, 1, *m->key_id ? m->key_id : NULL);
+	ow_stmt_text(st, 2, m->name);
 	int row = ow_stmt_step(st);
 	if (row < 0)
 		return row;
@@ -160,12 +176,16 @@ static int next_sequence(ow_store *s, const struct ex_prev *prev, const char *ke
 		return seq_out_of_range("the stick's signed", stick);
 	int64_t last = db > stick ? db : stick;
 	if (asked && asked <= last)
-		return ow_err(OW_EINVAL, "--sequence %lld: not above %lld, the last sequence %s for key "
-		                         "%s — targets would refuse it as a rollback; give %lld or more",
+		return ow_err(OW_EINVAL, "--sequence %lld: not above %lld, the last sequence %s for '%s' "
+		                         "with key %s — targets would refuse it as a rollback; give "
+		                         "%lld or more",
 		              (long long)asked, (long long)last,
-		              db >= stick ? "this workspace signed" : "signed on this stick",
-		              *key_id ? key_id : "(unsigned)", (long long)last + 1);
-	*seq = asked ? asked : last + 1;
+		              db >= stick ? "this workspace signed" : "signed on this stick", m->name,
+		              *m->key_id ? m->key_id : "(unsigned)", (long long)last + 1);
+	if (asked)
+		*seq = asked;
+	else /* a clock behind the last export still goes up */
+		*seq = last + 1 > m->created ? last + 1 : m->created;
 	if (*seq > OW_EXPORT_SEQ_MAX)
 		return seq_out_of_range("the next", *seq);
 	return 0;
@@ -386,6 +406,7 @@ static int record_export(ow_store *s, const struct ex_meta *m, const struct ow_e
 	ow_stmt_int(st, 6, (int64_t)r->bytes_total);
 	ow_stmt_int(st, 7, m->created);
 	ow_stmt_int(st, 8, m->expires);
+	ow_stmt_text(st, 9, m->name);
 	return ow_stmt_run(st);
 }
 
@@ -476,11 +497,12 @@ static int prepare(ow_store *s, const struct ow_export_plan *p, const struct ow_
 	ex_files_free(&want);
 	if (o->key)
 		ow_signify_keyid(o->key->keynum, m->key_id);
-	if ((rc = next_sequence(s, &x->prev, m->key_id, o->sequence, &m->sequence)))
-		return rc;
 	m->created = o->now ? o->now : (int64_t)time(NULL);
 	m->expires = m->created + (int64_t)o->expires_days * 86400;
 	m->dir = o->dir;
+	if ((rc = choose_name(o, &x->prev, o->dir, m)) ||
+	    (rc = next_sequence(s, &x->prev, m, o->sequence, &m->sequence)))
+		return rc;
 	return drop_signature(x);
 }
 
@@ -561,15 +583,16 @@ static int run_s3(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 	int rc = check_names(p, o, "");
 	if (!rc && !(rc = check_case(p)) && !(rc = wanted_paths(p, m->tool, &want)))
 		rc = ex_s3_begin(s, o, &want, &x->s3, &x->prev);
+	m->created = o->now ? o->now : (int64_t)time(NULL);
+	m->expires = m->created + (int64_t)o->expires_days * 86400;
 	if (!rc) {
 		snprintf(r->dir, sizeof r->dir, "%s", ex_s3_url(x->s3));
 		m->dir = r->dir;
 		if (o->key)
 			ow_signify_keyid(o->key->keynum, m->key_id);
-		rc = next_sequence(s, &x->prev, m->key_id, o->sequence, &m->sequence);
+		if (!(rc = choose_name(o, &x->prev, r->dir, m)))
+			rc = next_sequence(s, &x->prev, m, o->sequence, &m->sequence);
 	}
-	m->created = o->now ? o->now : (int64_t)time(NULL);
-	m->expires = m->created + (int64_t)o->expires_days * 86400;
 	for (size_t i = 0; !rc && i < p->n; i++) {
 		const struct ow_export_item *it = &p->items[i];
 		snprintf(rel, sizeof rel, "wheels/%s", it->filename);
@@ -622,6 +645,10 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 	if (o->sequence < 0 || o->sequence > OW_EXPORT_SEQ_MAX)
 		return ow_err(OW_EINVAL, "--sequence %lld: out of range (1 to 2^53)",
 		              (long long)o->sequence);
+	const char *why = o->name ? ow_export_name_problem(o->name) : NULL;
+	if (why)
+		return ow_err(OW_EINVAL, "--name: not an export name: %s — give printable ASCII, at "
+		                         "most 64 bytes", why);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	char made[PATH_MAX] = "";
 	struct ow_str tool = {0};
@@ -661,5 +688,6 @@ done:
 	r->created = m.created;
 	r->expires = m.expires;
 	snprintf(r->key_id, sizeof r->key_id, "%s", m.key_id);
+	snprintf(r->name, sizeof r->name, "%s", m.name);
 	return rc;
 }

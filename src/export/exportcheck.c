@@ -23,37 +23,62 @@
 
 #define SUMS_MAX (64u << 20)
 
+static void add_line(struct ow_check_problem **v, size_t *n, const char *kind, const char *path,
+                     const char *fmt, va_list ap)
+{
+	struct ow_check_problem *g = ow_array_more(*v, *n, sizeof *g);
+	if (!g)
+		return;
+	*v = g;
+	struct ow_check_problem *p = &g[(*n)++];
+	snprintf(p->kind, sizeof p->kind, "%s", kind);
+	p->path = path ? strdup(path) : NULL;
+	if (vasprintf(&p->detail, fmt, ap) < 0)
+		p->detail = NULL;
+}
+
 static void problem(struct ow_check_report *r, const char *kind, const char *path,
                     const char *fmt, ...) OW_PRINTF(4, 5);
 
 static void problem(struct ow_check_report *r, const char *kind, const char *path,
                     const char *fmt, ...)
 {
-	struct ow_check_problem *g = ow_array_more(r->problems, r->n, sizeof *g);
-	if (!g)
-		return;
-	r->problems = g;
-	struct ow_check_problem *p = &g[r->n++];
-	snprintf(p->kind, sizeof p->kind, "%s", kind);
-	p->path = path ? strdup(path) : NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&p->detail, fmt, ap) < 0)
-		p->detail = NULL;
+	add_line(&r->problems, &r->n, kind, path, fmt, ap);
 	va_end(ap);
+}
+
+/* Worth telling, but no reason to refuse the export. */
+static void warning(struct ow_check_report *r, const char *kind, const char *path,
+                    const char *fmt, ...) OW_PRINTF(4, 5);
+
+static void warning(struct ow_check_report *r, const char *kind, const char *path,
+                    const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_line(&r->warnings, &r->nwarnings, kind, path, fmt, ap);
+	va_end(ap);
+}
+
+static void free_lines(struct ow_check_problem **v, size_t *n)
+{
+	for (size_t i = 0; i < *n; i++) {
+		free((*v)[i].path);
+		free((*v)[i].detail);
+	}
+	free(*v);
+	*v = NULL;
+	*n = 0;
 }
 
 void ow_check_report_free(struct ow_check_report *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; i < r->n; i++) {
-		free(r->problems[i].path);
-		free(r->problems[i].detail);
-	}
-	free(r->problems);
-	r->problems = NULL;
-	r->n = 0;
+	free_lines(&r->problems, &r->n);
+	free_lines(&r->warnings, &r->nwarnings);
 	ex_check_sets_free(r->sets, r->nsets);
 	r->sets = NULL;
 	r->nsets = 0;
@@ -366,36 +391,85 @@ static int check_files(const struct ow_check_opts *o, int root, struct ow_check_
 	return 0;
 }
 
+static void check_expiry(struct ow_check_report *r, const struct ex_manifest *m, int64_t now)
+{
+	if (now <= m->expires)
+		return;
+	int64_t ago = now - m->expires, days = ago / 86400;
+	if (days >= 1)
+		problem(r, "expired", OW_EXPORT_MANIFEST, "expired %lld day%s ago — make a fresh "
+		        "export", (long long)days, days == 1 ? "" : "s");
+	else if (ago >= 3600)
+		problem(r, "expired", OW_EXPORT_MANIFEST, "expired %lld hour%s ago — make a "
+		        "fresh export", (long long)(ago / 3600), ago / 3600 == 1 ? "" : "s");
+	else
+		problem(r, "expired", OW_EXPORT_MANIFEST, "expired less than an hour ago — make "
+		        "a fresh export");
+}
+
+/* An export with a name is held to what was accepted for its key and name,
+ * and to what was accepted for the key alone before exports had names: one
+ * sequence covered every stick of a key then, so an export below it is
+ * older than one already taken.  One without a name, to the key alone. */
+static void check_rollback(struct ow_check_report *r, const struct ex_manifest *m,
+                           int64_t named, int64_t per_key)
+{
+	long long seq = m->sequence, next;
+	r->accepted = named > per_key ? named : per_key;
+	next = (long long)r->accepted + 1;
+	if (m->sequence >= r->accepted)
+		return;
+	if (!*m->name)
+		problem(r, "rollback", OW_EXPORT_MANIFEST, "sequence %lld is older than sequence %lld "
+		        "already accepted for key %s (an old stick? or a new workspace signing with "
+		        "this key: re-export with 'offwheel export --sequence %lld')", seq,
+		        (long long)r->accepted, m->key_id, next);
+	else if (named >= per_key)
+		problem(r, "rollback", OW_EXPORT_MANIFEST, "'%s': sequence %lld is older than sequence "
+		        "%lld already accepted for '%s' with key %s — an old copy of it; do not install "
+		        "from it (if '%s' was exported again elsewhere with this key, re-export it with "
+		        "'offwheel export --sequence %lld')", m->name, seq, (long long)named, m->name,
+		        m->key_id, m->name, next);
+	else
+		problem(r, "rollback", OW_EXPORT_MANIFEST, "'%s': sequence %lld is older than sequence "
+		        "%lld accepted for key %s from an export without a name (one sequence for every "
+		        "stick of a key, before exports had names) — re-export with 'offwheel export "
+		        "--sequence %lld'", m->name, seq, (long long)per_key, m->key_id, next);
+}
+
+/* Sequences follow the exporting machine's clock: one more than a day ahead
+ * of this clock is valid, but every later export of it must be above it. */
+#define AHEAD_WARN_S 86400
+static void check_ahead(struct ow_check_report *r, const struct ex_manifest *m, int64_t now)
+{
+	if (m->sequence <= now || m->sequence - now <= AHEAD_WARN_S)
+		return;
+	warning(r, "ahead", OW_EXPORT_MANIFEST, "sequence %lld is %lld days ahead of this "
+	        "machine's clock in Unix seconds (the exporting machine's clock was ahead, this "
+	        "one's is behind, or --sequence was set high) — valid, but every later export %s%s%s "
+	        "with key %s must be above it: offwheel export sees to that on this stick and in "
+	        "the workspace that made it; elsewhere give --sequence %lld",
+	        (long long)m->sequence, (long long)((m->sequence - now) / 86400),
+	        *m->name ? "of '" : "", m->name, *m->name ? "'" : "", m->key_id,
+	        (long long)m->sequence + 1);
+}
+
 /* Step 5: expiry and rollback, then remember the sequence. */
 static int check_freshness(struct ow_check_report *r, const struct ex_manifest *m,
                            const char *state, int64_t now)
 {
-	int rc = ex_json_state_get(state, m->key_id, &r->accepted);
+	int64_t named = 0, per_key = 0;
+	int rc = ex_json_state_get(state, m->key_id, m->name, &named, &per_key);
 	if (rc) {
 		problem(r, "state", state, "%s", ow_err_detail());
 		return 0;
 	}
-	if (now > m->expires) {
-		int64_t ago = now - m->expires, days = ago / 86400;
-		if (days >= 1)
-			problem(r, "expired", OW_EXPORT_MANIFEST, "expired %lld day%s ago — make a fresh "
-			        "export", (long long)days, days == 1 ? "" : "s");
-		else if (ago >= 3600)
-			problem(r, "expired", OW_EXPORT_MANIFEST, "expired %lld hour%s ago — make a "
-			        "fresh export", (long long)(ago / 3600), ago / 3600 == 1 ? "" : "s");
-		else
-			problem(r, "expired", OW_EXPORT_MANIFEST, "expired less than an hour ago — make "
-			        "a fresh export");
-	}
-	if (m->sequence < r->accepted)
-		problem(r, "rollback", OW_EXPORT_MANIFEST, "sequence %lld is older than sequence %lld "
-		        "already accepted for key %s (an old stick? or a new workspace signing with "
-		        "this key: re-export with 'offwheel export --sequence %lld')",
-		        (long long)m->sequence, (long long)r->accepted, m->key_id,
-		        (long long)r->accepted + 1);
+	check_expiry(r, m, now);
+	check_rollback(r, m, named, per_key);
 	if (r->n)
 		return 0;
-	rc = ex_json_state_put(state, m->key_id, m->sequence, now);
+	check_ahead(r, m, now);
+	rc = ex_json_state_put(state, m->key_id, m->name, m->sequence, now);
 	if (rc)
 		problem(r, "state", state, "cannot remember the sequence: %s", ow_err_detail());
 	return 0;
@@ -414,6 +488,7 @@ static void check_manifest_and_files(const struct ow_check_opts *o, const struct
 	r->nsets = m->nsets;
 	m->sets = NULL;
 	m->nsets = 0;
+	snprintf(r->name, sizeof r->name, "%s", m->name);
 	check_claims(o, r, m, sums);
 	if (src->rx) {
 		walk_remote(src->rx, &m->files, r);

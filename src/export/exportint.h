@@ -39,6 +39,7 @@ struct ex_meta {
 	char key_id[OW_KEYID_HEX];
 	const char *dir;
 	const char *tool; /* the tools/ file's name, NULL when there is none */
+	char name[OW_EXPORT_NAME_MAX + 1];
 };
 
 /* Text of the generated files (malloc'd into *out). */
@@ -65,15 +66,22 @@ struct ex_manifest {
 	struct ex_files files;
 	struct ow_check_set *sets; /* targets and their device verdicts */
 	size_t nsets;
+	char name[OW_EXPORT_NAME_MAX + 1]; /* "" when the manifest has none (an older export) */
 };
 int ex_json_manifest(const struct ow_export_plan *p, const struct ex_meta *m,
                       const struct ex_files *f, struct ow_str *out);
 int ex_json_parse(const char *text, size_t len, struct ex_manifest *m);
 void ex_manifest_free(struct ex_manifest *m);
 void ex_check_sets_free(struct ow_check_set *sets, size_t n);
-/* The accepted-sequence state file: *seq 0 when the key is not known. */
-int ex_json_state_get(const char *path, const char *key_id, int64_t *seq);
-int ex_json_state_put(const char *path, const char *key_id, int64_t seq, int64_t now);
+/* The accepted-sequence state file.  An export with a name is kept under
+ * its key and name, one without (made before exports had names) under its
+ * key alone, as offwheel always kept it.  get: *named is the sequence
+ * accepted for (key, name) (0 when none, or when name is ""), *per_key the
+ * one for the key alone (0 when none). */
+int ex_json_state_get(const char *path, const char *key_id, const char *name, int64_t *named,
+                      int64_t *per_key);
+int ex_json_state_put(const char *path, const char *key_id, const char *name, int64_t seq,
+                      int64_t now);
 
 /* The device rule (exportdevice.c). */
 /* Every verdict recorded for a set, by cc and driver. */
@@ -118,6 +126,7 @@ struct ex_prev { /* the previous export's file list, when trusted */
 	struct ex_files files; /* sorted; path + sha256 */
 	const char *trusted;    /* NULL, "signature" or "workspace record" */
 	int64_t signed_sequence; /* the stick's sequence when signed by the signing key, else 0 */
+	char signed_name[OW_EXPORT_NAME_MAX + 1]; /* its name then, else "" */
 };
 /* Trusted: SHA256SUMS whose SHA256SUMS.sig verifies with `key`'s public key,
  * else a manifest.json whose sha256 this workspace recorded as one it wrote. */

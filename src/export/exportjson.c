@@ -81,11 +81,11 @@ int ex_json_manifest(const struct ow_export_plan *p, const struct ex_meta *m,
 		json_array_append_new(sets, set_json(p, &p->sets[i]));
 		json_array_append_new(targets, json_string(p->sets[i].target));
 	}
-	char created[32], expires[32], comment[200];
+	char created[32], expires[32], comment[300];
 	ow_utc_iso(m->created, created, sizeof created);
 	ow_utc_iso(m->expires, expires, sizeof expires);
-	snprintf(comment, sizeof comment, "offwheel export sequence %lld, key %s, expires %s",
-	         (long long)m->sequence, m->key_id[0] ? m->key_id : "none", expires);
+	snprintf(comment, sizeof comment, "offwheel export '%s' sequence %lld, key %s, expires %s",
+	         m->name, (long long)m->sequence, m->key_id[0] ? m->key_id : "none", expires);
 	json_t *doc = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:s, s:s?, s:o, s:o, s:o}",
 	                        "format", OW_EXPORT_FORMAT, "tool", "offwheel " OW_VERSION, "comment",
 	                        comment, "sequence", (json_int_t)m->sequence, "created_unix",
@@ -93,6 +93,8 @@ int ex_json_manifest(const struct ow_export_plan *p, const struct ex_meta *m,
 	                        (json_int_t)m->expires, "expires", expires, "key_id",
 	                        m->key_id[0] ? m->key_id : NULL, "sets", sets, "targets", targets,
 	                        "files", files_json(f));
+	if (doc)
+		json_object_set_new(doc, "name", json_string(m->name));
 	char *text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_ENSURE_ASCII) : NULL;
 	json_decref(doc);
 	if (!text)
@@ -109,6 +111,21 @@ static int get_int(json_t *doc, const char *key, int64_t lo, int64_t *out)
 		return ow_err(OW_EPARSE, "manifest: '%s' is missing or not an integer >= %lld", key,
 		              (long long)lo);
 	*out = json_integer_value(v);
+	return 0;
+}
+
+/* "name" is optional: an export made before exports had names has none. */
+static int parse_name(json_t *doc, struct ex_manifest *m)
+{
+	json_t *v = json_object_get(doc, "name");
+	if (!v)
+		return 0;
+	const char *name = json_string_value(v), *why = name ? ow_export_name_problem(name)
+	                                                     : "it is not a string";
+	if (why || strlen(name) != json_string_length(v))
+		return ow_err(OW_EPARSE, "manifest: 'name' is not an export name (%s)",
+		              why ? why : "it holds a NUL byte");
+	snprintf(m->name, sizeof m->name, "%s", name);
 	return 0;
 }
 
@@ -242,7 +259,7 @@ static int parse_doc(json_t *doc, struct ex_manifest *m)
 	int rc;
 	if ((rc = get_int(doc, "sequence", 1, &m->sequence)) ||
 	    (rc = get_int(doc, "created_unix", 0, &m->created)) ||
-	    (rc = get_int(doc, "expires_unix", 0, &m->expires)))
+	    (rc = get_int(doc, "expires_unix", 0, &m->expires)) || (rc = parse_name(doc, m)))
 		return rc;
 	json_t *kid = json_object_get(doc, "key_id");
 	const char *k = json_string_value(kid);
@@ -284,12 +301,19 @@ void ex_manifest_free(struct ex_manifest *m)
 	m->nsets = 0;
 }
 
+/* The state file: {"keys": {KEY: ENTRY}, "names": {KEY: {NAME: ENTRY}}},
+ * ENTRY = {"sequence", "accepted_at"}.  "keys" is what offwheel kept before
+ * exports had names (and still keeps for exports without one); an older
+ * offwheel reading the file keeps "names" as it is. */
 static int state_load(const char *path, json_t **out)
 {
 	json_error_t je;
 	*out = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (*out && json_is_object(json_object_get(*out, "keys")))
+	json_t *names = *out ? json_object_get(*out, "names") : NULL;
+	if (*out && json_is_object(json_object_get(*out, "keys")) && (!names || json_is_object(names)))
 		return 0;
+	if (*out)
+		snprintf(je.text, sizeof je.text, "no \"keys\" object, or \"names\" is not one");
 	json_decref(*out);
 	*out = NULL;
 	FILE *f = fopen(path, "r");
@@ -302,16 +326,24 @@ static int state_load(const char *path, json_t **out)
 	                         "deliberately", path, je.text);
 }
 
-int ex_json_state_get(const char *path, const char *key_id, int64_t *seq)
+static int64_t entry_sequence(json_t *entry)
+{
+	json_t *v = json_object_get(entry, "sequence");
+	return json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
+int ex_json_state_get(const char *path, const char *key_id, const char *name, int64_t *named,
+                      int64_t *per_key)
 {
 	json_t *doc;
 	int rc = state_load(path, &doc);
-	*seq = 0;
+	*named = *per_key = 0;
 	if (rc || !doc)
 		return rc;
-	json_t *v = json_object_get(json_object_get(json_object_get(doc, "keys"), key_id), "sequence");
-	if (json_is_integer(v))
-		*seq = json_integer_value(v);
+	*per_key = entry_sequence(json_object_get(json_object_get(doc, "keys"), key_id));
+	if (*name)
+		*named = entry_sequence(
+			json_object_get(json_object_get(json_object_get(doc, "names"), key_id), name));
 	json_decref(doc);
 	return 0;
 }
@@ -333,7 +365,17 @@ static int state_write(const char *path, json_t *doc)
 	return ow_tmp_publish(&t, path);
 }
 
-int ex_json_state_put(const char *path, const char *key_id, int64_t seq, int64_t now)
+/* obj[key], made an empty object when it is not one */
+static json_t *object_at(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!json_is_object(v))
+		json_object_set_new(obj, key, v = json_object());
+	return v;
+}
+
+int ex_json_state_put(const char *path, const char *key_id, const char *name, int64_t seq,
+                      int64_t now)
 {
 	json_t *doc;
 	int rc = state_load(path, &doc);
@@ -341,7 +383,8 @@ int ex_json_state_put(const char *path, const char *key_id, int64_t seq, int64_t
 		return rc;
 	if (!doc)
 		doc = json_pack("{s:{}}", "keys");
-	json_object_set_new(json_object_get(doc, "keys"), key_id,
+	json_t *where = *name ? object_at(object_at(doc, "names"), key_id) : object_at(doc, "keys");
+	json_object_set_new(where, *name ? name : key_id,
 	                    json_pack("{s:I, s:I}", "sequence", (json_int_t)seq, "accepted_at",
 	                              (json_int_t)now));
 	rc = state_write(path, doc);

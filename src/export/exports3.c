@@ -242,8 +242,10 @@ static int prev_signed(struct ex_s3run *u, const struct ow_signify_sec *key, str
 		if (e && !mem_get(c, &u->s3, OW_EXPORT_MANIFEST, &man, &mn) &&
 		    !ow_sha256_buf(man, mn, d)) {
 			ow_hex(d, sizeof d, hex);
-			if (!strcmp(hex, e->sha256) && !ex_json_parse(man, mn, &m))
+			if (!strcmp(hex, e->sha256) && !ex_json_parse(man, mn, &m)) {
 				p->signed_sequence = m.sequence;
+				memcpy(p->signed_name, m.name, sizeof p->signed_name);
+			}
 		}
 		ex_manifest_free(&m);
 	}

@@ -61,8 +61,10 @@ static int prev_by_signature(int root, const struct ow_signify_sec *key, struct 
 	if (!rc && !(rc = ex_parse_sums(sums, sums_n, &p->files))) {
 		ex_files_sort(&p->files);
 		p->trusted = "signature";
-		if (!signed_manifest(root, &p->files, &m))
+		if (!signed_manifest(root, &p->files, &m)) {
 			p->signed_sequence = m.sequence;
+			memcpy(p->signed_name, m.name, sizeof p->signed_name);
+		}
 		ex_manifest_free(&m);
 	}
 	free(sig);

@@ -338,6 +338,35 @@ agree() {
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
+@test "the export's name: the prefix's last component (the bucket's without a prefix), kept on re-export; one key, two prefixes, one state" {
+	run ow --json export s3://lab/team/sticky --endpoint "$E" --target "$TARGET" --sign "$KEYS/k.sec"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(jq -r .name <<<"$output")" = sticky ]
+	[ "$(ow_s3 s3 cp s3://lab/team/sticky/manifest.json - | jq -r .name)" = sticky ]
+	run chk_s3 team/sticky
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"valid — 'sticky', "* ]]
+	# another prefix, named on the command line, the same key: both valid with one state
+	run ex team/second --name lab-b
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run chk_http team/second
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"valid — 'lab-b', "* ]]
+	run chk_s3 team/sticky
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# a re-export keeps the prefix's signed name
+	run ow --json export s3://lab/team/second --endpoint "$E" --target "$TARGET" --sign "$KEYS/k.sec"
+	[ "$(jq -r .name <<<"$output")" = lab-b ]
+	# no prefix: the bucket's name
+	ow_s3 s3 mb s3://names >/dev/null
+	run ow --json export s3://names --endpoint "$E" --target "$TARGET" --sign "$KEYS/k.sec"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(jq -r .name <<<"$output")" = names ]
+	run chk s3://names --endpoint "$E" --json
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(jq -r .name <<<"$output")" = names ]
+}
+
 @test "SIGKILL of export at 20 random moments: check is never valid and wrong; the re-run completes and checks valid" {
 	mapfile -t big <"$SRV/big.txt"
 	[ "${#big[@]}" -eq 2 ]

@@ -23,24 +23,38 @@ static void test_roundtrip(void **state)
 {
 	(void)state;
 	struct ow_export_device dev[2] = {
-	    {.cc = 120, .verdict = "none", .runs = 0, .wheel = "torch-2.10.0+cu126-cp312.whl",
-	     .library = "torch/lib/libtorch_cuda.so", .modules = 3, .no_image = 3,
+	    {.cc = 120,
+	     .verdict = "none",
+	     .runs = 0,
+	     .wheel = "torch-2.10.0+cu126-cp312.whl",
+	     .library = "torch/lib/libtorch_cuda.so",
+	     .modules = 3,
+	     .no_image = 3,
 	     .detail = "torch/lib/libtorch_cuda.so: 3 of 3 modules have no sm_120 image"},
 	    {.cc = 86, .driver = 12080, .verdict = "jit", .runs = 1, .predicted = 1},
 	};
 	struct ow_export_set sets[2] = {
-	    {.id = 7, .target = "cu126 cp312-manylinux_2_28_x86_64", .req_name = "a", .complete = 1,
-	     .devices = dev, .ndevices = 2},
-	    {.id = 8, .target = "cu128 cp312-manylinux_2_28_x86_64", .req_name = "b", .complete = 1},
+	    {.id = 7,
+	     .target = "cu126 cp312-manylinux_2_28_x86_64",
+	     .req_name = "a",
+	     .complete = 1,
+	     .devices = dev,
+	     .ndevices = 2},
+	    {.id = 8,
+	     .target = "cu128 cp312-manylinux_2_28_x86_64",
+	     .req_name = "b",
+	     .complete = 1},
 	};
 	struct ow_export_plan p = {.sets = sets, .nsets = 2};
-	struct ex_meta meta = {.sequence = 3, .created = 10, .expires = 20, .dir = "/x"};
+	struct ex_meta meta = {
+	    .sequence = 3, .created = 10, .expires = 20, .dir = "/x", .name = "lab"};
 	struct ex_files files = {0};
 	struct ow_str out = {0};
 	assert_int_equal(ex_json_manifest(&p, &meta, &files, &out), 0);
 	struct ex_manifest m;
 	assert_int_equal(ex_json_parse(out.p, out.n, &m), 0);
 	assert_int_equal(m.nsets, 2);
+	assert_string_equal(m.name, "lab");
 	assert_string_equal(m.sets[0].target, "cu126 cp312-manylinux_2_28_x86_64");
 	assert_int_equal(m.sets[0].n, 2);
 	const struct ow_check_device *d = &m.sets[0].devices[0];
@@ -48,7 +62,8 @@ static void test_roundtrip(void **state)
 	assert_string_equal(d->driver, "");
 	assert_string_equal(d->verdict, "none");
 	assert_int_equal(d->runs, 0);
-	assert_string_equal(d->detail, "torch/lib/libtorch_cuda.so: 3 of 3 modules have no sm_120 image");
+	assert_string_equal(d->detail,
+	                    "torch/lib/libtorch_cuda.so: 3 of 3 modules have no sm_120 image");
 	d = &m.sets[0].devices[1];
 	assert_string_equal(d->cc, "8.6");
 	assert_string_equal(d->driver, "12.8");
@@ -90,7 +105,8 @@ static void test_malformed(void **state)
 	    "{}",
 	    "[{\"devices\":[]}]",
 	    "[{\"target\":\"t\",\"devices\":{}}]",
-	    "[{\"target\":\"t\",\"devices\":[{\"cc\":\"12.0.1\",\"verdict\":\"none\",\"runs\":false,"
+	    "[{\"target\":\"t\",\"devices\":[{\"cc\":\"12.0.1\",\"verdict\":\"none\",\"runs\":"
+	    "false,"
 	    "\"predicted\":false}]}]",
 	    "[{\"target\":\"t\",\"devices\":[{\"cc\":\"12\",\"verdict\":\"none\",\"runs\":false,"
 	    "\"predicted\":false}]}]",
@@ -100,7 +116,8 @@ static void test_malformed(void **state)
 	    "\"predicted\":false}]}]",
 	    "[{\"target\":\"t\",\"devices\":[{\"cc\":\"12.0\",\"verdict\":\"none\",\"runs\":false,"
 	    "\"predicted\":false,\"driver\":\"new\"}]}]",
-	    "[{\"target\":\"t\",\"devices\":[{\"cc\":\"12.0\",\"verdict\":\"none\",\"runs\":false}]}]",
+	    "[{\"target\":\"t\",\"devices\":[{\"cc\":\"12.0\",\"verdict\":\"none\",\"runs\":false}]"
+	    "}]",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct ex_manifest m;
