@@ -19,7 +19,9 @@ static const char description[] =
 	"torchvision and torchaudio are matched to torch by the pins in their\n"
 	"metadata (PEP 658 .metadata files, else the wheel), never by date alone;\n"
 	"'latest' is the newest torch that every project matches.  Pages not crawled\n"
-	"yet and dependency pages ({index}/{project}/) are crawled on the way.\n"
+	"yet and dependency pages ({index}/{project}/) are crawled on the way;\n"
+	"stored pages fetched --max-age ago or longer are revalidated (conditional\n"
+	"GETs), and the age of the oldest page used is printed.\n"
 	"The sets are stored ('offwheel ls sets').  Exit 4 when a target has no\n"
 	"complete set: it is shown with what is missing and the newest complete\n"
 	"alternative.";
@@ -31,7 +33,8 @@ static const struct cli_opt opts[] = {
 	CLI_TARGET_OPTS,
 	CLI_MAX_AGE_OPT,
 	{"offline", OPT_OFFLINE, no_argument, NULL,
-	 "use only what the workspace holds (no crawl, no metadata downloads)"},
+	 "use only what the workspace holds (no crawl, no metadata downloads); a target that "
+	 "needs a page or metadata never read is incomplete and names it"},
 	{NULL, 0, 0, NULL, NULL},
 };
 

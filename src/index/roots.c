@@ -24,8 +24,9 @@ int ow_root_layout_get(ow_store *s, const char *index_url, enum ow_root_layout *
 	int rc = ow_stmt_step(st);
 	if (rc == 1) {
 		const char *name = ow_col_text(st, 0);
-		*out = !strcmp(name, "flat") ? OW_ROOT_FLAT : !strcmp(name, "variants") ? OW_ROOT_VARIANTS
-		                                                                      : OW_ROOT_UNKNOWN;
+		*out = !strcmp(name, "flat")       ? OW_ROOT_FLAT
+		       : !strcmp(name, "variants") ? OW_ROOT_VARIANTS
+		                                   : OW_ROOT_UNKNOWN;
 		ow_stmt_run(st); /* ends the read */
 	}
 	return rc < 0 ? rc : 0;
