@@ -145,6 +145,12 @@ page_gets() { grep -cE "\"GET $1[^ ]*/ HTTP/1.1\" ${2:-[0-9]+} " "$OW_NGINX_LOG"
 		--python 3.13 --platform linux-x86_64
 	[ "$status" -eq 4 ]
 	[[ $output == *"metadata never read"* && $output != *"no torch wheel fits"* && $output != *"matches torch"* ]]
+	# torch alone: its own metadata is what is missing, and no older torch is taken
+	run --separate-stderr ow --json resolve --offline --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--variant cu128 --project torch --python 3.13 --platform linux-x86_64
+	[ "$status" -eq 4 ]
+	jq -e '.targets[0] | .not_in_workspace == true and .versions.torch == null' <<<"$output"
+	[[ $(jq -r '.targets[0].error' <<<"$output") == "torch 2.10.0.dev"*": metadata never read (torch-2.10.0.dev"*"-cp313-cp313-manylinux_2_28_x86_64.whl) — run without --offline"* ]]
 	# a variant never crawled: its page is named
 	run --separate-stderr ow --json resolve --offline --index-url "$OW_HTTPS_URL/whl/nightly" \
 		--variant cu126 --python 3.12 --platform linux-x86_64
