@@ -13,6 +13,7 @@
 #ifndef OW_CRAWL_H
 #define OW_CRAWL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,6 +76,37 @@ struct ow_crawl_report {
 };
 
 const char *ow_page_outcome_name(enum ow_page_outcome o);
+
+/* What is known of an index root's layout (the workspace's roots table):
+ * FLAT, one root with every project at {index}/{project}/ (none of the
+ * default variant folders had a page: PyPI's /simple, a devpi index);
+ * VARIANTS, a channel root with {index}/{variant}/{project}/ pages.  A root
+ * remembered FLAT is not asked for its variant folders again; --force
+ * (crawl, sync) asks again and remembers the answer. */
+enum ow_root_layout { OW_ROOT_UNKNOWN = 0, OW_ROOT_FLAT, OW_ROOT_VARIANTS };
+const char *ow_root_layout_name(enum ow_root_layout l);
+int ow_root_layout_get(ow_store *s, const char *index_url, enum ow_root_layout *out);
+/* Remember `layout` (UNKNOWN: nothing is written).  Store opened for writing. */
+int ow_root_layout_put(ow_store *s, const char *index_url, enum ow_root_layout layout);
+/* What a crawl of the variant folders showed: VARIANTS when a page exists,
+ * FLAT when every page was missing (403/404), UNKNOWN when a page failed. */
+enum ow_root_layout ow_crawl_layout(const struct ow_crawl_report *r);
+/* Add the pages the server answered (200 or 304) to *refreshed and those it
+ * does not have (403/404) to *not_found. */
+void ow_crawl_count(const struct ow_crawl_report *r, size_t *refreshed, size_t *not_found);
+
+struct ow_crawl_probe {
+	enum ow_root_layout layout; /* how the index was read (UNKNOWN: a folder's page failed) */
+	bool remembered;            /* FLAT from the roots table: no folder was asked for */
+	size_t not_found;           /* folder pages asked for and not there (403/404) */
+};
+/* ow_crawl for variant folders that are the defaults, not the user's: a root
+ * remembered FLAT is crawled as one root ({index}/{project}/) without asking
+ * for the folders, unless o->force; otherwise the folders are asked for, the
+ * layout is remembered, and a root with none of them is crawled as one root.
+ * *out is the report of the last crawl (the root's when FLAT). */
+int ow_crawl_probing(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report *out,
+                     struct ow_crawl_probe *probe);
 /* Crawl; returns 0 when every page was done (missing projects included),
  * OW_EINCOMPLETE when some failed (the rest is stored), < 0 when nothing
  * could start.  *out is filled in both of the first cases. */

@@ -117,8 +117,22 @@ struct ow_resolve_opts {
 	                          target, and an index that has none of their folders is
 	                          taken as one root (flat; the report says so) */
 	enum ow_pair_rule pair;
+	/* Freshness: a stored page (a member's or a dependency's) fetched
+	 * max_age seconds ago or longer is revalidated (a conditional GET
+	 * through io->crawl, with the round's other pages) before it is read;
+	 * false: stored pages are read as they are. */
+	bool revalidate;
+	int64_t max_age;
+	/* Only what the workspace holds: a page never crawled or metadata never
+	 * read is not fetched and not passed over either; the target is
+	 * incomplete with what is missing named (not_in_workspace). */
+	bool offline;
 	const struct ow_resolve_io *io;
 };
+
+/* The default max_age of resolve and sync: a warm resolve an hour later
+ * asks the server whether its pages changed (304s, in parallel). */
+#define OW_RESOLVE_MAX_AGE_DEFAULT 3600
 
 enum ow_member_role { OW_ROLE_TORCH, OW_ROLE_VISION, OW_ROLE_AUDIO, OW_ROLE_PROJECT, OW_ROLE_DEP };
 const char *ow_member_role_name(enum ow_member_role r);
@@ -166,6 +180,8 @@ struct ow_resolve_target {
 	int64_t set_id; /* 0 when not stored */
 	bool no_variant; /* the index has no {variant}/torch/ page: error says where it looked */
 	bool unreachable; /* its pages could not be fetched (network): error says why */
+	bool not_in_workspace; /* offline: a page or metadata it needs was never read
+	                        * into the workspace; error names them */
 };
 
 struct ow_resolve_report {
@@ -185,6 +201,14 @@ struct ow_resolve_report {
 	                       * default variants' folders were all missing */
 	char **notes;         /* about the whole run: default variants the index lacks */
 	size_t nnotes;
+	/* the stored index pages the run read (members' and dependencies'), when
+	 * the oldest of them was fetched (unix time, 0 when none was read), and
+	 * how many were revalidated for being older than max_age */
+	size_t pages_used;
+	int64_t pages_oldest;
+	size_t pages_revalidated;
+	size_t not_in_workspace; /* targets with not_in_workspace */
+	bool layout_remembered;  /* flat because the workspace knew the root as one */
 };
 
 /* Resolve every variant × target.  0 when every target is complete,

@@ -89,14 +89,6 @@ static void render(struct cli *c, const struct index_opts *o, const struct ow_cr
 		        o->index, r->npages, files, added, gone, rejected, r->failed);
 }
 
-static bool all_missing(const struct ow_crawl_report *r)
-{
-	for (size_t i = 0; i < r->npages; i++)
-		if (r->pages[i].outcome != OW_PAGE_MISSING)
-			return false;
-	return r->npages > 0;
-}
-
 int cmd_crawl(struct cli *c, int argc, char **argv)
 {
 	struct index_opts o = {0};
@@ -125,18 +117,18 @@ int cmd_crawl(struct cli *c, int argc, char **argv)
 	};
 	co.variants = index_opts_folders(&o, &co.nvariants);
 	struct ow_crawl_report r;
-	int crc = ow_crawl(s, &co, &r);
-	if (crc == 0 && o.variants_default && all_missing(&r)) {
+	struct ow_crawl_probe probe = {0};
+	int crc = o.variants_default && !o.flat ? ow_crawl_probing(s, &co, &r, &probe)
+	                                        : ow_crawl(s, &co, &r);
+	if (probe.layout == OW_ROOT_FLAT && probe.remembered)
+		cli_say(c, "%s is one root (found before; --force asks for its variant folders "
+		           "again): crawling {index}/{project}/\n",
+		        o.index);
+	else if (probe.layout == OW_ROOT_FLAT)
 		/* none of the default variant folders: one root (PyPI, a mirror) */
-		static const char *const root[] = {""};
 		cli_say(c, "%s has no folder for any default variant: crawling it as one root "
 		           "({index}/{project}/)\n",
 		        o.index);
-		ow_crawl_report_free(&r);
-		co.variants = root;
-		co.nvariants = 1;
-		crc = ow_crawl(s, &co, &r);
-	}
 	if (crc == 0 || crc == OW_EINCOMPLETE)
 		render(c, &o, &r);
 	else

@@ -1,6 +1,9 @@
 /* cmd_resolve.c - offwheel resolve: matched sets for a target matrix. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "render.h"
@@ -16,7 +19,9 @@ static const char description[] =
 	"torchvision and torchaudio are matched to torch by the pins in their\n"
 	"metadata (PEP 658 .metadata files, else the wheel), never by date alone;\n"
 	"'latest' is the newest torch that every project matches.  Pages not crawled\n"
-	"yet and dependency pages ({index}/{project}/) are crawled on the way.\n"
+	"yet and dependency pages ({index}/{project}/) are crawled on the way;\n"
+	"stored pages fetched --max-age ago or longer are revalidated (conditional\n"
+	"GETs), and the age of the oldest page used is printed.\n"
 	"The sets are stored ('offwheel ls sets').  Exit 4 when a target has no\n"
 	"complete set: it is shown with what is missing and the newest complete\n"
 	"alternative.";
@@ -26,8 +31,10 @@ enum { OPT_OFFLINE = 380 };
 static const struct cli_opt opts[] = {
 	CLI_INDEX_OPTS,
 	CLI_TARGET_OPTS,
+	CLI_MAX_AGE_OPT,
 	{"offline", OPT_OFFLINE, no_argument, NULL,
-	 "use only what the workspace holds (no crawl, no metadata downloads)"},
+	 "use only what the workspace holds (no crawl, no metadata downloads); a target that "
+	 "needs a page or metadata never read is incomplete and names it"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -91,8 +98,8 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	for (size_t i = 0; i < t->nskipped; i++)
 		json_array_append_new(skipped, json_pack("{s:s, s:o}", "torch", t->skipped[i].torch,
 		                                         "missing", csv_json(t->skipped[i].missing)));
-	return json_pack("{s:s, s:s, s:s?, s:s, s:s, s:b, s:o, s:o, s:s?, s:s?, s:s?, s:o, s:o, s:o, "
-	                 "s:I}",
+	json_t *doc = json_pack("{s:s, s:s, s:s?, s:s, s:s, s:b, s:o, s:o, s:s?, s:s?, s:s?, s:o, "
+	                 "s:o, s:o, s:I}",
 	                 "target", t->describe, "variant", t->variant, "variant_from",
 	                 t->variant_from, "python", t->python,
 	                 "platform", t->platform, "complete", t->complete, "versions", versions,
@@ -101,6 +108,46 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	                 *t->hint ? t->hint : NULL, "skipped",
 	                 skipped, "notes", strs_json(t->notes, t->nnotes), "members", members,
 	                 "set_id", (json_int_t)t->set_id);
+	json_object_set_new(doc, "not_in_workspace", json_boolean(t->not_in_workspace));
+	return doc;
+}
+
+/* "3 days" for a number of seconds: the unit that keeps it short. */
+static void age_text(int64_t s, char *buf, size_t n)
+{
+	static const struct {
+		int64_t secs, limit;
+		const char *unit;
+	} units[] = {{1, 120, "second"}, {60, 120 * 60, "minute"}, {3600, 48 * 3600, "hour"},
+	             {86400, INT64_MAX, "day"}};
+	size_t i = 0;
+	s = s < 0 ? 0 : s;
+	while (s >= units[i].limit)
+		i++;
+	int64_t v = s / units[i].secs;
+	snprintf(buf, n, "%lld %s%s", (long long)v, units[i].unit, v == 1 ? "" : "s");
+}
+
+static void pages_text(const struct cli *c, const struct ow_resolve_report *r)
+{
+	char age[64];
+	if (!r->pages_used)
+		return;
+	age_text((int64_t)time(NULL) - r->pages_oldest, age, sizeof age);
+	cli_say(c, "index pages: %zu used, oldest fetched %s ago", r->pages_used, age);
+	if (r->pages_revalidated)
+		cli_say(c, "; %zu revalidated", r->pages_revalidated);
+	cli_say(c, "\n");
+}
+
+static json_t *pages_json(const struct ow_resolve_report *r)
+{
+	int64_t age = r->pages_used ? (int64_t)time(NULL) - r->pages_oldest : 0;
+	return json_pack("{s:I, s:o, s:o, s:I}", "used", (json_int_t)r->pages_used,
+	                 "oldest_fetched_at",
+	                 r->pages_used ? json_integer(r->pages_oldest) : json_null(), "oldest_age_s",
+	                 r->pages_used ? json_integer(age < 0 ? 0 : age) : json_null(),
+	                 "revalidated", (json_int_t)r->pages_revalidated);
 }
 
 json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_report *r,
@@ -122,6 +169,8 @@ json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_
 	                        (json_int_t)(net ? net->ranged : 0), "metadata_range_bytes",
 	                        (json_int_t)(net ? net->range_bytes : 0), "notes",
 	                        strs_json(r->notes, r->nnotes), "targets", targets);
+	json_object_set_new(doc, "index_pages", pages_json(r));
+	json_object_set_new(doc, "layout_remembered", json_boolean(r->layout_remembered));
 	return doc;
 }
 
@@ -161,7 +210,7 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 		cli_say(c, deps ? "  %zu deps\n" : "\n", ndeps(t));
 	else
 		cli_say(c, "  INCOMPLETE\n");
-	if (!*t->versions[0] && !t->no_variant && !t->unreachable)
+	if (!*t->versions[0] && !t->no_variant && !t->unreachable && !t->not_in_workspace)
 		cli_say(c, "    no torch wheel fits this target%s%s\n",
 		        *t->alternative ? "; newest complete set: torch " : "", t->alternative);
 	else if (*t->missing && *t->versions[0])
@@ -196,6 +245,7 @@ void resolve_render_text(const struct cli *c, const struct index_opts *o,
 	cli_say(c, "%s%s (%s): %zu target(s), %zu complete, %zu incomplete\n", o->index,
 	        r->flat ? " as one root" : "", r->selector, r->ntargets, r->ntargets - r->incomplete,
 	        r->incomplete);
+	pages_text(c, r);
 	if (net && net->ranged)
 		cli_say(c, "read the METADATA of %zu wheel(s) by range requests: %.1f MB\n", net->ranged,
 		        (double)net->range_bytes / 1e6);

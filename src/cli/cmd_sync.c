@@ -1,4 +1,5 @@
 /* cmd_sync.c - offwheel sync: crawl + resolve + fetch, the main job. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,11 +24,13 @@ static const char description[] =
 	"some target is incomplete or some file could not be downloaded, 3 when a\n"
 	"file failed verification or no set runs on --device.";
 
-static const struct cli_opt opts[] = {CLI_INDEX_OPTS, CLI_TARGET_OPTS, {NULL, 0, 0, NULL, NULL}};
+static const struct cli_opt opts[] = {CLI_INDEX_OPTS, CLI_TARGET_OPTS, CLI_MAX_AGE_OPT,
+                                      {NULL, 0, 0, NULL, NULL}};
 
 struct sopts {
 	struct index_opts idx;
 	struct target_opts tgt;
+	size_t refreshed, not_found; /* index pages, by crawl_step */
 };
 
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
@@ -39,15 +42,61 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	return rc == -1 ? 2 : rc;
 }
 
+struct dep_pages {
+	struct strlist *out;
+	const struct strlist *skip; /* pages crawled already: a one root's own */
+};
+
 /* Dependency pages seen before on this index ({index}/{project}/). */
 static int add_dep_page(void *ud, const char *project)
 {
-	return strlist_add_csv(ud, project) ? OW_ENOMEM : 0;
+	struct dep_pages *d = ud;
+	for (size_t i = 0; d->skip && i < d->skip->n; i++)
+		if (!strcmp(d->skip->v[i], project))
+			return 0;
+	return strlist_add_csv(d->out, project) ? OW_ENOMEM : 0;
 }
 
-static int known_dep_pages(ow_store *s, const char *index, struct strlist *out)
+static int known_dep_pages(ow_store *s, const char *index, const struct strlist *skip,
+                           struct strlist *out)
 {
-	return ow_list_dep_projects(s, index, add_dep_page, out);
+	struct dep_pages d = {out, skip};
+	return ow_list_dep_projects(s, index, add_dep_page, &d);
+}
+
+struct crawl_counts {
+	size_t failed;    /* pages that could not be fetched */
+	size_t refreshed; /* pages the server answered (200, or 304: unchanged) */
+	size_t deps;      /* of those, dependency pages */
+	size_t not_found; /* pages it does not have (403/404), variant folders included */
+};
+
+static void count_pages(const struct ow_crawl_report *r, struct crawl_counts *n, bool deps)
+{
+	size_t refreshed = 0;
+	ow_crawl_count(r, &refreshed, &n->not_found);
+	n->refreshed += refreshed;
+	n->deps += deps ? refreshed : 0;
+	n->failed += r->failed;
+}
+
+/* The set's own pages: the default variant folders are asked for only while
+ * the root's layout is not known (ow_crawl_probing). */
+static int crawl_members(struct sopts *o, ow_store *s, struct ow_crawl_opts *co,
+                         struct crawl_counts *n, bool *at_root)
+{
+	struct ow_crawl_report r;
+	struct ow_crawl_probe probe = {0};
+	co->variants = index_opts_folders(&o->idx, &co->nvariants);
+	int rc = o->idx.variants_default && !o->idx.flat ? ow_crawl_probing(s, co, &r, &probe)
+	                                                 : ow_crawl(s, co, &r);
+	if (rc && rc != OW_EINCOMPLETE)
+		return rc;
+	count_pages(&r, n, false);
+	n->not_found += probe.not_found;
+	*at_root = probe.layout == OW_ROOT_FLAT || (co->nvariants == 1 && !*co->variants[0]);
+	ow_crawl_report_free(&r);
+	return 0;
 }
 
 static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *failed)
@@ -61,20 +110,18 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 		.force = o->idx.force,
 	};
 	struct ow_crawl_report r;
+	struct crawl_counts n = {0};
 	struct strlist deps = {0};
 	const char *root[] = {""};
-	co.variants = index_opts_folders(&o->idx, &co.nvariants);
-	int rc = ow_crawl(s, &co, &r);
-	*failed = r.failed;
-	ow_crawl_report_free(&r);
-	if (rc && rc != OW_EINCOMPLETE)
-		return rc;
+	bool at_root = false;
+	int rc = crawl_members(o, s, &co, &n, &at_root);
 	/* the dependency pages seen before, on the index and on each extra index */
-	size_t ndeps = 0;
-	for (size_t i = 0; i <= o->idx.extra.n && (rc == 0 || rc == OW_EINCOMPLETE); i++) {
+	for (size_t i = 0; i <= o->idx.extra.n && rc == 0; i++) {
 		co.index_url = i ? o->idx.extra.v[i - 1] : o->idx.index;
 		strlist_free(&deps);
-		if ((rc = known_dep_pages(s, co.index_url, &deps)) || !deps.n)
+		if ((rc = known_dep_pages(s, co.index_url, !i && at_root ? &o->idx.projects : NULL,
+		                          &deps)) ||
+		    !deps.n)
 			continue;
 		co.variants = root;
 		co.nvariants = 1;
@@ -82,16 +129,23 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 		co.nprojects = deps.n;
 		rc = ow_crawl(s, &co, &r);
 		if (rc == 0 || rc == OW_EINCOMPLETE) {
-			*failed += r.failed;
+			count_pages(&r, &n, true);
 			ow_crawl_report_free(&r);
+			rc = 0;
 		}
-		ndeps += deps.n;
 	}
 	strlist_free(&deps);
-	if (ndeps)
-		cli_say(c, "refreshed %zu index pages and %zu dependency pages\n",
-		        o->idx.variants.n * o->idx.projects.n, ndeps);
-	return rc == OW_EINCOMPLETE ? 0 : rc;
+	*failed = n.failed;
+	o->refreshed = n.refreshed;
+	o->not_found = n.not_found;
+	if (rc == 0 && n.not_found)
+		cli_say(c, "refreshed %zu index pages and %zu dependency pages (%zu asked for are not "
+		           "on the index)\n",
+		        n.refreshed - n.deps, n.deps, n.not_found);
+	else if (rc == 0 && n.refreshed)
+		cli_say(c, "refreshed %zu index pages and %zu dependency pages\n", n.refreshed - n.deps,
+		        n.deps);
+	return rc;
 }
 
 static int resolve_step(struct sopts *o, ow_store *s, struct ow_resolve_report *r,
@@ -174,8 +228,10 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 		fetch_render_text(c, &out->fetch);
 		return;
 	}
-	json_t *doc = json_pack("{s:s, s:I, s:o, s:o, s:b, s:i}", "command", "sync", "pages_failed",
-	                        (json_int_t)out->crawl_failed, "resolve",
+	json_t *doc = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:b, s:i}", "command", "sync",
+	                        "pages_failed", (json_int_t)out->crawl_failed, "pages_refreshed",
+	                        (json_int_t)o->refreshed, "pages_not_found", (json_int_t)o->not_found,
+	                        "resolve",
 	                        resolve_report_json(&o->idx, &out->res, &out->net), "fetch",
 	                        fetch_report_json(&out->fetch), "complete", exitc == 0,
 	                        "exit_code", exitc);

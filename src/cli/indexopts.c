@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "offwheel/crawl.h"
+#include "offwheel/fsck.h"
+#include "offwheel/resolve.h"
 
 /* The length of the item at p: up to a comma outside [...]. */
 static size_t item_len(const char *p)
@@ -177,6 +179,13 @@ int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg)
 	case IDX_DEADLINE:
 		o->deadline_given = 1;
 		return cli_int_arg(c, "--deadline", arg, 0, 7 * 86400, &o->deadline_s);
+	case IDX_MAX_AGE:
+		o->max_age_given = 1;
+		if (ow_gc_parse_prune(arg, &o->max_age))
+			return cli_usage_error(c, "--max-age: '%s' is not an age: N (seconds), Ns, Nm, "
+			                          "Nh, Nd or Nw (for example 6h), or now",
+			                       arg);
+		return 0;
 	}
 	return -1;
 }
@@ -275,6 +284,8 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 		return 1;
 	if (!o->projects.n && strlist_add_csv(&o->projects, "torch,torchvision,torchaudio"))
 		return 1;
+	if (!o->max_age_given)
+		o->max_age = OW_RESOLVE_MAX_AGE_DEFAULT;
 	ow_http_opts_default(&o->http);
 	o->http.ca_file = o->cert;
 	if (o->stall_s)

@@ -5,6 +5,7 @@
 #define OW_INDEXOPTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cli.h"
 #include "offwheel/http.h"
@@ -31,7 +32,8 @@ enum {
 	IDX_FORCE,
 	IDX_STALL,
 	IDX_MIN_RATE,
-	IDX_DEADLINE
+	IDX_DEADLINE,
+	IDX_MAX_AGE
 };
 
 /* The entries for a command's option table (no terminator). */
@@ -66,6 +68,12 @@ enum {
 	 "one transfer, retries included, ends after S seconds or 2 x size / --min-rate, "      \
 	 "whichever is longer (300; 0 = none)"}
 
+/* resolve and sync: how old a stored page may be before it is revalidated */
+#define CLI_MAX_AGE_OPT                                                                         \
+	{"max-age", IDX_MAX_AGE, required_argument, "AGE",                                      \
+	 "revalidate (conditional GET) the stored index pages used that were fetched AGE or "    \
+	 "longer ago: N seconds, or 30m, 6h, 2d; now = all (default 1h)"}
+
 struct index_opts {
 	const char *index_url;
 	const char *channel;
@@ -75,6 +83,8 @@ struct index_opts {
 	int min_rate;   /* --min-rate, when rate_given */
 	int deadline_s; /* --deadline, when deadline_given */
 	int rate_given, deadline_given;
+	int64_t max_age; /* --max-age in seconds (index_opts_finish: the default) */
+	int max_age_given;
 	int offline; /* the command reads only the workspace: plain http needs no --trusted-host */
 	int variants_default; /* set by index_opts_finish: no --variant/--cuda was given */
 	/* set by index_opts_finish: --index-url names a variant folder (.../whl/cu128)

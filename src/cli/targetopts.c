@@ -141,6 +141,9 @@ void target_resolve_opts(struct ow_resolve_opts *ro, const struct index_opts *id
 		.flat = idx->flat,
 		.extra_index_urls = (const char *const *)idx->extra.v,
 		.nextra_index_urls = idx->extra.n,
+		.offline = idx->offline,
+		.revalidate = !idx->offline,
+		.max_age = idx->max_age,
 		.io = io,
 	};
 }

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "array.h"
+#include "offwheel/crawl.h"
 #include "offwheel/error.h"
 #include "event.h"
 #include "resolveint.h"
@@ -166,6 +168,14 @@ static int views(struct rs_ctx *x, struct tstate *ts, struct pview *pv, size_t n
 		if (rc < 0)
 			return rc;
 		if (l->state == RS_LIST_NOT_CRAWLED) {
+			*wait = true;
+			continue;
+		}
+		/* offline, a member's page the workspace lacks: named, never
+		 * taken as "no such project" (which would pick another torch) */
+		if (l->absent) {
+			if ((rc = rs_note_gap(x, "%s: %s", l->project, l->why)) < 0)
+				return rc;
 			*wait = true;
 			continue;
 		}
@@ -431,7 +441,7 @@ static int no_variant(struct rs_ctx *x, struct tstate *ts)
 {
 	struct rs_list *l;
 	int rc = rs_list_get(x, x->o->projects[0], ts->variant, false, &l);
-	if (rc < 0 || l->state != -1 || (!*ts->variant && !l->unreachable))
+	if (rc < 0 || l->state != -1 || (!*ts->variant && !l->unreachable && !l->absent))
 		return rc < 0 ? rc : 0;
 	ts->out->no_variant = !l->unreachable;
 	ts->out->unreachable = l->unreachable;
@@ -553,7 +563,7 @@ static void target_reset(struct ow_resolve_target *o)
 	o->nmembers = o->nnotes = o->nskipped = 0;
 	o->complete = false;
 	o->missing[0] = o->alternative[0] = o->hint[0] = '\0';
-	o->no_variant = o->unreachable = false;
+	o->no_variant = o->unreachable = o->not_in_workspace = false;
 }
 
 /* The oldest OS release a platform tag set needs ("macosx_14_0_arm64" ->
@@ -632,6 +642,25 @@ static int platform_hint(struct rs_ctx *x, struct tstate *ts)
 	return 0;
 }
 
+/* Offline, a target that waits for a page or metadata no round can bring:
+ * incomplete, with what is missing (never another torch instead). */
+static int offline_gap(struct rs_ctx *x, struct tstate *ts)
+{
+	struct ow_resolve_target *o = ts->out;
+	target_reset(o);
+	for (size_t p = 0; p < OW_RESOLVE_MAX_PROJECTS; p++)
+		o->versions[p][0] = '\0';
+	o->not_in_workspace = true;
+	if (asprintf(&o->error, "%s — run without --offline to read it (or resolve or sync "
+	                        "this target online first)",
+	             x->gap.n ? x->gap.p : "pages or metadata this target needs are not in the "
+	                                   "workspace") < 0) {
+		o->error = NULL;
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	return 0;
+}
+
 /* One target as far as it goes: 0 with ts->done or *wait, < 0 error. */
 static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 {
@@ -640,6 +669,8 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 	do {
 		struct pview pv[OW_RESOLVE_MAX_PROJECTS] = {{0}};
 		target_reset(ts->out);
+		ow_str_free(&x->gap);
+		x->ngap = 0;
 		*wait = false;
 		rc = views(x, ts, pv, np, wait);
 		if (rc == 0 && !*wait) {
@@ -648,6 +679,10 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 		}
 		views_free(pv, np);
 	} while (rc == CHOOSE_AGAIN);
+	if (rc == 0 && *wait && x->o->offline) {
+		*wait = false;
+		rc = offline_gap(x, ts);
+	}
 	ts->done = rc == 0 && !*wait;
 	if (ts->done)
 		rc = platform_hint(x, ts);
@@ -828,6 +863,24 @@ static void targets_free(struct ow_resolve_report *r, struct tstate *ts, size_t 
 
 static const char *const flat_unnamed[] = {""};
 
+/* Default variants on a root the workspace knows as one root (an earlier
+ * crawl, resolve or sync found none of their folders): read it as one root
+ * at once, asking for no folder. */
+static int remembered_flat(ow_store *s, struct ow_resolve_opts *o, struct ow_resolve_report *r)
+{
+	enum ow_root_layout known = OW_ROOT_UNKNOWN;
+	if (!o->variants_default || o->flat)
+		return 0;
+	int rc = ow_root_layout_get(s, o->index_url, &known);
+	if (rc < 0 || known != OW_ROOT_FLAT)
+		return rc;
+	o->flat = true;
+	o->variants = flat_unnamed;
+	o->nvariants = 1;
+	r->layout_remembered = true;
+	return 0;
+}
+
 int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_report *r)
 {
 	memset(r, 0, sizeof *r);
@@ -844,9 +897,9 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 			return ow_err(OW_ENOMEM, "resolve: out of memory");
 	selector_text(&o, r->selector, sizeof r->selector);
 	struct tstate *ts = NULL;
-	struct rs_ctx x = {.s = s, .o = &o};
+	struct rs_ctx x = {.s = s, .o = &o, .now = (int64_t)time(NULL)};
 	size_t nts = 0;
-	if ((rc = init_targets(&o, r, &ts)) == 0) {
+	if ((rc = remembered_flat(s, &o, r)) == 0 && (rc = init_targets(&o, r, &ts)) == 0) {
 		nts = r->ntargets;
 		rc = run_rounds(&x, ts, r->ntargets, r);
 		if (rc == 0 && all_absent(&o, r)) {
@@ -859,7 +912,8 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 			o.flat = true;
 			o.variants = flat_unnamed;
 			o.nvariants = 1;
-			if ((rc = init_targets(&o, r, &ts)) == 0) {
+			if ((rc = ow_root_layout_put(s, o.index_url, OW_ROOT_FLAT)) == 0 &&
+			    (rc = init_targets(&o, r, &ts)) == 0) {
 				nts = r->ntargets;
 				rc = run_rounds(&x, ts, r->ntargets, r);
 			}
@@ -872,11 +926,15 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	r->flat = o.flat;
 	r->metadata_read = x.metadata_read;
 	r->metadata_cached = x.metadata_cached;
+	r->pages_used = x.nused;
+	r->pages_oldest = rs_pages_oldest(&x);
+	r->pages_revalidated = x.nstale;
 	for (size_t i = 0; ts && i < nts; i++)
 		free(ts[i].bad_torch);
 	for (size_t i = 0; i < r->ntargets; i++) {
 		r->incomplete += !r->targets[i].complete;
 		r->unreachable += r->targets[i].unreachable;
+		r->not_in_workspace += r->targets[i].not_in_workspace;
 	}
 	free(ts);
 	rs_ctx_free(&x);

@@ -1,5 +1,6 @@
 /* resolvecand.c - candidate wheels per project from the crawled index, the
  * per-target view of them, and the metadata cache with its fetch rounds. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,10 +113,11 @@ enum pg_state {
 	PG_NOT_CRAWLED = 0, /* not crawled (page_state: a crawl is queued) */
 	PG_STORED = 1,
 	PG_FAILED = 2,      /* tried this run and still not there */
+	PG_ABSENT = 3,      /* offline: never crawled, so not in the workspace */
 };
 
-/* PG_STORED, PG_MISSING or PG_NOT_CRAWLED; < PG_MISSING error. */
-static int page_status(struct rs_ctx *x, const char *url, char *why, size_t n)
+/* PG_STORED (*fetched: when), PG_MISSING or PG_NOT_CRAWLED; < PG_MISSING error. */
+static int page_status(struct rs_ctx *x, const char *url, char *why, size_t n, int64_t *fetched)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_PAGE_STATUS);
 	if (!st)
@@ -124,6 +126,7 @@ static int page_status(struct rs_ctx *x, const char *url, char *why, size_t n)
 	int rc = ow_stmt_step(st);
 	if (rc <= 0)
 		return rc < 0 ? rc : PG_NOT_CRAWLED;
+	*fetched = ow_col_int(st, 2);
 	if (strcmp(ow_col_text(st, 0), "missing"))
 		return PG_STORED;
 	/* the crawl wrote "no such project here (HTTP 404)" */
@@ -145,18 +148,105 @@ static int read_rows(struct rs_list *l, ow_stmt *st)
 	return rc;
 }
 
+static int add_once(char ***v, size_t *n, const char *s, bool *added)
+{
+	*added = false;
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i], s))
+			return 0;
+	char **g = ow_array_more(*v, *n, sizeof *g);
+	if (!g || !(g[*n] = strdup(s))) {
+		if (g)
+			*v = g;
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	*v = g;
+	(*n)++;
+	*added = true;
+	return 0;
+}
+
+/* A stored page read by the run: kept once, with its latest fetch time. */
+static int note_used(struct rs_ctx *x, const char *url, int64_t fetched)
+{
+	for (size_t i = 0; i < x->nused; i++)
+		if (!strcmp(x->used[i].url, url)) {
+			if (fetched > x->used[i].fetched_at)
+				x->used[i].fetched_at = fetched;
+			return 0;
+		}
+	struct rs_page_use *g = ow_array_more(x->used, x->nused, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	x->used = g;
+	if (!(g[x->nused].url = strdup(url)))
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	g[x->nused++].fetched_at = fetched;
+	return 0;
+}
+
+int64_t rs_pages_oldest(const struct rs_ctx *x)
+{
+	int64_t oldest = 0;
+	for (size_t i = 0; i < x->nused; i++)
+		if (!oldest || x->used[i].fetched_at < oldest)
+			oldest = x->used[i].fetched_at;
+	return oldest;
+}
+
+/* A stored page at least max_age old is revalidated once per run (a
+ * conditional GET): 1 when its crawl is queued now, 0 when it is to be read
+ * as it is (fresh, or tried this run: a failed revalidation keeps the
+ * stored page), < 0 error. */
+static int revalidate(struct rs_ctx *x, const char *root, const char *variant,
+                      const char *project, const char *url, int64_t fetched)
+{
+	if (!x->o->revalidate || x->o->offline || x->now - fetched < x->o->max_age)
+		return 0;
+	int rc = rs_need_crawl(x, root, variant, project);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	bool added;
+	if ((rc = add_once(&x->stale, &x->nstale, url, &added)) < 0)
+		return rc;
+	if (added)
+		ow_log(OW_LOG_INFO, "%s: fetched %lld s ago, revalidating", url,
+		       (long long)(x->now - fetched));
+	return 1;
+}
+
 /* Where a page stands (an enum pg_state, PG_NOT_CRAWLED with its crawl
  * queued), < PG_MISSING error. */
 static int page_state(struct rs_ctx *x, const char *root, const char *variant,
                       const char *project, char *url, size_t urln, char *why, size_t whyn)
 {
+	int64_t fetched = 0;
 	page_url(root, variant, project, url, urln);
-	int ps = page_status(x, url, why, whyn);
+	int ps = page_status(x, url, why, whyn, &fetched), rc;
+	if (ps == PG_STORED && (rc = revalidate(x, root, variant, project, url, fetched)) != 0)
+		return rc < 0 ? rc : PG_NOT_CRAWLED;
+	if (ps == PG_STORED && (rc = note_used(x, url, fetched)) < 0)
+		return rc;
 	if (ps != PG_NOT_CRAWLED)
 		return ps;
+	if (x->o->offline)
+		return PG_ABSENT;
 	if ((ps = rs_need_crawl(x, root, variant, project)) == 1)
 		return PG_FAILED;
 	return ps < 0 ? ps : PG_NOT_CRAWLED;
+}
+
+/* Offline, a page the workspace does not have: why, in the words the
+ * target's error uses. */
+static int absent_why(struct rs_list *l, const char *url)
+{
+	free(l->why);
+	l->absent = true;
+	if (asprintf(&l->why, "no page in the workspace for %s", url) < 0) {
+		l->why = NULL;
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	return 0;
 }
 
 /* What a list is, loaded from a page in state ps. */
@@ -188,6 +278,8 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 	if (ps == PG_MISSING && !l->unreachable &&
 	    asprintf(&l->why, "no page at %s (%s)", url, *why ? why : "missing") < 0)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	if (ps == PG_ABSENT)
+		return absent_why(l, url);
 	if (ps != PG_STORED)
 		return 0;
 	const char *variant = x->o->flat ? x->o->variants[0] : l->variant;
@@ -258,6 +350,8 @@ static int load_dep(struct rs_ctx *x, struct rs_list *l)
 		         : 0;
 	else if (ps == PG_MISSING)
 		rc = dep_missing_text(l, look, n);
+	else if (ps == PG_ABSENT)
+		rc = absent_why(l, look[n - 1].url);
 	if (rc < 0 || ps != PG_STORED)
 		return rc;
 	if (n > (*l->variant ? 2u : 1u))
@@ -514,6 +608,15 @@ static int meta_load(struct rs_ctx *x, const struct rs_cand *c, struct rs_meta *
 	return 0;
 }
 
+/* Offline, metadata the workspace does not have stays unknown: noted as
+ * the target's gap, never queued, never taken as "none". */
+static const struct rs_meta *meta_absent(struct rs_ctx *x, const struct rs_cand *c)
+{
+	rs_note_gap(x, "%.*s %s: metadata never read (%s)", (int)strcspn(c->filename, "-"),
+	            c->filename, c->version_text, c->filename);
+	return NULL;
+}
+
 const struct rs_meta *rs_meta_get(struct rs_ctx *x, const struct rs_cand *c)
 {
 	if (meta_grow(x) < 0)
@@ -521,6 +624,8 @@ const struct rs_meta *rs_meta_get(struct rs_ctx *x, const struct rs_cand *c)
 	struct rs_meta *m = meta_slot(x, c->id);
 	if (m->id == c->id && m->state)
 		return m;
+	if (m->id == c->id && x->o->offline)
+		return meta_absent(x, c);
 	if (m->id == c->id && m->queued == x->round)
 		return NULL; /* queued for this round's fetch */
 	bool asked = m->id == c->id; /* an earlier round fetched it */
@@ -528,6 +633,8 @@ const struct rs_meta *rs_meta_get(struct rs_ctx *x, const struct rs_cand *c)
 	if (!m->id)
 		x->meta_count++;
 	m->id = c->id;
+	if (st == 0 && x->o->offline)
+		return meta_absent(x, c);
 	if (st == 0) {
 		m->queued = x->round;
 		queue_need(x, c->id);
@@ -542,7 +649,7 @@ const struct rs_meta *rs_meta_peek(struct rs_ctx *x, const struct rs_cand *c)
 	if (meta_grow(x) < 0)
 		return NULL;
 	struct rs_meta *m = meta_slot(x, c->id);
-	if (m->id == c->id && (m->state || m->queued == x->round))
+	if (m->id == c->id && (m->state || m->queued == x->round || x->o->offline))
 		return m->state ? m : NULL;
 	/* queued by an earlier round, so fetched since: read what it gave */
 	bool fetched = m->id == c->id;
@@ -646,6 +753,22 @@ int rs_round(struct rs_ctx *x)
 	return 0;
 }
 
+int rs_note_gap(struct rs_ctx *x, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (x->gap.p && strstr(x->gap.p, buf))
+		return 0;
+	if (x->ngap++ < 3)
+		ow_str_printf(&x->gap, "%s%s", x->gap.n ? "; " : "", buf);
+	else if (x->ngap == 4)
+		ow_str_puts(&x->gap, "; …");
+	return x->gap.err;
+}
+
 void rs_ctx_free(struct rs_ctx *x)
 {
 	for (size_t i = 0; i < x->nlists; i++) {
@@ -670,4 +793,11 @@ void rs_ctx_free(struct rs_ctx *x)
 	free(x->crawl_r);
 	free(x->crawl_v);
 	free(x->crawl_p);
+	for (size_t i = 0; i < x->nused; i++)
+		free(x->used[i].url);
+	free(x->used);
+	for (size_t i = 0; i < x->nstale; i++)
+		free(x->stale[i]);
+	free(x->stale);
+	ow_str_free(&x->gap);
 }

@@ -270,6 +270,14 @@ static int new_pick(struct dstate *d, const struct ow_requirement *r, size_t par
 		d->out->need = true;
 		return 0;
 	}
+	if (l->state == RS_LIST_MISSING && l->absent) {
+		/* offline: not known, so neither a conflict nor another pick */
+		char *by = chain_of(&d->out->picks[parent]);
+		rc = rs_note_gap(d->x, "%s (required by %s): %s", r->name, by ? by : "?", l->why);
+		free(by);
+		d->out->need = true;
+		return rc;
+	}
 	if (l->state == RS_LIST_MISSING) {
 		char *by = chain_of(&d->out->picks[parent]);
 		rc = fail(d, "%s (required by %s): %s", r->name, by ? by : "?",

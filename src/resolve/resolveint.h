@@ -9,6 +9,7 @@
 
 #include "pep440.h"
 #include "pep508.h"
+#include "offwheel/str.h"
 #include "offwheel/resolve.h"
 
 /* ---- set matching (resolveset.c), pure ------------------------------------- */
@@ -104,6 +105,7 @@ struct rs_list {
 	size_t ntags;
 	char *why;   /* state -1: "no page at ... (HTTP 404) ..." */
 	bool unreachable; /* state -1 because the page could not be fetched, not a 404 */
+	bool absent;      /* state -1 because offline the workspace has no such page */
 };
 
 struct rs_meta {
@@ -132,6 +134,18 @@ struct rs_ctx {
 	size_t round;
 	size_t metadata_read;   /* documents parsed (a .metadata object, a wheel's METADATA) */
 	size_t metadata_cached; /* taken parsed from the index database */
+	int64_t now;            /* the run's start, for the pages' ages */
+	struct rs_page_use *used; /* stored pages read, each once */
+	size_t nused;
+	char **stale; /* pages queued for revalidation, each once */
+	size_t nstale;
+	struct ow_str gap; /* offline: what the target being stepped lacks */
+	size_t ngap;
+};
+
+struct rs_page_use {
+	char *url;
+	int64_t fetched_at;
 };
 
 /* The candidate list of (project, variant), loading it on first use.
@@ -156,6 +170,11 @@ int rs_need_crawl(struct rs_ctx *x, const char *root, const char *variant, const
 /* Run the queued crawls and metadata fetches; forget lists that were not
  * crawled so they are loaded again. */
 int rs_round(struct rs_ctx *x);
+/* Offline: note what the target being stepped needs and the workspace lacks
+ * (kept in x->gap, the first few, each once). */
+int rs_note_gap(struct rs_ctx *x, const char *fmt, ...) OW_PRINTF(2, 3);
+/* The oldest fetch time of the pages used, 0 when none. */
+int64_t rs_pages_oldest(const struct rs_ctx *x);
 void rs_ctx_free(struct rs_ctx *x);
 
 /* ---- closure (resolvedeps.c) ---------------------------------------------- */
