@@ -59,4 +59,17 @@ void ow_url_policy_clear(struct ow_url_policy *p);
  * known, unless allow_file_outside_root). */
 int ow_url_check_page(const struct ow_url_policy *pol, const char *page_url);
 
+/* Links of index pages that were rejected (refused by the policy, or not a
+ * wheel link): how many, and the first few reasons, each "PAGE: href ...:
+ * why", so that a command that crawls on the way can say why a page gave
+ * fewer files than it lists. */
+#define OW_REFUSALS_KEPT 3
+struct ow_link_refusals {
+	size_t n;
+	char first[OW_REFUSALS_KEPT][1024];
+};
+void ow_link_refusals_add(struct ow_link_refusals *r, const char *page, const char *reason);
+/* Add `more` (its count and, while there is room, its reasons) to `r`. */
+void ow_link_refusals_merge(struct ow_link_refusals *r, const struct ow_link_refusals *more);
+
 #endif

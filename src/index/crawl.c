@@ -686,6 +686,13 @@ int ow_crawl(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report 
 	                   : 0;
 }
 
+void ow_crawl_report_refusals(const struct ow_crawl_report *r, struct ow_link_refusals *acc)
+{
+	for (size_t i = 0; i < r->npages; i++)
+		for (size_t k = 0; k < r->pages[i].rejected; k++)
+			ow_link_refusals_add(acc, r->pages[i].url, r->pages[i].reasons[k]);
+}
+
 void ow_crawl_report_free(struct ow_crawl_report *r)
 {
 	if (!r)

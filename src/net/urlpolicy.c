@@ -479,3 +479,20 @@ int ow_url_check_page(const struct ow_url_policy *pol, const char *page_url)
 	}
 	return 0;
 }
+
+/* --- rejected links, counted for the reports ------------------------------- */
+
+void ow_link_refusals_add(struct ow_link_refusals *r, const char *page, const char *reason)
+{
+	if (r->n < OW_REFUSALS_KEPT)
+		snprintf(r->first[r->n], sizeof r->first[r->n], "%s: %s", page, reason);
+	r->n++;
+}
+
+void ow_link_refusals_merge(struct ow_link_refusals *r, const struct ow_link_refusals *more)
+{
+	size_t kept = more->n < OW_REFUSALS_KEPT ? more->n : OW_REFUSALS_KEPT, copied = 0;
+	for (; copied < kept && r->n < OW_REFUSALS_KEPT; copied++)
+		memcpy(r->first[r->n++], more->first[copied], sizeof r->first[0]);
+	r->n += more->n - copied;
+}
