@@ -48,9 +48,11 @@ struct ow_url_policy {
 int ow_url_policy_init(struct ow_url_policy *p);
 int ow_url_policy_add_host(struct ow_url_policy *p, const char *host);
 int ow_url_policy_add_trusted(struct ow_url_policy *p, const char *host);
-/* Add the root of a local index, a file: URL such as file:///srv/simple:
- * its path and, when that path exists and has symlinks in it, its real path
- * (realpath). OW_EINVAL when `root_url` is not a plain local file: URL. */
+/* Add the root of a local index given by its file: URL: the folder it
+ * names, or the folder above when that one is called "simple" (file:///srv/
+ * mirror/simple -> /srv/mirror, whose packages/ or wheels/ the pages link
+ * to), as written and, when it has symlinks in it, as realpath gives it.
+ * OW_EINVAL when `root_url` is not a plain local file: URL. */
 int ow_url_policy_add_file_root(struct ow_url_policy *p, const char *root_url);
 void ow_url_policy_clear(struct ow_url_policy *p);
 

@@ -102,12 +102,25 @@ static int roots_add(struct ow_url_policy *p, const char *path)
 	return 0;
 }
 
+/* DIR/simple -> DIR: a PEP 503 "simple" folder has its files beside it
+ * (DIR/wheels of an export, DIR/packages of a bandersnatch mirror). */
+static void drop_simple(char *path)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+	char *slash = strrchr(path, '/');
+	if (slash && !strcmp(slash + 1, "simple"))
+		slash[slash == path] = '\0';
+}
+
 int ow_url_policy_add_file_root(struct ow_url_policy *p, const char *root_url)
 {
 	char *path = NULL, real[PATH_MAX];
 	int rc = ow_url_file_path(root_url, &path);
 	if (rc)
 		return ow_err_prefix(OW_EINVAL, "local index root \"%.300s\": ", root_url);
+	drop_simple(path);
 	rc = roots_add(p, path);
 	/* the root as the files are opened: through its symlinks */
 	if (!rc && realpath(path, real) && strcmp(real, path))

@@ -382,12 +382,14 @@ static void test_policy_file_index(void **state)
 	assert_has(ow_err_detail(), "no local index root is known");
 	assert_int_equal(ow_url_policy_add_file_root(&p, "file:///srv/index/simple/"), 0);
 	assert_int_equal(p.nfile_roots, 1);
-	assert_string_equal(p.file_roots[0], "/srv/index/simple");
+	assert_string_equal(p.file_roots[0], "/srv/index"); /* beside simple/: wheels/ */
+	assert_int_equal(ow_url_policy_add_file_root(&p, "file:///srv/index/simple/torch"), 0);
+	assert_string_equal(p.file_roots[1], "/srv/index/simple/torch");
 	assert_int_equal(ow_url_policy_add_file_root(&p, "https://h/x"), OW_EINVAL);
 	assert_int_equal(ow_url_policy_add_file_root(&p, "file:///srv/%2e%2e/x"), OW_EINVAL);
 	assert_int_equal(ow_url_check_page(&p, page), 0);
-	assert_int_equal(ow_url_check_page(&p, "file:///srv/index/simplex/torch/"), OW_EPOLICY);
-	assert_has(ow_err_detail(), "outside the index root \"/srv/index/simple/\"");
+	assert_int_equal(ow_url_check_page(&p, "file:///srv/indexx/torch/"), OW_EPOLICY);
+	assert_has(ow_err_detail(), "outside the index root \"/srv/index/\"");
 	assert_int_equal(ow_url_check(&p, page, "t-1-py3-none-any.whl", &out), 0);
 	assert_string_equal(out, "file:///srv/index/simple/torch/t-1-py3-none-any.whl");
 	free(out);
@@ -411,6 +413,7 @@ static void test_policy_file_root(void **state)
 	    {"../../idx/wheels/t-1-py3-none-any.whl", "file:///srv/idx/wheels/t-1-py3-none-any.whl",
 	     NULL},
 	    {"../wheels/t-1-py3-none-any.whl", "file:///srv/idx/wheels/t-1-py3-none-any.whl", NULL},
+	    {"/srv/idx", "file:///srv/idx", NULL},
 	    {"/srv/idx/wheels/t.whl", "file:///srv/idx/wheels/t.whl", NULL},
 	    {"file:///srv/idx/wheels/t.whl", "file:///srv/idx/wheels/t.whl", NULL},
 	    {"file://localhost/srv/idx/t.whl", "file://localhost/srv/idx/t.whl", NULL},
