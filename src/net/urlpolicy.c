@@ -150,8 +150,9 @@ static int check_file_root(const struct ow_url_policy *pol, const char *path)
 		inside = below_root(pol->file_roots[i], d);
 	ow_url_printable(d, q, sizeof q);
 	if (!inside && !pol->nfile_roots)
-		rc = ow_err(OW_EPOLICY, "file: path \"%s\": no local index root is known to check it "
-		                        "against",
+		rc = ow_err(OW_EPOLICY,
+		            "file: path \"%s\": no local index root is known to check it "
+		            "against",
 		            q);
 	else if (!inside)
 		rc = ow_err(OW_EPOLICY,

@@ -418,7 +418,8 @@ static void test_policy_file_root(void **state)
 	    {"file:///srv/idx/wheels/t.whl", "file:///srv/idx/wheels/t.whl", NULL},
 	    {"file://localhost/srv/idx/t.whl", "file://localhost/srv/idx/t.whl", NULL},
 	    {"file:///etc/t-1-py3-none-any.whl", NULL, "outside the index root \"/srv/idx/\""},
-	    {"/abs/t-1-py3-none-any.whl", NULL, "file: path \"/abs/t-1-py3-none-any.whl\" lies outside"},
+	    {"/abs/t-1-py3-none-any.whl", NULL,
+	     "file: path \"/abs/t-1-py3-none-any.whl\" lies outside"},
 	    {"../../../outside/t.whl", NULL, "file: path \"/outside/t.whl\" lies outside"},
 	    {"../../idxx/t.whl", NULL, "lies outside"},
 	    {"../%2e%2e/t.whl", NULL, "path traversal"},
@@ -474,14 +475,17 @@ static void test_policy_real_hrefs(void **state)
 	    {"https://mirror.lab/pypi/simple/filelock/",
 	     "../../packages/8f/1f/0ab6e5aa4bdfd4ae0e1ff6fad4de5ec4e0a1c6d4ec2bc6fbb8b98a7c8f71/"
 	     "filelock-3.19.1-py3-none-any.whl#sha256=" H64,
-	     "https://mirror.lab/pypi/packages/8f/1f/0ab6e5aa4bdfd4ae0e1ff6fad4de5ec4e0a1c6d4ec2bc6fb"
+	     "https://mirror.lab/pypi/packages/8f/1f/"
+	     "0ab6e5aa4bdfd4ae0e1ff6fad4de5ec4e0a1c6d4ec2bc6fb"
 	     "b8b98a7c8f71/filelock-3.19.1-py3-none-any.whl"},
 	    /* pypiserver: absolute paths */
-	    {"https://pypiserver.lab/simple/filelock/", "/packages/filelock-3.19.1-py3-none-any.whl",
+	    {"https://pypiserver.lab/simple/filelock/",
+	     "/packages/filelock-3.19.1-py3-none-any.whl",
 	     "https://pypiserver.lab/packages/filelock-3.19.1-py3-none-any.whl"},
 	    /* offwheel's own export: simple/<p>/index.html beside wheels/ */
-	    {"https://exp.lab/cu128/simple/torch/", "../../wheels/torch-2.8.0%2Bcu128-cp312-cp312-"
-	                                            "linux_x86_64.whl#sha256=" H64,
+	    {"https://exp.lab/cu128/simple/torch/",
+	     "../../wheels/torch-2.8.0%2Bcu128-cp312-cp312-"
+	     "linux_x86_64.whl#sha256=" H64,
 	     "https://exp.lab/cu128/wheels/torch-2.8.0%2Bcu128-cp312-cp312-linux_x86_64.whl"},
 	    /* climbing above the host's root stops there (RFC 3986 §5.2.4) */
 	    {"https://mirror.lab/simple/filelock/", "../../../../x/f-1-py3-none-any.whl",
@@ -514,8 +518,8 @@ static void test_policy_real_hrefs(void **state)
 		char *out = NULL;
 		int rc = ow_url_check(&p, cases[i].page, cases[i].href, &out);
 		if (rc || strcmp(out, cases[i].want)) {
-			print_error("%s on %s: rc %d (%s) -> %s\n", cases[i].href, cases[i].page, rc,
-			            ow_err_detail(), out ? out : "-");
+			print_error("%s on %s: rc %d (%s) -> %s\n", cases[i].href, cases[i].page,
+			            rc, ow_err_detail(), out ? out : "-");
 			fail();
 		}
 		free(out);
@@ -575,8 +579,8 @@ static struct hcase hostile[] = {
     {"literal_dot_dot_resolved", "<a href=\"../../" WHL "\">" WHL "</a>", "", 0, 2},
     {"dot_dot_to_foreign_host", "<a href=\"https://evil.example/whl/../" WHL "\">" WHL "</a>",
      "not an allowed download host", 1, 1},
-    {"encoded_dot_after_resolution", "<a href=\"../../%2e/" WHL "\">" WHL "</a>",
-     "path traversal", 1, 1},
+    {"encoded_dot_after_resolution", "<a href=\"../../%2e/" WHL "\">" WHL "</a>", "path traversal",
+     1, 1},
     {"double_encoded_slash", "<a href=\"/whl/cpu%252F" WHL "\">cpu%2F" WHL "</a>",
      "double-encoded escape \"%252F\"", 1, 1},
     {"encoded_nul", "<a href=\"/whl/" WHL "%00.html\">" WHL "</a>", "%00", 1, 1},
@@ -706,7 +710,7 @@ int main(void)
 	    cmocka_unit_test(test_policy_file_index),
 	    cmocka_unit_test(test_policy_file_root),
 	    cmocka_unit_test(test_policy_real_hrefs),
-		cmocka_unit_test(test_printable_hides_userinfo),
+	    cmocka_unit_test(test_printable_hides_userinfo),
 	};
 	enum { NFIXED = sizeof fixed / sizeof fixed[0], NH = sizeof hostile / sizeof hostile[0] };
 	struct CMUnitTest tests[NFIXED + NH];
