@@ -454,6 +454,29 @@ static void test_policy_file_root(void **state)
 	ow_url_policy_clear(&p);
 }
 
+/* The rejected links a report carries: all counted, the first few kept. */
+static void test_link_refusals(void **state)
+{
+	(void)state;
+	struct ow_link_refusals a = {0}, b = {0};
+	ow_link_refusals_add(&a, "P1", "href \"x\": why");
+	assert_int_equal(a.n, 1);
+	assert_string_equal(a.first[0], "P1: href \"x\": why");
+	for (int i = 0; i < 5; i++)
+		ow_link_refusals_add(&b, "P2", "r");
+	assert_int_equal(b.n, 5);
+	ow_link_refusals_merge(&a, &b);
+	assert_int_equal(a.n, 6);
+	assert_string_equal(a.first[0], "P1: href \"x\": why");
+	assert_string_equal(a.first[2], "P2: r");
+	struct ow_link_refusals c = {0};
+	ow_link_refusals_merge(&c, &b);
+	assert_int_equal(c.n, 5);
+	assert_string_equal(c.first[OW_REFUSALS_KEPT - 1], "P2: r");
+	ow_link_refusals_merge(&b, &(struct ow_link_refusals){0});
+	assert_int_equal(b.n, 5);
+}
+
 /* Hrefs as real index servers write them, read against their pages as pip
  * reads them: resolved first (RFC 3986), then judged. */
 static void test_policy_real_hrefs(void **state)
@@ -710,6 +733,7 @@ int main(void)
 	    cmocka_unit_test(test_policy_file_index),
 	    cmocka_unit_test(test_policy_file_root),
 	    cmocka_unit_test(test_policy_real_hrefs),
+	    cmocka_unit_test(test_link_refusals),
 	    cmocka_unit_test(test_printable_hides_userinfo),
 	};
 	enum { NFIXED = sizeof fixed / sizeof fixed[0], NH = sizeof hostile / sizeof hostile[0] };
