@@ -110,6 +110,15 @@ page_wheels() { grep -c '\.whl</a>' "$1"; }
 	[[ $output == *"$n link(s) on the index pages crawled were rejected"* ]]
 	[[ $output == *"rejected: $OW_HTTP_URL/bad/simple/torch/: href \"https://evil.example/"* ]]
 	[[ $output == *"... $((n - 3)) more"* ]]
+	# unchanged (304) but stored with rejected links: read again from the
+	# store under today's rule, here one that allows the host
+	local before
+	before=$(ow_nginx_log_count '"GET /bad/simple/torch/ HTTP/1.1" 304 ')
+	run ow --json crawl --index-url "$OW_HTTP_URL/bad/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--allow-host evil.example --variant all --project torch
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(ow_nginx_log_count '"GET /bad/simple/torch/ HTTP/1.1" 304 ')" -eq $((before + 1)) ]
+	jq -e --argjson n "$n" '.pages[0] | .files == $n and .rejected == 0 and .outcome == "same"' <<<"$output"
 }
 
 # a local copy of the filelock page with links out of the index root
