@@ -107,6 +107,8 @@ struct ow_crawl_probe {
  * *out is the report of the last crawl (the root's when FLAT). */
 int ow_crawl_probing(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report *out,
                      struct ow_crawl_probe *probe);
+/* Add the links the pages of `r` rejected to `acc`. */
+void ow_crawl_report_refusals(const struct ow_crawl_report *r, struct ow_link_refusals *acc);
 /* Crawl; returns 0 when every page was done (missing projects included),
  * OW_EINCOMPLETE when some failed (the rest is stored), < 0 when nothing
  * could start.  *out is filled in both of the first cases. */

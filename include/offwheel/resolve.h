@@ -74,6 +74,7 @@ struct ow_resolve_netio {
 	size_t ranged;        /* wheels whose METADATA was read by ranges (or local reads) */
 	uint64_t range_bytes; /* bytes those reads transferred (or read from the files) */
 	char crawl_error[1024]; /* the first page that could not be fetched, and why */
+	struct ow_link_refusals rejected; /* links the pages crawled on the way rejected */
 	/* hosts found to ignore Range: their wheels are downloaded whole */
 	char no_range_hosts[8][256];
 	size_t n_no_range_hosts;

@@ -33,6 +33,12 @@ struct ow_url_policy {
 	                   a trusted host is also an allowed host */
 	size_t ntrusted;
 	int allow_file; /* file:// page URLs (local indexes) are allowed */
+	/* The local index roots (decoded absolute paths without a trailing '/',
+	 * each as given and with its symlinks resolved): a file: link, once
+	 * resolved against its page, must name a path below one of them. */
+	char **file_roots;
+	size_t nfile_roots;
+	int allow_file_outside_root; /* file: links may leave the roots */
 	size_t max_len; /* longest href accepted; 0 means OW_URL_MAX_LEN */
 };
 
@@ -42,10 +48,30 @@ struct ow_url_policy {
 int ow_url_policy_init(struct ow_url_policy *p);
 int ow_url_policy_add_host(struct ow_url_policy *p, const char *host);
 int ow_url_policy_add_trusted(struct ow_url_policy *p, const char *host);
+/* Add the root of a local index given by its file: URL: the folder it
+ * names, or the folder above when that one is called "simple" (file:///srv/
+ * mirror/simple -> /srv/mirror, whose packages/ or wheels/ the pages link
+ * to), as written and, when it has symlinks in it, as realpath gives it.
+ * OW_EINVAL when `root_url` is not a plain local file: URL. */
+int ow_url_policy_add_file_root(struct ow_url_policy *p, const char *root_url);
 void ow_url_policy_clear(struct ow_url_policy *p);
 
 /* Check a page URL on its own: http(s) to an allowed host (http only when
- * trusted) or file:// when allowed. */
+ * trusted) or file:// when allowed (and below a file root when roots are
+ * known, unless allow_file_outside_root). */
 int ow_url_check_page(const struct ow_url_policy *pol, const char *page_url);
+
+/* Links of index pages that were rejected (refused by the policy, or not a
+ * wheel link): how many, and the first few reasons, each "PAGE: href ...:
+ * why", so that a command that crawls on the way can say why a page gave
+ * fewer files than it lists. */
+#define OW_REFUSALS_KEPT 3
+struct ow_link_refusals {
+	size_t n;
+	char first[OW_REFUSALS_KEPT][1024];
+};
+void ow_link_refusals_add(struct ow_link_refusals *r, const char *page, const char *reason);
+/* Add `more` (its count and, while there is room, its reasons) to `r`. */
+void ow_link_refusals_merge(struct ow_link_refusals *r, const struct ow_link_refusals *more);
 
 #endif

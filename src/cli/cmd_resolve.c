@@ -150,6 +150,14 @@ static json_t *pages_json(const struct ow_resolve_report *r)
 	                 "revalidated", (json_int_t)r->pages_revalidated);
 }
 
+static json_t *refusals_json(const struct ow_resolve_netio *net)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; net && i < net->rejected.n && i < OW_REFUSALS_KEPT; i++)
+		json_array_append_new(a, json_string(net->rejected.first[i]));
+	return a;
+}
+
 json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_report *r,
                             const struct ow_resolve_netio *net)
 {
@@ -171,6 +179,8 @@ json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_
 	                        strs_json(r->notes, r->nnotes), "targets", targets);
 	json_object_set_new(doc, "index_pages", pages_json(r));
 	json_object_set_new(doc, "layout_remembered", json_boolean(r->layout_remembered));
+	json_object_set_new(doc, "links_rejected", json_integer(net ? (json_int_t)net->rejected.n : 0));
+	json_object_set_new(doc, "links_rejected_first", refusals_json(net));
 	return doc;
 }
 
@@ -228,6 +238,20 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 		cli_say(c, "    note: %s\n", t->notes[i]);
 }
 
+/* Links the pages crawled on the way rejected: a page whose links were all
+ * refused otherwise looks like a project without a fitting wheel. */
+static void refusals_text(const struct cli *c, const struct ow_link_refusals *r)
+{
+	size_t kept = r->n < OW_REFUSALS_KEPT ? r->n : OW_REFUSALS_KEPT;
+	cli_say(c, "%zu link(s) on the index pages crawled were rejected (the link rule: "
+	           "docs/index-quirks.md); the first:\n",
+	        r->n);
+	for (size_t i = 0; i < kept; i++)
+		cli_say(c, "    rejected: %s\n", r->first[i]);
+	if (kept < r->n)
+		cli_say(c, "    ... %zu more (crawl --force -v lists them all)\n", r->n - kept);
+}
+
 void resolve_render_text(const struct cli *c, const struct index_opts *o,
                          const struct ow_resolve_report *r, const struct ow_resolve_netio *net,
                          int deps)
@@ -246,6 +270,8 @@ void resolve_render_text(const struct cli *c, const struct index_opts *o,
 	        r->flat ? " as one root" : "", r->selector, r->ntargets, r->ntargets - r->incomplete,
 	        r->incomplete);
 	pages_text(c, r);
+	if (net && net->rejected.n)
+		refusals_text(c, &net->rejected);
 	if (net && net->ranged)
 		cli_say(c, "read the METADATA of %zu wheel(s) by range requests: %.1f MB\n", net->ranged,
 		        (double)net->range_bytes / 1e6);

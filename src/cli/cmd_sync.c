@@ -69,6 +69,7 @@ struct crawl_counts {
 	size_t refreshed; /* pages the server answered (200, or 304: unchanged) */
 	size_t deps;      /* of those, dependency pages */
 	size_t not_found; /* pages it does not have (403/404), variant folders included */
+	struct ow_link_refusals rejected; /* links the pages read held and the policy refused */
 };
 
 static void count_pages(const struct ow_crawl_report *r, struct crawl_counts *n, bool deps)
@@ -78,6 +79,7 @@ static void count_pages(const struct ow_crawl_report *r, struct crawl_counts *n,
 	n->refreshed += refreshed;
 	n->deps += deps ? refreshed : 0;
 	n->failed += r->failed;
+	ow_crawl_report_refusals(r, &n->rejected);
 }
 
 /* The set's own pages: the default variant folders are asked for only while
@@ -99,7 +101,8 @@ static int crawl_members(struct sopts *o, ow_store *s, struct ow_crawl_opts *co,
 	return 0;
 }
 
-static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *failed)
+static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *failed,
+                      struct ow_link_refusals *rejected)
 {
 	struct ow_crawl_opts co = {
 		.index_url = o->idx.index,
@@ -136,6 +139,7 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 	}
 	strlist_free(&deps);
 	*failed = n.failed;
+	*rejected = n.rejected;
 	o->refreshed = n.refreshed;
 	o->not_found = n.not_found;
 	if (rc == 0 && n.not_found)
@@ -190,6 +194,7 @@ struct outcome {
 	struct ow_fetch_report fetch, meta;
 	int rrc, frc;
 	size_t crawl_failed;
+	struct ow_link_refusals crawl_rejected;
 };
 
 static int fetch_step(struct sopts *o, ow_store *s, struct outcome *out)
@@ -245,10 +250,13 @@ static int run(struct cli *c, void *ud, ow_store *s)
 {
 	struct sopts *o = ud;
 	struct outcome out = {0};
-	int rc = crawl_step(c, o, s, &out.crawl_failed);
+	int rc = crawl_step(c, o, s, &out.crawl_failed, &out.crawl_rejected);
 	if (rc)
 		return cli_fail(c, rc);
 	out.rrc = resolve_step(o, s, &out.res, &out.net);
+	/* one count for the run: the sync's own crawl and resolve's on the way */
+	ow_link_refusals_merge(&out.crawl_rejected, &out.net.rejected);
+	out.net.rejected = out.crawl_rejected;
 	if (out.rrc && out.rrc != OW_EINCOMPLETE)
 		return cli_fail(c, out.rrc);
 	if (o->tgt.device) {

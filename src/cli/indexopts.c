@@ -165,6 +165,9 @@ int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg)
 		return strlist_add_csv(&o->trusted, arg);
 	case IDX_ALLOW_HOST:
 		return strlist_add_csv(&o->allowed, arg);
+	case IDX_ALLOW_FILE_OUTSIDE_ROOT:
+		o->file_outside_root = 1;
+		return 0;
 	case IDX_CERT:
 		o->cert = arg;
 		return 0;
@@ -203,6 +206,19 @@ static int host_of(const char *url, char *buf, size_t n)
 	return 0;
 }
 
+/* A file:// index: file: links must stay below its root (the link rule,
+ * docs/index-quirks.md). */
+static int add_file_root(struct cli *c, const char *opt, struct ow_url_policy *p,
+                         const char *url)
+{
+	if (strncmp(url, "file:", 5))
+		return 0;
+	p->allow_file = 1;
+	if (ow_url_policy_add_file_root(p, url))
+		return cli_usage_error(c, "%s: %s", opt, ow_err_detail());
+	return 0;
+}
+
 static int build_policy(struct cli *c, struct index_opts *o)
 {
 	char host[512];
@@ -216,7 +232,9 @@ static int build_policy(struct cli *c, struct index_opts *o)
 	if (host_of(o->index, host, sizeof host))
 		return cli_usage_error(c, "--index-url: '%s' is not a URL: %s", o->index,
 		                       ow_err_detail());
-	o->policy.allow_file = !strncmp(o->index, "file:", 5);
+	o->policy.allow_file_outside_root = o->file_outside_root;
+	if ((rc = add_file_root(c, "--index-url", &o->policy, o->index)))
+		return rc;
 	if (*host && (rc = ow_url_policy_add_host(&o->policy, host)))
 		return cli_fail(c, rc);
 	/* Offline, the URL only names which stored pages to read: nothing goes
@@ -231,7 +249,8 @@ static int build_policy(struct cli *c, struct index_opts *o)
 		if (host_of(u, host, sizeof host))
 			return cli_usage_error(c, "--extra-index-url: '%s' is not a URL: %s", u,
 			                       ow_err_detail());
-		o->policy.allow_file |= !strncmp(u, "file:", 5);
+		if ((rc = add_file_root(c, "--extra-index-url", &o->policy, u)))
+			return rc;
 		if (*host && ((rc = ow_url_policy_add_host(&o->policy, host)) ||
 		              (o->offline && (rc = ow_url_policy_add_trusted(&o->policy, host)))))
 			return cli_fail(c, rc);

@@ -1,6 +1,7 @@
 /* indexopts.h - the options that say which index to read and how
  * (crawl, resolve, fetch, sync): --index-url, --channel, --variant,
- * --project, --trusted-host, --allow-host, --cert, --force. */
+ * --project, --trusted-host, --allow-host, --allow-file-outside-root, --cert,
+ * --force. */
 #ifndef OW_INDEXOPTS_H
 #define OW_INDEXOPTS_H
 
@@ -28,6 +29,7 @@ enum {
 	IDX_PROJECT,
 	IDX_TRUSTED_HOST,
 	IDX_ALLOW_HOST,
+	IDX_ALLOW_FILE_OUTSIDE_ROOT,
 	IDX_CERT,
 	IDX_FORCE,
 	IDX_STALL,
@@ -55,6 +57,8 @@ enum {
 	 "allow plain http to HOST, as pip's flag does"},                                       \
 	{"allow-host", IDX_ALLOW_HOST, required_argument, "HOST",                               \
 	 "allow downloads from HOST too (besides the PyTorch and PyPI hosts)"},                 \
+	{"allow-file-outside-root", IDX_ALLOW_FILE_OUTSIDE_ROOT, no_argument, NULL,             \
+	 "a file:// index may link to local files outside its root (refused by default)"},      \
 	{"cert", IDX_CERT, required_argument, "FILE", "CA bundle for TLS (else $SSL_CERT_FILE)"}, \
 	{"force", IDX_FORCE, no_argument, NULL,                                                 \
 	 "fetch pages even when unchanged (no conditional GET); accept a page that lost more "   \
@@ -79,6 +83,7 @@ struct index_opts {
 	const char *channel;
 	const char *cert;
 	int force;
+	int file_outside_root; /* --allow-file-outside-root */
 	int stall_s;
 	int min_rate;   /* --min-rate, when rate_given */
 	int deadline_s; /* --deadline, when deadline_given */

@@ -29,7 +29,8 @@ struct page_job {
 	char old_body[OW_SHA256_HEX];
 	char etag[256], last_modified[64];
 	int seen_before;
-	size_t old_files; /* files the stored page lists */
+	size_t old_files;    /* files the stored page lists */
+	size_t old_rejected; /* links it held that were rejected */
 };
 
 struct crawl {
@@ -98,6 +99,7 @@ static int load_previous(struct crawl *cr, struct page_job *j)
 		         ow_col_is_null(st, 2) ? "" : ow_col_text(st, 2));
 		snprintf(j->old_body, sizeof j->old_body, "%s", ow_col_text(st, 3));
 		j->old_files = (size_t)ow_col_int(st, 5);
+		j->old_rejected = (size_t)ow_col_int(st, 6);
 	}
 	return rc < 0 ? rc : 0;
 }
@@ -535,6 +537,26 @@ static int check_redirect(struct page_job *j, const struct ow_http_req *req)
 	              j->page->url, eff, j->page->project);
 }
 
+/* An unchanged page (304) that held rejected links is parsed again from its
+ * stored body: the link rule may take today what it refused when the page
+ * was read (an older offwheel refused every "../" link).  0 when it was;
+ * else the page is left as it is stored. */
+static int reread_stored(struct crawl *cr, struct page_job *j)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = ow_store_load(cr->s, j->old_body, PAGE_CAP, &buf, &len);
+	if (rc)
+		return rc; /* gone or damaged: the stored links stand */
+	rc = ow_http_membuf_write(&j->body, buf, len);
+	free(buf);
+	if (rc)
+		return rc;
+	if ((rc = store_page(cr, j)))
+		fail_page(j, rc, ow_err_detail());
+	return 0;
+}
+
 static void on_page_done(void *ud, struct ow_http_req *req)
 {
 	struct page_job *j = ud;
@@ -548,6 +570,8 @@ static void on_page_done(void *ud, struct ow_http_req *req)
 		fail_page(j, rc, req->res.detail);
 	} else if ((rc = check_redirect(j, req))) {
 		fail_page(j, rc, ow_err_detail());
+	} else if (req->res.not_modified && j->old_rejected && !reread_stored(cr, j)) {
+		/* read again from the store, as a 200 with the same body */
 	} else if (req->res.not_modified) {
 		j->page->outcome = OW_PAGE_UNCHANGED;
 		j->page->files = j->old_files;
@@ -684,6 +708,13 @@ int ow_crawl(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report 
 	return out->failed ? ow_err(OW_EINCOMPLETE, "%zu of %zu pages could not be crawled",
 	                            out->failed, n)
 	                   : 0;
+}
+
+void ow_crawl_report_refusals(const struct ow_crawl_report *r, struct ow_link_refusals *acc)
+{
+	for (size_t i = 0; i < r->npages; i++)
+		for (size_t k = 0; k < r->pages[i].rejected; k++)
+			ow_link_refusals_add(acc, r->pages[i].url, r->pages[i].reasons[k]);
 }
 
 void ow_crawl_report_free(struct ow_crawl_report *r)

@@ -366,6 +366,17 @@ static int fill_page(struct ow_page *p, const char *page_url, const struct ow_ur
 	return rc ? rc : dedup(p);
 }
 
+/* A page {root}/{project}/ of a local index: its root is the folder above. */
+static int add_parent_root(struct ow_url_policy *pol, const char *page_url)
+{
+	char *root = NULL;
+	int rc = ow_url_resolve(page_url, "../", &root);
+	if (!rc)
+		rc = ow_url_policy_add_file_root(pol, root);
+	free(root);
+	return rc;
+}
+
 /* The policy used when the caller gives none. */
 static int default_policy(const char *page_url, struct ow_url_policy *pol)
 {
@@ -378,6 +389,8 @@ static int default_policy(const char *page_url, struct ow_url_policy *pol)
 		rc = ow_url_policy_add_host(pol, u.host);
 	if (!rc)
 		pol->allow_file = !strcmp(u.scheme, "file");
+	if (!rc && pol->allow_file)
+		rc = add_parent_root(pol, page_url);
 	ow_url_clear(&u);
 	if (rc)
 		ow_url_policy_clear(pol);

@@ -1,5 +1,6 @@
 /* urlpolicy.c - which links an index page may contain (the list:
  * docs/index-quirks.md). Every refusal names the href and the reason. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,86 @@ int ow_url_policy_init(struct ow_url_policy *p)
 	return 0;
 }
 
+/* --- the local index roots ---------------------------------------------- */
+
+/* A root is kept without its trailing '/' ("/" itself becomes ""). */
+static int roots_add(struct ow_url_policy *p, const char *path)
+{
+	size_t n = strlen(path);
+	while (n && path[n - 1] == '/')
+		n--;
+	char *r = strndup(path, n);
+	char **l = r ? ow_array_more(p->file_roots, p->nfile_roots, sizeof *l) : NULL;
+	if (!l) {
+		free(r);
+		return ow_err(OW_ENOMEM, "url policy: out of memory");
+	}
+	l[p->nfile_roots++] = r;
+	p->file_roots = l;
+	return 0;
+}
+
+/* DIR/simple -> DIR: a PEP 503 "simple" folder has its files beside it
+ * (DIR/wheels of an export, DIR/packages of a bandersnatch mirror). */
+static void drop_simple(char *path)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+	char *slash = strrchr(path, '/');
+	if (slash && !strcmp(slash + 1, "simple"))
+		slash[slash == path] = '\0';
+}
+
+int ow_url_policy_add_file_root(struct ow_url_policy *p, const char *root_url)
+{
+	char *path = NULL, real[PATH_MAX];
+	int rc = ow_url_file_path(root_url, &path);
+	if (rc)
+		return ow_err_prefix(OW_EINVAL, "local index root \"%.300s\": ", root_url);
+	drop_simple(path);
+	rc = roots_add(p, path);
+	/* the root as the files are opened: through its symlinks */
+	if (!rc && realpath(path, real) && strcmp(real, path))
+		rc = roots_add(p, real);
+	free(path);
+	return rc;
+}
+
+static int below_root(const char *root, const char *path)
+{
+	size_t n = strlen(root);
+	return !strncmp(path, root, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/* The decoded path of a file: URL (already free of "." segments, encoded
+ * '/' and control bytes: check_path) below one of the roots. */
+static int check_file_root(const struct ow_url_policy *pol, const char *path)
+{
+	char *d = NULL, q[320];
+	int inside = pol->allow_file_outside_root;
+	if (inside)
+		return 0;
+	int rc = ow_url_percent_decode(path, strlen(path), &d);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < pol->nfile_roots && !inside; i++)
+		inside = below_root(pol->file_roots[i], d);
+	ow_url_printable(d, q, sizeof q);
+	if (!inside && !pol->nfile_roots)
+		rc = ow_err(OW_EPOLICY,
+		            "file: path \"%s\": no local index root is known to check it "
+		            "against",
+		            q);
+	else if (!inside)
+		rc = ow_err(OW_EPOLICY,
+		            "file: path \"%s\" lies outside the index root \"%s/\" (pass "
+		            "--allow-file-outside-root to follow links out of a local index)",
+		            q, pol->file_roots[0]);
+	free(d);
+	return rc;
+}
+
 static void list_free(char **l, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -95,6 +176,7 @@ void ow_url_policy_clear(struct ow_url_policy *p)
 		return;
 	list_free(p->hosts, p->nhosts);
 	list_free(p->trusted, p->ntrusted);
+	list_free(p->file_roots, p->nfile_roots);
 	memset(p, 0, sizeof *p);
 }
 
@@ -262,12 +344,14 @@ static int check_text(const struct ow_url_policy *pol, const char *href)
 	return rc ? rc : check_scheme(href);
 }
 
+/* The reference as written: its path is judged only once resolved (pip
+ * reads "../../packages/x.whl" against the page, and so do we). */
 static int check_ref(const struct ow_url *r)
 {
 	if (r->userinfo)
 		return ow_err(OW_EPOLICY, "has userinfo (user@host); credentials in index links "
 		                          "are refused");
-	return check_path(r->path);
+	return 0;
 }
 
 /* --- the resolved target ------------------------------------------------- */
@@ -314,7 +398,9 @@ static int check_target(const struct ow_url_policy *pol, const struct ow_url *pa
 		rc = check_web_target(pol, page, t, href);
 	else
 		rc = ow_err(OW_EPOLICY, "scheme \"%s:\" is not allowed in index links", t->scheme);
-	return rc ? rc : check_path(t->path);
+	if (!rc)
+		rc = check_path(t->path);
+	return rc || strcmp(t->scheme, "file") ? rc : check_file_root(pol, t->path);
 }
 
 static int check_parsed(const struct ow_url_policy *pol, const struct ow_url *page,
@@ -372,9 +458,12 @@ static int check_page_parsed(const struct ow_url_policy *pol, const struct ow_ur
 {
 	if (u->userinfo)
 		return ow_err(OW_EPOLICY, "has userinfo (user@host); put credentials elsewhere");
-	if (!strcmp(u->scheme, "file"))
-		return pol->allow_file ? 0
-		                       : ow_err(OW_EPOLICY, "file:// indexes are not allowed here");
+	if (!strcmp(u->scheme, "file") && !pol->allow_file)
+		return ow_err(OW_EPOLICY, "file:// indexes are not allowed here");
+	if (!strcmp(u->scheme, "file")) {
+		int rc = check_path(u->path);
+		return rc || !pol->nfile_roots ? rc : check_file_root(pol, u->path);
+	}
 	if (!is_web(u->scheme))
 		return ow_err(OW_EPOLICY, "scheme \"%s:\" is not supported", u->scheme);
 	if (!is_allowed(pol, u))
@@ -403,4 +492,21 @@ int ow_url_check_page(const struct ow_url_policy *pol, const char *page_url)
 		return ow_err_prefix(rc, "index page URL \"%s\": ", q);
 	}
 	return 0;
+}
+
+/* --- rejected links, counted for the reports ------------------------------- */
+
+void ow_link_refusals_add(struct ow_link_refusals *r, const char *page, const char *reason)
+{
+	if (r->n < OW_REFUSALS_KEPT)
+		snprintf(r->first[r->n], sizeof r->first[r->n], "%s: %s", page, reason);
+	r->n++;
+}
+
+void ow_link_refusals_merge(struct ow_link_refusals *r, const struct ow_link_refusals *more)
+{
+	size_t kept = more->n < OW_REFUSALS_KEPT ? more->n : OW_REFUSALS_KEPT, copied = 0;
+	for (; copied < kept && r->n < OW_REFUSALS_KEPT; copied++)
+		memcpy(r->first[r->n++], more->first[copied], sizeof r->first[0]);
+	r->n += more->n - copied;
 }

@@ -35,6 +35,7 @@ static int net_crawl(void *ud, ow_store *s, const char *index, const char *const
 				if (r.pages[p].outcome == OW_PAGE_FAILED)
 					snprintf(c->crawl_error, sizeof c->crawl_error, "%s", r.pages[p].detail);
 			c->crawled += r.npages;
+			ow_crawl_report_refusals(&r, &c->rejected);
 			ow_crawl_report_free(&r);
 		}
 	}

@@ -17,5 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!ow_page_parse("https://download.pytorch.org/whl/cu128/torch/", body, size, &lim, NULL,
 	                   &page))
 		ow_page_free(page);
+	/* a local index: file: links resolved and kept below its root */
+	if (!ow_page_parse("file:///srv/index/torch/", body, size, &lim, NULL, &page))
+		ow_page_free(page);
 	return 0;
 }

@@ -16,5 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ow_html_doc_free(doc);
 	if (!ow_page_parse("https://pypi.org/simple/filelock/", body, size, &lim, NULL, &page))
 		ow_page_free(page);
+	/* devpi's form: urls relative to the page */
+	if (!ow_page_parse("https://pypi.org/root/lab/+simple/filelock/", body, size, &lim, NULL,
+	                   &page))
+		ow_page_free(page);
 	return 0;
 }

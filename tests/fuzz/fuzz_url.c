@@ -40,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s[size] = '\0';
 	ow_url_policy_add_trusted(&pol, "mirror.lan:8080");
 	pol.allow_file = 1;
+	ow_url_policy_add_file_root(&pol, "file:///srv/index");
 	char *nl = strchr(s, '\n');
 	if (nl) {
 		*nl = '\0';

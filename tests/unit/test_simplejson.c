@@ -193,6 +193,31 @@ static void test_refused(void **state)
 	ow_page_free(p);
 }
 
+/* devpi-server answers PEP 691 with urls relative to the page, as its HTML
+ * hrefs are: resolved against the page as pip does, then judged. */
+static void test_relative_urls(void **state)
+{
+	(void)state;
+	static const char body[] =
+	    "{\"meta\": {\"api-version\": \"1.0\"}, \"name\": \"filelock\", \"files\": ["
+	    "{\"filename\": \"filelock-3.19.1-py3-none-any.whl\", \"url\": "
+	    "\"../../+f/d38/e30481def2077/filelock-3.19.1-py3-none-any.whl#sha256=" H64 "\", "
+	    "\"hashes\": {\"sha256\": \"" H64 "\"}, \"requires-python\": \">=3.9\"},"
+	    "{\"filename\": \"filelock-3.19.0-py3-none-any.whl\", \"url\": "
+	    "\"../../%2e%2e/filelock-3.19.0-py3-none-any.whl\", \"hashes\": {}}]}";
+	const char *page = "https://pypi.org/root/lab/+simple/filelock/";
+	struct ow_page *p = NULL;
+	assert_int_equal(ow_page_parse(page, body, strlen(body), NULL, NULL, &p), 0);
+	assert_int_equal(p->nlinks, 1);
+	assert_string_equal(p->links[0].url, "https://pypi.org/root/lab/+f/d38/e30481def2077/"
+	                                     "filelock-3.19.1-py3-none-any.whl");
+	assert_string_equal(p->links[0].sha256, H64);
+	assert_int_equal(p->nrejected, 1);
+	if (!strstr(p->rejected[0].reason, "path traversal"))
+		fail_msg("\"%s\" lacks \"path traversal\"", p->rejected[0].reason);
+	ow_page_free(p);
+}
+
 static void test_limits(void **state)
 {
 	(void)state;
@@ -223,6 +248,7 @@ int main(void)
 	    cmocka_unit_test(test_core_metadata_forms),
 	    cmocka_unit_test(test_yanked_and_hashes),
 	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_relative_urls),
 	    cmocka_unit_test(test_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -347,7 +347,11 @@ static void test_policy_trusted_http(void **state)
 	assert_int_equal(ow_url_check_page(&p, page), OW_EPOLICY);
 	assert_int_equal(ow_url_policy_add_trusted(&p, "mirror.lan:8080"), 0);
 	assert_int_equal(ow_url_check_page(&p, page), 0);
-	assert_int_equal(ow_url_check(&p, page, "../../files/t-1-py3-none-any.whl", &out),
+	/* ".." is read as pip reads it: resolved against the page, then judged */
+	assert_int_equal(ow_url_check(&p, page, "../../files/t-1-py3-none-any.whl", &out), 0);
+	assert_string_equal(out, "http://mirror.lan:8080/files/t-1-py3-none-any.whl");
+	free(out);
+	assert_int_equal(ow_url_check(&p, page, "../%2e%2e/files/t-1-py3-none-any.whl", &out),
 	                 OW_EPOLICY);
 	assert_has(ow_err_detail(), "path traversal");
 	assert_int_equal(ow_url_check(&p, page, "/files/t-1-py3-none-any.whl", &out), 0);
@@ -373,6 +377,19 @@ static void test_policy_file_index(void **state)
 	assert_has(ow_err_detail(), "file:// indexes are not allowed");
 	p.allow_file = 1;
 	assert_int_equal(ow_url_check_page(&p, page), 0);
+	/* no root known: a file: link has nothing to stay inside, refused */
+	assert_int_equal(ow_url_check(&p, page, "t-1-py3-none-any.whl", &out), OW_EPOLICY);
+	assert_has(ow_err_detail(), "no local index root is known");
+	assert_int_equal(ow_url_policy_add_file_root(&p, "file:///srv/index/simple/"), 0);
+	assert_int_equal(p.nfile_roots, 1);
+	assert_string_equal(p.file_roots[0], "/srv/index"); /* beside simple/: wheels/ */
+	assert_int_equal(ow_url_policy_add_file_root(&p, "file:///srv/index/simple/torch"), 0);
+	assert_string_equal(p.file_roots[1], "/srv/index/simple/torch");
+	assert_int_equal(ow_url_policy_add_file_root(&p, "https://h/x"), OW_EINVAL);
+	assert_int_equal(ow_url_policy_add_file_root(&p, "file:///srv/%2e%2e/x"), OW_EINVAL);
+	assert_int_equal(ow_url_check_page(&p, page), 0);
+	assert_int_equal(ow_url_check_page(&p, "file:///srv/indexx/torch/"), OW_EPOLICY);
+	assert_has(ow_err_detail(), "outside the index root \"/srv/index/\"");
 	assert_int_equal(ow_url_check(&p, page, "t-1-py3-none-any.whl", &out), 0);
 	assert_string_equal(out, "file:///srv/index/simple/torch/t-1-py3-none-any.whl");
 	free(out);
@@ -380,6 +397,165 @@ static void test_policy_file_index(void **state)
 	assert_has(ow_err_detail(), "remote host");
 	assert_int_equal(ow_url_check(&p, page, "https://download.pytorch.org/t.whl", &out), 0);
 	free(out);
+	ow_url_policy_clear(&p);
+}
+
+/* Links of a local index stay below its root, however they are spelled. */
+static void test_policy_file_root(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *href;
+		const char *want; /* NULL: refused with `why` */
+		const char *why;
+	} cases[] = {
+	    {"t-1-py3-none-any.whl", "file:///srv/idx/torch/t-1-py3-none-any.whl", NULL},
+	    {"../../idx/wheels/t-1-py3-none-any.whl", "file:///srv/idx/wheels/t-1-py3-none-any.whl",
+	     NULL},
+	    {"../wheels/t-1-py3-none-any.whl", "file:///srv/idx/wheels/t-1-py3-none-any.whl", NULL},
+	    {"/srv/idx", "file:///srv/idx", NULL},
+	    {"/srv/idx/wheels/t.whl", "file:///srv/idx/wheels/t.whl", NULL},
+	    {"file:///srv/idx/wheels/t.whl", "file:///srv/idx/wheels/t.whl", NULL},
+	    {"file://localhost/srv/idx/t.whl", "file://localhost/srv/idx/t.whl", NULL},
+	    {"file:///etc/t-1-py3-none-any.whl", NULL, "outside the index root \"/srv/idx/\""},
+	    {"/abs/t-1-py3-none-any.whl", NULL,
+	     "file: path \"/abs/t-1-py3-none-any.whl\" lies outside"},
+	    {"../../../outside/t.whl", NULL, "file: path \"/outside/t.whl\" lies outside"},
+	    {"../../idxx/t.whl", NULL, "lies outside"},
+	    {"../%2e%2e/t.whl", NULL, "path traversal"},
+	    {"..%2f..%2fetc/t.whl", NULL, "path traversal"},
+	    {"file://evil/srv/idx/t.whl", NULL, "remote host"},
+	};
+	const char *page = "file:///srv/idx/torch/";
+	struct ow_url_policy p;
+	assert_int_equal(ow_url_policy_init(&p), 0);
+	p.allow_file = 1;
+	assert_int_equal(ow_url_policy_add_file_root(&p, "file:///srv/idx"), 0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *out = NULL;
+		int rc = ow_url_check(&p, page, cases[i].href, &out);
+		if (cases[i].want ? rc || strcmp(out, cases[i].want) : rc != OW_EPOLICY) {
+			print_error("%s: rc %d (%s) out %s\n", cases[i].href, rc, ow_err_detail(),
+			            out ? out : "-");
+			fail();
+		}
+		if (!cases[i].want) {
+			assert_has(ow_err_detail(), cases[i].why);
+			assert_has(ow_err_detail(), "href \"");
+		}
+		free(out);
+	}
+	/* the opt-in lets a local index point anywhere on this machine */
+	char *out = NULL;
+	p.allow_file_outside_root = 1;
+	assert_int_equal(ow_url_check(&p, page, "file:///etc/t-1-py3-none-any.whl", &out), 0);
+	free(out);
+	assert_int_equal(ow_url_check(&p, page, "../%2e%2e/t.whl", &out), OW_EPOLICY);
+	ow_url_policy_clear(&p);
+}
+
+/* The rejected links a report carries: all counted, the first few kept. */
+static void test_link_refusals(void **state)
+{
+	(void)state;
+	struct ow_link_refusals a = {0}, b = {0};
+	ow_link_refusals_add(&a, "P1", "href \"x\": why");
+	assert_int_equal(a.n, 1);
+	assert_string_equal(a.first[0], "P1: href \"x\": why");
+	for (int i = 0; i < 5; i++)
+		ow_link_refusals_add(&b, "P2", "r");
+	assert_int_equal(b.n, 5);
+	ow_link_refusals_merge(&a, &b);
+	assert_int_equal(a.n, 6);
+	assert_string_equal(a.first[0], "P1: href \"x\": why");
+	assert_string_equal(a.first[2], "P2: r");
+	struct ow_link_refusals c = {0};
+	ow_link_refusals_merge(&c, &b);
+	assert_int_equal(c.n, 5);
+	assert_string_equal(c.first[OW_REFUSALS_KEPT - 1], "P2: r");
+	ow_link_refusals_merge(&b, &(struct ow_link_refusals){0});
+	assert_int_equal(b.n, 5);
+}
+
+/* Hrefs as real index servers write them, read against their pages as pip
+ * reads them: resolved first (RFC 3986), then judged. */
+static void test_policy_real_hrefs(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *page, *href, *want;
+	} cases[] = {
+	    /* devpi-server 6.x, /+simple/ pages */
+	    {"https://devpi.lab/root/lab/+simple/filelock/",
+	     "../../+f/d38/e30481def2077/filelock-3.19.1-py3-none-any.whl#sha256=" H64,
+	     "https://devpi.lab/root/lab/+f/d38/e30481def2077/filelock-3.19.1-py3-none-any.whl"},
+	    {"https://devpi.lab/root/pypi/+simple/torch/",
+	     "../../+e/https_download.pytorch.org_whl_cu128/torch-2.8.0%2Bcu128-cp312-cp312-"
+	     "manylinux_2_28_x86_64.whl",
+	     "https://devpi.lab/root/pypi/+e/https_download.pytorch.org_whl_cu128/"
+	     "torch-2.8.0%2Bcu128-cp312-cp312-manylinux_2_28_x86_64.whl"},
+	    /* bandersnatch: simple/<p>/index.html beside packages/ */
+	    {"https://mirror.lab/pypi/simple/filelock/",
+	     "../../packages/8f/1f/0ab6e5aa4bdfd4ae0e1ff6fad4de5ec4e0a1c6d4ec2bc6fbb8b98a7c8f71/"
+	     "filelock-3.19.1-py3-none-any.whl#sha256=" H64,
+	     "https://mirror.lab/pypi/packages/8f/1f/"
+	     "0ab6e5aa4bdfd4ae0e1ff6fad4de5ec4e0a1c6d4ec2bc6fb"
+	     "b8b98a7c8f71/filelock-3.19.1-py3-none-any.whl"},
+	    /* pypiserver: absolute paths */
+	    {"https://pypiserver.lab/simple/filelock/",
+	     "/packages/filelock-3.19.1-py3-none-any.whl",
+	     "https://pypiserver.lab/packages/filelock-3.19.1-py3-none-any.whl"},
+	    /* offwheel's own export: simple/<p>/index.html beside wheels/ */
+	    {"https://exp.lab/cu128/simple/torch/",
+	     "../../wheels/torch-2.8.0%2Bcu128-cp312-cp312-"
+	     "linux_x86_64.whl#sha256=" H64,
+	     "https://exp.lab/cu128/wheels/torch-2.8.0%2Bcu128-cp312-cp312-linux_x86_64.whl"},
+	    /* climbing above the host's root stops there (RFC 3986 §5.2.4) */
+	    {"https://mirror.lab/simple/filelock/", "../../../../x/f-1-py3-none-any.whl",
+	     "https://mirror.lab/x/f-1-py3-none-any.whl"},
+	    /* a ".." that resolves onto another allowed https host is fine */
+	    {"https://mirror.lab/simple/f/", "https://download.pytorch.org/whl/cpu/../cu128/t.whl",
+	     "https://download.pytorch.org/whl/cu128/t.whl"},
+	};
+	static const struct {
+		const char *page, *href, *why;
+	} refused[] = {
+	    {"https://mirror.lab/simple/f/", "../../%2e%2e/f-1-py3-none-any.whl", "path traversal"},
+	    {"https://mirror.lab/simple/f/", "../%2E/f-1-py3-none-any.whl", "path traversal"},
+	    {"https://mirror.lab/simple/f/", "..%2F..%2Fpackages/f-1-py3-none-any.whl",
+	     "path traversal"},
+	    {"https://mirror.lab/simple/f/", "../../pack%2Fages/f-1-py3-none-any.whl",
+	     "encoded '/'"},
+	    {"https://mirror.lab/simple/f/", "../..\\packages/f.whl", "backslash"},
+	    {"https://mirror.lab/simple/f/", "https://evil.example/../simple/f.whl",
+	     "not an allowed download host"},
+	    {"https://mirror.lab/simple/f/", "//evil.example/../f.whl", "foreign host"},
+	    {"https://mirror.lab/simple/f/", "../../%0a/f.whl", "control character"},
+	};
+	struct ow_url_policy p;
+	assert_int_equal(ow_url_policy_init(&p), 0);
+	const char *hosts[] = {"devpi.lab", "mirror.lab", "pypiserver.lab", "exp.lab"};
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(ow_url_policy_add_host(&p, hosts[i]), 0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *out = NULL;
+		int rc = ow_url_check(&p, cases[i].page, cases[i].href, &out);
+		if (rc || strcmp(out, cases[i].want)) {
+			print_error("%s on %s: rc %d (%s) -> %s\n", cases[i].href, cases[i].page,
+			            rc, ow_err_detail(), out ? out : "-");
+			fail();
+		}
+		free(out);
+	}
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		char *out = NULL;
+		int rc = ow_url_check(&p, refused[i].page, refused[i].href, &out);
+		if (rc != OW_EPOLICY) {
+			print_error("%s: rc %d, want a refusal\n", refused[i].href, rc);
+			fail();
+		}
+		assert_has(ow_err_detail(), refused[i].why);
+	}
 	ow_url_policy_clear(&p);
 }
 
@@ -423,7 +599,11 @@ static struct hcase hostile[] = {
      "path traversal", 1, 1},
     {"encoded_dot_dot_segment", "<a href=\"/whl/%2E%2E/" WHL "\">" WHL "</a>", "path traversal", 1,
      1},
-    {"literal_dot_dot", "<a href=\"../../" WHL "\">" WHL "</a>", "path traversal", 1, 1},
+    {"literal_dot_dot_resolved", "<a href=\"../../" WHL "\">" WHL "</a>", "", 0, 2},
+    {"dot_dot_to_foreign_host", "<a href=\"https://evil.example/whl/../" WHL "\">" WHL "</a>",
+     "not an allowed download host", 1, 1},
+    {"encoded_dot_after_resolution", "<a href=\"../../%2e/" WHL "\">" WHL "</a>", "path traversal",
+     1, 1},
     {"double_encoded_slash", "<a href=\"/whl/cpu%252F" WHL "\">cpu%2F" WHL "</a>",
      "double-encoded escape \"%252F\"", 1, 1},
     {"encoded_nul", "<a href=\"/whl/" WHL "%00.html\">" WHL "</a>", "%00", 1, 1},
@@ -551,7 +731,10 @@ int main(void)
 	    cmocka_unit_test(test_policy_defaults_and_hosts),
 	    cmocka_unit_test(test_policy_trusted_http),
 	    cmocka_unit_test(test_policy_file_index),
-		cmocka_unit_test(test_printable_hides_userinfo),
+	    cmocka_unit_test(test_policy_file_root),
+	    cmocka_unit_test(test_policy_real_hrefs),
+	    cmocka_unit_test(test_link_refusals),
+	    cmocka_unit_test(test_printable_hides_userinfo),
 	};
 	enum { NFIXED = sizeof fixed / sizeof fixed[0], NH = sizeof hostile / sizeof hostile[0] };
 	struct CMUnitTest tests[NFIXED + NH];
