@@ -46,7 +46,9 @@ static void print_opts(FILE *f, const struct cli_opt *o)
 			snprintf(shortp, sizeof shortp, "-%c, ", o->key);
 		snprintf(left, sizeof left, "%s--%s%s%s", shortp, o->name, o->arg ? " " : "",
 		         o->arg ? o->arg : "");
-		fprintf(f, "  %-28s %s\n", left, o->help);
+		/* two spaces at least between a long option and its help: the man
+		 * page and completion generator (scripts/gen-docs) splits there */
+		fprintf(f, "  %-28s %s%s\n", left, strlen(left) >= 28 ? " " : "", o->help);
 	}
 }
 
