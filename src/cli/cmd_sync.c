@@ -257,8 +257,10 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	/* one count for the run: the sync's own crawl and resolve's on the way */
 	ow_link_refusals_merge(&out.crawl_rejected, &out.net.rejected);
 	out.net.rejected = out.crawl_rejected;
-	if (out.rrc && out.rrc != OW_EINCOMPLETE)
+	if (out.rrc && out.rrc != OW_EINCOMPLETE) {
+		ow_resolve_netio_clear(&out.net);
 		return cli_fail(c, out.rrc);
+	}
 	if (o->tgt.device) {
 		struct ow_fetch_opts fo = {.policy = &o->idx.policy, .http = &o->idx.http};
 		out.fits = calloc(out.res.ntargets ? out.res.ntargets : 1, sizeof *out.fits);
@@ -274,6 +276,7 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	ow_fetch_report_free(&out.fetch);
 	ow_fetch_report_free(&out.meta);
 	ow_resolve_report_free(&out.res);
+	ow_resolve_netio_clear(&out.net);
 	free(out.fits);
 	return exitc;
 }
