@@ -404,6 +404,20 @@ int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const in
 
 /* ---- the wheel's own METADATA against what ranges gave ------------------------ */
 
+/* Sets resolved with the file's wrong metadata: incomplete, saying why. */
+static int mark_sets_wrong(ow_store *s, int64_t file_id, const char *filename)
+{
+	char why[400];
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FMETA_SETS_WRONG);
+	if (!st)
+		return OW_EDB;
+	snprintf(why, sizeof why, OW_SET_META_WRONG "the METADATA of %s read by range requests "
+	         "was not the wheel's", filename);
+	ow_stmt_int(st, 1, file_id);
+	ow_stmt_text(st, 2, why);
+	return ow_stmt_run(st);
+}
+
 int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename, int fd,
                               uint64_t size)
 {
@@ -425,9 +439,11 @@ int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename
 			ow_log(OW_LOG_WARN,
 			       "%s: its METADATA (sha256 %.12s…) is not the one read earlier by range "
 			       "requests (%.12s…) — the server changed the file or sent other bytes; the "
-			       "wheel's own is kept now: re-run resolve for sets that used it",
+			       "wheel's own is kept now, and the sets resolved with the other are marked "
+			       "incomplete until their targets are resolved again",
 			       filename, hex, fm.sha256);
 			rc = ow_file_meta_record(s, file_id, OW_META_WHEEL, rm.text, rm.text_len);
+			rc = rc ? rc : mark_sets_wrong(s, file_id, filename);
 			rc = rc ? rc : 1;
 		}
 	}
