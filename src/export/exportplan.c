@@ -391,8 +391,9 @@ int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p)
 		rc = ow_export_plan_devices_done(p);
 	else if (!rc && p->nsets == before && p->nskipped)
 		rc = ow_err(OW_EINCOMPLETE, "--all-sets: none of the %zu newest sets is complete and "
-		            "fetched — run 'offwheel sync' (or 'fetch SET-ID'); 'offwheel ls sets' "
-		            "lists them", p->nskipped);
+		            "fetched (set %lld, %s: %s) — run 'offwheel sync' (or 'fetch SET-ID'); "
+		            "'offwheel ls sets' lists them", p->nskipped, (long long)p->skipped[0].id,
+		            p->skipped[0].target ? p->skipped[0].target : "?", p->skipped[0].reason);
 	ow_str_free(&refused);
 	return rc;
 }
