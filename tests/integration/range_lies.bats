@@ -92,9 +92,9 @@ torch_meta() { # WS: what file_meta keeps for the torch wheel
 	echo "exit $status; stderr: $stderr"
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"$TORCH: its METADATA"*"is not the one read earlier by range requests"* ]]
-	jq -e --arg t "$TORCH" '.metadata_replaced == [$t]' <<<"$output"
 	# the set of this run has the dependency the ranges hid (jinja2), fetched
 	jq -e '[.resolve.targets[0].members[].project] | index("jinja2") != null' <<<"$output"
+	jq -e --arg t "$TORCH" '.metadata_replaced == [$t]' <<<"$output"
 	jq -e '.resolve.targets[0].complete' <<<"$output"
 	local good=$(jq '.resolve.targets[0].set_id' <<<"$output")
 	# the metadata kept is the wheel's
@@ -129,8 +129,8 @@ torch_meta() { # WS: what file_meta keeps for the torch wheel
 	jq -e '[.targets[0].members[].project] | index("jinja2") == null' <<<"$output"
 	run --separate-stderr "$OFFWHEEL" --home "$ws" fetch --trusted-host 127.0.0.1 "set:$set"
 	echo "exit $status; stderr: $stderr"
-	[[ "$stderr" == *"$TORCH: its METADATA"*"marked incomplete"* ]]
 	[ "$(sqlite3 "$ws/index.db" "SELECT complete FROM sets WHERE id = $set")" -eq 0 ]
+	[[ "$stderr" == *"$TORCH: its METADATA"*"marked incomplete"* ]]
 	run --separate-stderr "$OFFWHEEL" --home "$ws" export "$SRV/ex4" --all-sets
 	echo "exit $status; stderr: $stderr"
 	[ "$status" -ne 0 ]
