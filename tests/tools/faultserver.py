@@ -67,6 +67,8 @@ normally (transient faults); without it the fault is persistent.
                     If-Range ignored: the METADATA with ?add=NAME (a
                     Requires-Dist added) or ?drop=NAME (one removed), of the
                     same length and CRC-32 (see forge_metadata)
+  ifrange-ignore    Range honoured but If-Range ignored, the 206 carrying
+                    another ETag and Last-Modified (another version's)
   range-lie         the same forged version, with the file's own validators,
                     to every Range request; a GET without Range gets the
                     real file (the one the page's hash names)
@@ -648,6 +650,11 @@ class Handler(BaseHTTPRequestHandler):
         if self.headers.get("If-Range") is None:
             return self.serve_loaded(f, False)
         return self.serve_loaded(Blob(forge_metadata(f.data, q), f), False, False)
+
+    def f_ifrange_ignore(self, f, q):
+        other = Blob(f.data, f)
+        other.lastmod = http_date(f.mtime + 86400)
+        return self.serve_loaded(other, False, False)
 
     def f_range_lie(self, f, q):
         if self.headers.get("Range") is None:
