@@ -83,6 +83,9 @@ struct ow_fetch_item {
 	int restarted;     /* bytes held were discarded and downloaded again */
 	int no_range; /* range metadata: the server does not serve ranges (or the
 	               * URL is not http(s)): read the whole wheel instead */
+	int meta_replaced; /* the wheel's own METADATA was not what range requests
+	                    * had given: the wheel's replaced it, and the sets
+	                    * resolved with it are marked (OW_SET_META_WRONG) */
 	char sha256[OW_SHA256_HEX];
 	const char *trust; /* OW_TRUST_* or NULL */
 	char detail[1024];
@@ -93,6 +96,7 @@ struct ow_fetch_report {
 	size_t n;
 	size_t done, had, rejected, failed;
 	size_t no_range; /* range metadata: items flagged no_range (not in failed) */
+	size_t meta_replaced; /* items with meta_replaced */
 	uint64_t received;
 	double seconds;
 };
@@ -127,10 +131,17 @@ int ow_fetch_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
  * Returns as ow_fetch_files, the no_range items not counted as failures. */
 int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids,
                             size_t n, struct ow_fetch_report *r);
+/* The start of sets.missing for a set resolved from metadata that the
+ * wheel's own METADATA later contradicted: incomplete, and export refuses
+ * it until its target is resolved again. */
+#define OW_SET_META_WRONG "resolved from wrong metadata: "
+
 /* A whole wheel just verified (`fd`, `size` bytes) whose metadata was read
  * by range requests before (bytes no hash covers): its own METADATA must be
  * the same.  0 when it is (or there is nothing to compare), 1 when it was
- * not (a warning says so; the wheel's own is kept instead), < 0 error. */
+ * not: a warning says so, the wheel's own is kept instead and every set
+ * with the file as a member is marked incomplete (OW_SET_META_WRONG); < 0
+ * error. */
 int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename, int fd,
                               uint64_t size);
 /* The host (with its port) of `url`, as messages name it. */

@@ -78,8 +78,20 @@ struct ow_resolve_netio {
 	/* hosts found to ignore Range: their wheels are downloaded whole */
 	char no_range_hosts[8][256];
 	size_t n_no_range_hosts;
+	/* per file whose metadata could not be had this run, the first reason
+	 * (a refused range read, a failed download): what file_metadata says
+	 * for it instead of "not fetched" */
+	struct ow_resolve_cause *causes;
+	size_t ncauses, causes_cap;
+};
+struct ow_resolve_cause {
+	int64_t file_id;
+	int rc;
+	char *detail;
 };
 void ow_resolve_io_net(struct ow_resolve_io *io, struct ow_resolve_netio *ctx);
+/* Frees what the io kept in ctx (the causes); ctx can be used again. */
+void ow_resolve_netio_clear(struct ow_resolve_netio *ctx);
 
 /* How torchvision/torchaudio are paired with a torch. MATCHED: the release
  * made for it (an exact == pin), else the newest whose pin admits it. NEWEST:

@@ -306,8 +306,10 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	target_resolve_opts(&ro, &o->idx, &o->tgt, &io);
 	struct ow_resolve_report r;
 	int rc = ow_resolve(s, &ro, &r);
-	if (rc < 0 && rc != OW_EINCOMPLETE)
+	if (rc < 0 && rc != OW_EINCOMPLETE) {
+		ow_resolve_netio_clear(&net);
 		return cli_fail(c, rc);
+	}
 	struct ow_device_fit *fits = NULL;
 	int exitc = rc == OW_EINCOMPLETE ? 4 : 0;
 	if (o->tgt.device && !(fits = judge_device(c, o, s, &r)))
@@ -325,6 +327,7 @@ static int run(struct cli *c, void *ud, ow_store *s)
 		exitc = 3; /* no set runs on the device: "no kernel image" ahead */
 	free(fits);
 	ow_resolve_report_free(&r);
+	ow_resolve_netio_clear(&net);
 	return exitc;
 }
 

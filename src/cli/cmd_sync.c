@@ -20,9 +20,12 @@ static const char description[] =
 	"verdict (and the library behind a failure) is recorded, and export refuses\n"
 	"a set recorded as not running.\n"
 	"Resumable as a whole: a re-run downloads only what is missing and resumes\n"
-	"partial downloads.  Exit 0 when every target is complete and stored, 4 when\n"
-	"some target is incomplete or some file could not be downloaded, 3 when a\n"
-	"file failed verification or no set runs on --device.";
+	"partial downloads.  A wheel whose own METADATA is not what range requests\n"
+	"gave (an index without .metadata files) replaces it, and the targets are\n"
+	"resolved and fetched again in the same run.  Exit 0 when every target is\n"
+	"complete and stored, 4 when some target is incomplete or some file could\n"
+	"not be downloaded, 3 when a file failed verification or no set runs on\n"
+	"--device.";
 
 static const struct cli_opt opts[] = {CLI_INDEX_OPTS, CLI_TARGET_OPTS, CLI_MAX_AGE_OPT,
                                       {NULL, 0, 0, NULL, NULL}};
@@ -195,6 +198,7 @@ struct outcome {
 	int rrc, frc;
 	size_t crawl_failed;
 	struct ow_link_refusals crawl_rejected;
+	struct strlist replaced; /* wheels whose range metadata was wrong: resolved again */
 };
 
 static int fetch_step(struct sopts *o, ow_store *s, struct outcome *out)
@@ -218,10 +222,25 @@ static int exit_code(struct sopts *o, const struct outcome *out)
 		return 4;
 	if (out->frc == OW_EVERIFY || (out->fits && !device_fits_running(&out->res, out->fits)))
 		return 3;
-	if (out->rrc == OW_EINCOMPLETE || out->frc == OW_EINCOMPLETE || out->crawl_failed)
+	if (out->rrc == OW_EINCOMPLETE || out->frc == OW_EINCOMPLETE || out->crawl_failed ||
+	    out->fetch.meta_replaced)
 		return 4;
 	(void)o;
 	return 0;
+}
+
+/* The wheels whose range metadata was wrong: resolved again with their own,
+ * or (found again in the second pass) a re-run is needed. */
+static void replaced_text(struct cli *c, const struct outcome *out)
+{
+	for (size_t i = 0; i < out->replaced.n; i++)
+		cli_say(c, "%s: its METADATA read by range requests was not the wheel's own: "
+		           "resolved again with the wheel's\n", out->replaced.v[i]);
+	for (size_t i = 0; i < out->fetch.n; i++)
+		if (out->fetch.items[i].meta_replaced)
+			cli_say(c, "%s: its METADATA read by range requests was not the wheel's own: "
+			           "its sets are marked incomplete — run sync again\n",
+			        out->fetch.items[i].filename);
 }
 
 static void render(struct cli *c, struct sopts *o, struct outcome *out, int exitc)
@@ -231,6 +250,7 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 		if (out->fits)
 			device_fits_text(c, &o->idx, &out->res, out->fits, o->tgt.device);
 		fetch_render_text(c, &out->fetch);
+		replaced_text(c, out);
 		return;
 	}
 	json_t *doc = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:b, s:i}", "command", "sync",
@@ -243,7 +263,55 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 	if (out->fits)
 		json_object_set_new(doc, "device",
 		                    device_fits_json(&o->idx, &out->res, out->fits, o->tgt.device));
+	json_t *rep = json_array();
+	for (size_t i = 0; i < out->replaced.n; i++)
+		json_array_append_new(rep, json_string(out->replaced.v[i]));
+	json_object_set_new(doc, "metadata_replaced", rep);
 	cli_json_out(doc);
+}
+
+static void outcome_clear(struct outcome *out)
+{
+	ow_fetch_report_free(&out->fetch);
+	ow_fetch_report_free(&out->meta);
+	ow_resolve_report_free(&out->res);
+	ow_resolve_netio_clear(&out->net);
+	free(out->fits);
+	out->fits = NULL;
+}
+
+/* Resolve, judge --device, fetch: 0, or an error that ends the run. */
+static int resolve_and_fetch(struct sopts *o, ow_store *s, struct outcome *out)
+{
+	out->rrc = resolve_step(o, s, &out->res, &out->net);
+	/* one count for the run: the sync's own crawl and resolve's on the way */
+	ow_link_refusals_merge(&out->crawl_rejected, &out->net.rejected);
+	if (out->rrc && out->rrc != OW_EINCOMPLETE)
+		return out->rrc;
+	int rc = 0;
+	if (o->tgt.device) {
+		struct ow_fetch_opts fo = {.policy = &o->idx.policy, .http = &o->idx.http};
+		out->fits = calloc(out->res.ntargets ? out->res.ntargets : 1, sizeof *out->fits);
+		rc = out->fits ? ow_device_fit_all(s, &fo, &out->res, o->tgt.device, o->tgt.driver,
+		                                   out->fits)
+		               : OW_ENOMEM;
+	}
+	return rc ? rc : fetch_step(o, s, out);
+}
+
+/* Fetched wheels whose own METADATA contradicted what range requests had
+ * given: their sets were resolved from wrong metadata (and are marked so);
+ * resolved and fetched once more, now with the wheels' own. */
+static int again_if_metadata_wrong(struct sopts *o, ow_store *s, struct outcome *out)
+{
+	if (!out->fetch.meta_replaced)
+		return 0;
+	for (size_t i = 0; i < out->fetch.n; i++)
+		if (out->fetch.items[i].meta_replaced &&
+		    strlist_add_csv(&out->replaced, out->fetch.items[i].filename))
+			return OW_ENOMEM;
+	outcome_clear(out);
+	return resolve_and_fetch(o, s, out);
 }
 
 static int run(struct cli *c, void *ud, ow_store *s)
@@ -253,28 +321,15 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	int rc = crawl_step(c, o, s, &out.crawl_failed, &out.crawl_rejected);
 	if (rc)
 		return cli_fail(c, rc);
-	out.rrc = resolve_step(o, s, &out.res, &out.net);
-	/* one count for the run: the sync's own crawl and resolve's on the way */
-	ow_link_refusals_merge(&out.crawl_rejected, &out.net.rejected);
-	out.net.rejected = out.crawl_rejected;
-	if (out.rrc && out.rrc != OW_EINCOMPLETE)
-		return cli_fail(c, out.rrc);
-	if (o->tgt.device) {
-		struct ow_fetch_opts fo = {.policy = &o->idx.policy, .http = &o->idx.http};
-		out.fits = calloc(out.res.ntargets ? out.res.ntargets : 1, sizeof *out.fits);
-		rc = out.fits ? ow_device_fit_all(s, &fo, &out.res, o->tgt.device, o->tgt.driver,
-		                                  out.fits)
-		              : OW_ENOMEM;
-	}
+	rc = resolve_and_fetch(o, s, &out);
 	if (!rc)
-		rc = fetch_step(o, s, &out);
+		rc = again_if_metadata_wrong(o, s, &out);
+	out.net.rejected = out.crawl_rejected;
 	int exitc = rc ? cli_fail(c, rc) : exit_code(o, &out);
 	if (!rc)
 		render(c, o, &out, exitc);
-	ow_fetch_report_free(&out.fetch);
-	ow_fetch_report_free(&out.meta);
-	ow_resolve_report_free(&out.res);
-	free(out.fits);
+	outcome_clear(&out);
+	strlist_free(&out.replaced);
 	return exitc;
 }
 

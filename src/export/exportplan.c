@@ -8,6 +8,7 @@
 #include "array.h"
 #include "db.h"
 #include "offwheel/error.h"
+#include "offwheel/fetch.h"
 #include "exportint.h"
 #include "wheelmeta.h"
 #include "store.h"
@@ -184,6 +185,18 @@ static int plan_skip(struct ow_export_plan *p, int64_t id, char *target, const c
 
 /* Set `set_id` into the plan, unless the device rule leaves it out
  * (skipped) or refuses it (OW_ENOIMAGE, *fail_cc the device). */
+/* A set (the row of EXP_SET_GET in st) that fetch found resolved from
+ * metadata the wheel's own contradicts: 1, and why in buf. */
+static int meta_wrong(ow_stmt *st, char *buf, size_t n)
+{
+	const char *missing = ow_col_text(st, 3);
+	size_t l = strlen(OW_SET_META_WRONG);
+	if (!missing || strncmp(missing, OW_SET_META_WRONG, l))
+		return 0;
+	snprintf(buf, n, "%s", missing);
+	return 1;
+}
+
 static int add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id, int *fail_cc)
 {
 	*fail_cc = 0;
@@ -203,6 +216,15 @@ static int add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id, int *f
 		                                     "them", (long long)set_id);
 	char *target = dup_col(st, 0), *torch = dup_col(st, 1), why[512];
 	int complete = (int)ow_col_int(st, 2);
+	if (!complete && meta_wrong(st, why, sizeof why)) {
+		ow_stmt_run(st);
+		int rc = ow_err(OW_EINCOMPLETE, "set %lld (%s): %s — run 'offwheel sync' (or resolve) "
+		                "for this target again and export the new set", (long long)set_id,
+		                target ? target : "?", why);
+		free(target);
+		free(torch);
+		return rc;
+	}
 	ow_stmt_run(st); /* the device rule reads and writes the index */
 	struct ow_export_device *devs = NULL;
 	size_t nd = 0;
@@ -265,7 +287,7 @@ static int set_skip_reason(ow_store *s, int64_t id, char **target, char *why, si
 		return row ? row : ow_err(OW_ENOENT, "set %lld: vanished while exporting", (long long)id);
 	const char *missing = ow_col_text(st, 3);
 	*why = 0;
-	if (!ow_col_int(st, 2))
+	if (!ow_col_int(st, 2) && !meta_wrong(st, why, n))
 		snprintf(why, n, "incomplete%s%s%s", missing ? " (no " : "", missing ? missing : "",
 		         missing ? ")" : "");
 	if (!(*target = dup_col(st, 0)))
@@ -369,8 +391,9 @@ int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p)
 		rc = ow_export_plan_devices_done(p);
 	else if (!rc && p->nsets == before && p->nskipped)
 		rc = ow_err(OW_EINCOMPLETE, "--all-sets: none of the %zu newest sets is complete and "
-		            "fetched — run 'offwheel sync' (or 'fetch SET-ID'); 'offwheel ls sets' "
-		            "lists them", p->nskipped);
+		            "fetched (set %lld, %s: %s) — run 'offwheel sync' (or 'fetch SET-ID'); "
+		            "'offwheel ls sets' lists them", p->nskipped, (long long)p->skipped[0].id,
+		            p->skipped[0].target ? p->skipped[0].target : "?", p->skipped[0].reason);
 	ow_str_free(&refused);
 	return rc;
 }

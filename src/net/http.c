@@ -481,7 +481,15 @@ static int parse_crange(const char *s, uint64_t *a, uint64_t *t)
 	return 0;
 }
 
-/* A 206: accept only a Content-Range that continues where we are. */
+/* A 206 to a request with If-Range must carry what was sent: the same
+ * strong ETag (a quoted one), else the same Last-Modified (a date). */
+static int same_validator(const struct resp *r, const char *sent)
+{
+	return *sent == '"' ? !strcmp(r->etag, sent) : !strcmp(r->lastmod, sent);
+}
+
+/* A 206: accept only a Content-Range that continues where we are, of the
+ * version of the file the If-Range named. */
 static int check_partial(struct xfer *x, uint64_t *start)
 {
 	uint64_t a, t;
@@ -496,6 +504,13 @@ static int check_partial(struct xfer *x, uint64_t *start)
 		decide(x, V_RESTART, OW_EHTTP,
 		       "206 with Content-Range '%s' does not continue at byte %llu; restarting "
 		       "from zero without Range", x->r.crange, (unsigned long long)x->range_from);
+		x->no_range = 1;
+		return -1;
+	}
+	if (x->range_basis == OW_HTTP_RESUME_IF_RANGE && !same_validator(&x->r, x->validator)) {
+		decide(x, V_RESTART, OW_EHTTP,
+		       "206 without the If-Range validator '%s' sent (the server ignored it); "
+		       "restarting from zero without Range", x->validator);
 		x->no_range = 1;
 		return -1;
 	}
@@ -607,11 +622,13 @@ static int begin_range(struct xfer *x)
 	if (crange_exact(x->r.crange, &a, &last, &t) || range_wanted(q, t, &wa, &wb) || a != wa ||
 	    last != wb ||
 	    (q->expected_size && t != q->expected_size)) {
+		char of[48] = "";
+		if (q->expected_size)
+			snprintf(of, sizeof of, " of a file of %llu bytes",
+			         (unsigned long long)q->expected_size);
 		decide(x, V_FATAL, OW_EHTTP,
-		       "206 with Content-Range '%s' is not the range asked for (%s%s%llu bytes) — the "
-		       "server is broken, or the file changed; use another mirror", x->r.crange, asked,
-		       q->expected_size ? " of a file of " : ", any size", 
-		       (unsigned long long)q->expected_size);
+		       "206 with Content-Range '%s' is not the range asked for (%s%s) — the server is "
+		       "broken, or the file changed; use another mirror", x->r.crange, asked, of);
 		return -1;
 	}
 	if (x->r.clen >= 0 && (uint64_t)x->r.clen != wb - wa + 1) {
@@ -622,6 +639,15 @@ static int begin_range(struct xfer *x)
 	if (wb - wa + 1 > x->cap) {
 		decide(x, V_FATAL, OW_ETOOBIG, "the range %s is %llu bytes, over the size cap of %llu",
 		       asked, (unsigned long long)(wb - wa + 1), (unsigned long long)x->cap);
+		return -1;
+	}
+	if (q->if_range && *q->if_range && !same_validator(&x->r, q->if_range)) {
+		q->res.validator_changed = 1;
+		decide(x, V_FATAL, OW_EHTTP,
+		       "the 206 to Range %s carries %s '%s', not the If-Range '%s' sent: the server "
+		       "ignored If-Range and these bytes may be of another version of the file",
+		       asked, *q->if_range == '"' ? "ETag" : "Last-Modified",
+		       *q->if_range == '"' ? x->r.etag : x->r.lastmod, q->if_range);
 		return -1;
 	}
 	if (x->pos && restart_sink(x))

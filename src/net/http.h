@@ -101,6 +101,10 @@ struct ow_http_result {
 	                         * delivered and rc is OW_EUNSUPPORTED. */
 	uint64_t range_start;   /* offset in the file of the first byte delivered */
 	uint64_t range_total;   /* the file's size, from the 206's Content-Range */
+	int validator_changed;  /* a 206 to a range sent with If-Range carried
+	                         * another validator (or none): bytes of another
+	                         * version of the file.  Nothing was delivered
+	                         * and rc is OW_EHTTP. */
 	char detail[1024];      /* why it failed: URL, cause, what to do */
 };
 
@@ -134,7 +138,8 @@ struct ow_http_req {
 	 * range past the end is cut at it), or with OW_HTTP_RANGE_SUFFIX the
 	 * last range_len bytes ("bytes=-N").  expected_size, when given, is the
 	 * whole file's size and the 206 must say the same; if_range, when
-	 * given, is sent with the range.  A retry asks for the range again
+	 * given, is sent with the range and the 206 must carry it (the same
+	 * strong ETag, or the same Last-Modified), else validator_changed.  A retry asks for the range again
 	 * (on_restart first).  http(s) only. */
 	uint64_t range_off, range_len;
 	struct ow_http_result res;  /* filled by the engine */

@@ -30,6 +30,7 @@ struct tstate {
 	bool done;
 	int64_t *bad_torch; /* torches whose metadata rules them out */
 	size_t nbad;
+	char *bad_why; /* the first torch ruled out for want of metadata, and why */
 };
 
 struct pview {
@@ -338,6 +339,12 @@ static int check_torch(struct rs_ctx *x, struct tstate *ts, const struct rs_cand
 	             : m->why     ? m->why
 	                          : "no metadata could be read"))
 		return OW_ENOMEM;
+	/* the notes go with the next choice: this stays for the target's error */
+	if (m->state != RS_META_PARSED && !ts->bad_why &&
+	    asprintf(&ts->bad_why, "%s", ts->out->notes[ts->out->nnotes - 1]) < 0) {
+		ts->bad_why = NULL;
+		return OW_ENOMEM;
+	}
 	return mark_bad(ts, c->id) < 0 ? OW_ENOMEM : TORCH_RULED_OUT;
 }
 
@@ -679,6 +686,12 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 		}
 		views_free(pv, np);
 	} while (rc == CHOOSE_AGAIN);
+	/* no torch left because one could not be read: say why, not only that
+	 * none fits */
+	struct ow_resolve_target *o = ts->out;
+	if (rc == 0 && !*wait && !*o->versions[0] && !o->error && ts->bad_why &&
+	    !(o->error = strdup(ts->bad_why)))
+		rc = ow_err(OW_ENOMEM, "resolve: out of memory");
 	if (rc == 0 && *wait && x->o->offline) {
 		*wait = false;
 		rc = offline_gap(x, ts);
@@ -852,7 +865,7 @@ static bool all_absent(const struct ow_resolve_opts *o, const struct ow_resolve_
 static void targets_free(struct ow_resolve_report *r, struct tstate *ts, size_t nts)
 {
 	for (size_t i = 0; ts && i < nts; i++)
-		free(ts[i].bad_torch);
+		free(ts[i].bad_torch), free(ts[i].bad_why);
 	free(ts);
 	for (size_t i = 0; i < r->ntargets; i++)
 		target_reset(&r->targets[i]);
@@ -930,7 +943,7 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	r->pages_oldest = rs_pages_oldest(&x);
 	r->pages_revalidated = x.nstale;
 	for (size_t i = 0; ts && i < nts; i++)
-		free(ts[i].bad_torch);
+		free(ts[i].bad_torch), free(ts[i].bad_why);
 	for (size_t i = 0; i < r->ntargets; i++) {
 		r->incomplete += !r->targets[i].complete;
 		r->unreachable += r->targets[i].unreachable;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "offwheel/crawl.h"
 #include "offwheel/error.h"
 #include "event.h"
@@ -46,6 +47,34 @@ static int net_crawl(void *ud, ow_store *s, const char *index, const char *const
 
 enum fetch_kind { FK_METADATA, FK_RANGE, FK_WHEEL };
 
+static const struct ow_resolve_cause *cause_of(const struct ow_resolve_netio *c, int64_t id)
+{
+	for (size_t i = 0; i < c->ncauses; i++)
+		if (c->causes[i].file_id == id)
+			return &c->causes[i];
+	return NULL;
+}
+
+/* The first reason a file's metadata could not be had; later ones (a
+ * whole-wheel fallback failing after a refused range) are kept out. */
+static void keep_causes(struct ow_resolve_netio *c, const struct ow_fetch_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ow_fetch_item *it = &r->items[i];
+		if (it->outcome < OW_FETCH_REJECTED || it->no_range || cause_of(c, it->file_id))
+			continue;
+		struct ow_resolve_cause *g =
+		    ow_array_reserve(c->causes, &c->causes_cap, c->ncauses + 1, sizeof *g);
+		char *d = strdup(*it->detail ? it->detail : "the fetch failed");
+		if (!g || !d) {
+			free(d);
+			return; /* the generic text then: nothing is lost but the reason */
+		}
+		c->causes = g;
+		c->causes[c->ncauses++] = (struct ow_resolve_cause){it->file_id, it->rc, d};
+	}
+}
+
 static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *ids, size_t n,
                       enum fetch_kind kind, struct ow_fetch_report *keep)
 {
@@ -59,6 +88,7 @@ static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *id
 	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY) {
 		c->fetched += r.done + r.had;
 		c->failed += r.rejected + r.failed;
+		keep_causes(c, &r);
 		if (kind == FK_RANGE) {
 			c->ranged += r.done;
 			c->range_bytes += r.received;
@@ -146,10 +176,14 @@ static int net_fetch(void *ud, ow_store *s, const int64_t *ids, size_t n)
 	return rc;
 }
 
+/* A file whose fetch failed this run: that failure, not "never fetched". */
 static int net_meta(void *ud, ow_store *s, int64_t id, char **text, size_t *len)
 {
-	(void)ud;
-	return ow_file_metadata(s, id, text, len);
+	const struct ow_resolve_cause *why = cause_of(ud, id);
+	int rc = ow_file_metadata(s, id, text, len);
+	if (rc == OW_ENOENT && why)
+		return ow_err(why->rc < 0 ? why->rc : OW_EHTTP, "%s", why->detail);
+	return rc;
 }
 
 static const char *net_error(void *ud)
@@ -160,4 +194,13 @@ static const char *net_error(void *ud)
 void ow_resolve_io_net(struct ow_resolve_io *io, struct ow_resolve_netio *ctx)
 {
 	*io = (struct ow_resolve_io){net_crawl, net_fetch, net_meta, net_error, ctx};
+}
+
+void ow_resolve_netio_clear(struct ow_resolve_netio *ctx)
+{
+	for (size_t i = 0; i < ctx->ncauses; i++)
+		free(ctx->causes[i].detail);
+	free(ctx->causes);
+	ctx->causes = NULL;
+	ctx->ncauses = ctx->causes_cap = 0;
 }

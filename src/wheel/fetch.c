@@ -485,9 +485,11 @@ static int finish_wheel(struct fetch *f, struct dl *d)
 	}
 	const char *trust = *d->published ? OW_TRUST_PUBLISHED : OW_TRUST_PINNED;
 	/* what resolve read by ranges is covered by no hash: compare it now */
-	if (!rc && ow_fetch_check_range_meta(f->s, d->item->file_id, d->item->filename, d->fd,
-	                                     d->size) < 0)
+	int meta = rc ? 0 : ow_fetch_check_range_meta(f->s, d->item->file_id, d->item->filename,
+	                                              d->fd, d->size);
+	if (meta < 0)
 		ow_log(OW_LOG_WARN, "%s: %s", d->item->filename, ow_err_detail());
+	d->item->meta_replaced = meta == 1;
 	if (!rc) {
 		rc = ow_store_adopt(f->s, d->fd, d->part, hex, d->size, "wheel");
 		d->fd = -1; /* adopt closed it, and removed the part file on failure */
@@ -713,6 +715,7 @@ static int summarize(struct ow_fetch_report *r)
 		r->had += it->outcome == OW_FETCH_HAD;
 		r->rejected += it->outcome == OW_FETCH_REJECTED;
 		r->failed += it->outcome == OW_FETCH_FAILED;
+		r->meta_replaced += it->meta_replaced != 0;
 	}
 	if (r->failed)
 		return ow_err(OW_EINCOMPLETE, "%zu of %zu files could not be downloaded (partials kept; "

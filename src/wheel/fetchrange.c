@@ -42,6 +42,7 @@ struct rdl {
 	struct rfetch *f;
 	struct ow_rangemeta rm;
 	int started;          /* rm is set up: the size is known */
+	int reread;           /* read again from the tail once: another version came */
 	char validator[256];  /* of the first answer, sent as If-Range after it */
 	struct ow_http_membuf body;
 };
@@ -88,6 +89,37 @@ static void say_no_range(struct rfetch *f, const char *url)
 		snprintf(f->warned[f->nwarned++], sizeof f->warned[0], "%s", host);
 	ow_log(OW_LOG_WARN, "%s does not answer Range requests; downloading whole wheels for their "
 	                    "metadata", host);
+}
+
+/* The first read: the wheel's tail, which tells its size and validator. */
+static void set_tail_read(struct rdl *d)
+{
+	d->req.flags |= OW_HTTP_RANGE_SUFFIX;
+	d->req.range_off = 0;
+	d->req.range_len = OW_RANGEMETA_TAIL;
+	d->req.max_size = OW_RANGEMETA_TAIL;
+	d->req.expected_size = 0;
+	d->req.if_range = NULL;
+	d->body.cap = (size_t)OW_RANGEMETA_TAIL;
+}
+
+/* A later read came from another version of the file than the first (the
+ * server ignored If-Range): everything read is dropped and the wheel read
+ * again from its tail, once; 0 when that read is queued. */
+static int reread_from_tail(struct rfetch *f, struct rdl *d)
+{
+	if (d->reread)
+		return -1;
+	ow_log(OW_LOG_INFO, "%s: a range came from another version of the file; reading it "
+	                    "again from its end", d->item->filename);
+	d->reread = 1;
+	d->started = 0;
+	d->validator[0] = '\0';
+	ow_rangemeta_clear(&d->rm);
+	memset(&d->rm, 0, sizeof d->rm);
+	ow_http_membuf_free(&d->body);
+	set_tail_read(d);
+	return ow_http_add(f->h, &d->req);
 }
 
 /* Queue the read the state machine wants next. */
@@ -205,6 +237,13 @@ static void on_done(void *ud, struct ow_http_req *req)
 		d->item->no_range = 1;
 		set_outcome(d, OW_FETCH_FAILED, req->res.rc, req->res.detail);
 		say_no_range(f, d->item->url);
+	} else if (req->res.validator_changed && reread_from_tail(f, d) == 0) {
+		return; /* the tail is asked for again */
+	} else if (req->res.validator_changed) {
+		int rc = ow_err(OW_EHTTP, "read twice, and twice a later range came from another "
+		                "version of the file than its first: %s — use another mirror",
+		                req->res.detail);
+		set_outcome(d, OW_FETCH_REJECTED, rc, ow_err_detail());
 	} else if (req->res.rc) {
 		set_outcome(d, OW_FETCH_FAILED, req->res.rc, req->res.detail);
 	} else {
@@ -277,10 +316,8 @@ static int prepare(struct rfetch *f, struct rdl *d, int64_t id)
 	d->req.on_done = on_done;
 	d->req.on_data = mem_data;
 	d->req.on_restart = mem_restart;
-	d->req.flags = (!strncmp(it->url, "http:", 5) ? OW_HTTP_ALLOW_HTTP : 0) | OW_HTTP_RANGE_SUFFIX;
-	d->req.range_len = OW_RANGEMETA_TAIL;
-	d->req.max_size = OW_RANGEMETA_TAIL;
-	d->body.cap = (size_t)OW_RANGEMETA_TAIL;
+	d->req.flags = !strncmp(it->url, "http:", 5) ? OW_HTTP_ALLOW_HTTP : 0;
+	set_tail_read(d);
 	return 0;
 }
 
@@ -367,6 +404,20 @@ int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const in
 
 /* ---- the wheel's own METADATA against what ranges gave ------------------------ */
 
+/* Sets resolved with the file's wrong metadata: incomplete, saying why. */
+static int mark_sets_wrong(ow_store *s, int64_t file_id, const char *filename)
+{
+	char why[400];
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FMETA_SETS_WRONG);
+	if (!st)
+		return OW_EDB;
+	snprintf(why, sizeof why, OW_SET_META_WRONG "the METADATA of %s read by range requests "
+	         "was not the wheel's", filename);
+	ow_stmt_int(st, 1, file_id);
+	ow_stmt_text(st, 2, why);
+	return ow_stmt_run(st);
+}
+
 int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename, int fd,
                               uint64_t size)
 {
@@ -388,9 +439,11 @@ int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename
 			ow_log(OW_LOG_WARN,
 			       "%s: its METADATA (sha256 %.12s…) is not the one read earlier by range "
 			       "requests (%.12s…) — the server changed the file or sent other bytes; the "
-			       "wheel's own is kept now: re-run resolve for sets that used it",
+			       "wheel's own is kept now, and the sets resolved with the other are marked "
+			       "incomplete until their targets are resolved again",
 			       filename, hex, fm.sha256);
 			rc = ow_file_meta_record(s, file_id, OW_META_WHEEL, rm.text, rm.text_len);
+			rc = rc ? rc : mark_sets_wrong(s, file_id, filename);
 			rc = rc ? rc : 1;
 		}
 	}

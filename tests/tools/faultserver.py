@@ -60,6 +60,18 @@ normally (transient faults); without it the fault is persistent.
   no-validators     the file without ETag or Last-Modified (as many caching
                     proxies and mirrors serve it), Range honoured, an
                     If-Range never matching (a 200, as RFC 9110 wants)
+  ifrange-swap      a wheel whose METADATA is stored and has an "X-Forge:"
+                    header line: requests without If-Range are served
+                    normally; every request WITH If-Range is answered 206
+                    from another version of the file (its ETag differs),
+                    If-Range ignored: the METADATA with ?add=NAME (a
+                    Requires-Dist added) or ?drop=NAME (one removed), of the
+                    same length and CRC-32 (see forge_metadata)
+  ifrange-ignore    Range honoured but If-Range ignored, the 206 carrying
+                    another ETag and Last-Modified (another version's)
+  range-lie         the same forged version, with the file's own validators,
+                    to every Range request; a GET without Range gets the
+                    real file (the one the page's hash names)
   meta-contradict   FILE.metadata with its Name and Version lines replaced
                     by ?name= (evil-torch) and ?version= (9.9.9); other
                     files served normally
@@ -71,6 +83,7 @@ status}]; GET /stats/reset clears it.
 import argparse
 import email.utils
 import gzip
+import io
 import json
 import os
 import select
@@ -82,6 +95,8 @@ import sys
 import threading
 import time
 import urllib.parse
+import zipfile
+import zlib
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 LOCK = threading.Lock()
@@ -139,6 +154,73 @@ class Blob:
     def __init__(self, data, like):
         self.data, self.size = data, len(data)
         self.mtime, self.etag, self.lastmod = like.mtime, like.etag + "x", like.lastmod
+
+
+def crc_solve(deltas, want):
+    """Indexes of deltas (32-bit ints) whose XOR is want, or None."""
+    basis = {}  # top bit -> (vector, set of indexes)
+    for i, d in enumerate(deltas):
+        used = {i}
+        while d:
+            top = d.bit_length() - 1
+            if top not in basis:
+                basis[top] = (d, used)
+                break
+            d ^= basis[top][0]
+            used ^= basis[top][1]
+    used = set()
+    while want:
+        top = want.bit_length() - 1
+        if top not in basis:
+            return None
+        want ^= basis[top][0]
+        used ^= basis[top][1]
+    return used
+
+
+def forge_metadata(data, q):
+    """The wheel `data` with its stored METADATA member changed in place
+    (q: add=NAME, drop=NAME), its length and CRC-32 kept: the letters of
+    its "X-Forge: aaa..." line make up the difference ('a' or 'c' each, and
+    CRC-32 is affine in the bits), so every other byte of the file, its
+    central directory and local header included, stays the same."""
+    z = zipfile.ZipFile(io.BytesIO(data))
+    info = next(i for i in z.infolist() if i.filename.endswith(".dist-info/METADATA"))
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise ValueError("forge_metadata: the METADATA must be stored")
+    h = info.header_offset
+    nl, el = struct.unpack("<HH", data[h + 26:h + 30])
+    start = h + 30 + nl + el
+    text = data[start:start + info.file_size]
+    lines = text.split(b"\n")
+    pad = next(i for i, l in enumerate(lines) if l.startswith(b"X-Forge: "))
+    if q.get("drop"):
+        dep = b"Requires-Dist: " + q["drop"].encode()
+        k = next(i for i, l in enumerate(lines) if l == dep or l.startswith(dep + b";"))
+        lines[pad] += b"a" * (len(lines[k]) + 1)
+        del lines[k]
+    if q.get("add"):
+        line = b"Requires-Dist: " + q["add"].encode()
+        lines[pad] = lines[pad][:-(len(line) + 1)]
+        lines.insert(pad + 1, line)
+    pad = next(i for i, l in enumerate(lines) if l.startswith(b"X-Forge: "))
+    new = bytearray(b"\n".join(lines))
+    assert len(new) == len(text)
+    first = sum(len(l) + 1 for l in lines[:pad]) + len(b"X-Forge: ")
+    spots = list(range(first, first + len(lines[pad]) - len(b"X-Forge: ")))
+    zero = zlib.crc32(bytes(len(new)))
+    deltas = []
+    for p in spots:
+        e = bytearray(len(new))
+        e[p] = 0x02
+        deltas.append(zlib.crc32(bytes(e)) ^ zero)
+    used = crc_solve(deltas, zlib.crc32(text) ^ zlib.crc32(bytes(new)))
+    if used is None:
+        raise ValueError("forge_metadata: no CRC match with this X-Forge line")
+    for i in used:
+        new[spots[i]] ^= 0x02
+    assert zlib.crc32(bytes(new)) == zlib.crc32(text)
+    return data[:start] + bytes(new) + data[start + len(text):]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -268,12 +350,12 @@ class Handler(BaseHTTPRequestHandler):
             return t is not None and f.mtime <= t.timestamp()
         return False
 
-    def wanted_range(self, f):
+    def wanted_range(self, f, honour_if_range=True):
         r = self.headers.get("Range")
         if not r or not r.startswith("bytes="):
             return None
         ir = self.headers.get("If-Range")
-        if ir is not None and ir not in (f.etag, f.lastmod):
+        if honour_if_range and ir is not None and ir not in (f.etag, f.lastmod):
             return None
         a, _, b = r[6:].partition("-")
         try:
@@ -292,10 +374,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.simple(404, "not found\n")
         return self.serve_loaded(f, head)
 
-    def serve_loaded(self, f, head):
+    def serve_loaded(self, f, head, honour_if_range=True):
         if self.not_modified(f):
             return self.start(304, [], f)
-        rng = self.wanted_range(f)
+        rng = self.wanted_range(f, honour_if_range)
         if rng and rng[0] >= f.size:
             return self.simple(416, "range not satisfiable\n",
                                [("Content-Range", "bytes */%d" % f.size)])
@@ -563,6 +645,23 @@ class Handler(BaseHTTPRequestHandler):
     def f_no_validators(self, f, q):
         f.etag = f.lastmod = None
         return self.serve_loaded(f, False)
+
+    def f_ifrange_swap(self, f, q):
+        if self.headers.get("If-Range") is None:
+            return self.serve_loaded(f, False)
+        return self.serve_loaded(Blob(forge_metadata(f.data, q), f), False, False)
+
+    def f_ifrange_ignore(self, f, q):
+        other = Blob(f.data, f)
+        other.lastmod = http_date(f.mtime + 86400)
+        return self.serve_loaded(other, False, False)
+
+    def f_range_lie(self, f, q):
+        if self.headers.get("Range") is None:
+            return self.serve_loaded(f, False)
+        lie = Blob(forge_metadata(f.data, q), f)
+        lie.etag = f.etag
+        return self.serve_loaded(lie, False)
 
     def f_meta_contradict(self, f, q):
         if not self.path.split("?")[0].endswith(".metadata"):

@@ -516,6 +516,7 @@ static void test_resume_restarts(void **state)
 		{"/fault/range-wrong/big.bin", NULL, 2},        /* 206 off by one */
 		{"/fault/range-badtotal/big.bin", NULL, 2},     /* 206, wrong total */
 		{"/big.bin", "", 1},                            /* no validator: no Range */
+		{"/fault/ifrange-ignore/big.bin", NULL, 2},     /* 206 of another version */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const struct restart_case *c = &cases[i];
@@ -688,6 +689,22 @@ static void test_ranges(void **state)
 	assert_non_null(strstr(q2.res.detail, "or the file changed"));
 	assert_int_equal(s.m.len, 0);
 	ow_http_membuf_free(&s.m);
+	/* a 206 must carry the validator its If-Range named (a server that
+	 * ignores If-Range sends bytes of another version): the ETag, or the date */
+	const char *sent[] = {big_etag, big_lastmod};
+	for (size_t i = 0; i < 2; i++) {
+		struct ow_http_req qv = {.range_off = 100, .range_len = 64, .if_range = sent[i],
+		                         .expected_size = BIG_SIZE};
+		assert_int_equal(get_path("/big.bin", &qv, &s), 0);
+		assert_false(qv.res.validator_changed);
+		assert_int_equal(s.m.len, 64);
+		ow_http_membuf_free(&s.m);
+		assert_int_equal(get_path("/fault/ifrange-ignore/big.bin", &qv, &s), OW_EHTTP);
+		assert_true(qv.res.validator_changed);
+		assert_non_null(strstr(qv.res.detail, "not the If-Range"));
+		assert_int_equal(s.m.len, 0);
+		ow_http_membuf_free(&s.m);
+	}
 	/* a range is for http(s), never with a resume */
 	struct ow_http_req q3 = {.range_len = 64, .resume_from = 10, .if_range = big_etag};
 	assert_int_equal(get_path("/big.bin", &q3, &s), OW_EINVAL);
