@@ -781,6 +781,10 @@ static int check_member_layout(struct zctx *c, size_t i, uint64_t prev_end)
 	struct ow_zip_entry *en = &c->z->e[i];
 	struct local l = {0};
 	int rc = check_gap(c, i, prev_end);
+	if (!rc && !ow_span_within(en->local_off, LOCAL_LEN, c->z->cd_off))
+		rc = mfail(c, en->name, en->name_len,
+		           "its local header lies past the member area (offset %llu)",
+		           (unsigned long long)en->local_off);
 	if (!rc)
 		rc = read_local(c, en, &l);
 	if (!rc)
