@@ -90,6 +90,92 @@ static int check_shape(const char *body, size_t len)
 	return 0;
 }
 
+/* libxml2's HTML tokenizer, as far as counting attributes goes: a start tag
+ * is '<' and a letter; in it, blanks separate attributes, a value may be
+ * quoted (then '>' and blanks are in it), and the tag ends at '>' or "/>".
+ * Tags inside comments and scripts are counted too: counting too many only
+ * refuses a page no index serves. */
+static int is_name_start(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || c == '.';
+}
+
+static int is_name_char(int c)
+{
+	return is_name_start(c) || (c >= '0' && c <= '9') || c == '-';
+}
+
+static int tag_ends(const char *p, const char *end)
+{
+	return p >= end || *p == '>' || (*p == '/' && p + 1 < end && p[1] == '>');
+}
+
+/* Past the value after '=' at p. */
+static const char *skip_value(const char *p, const char *end)
+{
+	while (p < end && is_space((unsigned char)*p))
+		p++;
+	if (p < end && (*p == '"' || *p == '\'')) {
+		const char *q = memchr(p + 1, *p, (size_t)(end - p - 1));
+		return q ? q + 1 : end;
+	}
+	while (p < end && !is_space((unsigned char)*p) && *p != '>')
+		p++;
+	return p;
+}
+
+/* The attributes of the start tag whose name begins at p; *next gets where
+ * the tag ends. */
+static size_t count_attrs(const char *p, const char *end, const char **next)
+{
+	size_t n = 0;
+	while (p < end && is_name_char((unsigned char)*p))
+		p++;
+	while (!tag_ends(p, end)) {
+		if (is_space((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		int named = is_name_start((unsigned char)*p);
+		while (!tag_ends(p, end) && !is_space((unsigned char)*p) && *p != '=')
+			p++;
+		n += named;
+		while (p < end && is_space((unsigned char)*p))
+			p++;
+		if (p < end && *p == '=')
+			p = skip_value(p + 1, end);
+	}
+	*next = p;
+	return n;
+}
+
+static int is_letter(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int check_attr_counts(const char *body, size_t len)
+{
+	const char *p = body, *end = body + len;
+	while ((p = memchr(p, '<', (size_t)(end - p))) && p + 1 < end) {
+		const char *tag = ++p, *next;
+		if (!is_letter((unsigned char)*tag))
+			continue;
+		if (count_attrs(tag, end, &next) <= OW_HTML_MAX_ATTRS) {
+			p = next;
+			continue;
+		}
+		int name_len = 0;
+		while (tag + name_len < end && name_len < 20 && is_name_char((unsigned char)tag[name_len]))
+			name_len++;
+		return ow_err(OW_EPARSE,
+		              "<%.*s> at byte %zu has more than %u attributes (an index page has "
+		              "fewer than 10 on a tag): not an index page, refused",
+		              name_len, tag, (size_t)(tag - 1 - body), OW_HTML_MAX_ATTRS);
+	}
+	return 0;
+}
+
 static int precheck(const char *body, size_t len, const struct ow_html_limits *lim)
 {
 	const char *nul = memchr(body, '\0', len);
@@ -102,7 +188,9 @@ static int precheck(const char *body, size_t len, const struct ow_html_limits *l
 		return ow_err(OW_EPARSE, "NUL byte at offset %zu: not an HTML index page",
 		              (size_t)(nul - body));
 	int rc = check_utf8((const unsigned char *)body, len);
-	return rc ? rc : check_shape(body, len);
+	if (!rc)
+		rc = check_shape(body, len);
+	return rc ? rc : check_attr_counts(body, len);
 }
 
 /* --- the SAX state ------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "offwheel/error.h"
 #include "html.h"
 #include "pagelinks.h"
@@ -630,6 +631,49 @@ static void test_custom_limits(void **state)
 	ow_html_doc_free(d);
 }
 
+/* An <a> with n attributes `d<i>=1` after its href (and, with quoted, a
+ * quoted value holding '>' and blanks first, which does not end the tag). */
+static char *many_attrs(size_t n, int quoted)
+{
+	char *b = malloc(n * 16 + 200);
+	size_t l = 0;
+	assert_non_null(b);
+	l += (size_t)sprintf(b, "<html><body><a href=\"/x-1.0.tar.gz\"%s",
+	                     quoted ? " title=\"a > b c d\"" : "");
+	for (size_t i = 0; i < n; i++)
+		l += (size_t)sprintf(b + l, " d%zu=1", i);
+	sprintf(b + l, ">x</a></body></html>");
+	return b;
+}
+
+/* libxml2 compares each attribute of a tag with all before it: 200,000 on
+ * one <a> took a minute of CPU.  Over OW_HTML_MAX_ATTRS the page is refused
+ * before libxml2 sees it, in linear time. */
+static void test_attribute_cap(void **state)
+{
+	(void)state;
+	struct ow_html_doc *d = NULL;
+	char *b = many_attrs(OW_HTML_MAX_ATTRS - 1, 0); /* with href: exactly the cap */
+	assert_int_equal(ow_html_parse(b, strlen(b), NULL, &d), 0);
+	assert_int_equal(d->nanchors, 1);
+	ow_html_doc_free(d);
+	free(b);
+	for (int quoted = 0; quoted <= 1; quoted++) {
+		b = many_attrs(OW_HTML_MAX_ATTRS, quoted);
+		assert_int_equal(ow_html_parse(b, strlen(b), NULL, &d), OW_EPARSE);
+		assert_has(ow_err_detail(), "<a> at byte 12 has more than 64 attributes");
+		free(b);
+	}
+	b = many_attrs(200000, 0);
+	double t0 = ow_mono_s();
+	assert_int_equal(ow_html_parse(b, strlen(b), NULL, &d), OW_EPARSE);
+	double took = ow_mono_s() - t0;
+	assert_has(ow_err_detail(), "more than 64 attributes");
+	if (took > 2.0)
+		fail_msg("200,000 attributes took %.1f s", took);
+	free(b);
+}
+
 static void test_page_url_refused(void **state)
 {
 	(void)state;
@@ -698,6 +742,7 @@ int main(void)
 	    cmocka_unit_test(test_empty_project_pages_ok),
 	    cmocka_unit_test(test_custom_limits),
 	    cmocka_unit_test(test_page_url_refused),
+	    cmocka_unit_test(test_attribute_cap),
     cmocka_unit_test(test_legacy_links_skipped),
 	};
 	enum { NF = sizeof fixed / sizeof fixed[0], NP = sizeof page_cases / sizeof page_cases[0] };
