@@ -269,6 +269,7 @@ static void anchor_free(struct ow_html_anchor *a)
 	free(a->requires_python);
 	free(a->yanked);
 	free(a->upload_time);
+	free(a->reject);
 }
 
 static char **attr_slot(struct ow_html_anchor *a, const char *name)
