@@ -166,7 +166,8 @@ static int check_attr_counts(const char *body, size_t len)
 			continue;
 		}
 		int name_len = 0;
-		while (tag + name_len < end && name_len < 20 && is_name_char((unsigned char)tag[name_len]))
+		while (tag + name_len < end && name_len < 20 &&
+		       is_name_char((unsigned char)tag[name_len]))
 			name_len++;
 		return ow_err(OW_EPARSE,
 		              "<%.*s> at byte %zu has more than %u attributes (an index page has "

@@ -44,7 +44,7 @@ struct ow_html_anchor {
 	char *yanked; /* NULL: not yanked; else the reason ("" when none given) */
 	char *upload_time;
 	char *reject; /* set by the JSON reader: why the link cannot be used */
-	int line; /* line of the <a> in the page */
+	int line;     /* line of the <a> in the page */
 };
 
 struct ow_html_doc {

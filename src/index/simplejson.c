@@ -54,9 +54,10 @@ static const char *bad_hashes(json_t *h)
 		return NULL;
 	if (!json_is_object(h))
 		return "\"hashes\" is not an object of hash names to hex digests";
-	json_object_foreach(h, key, v)
+	json_object_foreach(h, key, v) {
 		if (!json_is_string(v))
 			return "a \"hashes\" value is not a string of hex digits";
+	}
 	return NULL;
 }
 

@@ -309,7 +309,8 @@ static int feed_member(struct ow_rangemeta *rm, const uint8_t *buf, size_t n)
 	uint64_t data = 30 + nl + el;
 	if (data + rm->csize > n) { /* a longer local extra field than we guessed */
 		if (!ow_span_within(rm->local_off, data, rm->cd_off) ||
-		    !ow_span_within(rm->local_off + data, rm->csize, rm->cd_off) || n != rm->want_len)
+		    !ow_span_within(rm->local_off + data, rm->csize, rm->cd_off) ||
+		    n != rm->want_len)
 			return bad(rm, "its METADATA runs into the central directory");
 		want(rm, OW_RM_MEMBER, rm->local_off, data + rm->csize);
 		return 1;

@@ -461,8 +461,8 @@ static int check_sizes(struct zctx *c, const struct ow_zip_entry *en)
 		             "compression ratio over %llu:1 (%llu bytes from %llu; a zip bomb?)",
 		             (unsigned long long)l->max_ratio, (unsigned long long)en->usize,
 		             (unsigned long long)en->csize);
-	c->z->total_usize += en->usize;
-	if (c->z->total_usize > l->max_total_size)
+	if (__builtin_add_overflow(c->z->total_usize, en->usize, &c->z->total_usize) ||
+	    c->z->total_usize > l->max_total_size)
 		return zfail(c, "more than %llu bytes uncompressed in total, over the cap",
 		             (unsigned long long)l->max_total_size);
 	return 0;

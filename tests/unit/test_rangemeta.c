@@ -164,7 +164,8 @@ static void test_zip64_offset_wraps(void **state)
 			int rc = drive(&w, OW_RANGEMETA_TAIL, &rm);
 			assert_int_equal(rc, OW_EZIP);
 			if (!strstr(ow_err_detail(), "points past the member area"))
-				fail_msg("offset %llu: %s", (unsigned long long)offs[i], ow_err_detail());
+				fail_msg("offset %llu: %s", (unsigned long long)offs[i],
+				         ow_err_detail());
 			ow_rangemeta_clear(&rm);
 		}
 	}
