@@ -90,6 +90,136 @@ static int check_shape(const char *body, size_t len)
 	return 0;
 }
 
+/* libxml2's HTML tokenizer, as far as counting attributes goes: a start tag
+ * is '<' and a name's first character (a letter, '_', ':', '.'); in it,
+ * blanks separate attributes, a value may be quoted (then '>' and blanks are
+ * in it), and the tag ends at '>' or "/>".
+ * Comments and the text of <script> and <style> hold no tags; each is
+ * skipped only up to the earliest end any libxml2 gives it (a comment ends
+ * at "-->" or "--!>", "<!-->" included; raw text at "</" and a letter), so
+ * what is counted is never less than what libxml2 parses: counting too much
+ * only refuses a page no index serves (inline scripts are skipped, so their
+ * `a<b` never reads as a tag). */
+static int is_name_start(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || c == '.';
+}
+
+static int is_name_char(int c)
+{
+	return is_name_start(c) || (c >= '0' && c <= '9') || c == '-';
+}
+
+static int tag_ends(const char *p, const char *end)
+{
+	return p >= end || *p == '>' || (*p == '/' && p + 1 < end && p[1] == '>');
+}
+
+/* Past the value after '=' at p. */
+static const char *skip_value(const char *p, const char *end)
+{
+	while (p < end && is_space((unsigned char)*p))
+		p++;
+	if (p < end && (*p == '"' || *p == '\'')) {
+		const char *q = memchr(p + 1, *p, (size_t)(end - p - 1));
+		return q ? q + 1 : end;
+	}
+	while (p < end && !is_space((unsigned char)*p) && *p != '>')
+		p++;
+	return p;
+}
+
+/* The attributes of the start tag whose name begins at p; *next gets where
+ * the tag ends. */
+static size_t count_attrs(const char *p, const char *end, const char **next)
+{
+	size_t n = 0;
+	while (p < end && is_name_char((unsigned char)*p))
+		p++;
+	while (!tag_ends(p, end)) {
+		if (is_space((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		int named = is_name_start((unsigned char)*p);
+		while (!tag_ends(p, end) && !is_space((unsigned char)*p) && *p != '=')
+			p++;
+		n += named;
+		while (p < end && is_space((unsigned char)*p))
+			p++;
+		if (p < end && *p == '=')
+			p = skip_value(p + 1, end);
+	}
+	*next = p;
+	return n;
+}
+
+static int is_letter(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* Past the comment whose "<!--" is at p, or NULL when it never ends. */
+static const char *skip_comment(const char *p, const char *end)
+{
+	const char *a = memmem(p + 2, (size_t)(end - p - 2), "-->", 3);
+	const char *b = memmem(p + 4, (size_t)(end - p - 4), "--!>", 4);
+	if (a && (!b || a < b))
+		return a + 3;
+	return b ? b + 4 : NULL;
+}
+
+/* Past the text of a <script> or <style> that starts at p. */
+static const char *skip_raw_text(const char *p, const char *end)
+{
+	for (; (p = memchr(p, '<', (size_t)(end - p))) && p + 2 < end; p++)
+		if (p[1] == '/' && is_letter((unsigned char)p[2]))
+			return p;
+	return end;
+}
+
+static int is_raw_text(const char *name, size_t n)
+{
+	return (n == 6 && !strncasecmp(name, "script", 6)) ||
+	       (n == 5 && !strncasecmp(name, "style", 5));
+}
+
+static size_t name_len(const char *p, const char *end)
+{
+	size_t n = 0;
+	while (p + n < end && is_name_char((unsigned char)p[n]))
+		n++;
+	return n;
+}
+
+static int check_attr_counts(const char *body, size_t len)
+{
+	const char *p = body, *end = body + len;
+	while ((p = memchr(p, '<', (size_t)(end - p))) && p + 1 < end) {
+		const char *tag = ++p, *next;
+		if ((size_t)(end - tag) >= 3 && !memcmp(tag, "!--", 3)) {
+			const char *after = skip_comment(tag - 1, end);
+			p = after ? after : tag;
+			continue;
+		}
+		if (!is_name_start((unsigned char)*tag))
+			continue;
+		size_t nl = name_len(tag, end);
+		if (count_attrs(tag, end, &next) <= OW_HTML_MAX_ATTRS) {
+			/* "<script/>" is empty: only "<script>" starts raw text */
+			int raw = is_raw_text(tag, nl) && next < end && *next == '>';
+			p = raw ? skip_raw_text(next + 1, end) : next;
+			continue;
+		}
+		return ow_err(OW_EPARSE,
+		              "<%.*s> at byte %zu has more than %u attributes (an index page has "
+		              "fewer than 10 on a tag): not an index page, refused",
+		              (int)(nl < 20 ? nl : 20), tag, (size_t)(tag - 1 - body),
+		              OW_HTML_MAX_ATTRS);
+	}
+	return 0;
+}
+
 static int precheck(const char *body, size_t len, const struct ow_html_limits *lim)
 {
 	const char *nul = memchr(body, '\0', len);
@@ -102,7 +232,9 @@ static int precheck(const char *body, size_t len, const struct ow_html_limits *l
 		return ow_err(OW_EPARSE, "NUL byte at offset %zu: not an HTML index page",
 		              (size_t)(nul - body));
 	int rc = check_utf8((const unsigned char *)body, len);
-	return rc ? rc : check_shape(body, len);
+	if (!rc)
+		rc = check_shape(body, len);
+	return rc ? rc : check_attr_counts(body, len);
 }
 
 /* --- the SAX state ------------------------------------------------------- */
@@ -181,6 +313,7 @@ static void anchor_free(struct ow_html_anchor *a)
 	free(a->requires_python);
 	free(a->yanked);
 	free(a->upload_time);
+	free(a->reject);
 }
 
 static char **attr_slot(struct ow_html_anchor *a, const char *name)

@@ -26,6 +26,10 @@ struct ow_html_limits {
 #define OW_HTML_MAX_BYTES ((size_t)64 << 20)
 #define OW_HTML_MAX_ANCHORS ((size_t)200000)
 #define OW_HTML_MAX_DEPTH 256u
+/* Attributes on one start tag: real index pages have fewer than 10 on an
+ * <a>, and libxml2 compares each new attribute with all before it (its
+ * duplicate check), so thousands on one tag cost quadratic time. */
+#define OW_HTML_MAX_ATTRS 64u
 
 void ow_html_limits_default(struct ow_html_limits *lim);
 
@@ -39,7 +43,8 @@ struct ow_html_anchor {
 	char *requires_python;
 	char *yanked; /* NULL: not yanked; else the reason ("" when none given) */
 	char *upload_time;
-	int line; /* line of the <a> in the page */
+	char *reject; /* set by the JSON reader: why the link cannot be used */
+	int line;     /* line of the <a> in the page */
 };
 
 struct ow_html_doc {

@@ -254,6 +254,8 @@ static int take_anchor(struct ow_page *p, const struct ow_url *page,
 		p->nskipped++;
 		return 0;
 	}
+	if (a->reject)
+		return add_rejected(p, a->href, a->line, a->reject);
 	int rc = make_link(page, pol, a, &l);
 	if (rc == OW_ENOMEM)
 		return rc;

@@ -44,6 +44,33 @@ static char *meta_attr(const json_t *v)
 	return asprintf(&s, "sha256=%s", h) < 0 ? NULL : s;
 }
 
+/* Why a "hashes" value cannot be used, or NULL: it must be an object of
+ * strings (PEP 691); the same as a malformed #sha256 fragment in HTML. */
+static const char *bad_hashes(json_t *h)
+{
+	const char *key;
+	json_t *v;
+	if (!h)
+		return NULL;
+	if (!json_is_object(h))
+		return "\"hashes\" is not an object of hash names to hex digests";
+	json_object_foreach(h, key, v) {
+		if (!json_is_string(v))
+			return "a \"hashes\" value is not a string of hex digits";
+	}
+	return NULL;
+}
+
+/* The same for "core-metadata" (PEP 714: true, false or such an object). */
+static const char *bad_core_metadata(json_t *m)
+{
+	if (!m || json_is_boolean(m))
+		return NULL;
+	if (!json_is_object(m))
+		return "\"core-metadata\" is neither true, false nor an object of hashes";
+	return bad_hashes(m) ? "a \"core-metadata\" hash is not a string of hex digits" : NULL;
+}
+
 static int file_anchor(const json_t *f, size_t i, struct ow_html_anchor *a)
 {
 	const char *name = json_string_value(json_object_get(f, "filename"));
@@ -53,7 +80,11 @@ static int file_anchor(const json_t *f, size_t i, struct ow_html_anchor *a)
 		              "JSON page: files[%zu] has no \"filename\" and \"url\" strings — not a "
 		              "PEP 691 project page",
 		              i);
-	const char *sha = json_string_value(json_object_get(json_object_get(f, "hashes"), "sha256"));
+	json_t *hashes = json_object_get(f, "hashes");
+	const char *why = bad_hashes(hashes);
+	const char *sha = json_string_value(json_object_get(hashes, "sha256"));
+	if (why && !(a->reject = strdup(why)))
+		return oom();
 	if (sha && !strchr(url, '#')) {
 		if (asprintf(&a->href, "%s#sha256=%s", url, sha) < 0)
 			a->href = NULL;
@@ -71,8 +102,12 @@ static int file_anchor(const json_t *f, size_t i, struct ow_html_anchor *a)
 		a->yanked = strdup("");
 	else if (json_is_string(y))
 		a->yanked = strdup(json_string_value(y));
-	const json_t *cm = json_object_get(f, "core-metadata");
-	a->core_metadata = meta_attr(cm ? cm : json_object_get(f, "dist-info-metadata"));
+	json_t *cm = json_object_get(f, "core-metadata");
+	if (!cm)
+		cm = json_object_get(f, "dist-info-metadata");
+	a->core_metadata = meta_attr(cm);
+	if (!why && (why = bad_core_metadata(cm)) && !(a->reject = strdup(why)))
+		return oom();
 	return 0;
 }
 

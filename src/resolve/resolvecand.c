@@ -523,7 +523,14 @@ static int meta_matches(const struct rs_cand *c, const struct ow_metadata *md)
 static int meta_take(struct rs_meta *m, const struct rs_cand *c, struct ow_metadata *md)
 {
 	int rc;
-	if ((rc = meta_matches(c, md)) < 0) {
+	if (md->n_requires_dist > OW_METADATA_MAX_REQUIRES) /* stored before the cap */
+		rc = ow_err(OW_ETOOBIG,
+		            "%zu Requires-Dist lines, more than the %u allowed — the metadata is "
+		            "refused; report it to the index",
+		            md->n_requires_dist, OW_METADATA_MAX_REQUIRES);
+	else
+		rc = meta_matches(c, md);
+	if (rc < 0) {
 		ow_metadata_free(md);
 		return rc;
 	}

@@ -32,6 +32,15 @@ static inline void ow_put_le32(uint8_t *p, uint32_t v)
 	ow_put_le16(p + 2, (uint16_t)(v >> 16));
 }
 
+/* Does [off, off + len) end at or before `limit`?  The sum is checked for
+ * wrapping: offsets and sizes come from hostile archives, and a value near
+ * 2^64 would otherwise wrap to a small end and pass. */
+static inline int ow_span_within(uint64_t off, uint64_t len, uint64_t limit)
+{
+	uint64_t end;
+	return !__builtin_add_overflow(off, len, &end) && end <= limit;
+}
+
 /* 0..15 for a hex digit (either case), -1 otherwise. */
 static inline int ow_hexval(int c)
 {

@@ -32,7 +32,10 @@ static void want(struct ow_rangemeta *rm, enum ow_rangemeta_stage st, uint64_t o
 {
 	rm->stage = st;
 	rm->want_off = off;
-	rm->want_len = off + len > rm->size ? rm->size - off : len;
+	if (off >= rm->size)
+		rm->want_len = 0;
+	else
+		rm->want_len = ow_span_within(off, len, rm->size) ? len : rm->size - off;
 }
 
 /* "Foo.Bar" ~ "foo_bar": names compare after PEP 503 normalisation with '_'. */
@@ -53,6 +56,12 @@ static void norm(const char *s, size_t n, char *out, size_t outn)
 
 int ow_rangemeta_init(struct ow_rangemeta *rm, const char *filename, uint64_t size)
 {
+	return ow_rangemeta_init_tail(rm, filename, size, OW_RANGEMETA_TAIL);
+}
+
+int ow_rangemeta_init_tail(struct ow_rangemeta *rm, const char *filename, uint64_t size,
+                           uint64_t tail_max)
+{
 	char name[200], version[96];
 	memset(rm, 0, sizeof *rm);
 	snprintf(rm->filename, sizeof rm->filename, "%s", filename);
@@ -67,7 +76,7 @@ int ow_rangemeta_init(struct ow_rangemeta *rm, const char *filename, uint64_t si
 	rm->size = size;
 	if (size < 22)
 		return bad(rm, "shorter than a ZIP end record");
-	uint64_t tail = size < OW_RANGEMETA_TAIL ? size : OW_RANGEMETA_TAIL;
+	uint64_t tail = size < tail_max ? size : tail_max < 22 ? 22 : tail_max;
 	want(rm, OW_RM_TAIL, size - tail, tail);
 	return 0;
 }
@@ -139,7 +148,8 @@ static int take_entry(struct ow_rangemeta *rm, const uint8_t *e, size_t name_len
 	if (rm->usize > OW_METADATA_CAP || rm->csize > OW_METADATA_CAP)
 		return ow_err(OW_ETOOBIG, "%s: METADATA of %llu bytes, over the %zu allowed",
 		              rm->filename, (unsigned long long)rm->usize, OW_METADATA_CAP);
-	if (rm->local_off + 30 + name_len + rm->csize > rm->cd_off)
+	if (!ow_span_within(rm->local_off, 30 + name_len, rm->cd_off) ||
+	    !ow_span_within(rm->local_off + 30 + name_len, rm->csize, rm->cd_off))
 		return bad(rm, "its METADATA entry points past the member area");
 	return 0;
 }
@@ -149,11 +159,11 @@ static int scan_cd(struct ow_rangemeta *rm, const uint8_t *cd)
 {
 	uint64_t off = 0;
 	for (uint64_t k = 0; k < rm->entries; k++) {
-		if (off + 46 > rm->cd_size || ow_le32(cd + off) != SIG_CD)
+		if (!ow_span_within(off, 46, rm->cd_size) || ow_le32(cd + off) != SIG_CD)
 			return bad(rm, "its central directory is damaged");
 		size_t nl = ow_le16(cd + off + 28), el = ow_le16(cd + off + 30),
 		       cl = ow_le16(cd + off + 32);
-		if (off + 46 + nl + el + cl > rm->cd_size)
+		if (!ow_span_within(off, 46 + nl + el + cl, rm->cd_size))
 			return bad(rm, "a central directory entry runs past its end");
 		const char *name = (const char *)cd + off + 46;
 		if (is_metadata(rm, name, nl)) {
@@ -169,8 +179,8 @@ static int scan_cd(struct ow_rangemeta *rm, const uint8_t *cd)
 		return ow_err(OW_EZIP, "%s: no %s in the wheel", rm->filename, rm->distinfo);
 	want(rm, OW_RM_MEMBER, rm->local_off,
 	     30 + rm->name_len + ow_le16(rm->cd_entry + 30) + LOCAL_SLACK + rm->csize);
-	if (rm->local_off + rm->want_len > rm->cd_off)
-		rm->want_len = rm->cd_off - rm->local_off;
+	if (!ow_span_within(rm->local_off, rm->want_len, rm->cd_off))
+		rm->want_len = rm->cd_off - rm->local_off; /* take_entry: local_off < cd_off */
 	return 1;
 }
 
@@ -192,7 +202,8 @@ static int read_end(struct ow_rangemeta *rm, const uint8_t *t, size_t n, uint64_
 		if (i < 20 || ow_le32(t + i - 20) != SIG_Z64_LOC)
 			return bad(rm, "a ZIP64 archive without its locator");
 		uint64_t z = ow_le64(t + i - 12);
-		if (z < base || z + 56 > eocd - 20 || ow_le32(t + (z - base)) != SIG_Z64_EOCD)
+		if (z < base || !ow_span_within(z, 56, eocd - 20) ||
+		    ow_le32(t + (z - base)) != SIG_Z64_EOCD)
 			return bad(rm, "its ZIP64 end record is not where its locator says");
 		const uint8_t *r = t + (z - base);
 		rm->entries = ow_le64(r + 32);
@@ -200,7 +211,7 @@ static int read_end(struct ow_rangemeta *rm, const uint8_t *t, size_t n, uint64_
 		rm->cd_off = ow_le64(r + 48);
 		eocd = z;
 	}
-	if (rm->cd_off > eocd || rm->cd_size > eocd - rm->cd_off || rm->cd_size > CD_MAX ||
+	if (!ow_span_within(rm->cd_off, rm->cd_size, eocd) || rm->cd_size > CD_MAX ||
 	    rm->entries > 200000 || rm->entries * 46 > rm->cd_size)
 		return bad(rm, "its end record gives an impossible central directory");
 	return 0;
@@ -218,7 +229,7 @@ static int feed_tail(struct ow_rangemeta *rm, const uint8_t *buf, size_t n)
 		if ((rc = scan_cd(rm, buf + (rm->cd_off - base))) != 1)
 			return rc;
 		/* and the member too (a small wheel): no second read */
-		if (rm->want_off >= base && rm->want_off + rm->want_len <= base + n) {
+		if (rm->want_off >= base && ow_span_within(rm->want_off - base, rm->want_len, n)) {
 			rm->bytes_read -= rm->want_len; /* counted with the tail */
 			return ow_rangemeta_feed(rm, buf + (rm->want_off - base), (size_t)rm->want_len);
 		}
@@ -297,7 +308,9 @@ static int feed_member(struct ow_rangemeta *rm, const uint8_t *buf, size_t n)
 		return bad(rm, "the local header of METADATA disagrees on the method");
 	uint64_t data = 30 + nl + el;
 	if (data + rm->csize > n) { /* a longer local extra field than we guessed */
-		if (rm->local_off + data + rm->csize > rm->cd_off || n != rm->want_len)
+		if (!ow_span_within(rm->local_off, data, rm->cd_off) ||
+		    !ow_span_within(rm->local_off + data, rm->csize, rm->cd_off) ||
+		    n != rm->want_len)
 			return bad(rm, "its METADATA runs into the central directory");
 		want(rm, OW_RM_MEMBER, rm->local_off, data + rm->csize);
 		return 1;

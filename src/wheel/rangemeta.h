@@ -61,6 +61,12 @@ int ow_rangemeta_init(struct ow_rangemeta *rm, const char *filename, uint64_t si
  * rm->text, < 0 an error naming the wheel and what is wrong with it. */
 int ow_rangemeta_feed(struct ow_rangemeta *rm, const uint8_t *buf, size_t n);
 
+/* The same with a first read of at most `tail_max` bytes (at least an end
+ * record's 22): tests and the fuzzer move the end of the first read across
+ * every byte of a small wheel. */
+int ow_rangemeta_init_tail(struct ow_rangemeta *rm, const char *filename, uint64_t size,
+                           uint64_t tail_max);
+
 void ow_rangemeta_clear(struct ow_rangemeta *rm);
 
 #endif

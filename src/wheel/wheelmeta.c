@@ -61,6 +61,16 @@ static int push(char ***list, size_t *n, char *v)
 	return 0;
 }
 
+static int push_capped(char ***list, size_t *n, struct field *f, const char *what)
+{
+	if (*n >= OW_METADATA_MAX_REQUIRES)
+		return ow_err(OW_ETOOBIG,
+		              "METADATA line %zu: more than %u %s lines (real wheels have a few "
+		              "hundred) — the metadata is refused; report it to the index",
+		              f->line, OW_METADATA_MAX_REQUIRES, what);
+	return push(list, n, take_value(f));
+}
+
 static int set_once(char **slot, struct field *f, const char *what)
 {
 	if (*slot)
@@ -84,9 +94,9 @@ static int store_field(struct ow_metadata *md, struct field *f)
 	if (key_is(f, "Summary"))
 		return set_once(&md->summary, f, "Summary");
 	if (key_is(f, "Requires-Dist"))
-		return push(&md->requires_dist, &md->n_requires_dist, take_value(f));
+		return push_capped(&md->requires_dist, &md->n_requires_dist, f, "Requires-Dist");
 	if (key_is(f, "Provides-Extra"))
-		return push(&md->provides_extra, &md->n_provides_extra, take_value(f));
+		return push_capped(&md->provides_extra, &md->n_provides_extra, f, "Provides-Extra");
 	free(take_value(f));
 	return 0;
 }

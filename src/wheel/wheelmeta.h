@@ -11,6 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Requires-Dist lines (and, apart, Provides-Extra lines) one METADATA may
+ * have: the largest real wheels have a few hundred (apache-airflow's extras
+ * list every provider), and every line is a constraint the resolver keeps
+ * and checks, so a file of 700,000 of them would stall it for minutes. */
+#define OW_METADATA_MAX_REQUIRES 2000u
+
 struct ow_metadata {
 	char *metadata_version;
 	char *name;
@@ -25,7 +31,8 @@ struct ow_metadata {
 
 /* Parse core metadata.  Metadata-Version, Name and Version are required and
  * may appear once; Name must be a valid distribution name.  OW_EPARSE with a
- * detail naming the line on malformed input. */
+ * detail naming the line on malformed input; OW_ETOOBIG past
+ * OW_METADATA_MAX_REQUIRES Requires-Dist or Provides-Extra lines. */
 int ow_metadata_parse(const char *buf, size_t len, struct ow_metadata **out);
 void ow_metadata_free(struct ow_metadata *md);
 

@@ -461,8 +461,8 @@ static int check_sizes(struct zctx *c, const struct ow_zip_entry *en)
 		             "compression ratio over %llu:1 (%llu bytes from %llu; a zip bomb?)",
 		             (unsigned long long)l->max_ratio, (unsigned long long)en->usize,
 		             (unsigned long long)en->csize);
-	c->z->total_usize += en->usize;
-	if (c->z->total_usize > l->max_total_size)
+	if (__builtin_add_overflow(c->z->total_usize, en->usize, &c->z->total_usize) ||
+	    c->z->total_usize > l->max_total_size)
 		return zfail(c, "more than %llu bytes uncompressed in total, over the cap",
 		             (unsigned long long)l->max_total_size);
 	return 0;
@@ -781,6 +781,10 @@ static int check_member_layout(struct zctx *c, size_t i, uint64_t prev_end)
 	struct ow_zip_entry *en = &c->z->e[i];
 	struct local l = {0};
 	int rc = check_gap(c, i, prev_end);
+	if (!rc && !ow_span_within(en->local_off, LOCAL_LEN, c->z->cd_off))
+		rc = mfail(c, en->name, en->name_len,
+		           "its local header lies past the member area (offset %llu)",
+		           (unsigned long long)en->local_off);
 	if (!rc)
 		rc = read_local(c, en, &l);
 	if (!rc)

@@ -100,6 +100,20 @@ members() { jq -r '.targets[0].members[] | "\(.project)==\(.version)"' | sort; }
 	echo "$output" | jq -e '.targets[] | select(.variant == "cu130") | .complete'
 }
 
+@test "METADATA over the Requires-Dist cap (2,000) is refused naming the file and the cap, quickly for 700,000 lines" {
+	for v in cu199 cu198; do
+		SECONDS=0
+		run ow_res "$v" torch --platform linux-x86_64
+		echo "$v: $SECONDS s: $output"
+		[ "$status" -eq 4 ]
+		[ "$SECONDS" -lt 20 ]
+		cap="METADATA line 2004: more than 2000 Requires-Dist lines"
+		[[ "$output" == *"warning: bigdep-1.0-py3-none-any.whl: unusable metadata: $cap"* ]]
+		err=$(echo "$output" | sed -n '/^{/,$p' | jq -r '.targets[0].error')
+		[[ "$err" == "bigdep-1.0-py3-none-any.whl: $cap"* ]]
+	done
+}
+
 @test "a newer torch only for a newer macOS is named, with the --platform that takes it" {
 	run ow_res cpu torch --platform macos-arm64
 	echo "$output"

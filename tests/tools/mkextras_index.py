@@ -12,6 +12,9 @@ ROOT/whl/cpu/torch/         torch 2.15.0 for macosx_14_0 only, 2.11.0 for 11.0
 ROOT/whl/cu128/             the pairing case, with the real pins: torch 2.14.0
                             and 2.15.0; torchvision 0.29.0 (torch==2.14.0),
                             0.29.1 and 0.29.2 (torch>=2.14.0)
+ROOT/whl/cu199/             torch -> bigdep, whose METADATA has 2,001
+                            Requires-Dist lines, one over the cap; cu198:
+                            the same with 700,000 (15 MiB)
 
 The cases (what a correct resolver gives for `torch` on cu130, Linux):
   torch[opt] -> optdep                         extras on the set member
@@ -139,6 +142,9 @@ def main():
         simple("torchvision", "0.29.1", ["torch>=2.14.0"]),
         simple("torchvision", "0.29.2", ["torch>=2.14.0"]),
     ])
+    for v, n in (("whl/cu199", 2001), ("whl/cu198", 700000)):
+        page(root, v, "torch", [simple("torch", "2.10.0", ["bigdep"])])
+        page(root, v, "bigdep", [simple("bigdep", "1.0", [f"d{i}" for i in range(n)])])
 
 
 if __name__ == "__main__":

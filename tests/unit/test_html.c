@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "offwheel/error.h"
 #include "html.h"
 #include "pagelinks.h"
@@ -630,6 +631,86 @@ static void test_custom_limits(void **state)
 	ow_html_doc_free(d);
 }
 
+/* An <a> with n attributes `d<i>=1` after its href (and, with quoted, a
+ * quoted value holding '>' and blanks first, which does not end the tag). */
+static char *many_attrs(size_t n, int quoted)
+{
+	char *b = malloc(n * 16 + 200);
+	size_t l = 0;
+	assert_non_null(b);
+	l += (size_t)sprintf(b, "<html><body><a href=\"/x-1.0.tar.gz\"%s",
+	                     quoted ? " title=\"a > b c d\"" : "");
+	for (size_t i = 0; i < n; i++)
+		l += (size_t)sprintf(b + l, " d%zu=1", i);
+	sprintf(b + l, ">x</a></body></html>");
+	return b;
+}
+
+/* tmpl with its '@' replaced by words. */
+static void with_words(char *out, size_t n, const char *tmpl, const char *words)
+{
+	const char *at = strchr(tmpl, '@');
+	assert_non_null(at);
+	snprintf(out, n, "%.*s%s%s", (int)(at - tmpl), tmpl, words, at + 1);
+}
+
+/* libxml2 compares each attribute of a tag with all before it: 200,000 on
+ * one <a> took a minute of CPU.  Over OW_HTML_MAX_ATTRS the page is refused
+ * before libxml2 sees it, in linear time. */
+static void test_attribute_cap(void **state)
+{
+	(void)state;
+	struct ow_html_doc *d = NULL;
+	char *b = many_attrs(OW_HTML_MAX_ATTRS - 1, 0); /* with href: exactly the cap */
+	assert_int_equal(ow_html_parse(b, strlen(b), NULL, &d), 0);
+	assert_int_equal(d->nanchors, 1);
+	ow_html_doc_free(d);
+	free(b);
+	for (int quoted = 0; quoted <= 1; quoted++) {
+		b = many_attrs(OW_HTML_MAX_ATTRS, quoted);
+		assert_int_equal(ow_html_parse(b, strlen(b), NULL, &d), OW_EPARSE);
+		assert_has(ow_err_detail(), "<a> at byte 12 has more than 64 attributes");
+		free(b);
+	}
+	/* no tags in comments or script text (an inline script's `i<n` is no tag);
+	 * what libxml2 may parse as a tag is counted */
+	static const char *const ok[] = {
+	    "<html><body><!-- <a @> --><a href=\"/x-1.0.tar.gz\">x</a></body></html>",
+	    "<html><head><script>for (i=0; i<n @; i++) {}</script></head>"
+	    "<body><a href=\"/x.tar.gz\">x</a></body></html>",
+	    "<html><head><style>p<q @</style></head><body><a href=\"/x.tar.gz\">x</a></body></html>",
+	};
+	static const char *const refused[] = {
+	    "<html><body><!--> <a @> --><a href=\"/x-1.0.tar.gz\">x</a></body></html>",
+	    "<html><body><!-- x --!> <a @> --><a href=\"/x-1.0.tar.gz\">x</a></body></html>",
+	    "<html><body><script/><a @></a><!-- </b> --></body></html>",
+	    "<html><body><_x @><a href=\"/x-1.0.tar.gz\">x</a></body></html>",
+	};
+	char words[70 * 4 + 1] = "", page[1024];
+	for (int i = 0; i < 70; i++)
+		strcat(words, " w=1");
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		with_words(page, sizeof page, ok[i], words);
+		if (ow_html_parse(page, strlen(page), NULL, &d))
+			fail_msg("ok[%zu]: %s", i, ow_err_detail());
+		ow_html_doc_free(d);
+	}
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		with_words(page, sizeof page, refused[i], words);
+		if (ow_html_parse(page, strlen(page), NULL, &d) != OW_EPARSE)
+			fail_msg("refused[%zu] was not", i);
+		assert_has(ow_err_detail(), "more than 64 attributes");
+	}
+	b = many_attrs(200000, 0);
+	double t0 = ow_mono_s();
+	assert_int_equal(ow_html_parse(b, strlen(b), NULL, &d), OW_EPARSE);
+	double took = ow_mono_s() - t0;
+	assert_has(ow_err_detail(), "more than 64 attributes");
+	if (took > 2.0)
+		fail_msg("200,000 attributes took %.1f s", took);
+	free(b);
+}
+
 static void test_page_url_refused(void **state)
 {
 	(void)state;
@@ -698,6 +779,7 @@ int main(void)
 	    cmocka_unit_test(test_empty_project_pages_ok),
 	    cmocka_unit_test(test_custom_limits),
 	    cmocka_unit_test(test_page_url_refused),
+	    cmocka_unit_test(test_attribute_cap),
     cmocka_unit_test(test_legacy_links_skipped),
 	};
 	enum { NF = sizeof fixed / sizeof fixed[0], NP = sizeof page_cases / sizeof page_cases[0] };

@@ -157,6 +157,42 @@ static void test_yanked_and_hashes(void **state)
 	ow_page_free(p);
 }
 
+/* A "hashes" or "core-metadata" of the wrong type is a link that cannot be
+ * checked: rejected with a reason, as HTML rejects a malformed #sha256 or
+ * data-core-metadata, never read as "a file without a hash". */
+static void test_bad_hashes_rejected(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *hashes, *extra, *phrase;
+	} cases[] = {
+	    {"{\"sha256\": 5}", "", "not a string of hex digits"},
+	    {"[\"" H64 "\"]", "", "\"hashes\" is not an object"},
+	    {"\"" H64 "\"", "", "\"hashes\" is not an object"},
+	    {"null", "", "\"hashes\" is not an object"},
+	    {"{\"sha256\": \"" H64 "\", \"md5\": [1]}", "", "not a string of hex digits"},
+	    {"{\"sha256\": \"zz\"}", "", "sha256"}, /* a string, not hex: the fragment check */
+	    {"{}", ", \"core-metadata\": {\"sha256\": 5}", "\"core-metadata\" hash"},
+	    {"{}", ", \"core-metadata\": 5", "\"core-metadata\" is neither"},
+	    {"{}", ", \"dist-info-metadata\": [\"" H64 "\"]", "\"core-metadata\" is neither"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char body[1024];
+		snprintf(body, sizeof body,
+		         DOC("1.1", "{\"filename\": \"filelock-3.13.1-py3-none-any.whl\", \"url\": "
+		                    "\"" FL "3.13.1-py3-none-any.whl\", \"hashes\": %s%s}"),
+		         cases[i].hashes, cases[i].extra);
+		struct ow_page *p = parse(body, 0);
+		if (p->nlinks != 0 || p->nrejected != 1)
+			fail_msg("case %zu: %zu links, %zu rejected", i, p->nlinks, p->nrejected);
+		if (!strstr(p->rejected[0].reason, cases[i].phrase))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, p->rejected[0].reason,
+			         cases[i].phrase);
+		assert_int_equal(p->rejected[0].line, 1);
+		ow_page_free(p);
+	}
+}
+
 static void test_refused(void **state)
 {
 	(void)state;
@@ -248,6 +284,7 @@ int main(void)
 	    cmocka_unit_test(test_core_metadata_forms),
 	    cmocka_unit_test(test_yanked_and_hashes),
 	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_bad_hashes_rejected),
 	    cmocka_unit_test(test_relative_urls),
 	    cmocka_unit_test(test_limits),
 	};

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "digest.h"
 #include "offwheel/error.h"
 #include "wheel.h"
@@ -911,6 +912,54 @@ static void test_metadata_bad(void **state)
 	}
 }
 
+/* METADATA with n lines "Requires-Dist: dep<i> (>=1.0)" (malloc'd). */
+static char *many_requires(size_t n, const char *field, size_t *len)
+{
+	char *b = malloc(n * 48 + 100);
+	assert_non_null(b);
+	size_t l = (size_t)sprintf(b, "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n");
+	for (size_t i = 0; i < n; i++)
+		l += (size_t)sprintf(b + l, "%s: dep%zu (>=1.0)\n", field, i);
+	*len = l;
+	return b;
+}
+
+/* Every Requires-Dist line is a constraint for the resolver: 700,000 of
+ * them (15 MiB) stalled it for minutes.  Past OW_METADATA_MAX_REQUIRES the
+ * metadata is refused, quickly, naming the line and the cap. */
+static void test_metadata_requires_cap(void **state)
+{
+	(void)state;
+	struct ow_metadata *md = NULL;
+	size_t len;
+	char *b = many_requires(OW_METADATA_MAX_REQUIRES, "Requires-Dist", &len);
+	assert_int_equal(ow_metadata_parse(b, len, &md), 0);
+	assert_int_equal(md->n_requires_dist, OW_METADATA_MAX_REQUIRES);
+	ow_metadata_free(md);
+	free(b);
+	static const struct {
+		size_t n;
+		const char *field;
+	} over[] = {{OW_METADATA_MAX_REQUIRES + 1, "Requires-Dist"},
+	            {8000, "Requires-Dist"},
+	            {700000, "Requires-Dist"},
+	            {OW_METADATA_MAX_REQUIRES + 1, "Provides-Extra"}};
+	for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
+		char want[120];
+		b = many_requires(over[i].n, over[i].field, &len);
+		double t0 = ow_mono_s();
+		expect_fail(ow_metadata_parse(b, len, &md), OW_ETOOBIG, "more than 2000");
+		double took = ow_mono_s() - t0;
+		snprintf(want, sizeof want, "line %u: more than %u %s lines",
+		         OW_METADATA_MAX_REQUIRES + 4, OW_METADATA_MAX_REQUIRES, over[i].field);
+		expect_fail(ow_metadata_parse(b, len, &md), OW_ETOOBIG, want);
+		assert_null(md);
+		if (took > 1.0)
+			fail_msg("%zu lines took %.1f s to refuse", over[i].n, took);
+		free(b);
+	}
+}
+
 static void test_record_csv(void **state)
 {
 	(void)state;
@@ -990,6 +1039,7 @@ int main(void)
 	    cmocka_unit_test(test_metadata_torch),
 	    cmocka_unit_test(test_metadata_folded),
 	    cmocka_unit_test(test_metadata_bad),
+	    cmocka_unit_test(test_metadata_requires_cap),
 	    cmocka_unit_test(test_record_csv),
 	    cmocka_unit_test(test_record_csv_bad),
 	};
