@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +27,8 @@
 #include "event.h"
 #include "bytes.h"
 #include "clock.h"
+#include "fsbeneath.h"
+#include "url.h"
 
 /* ---- libcurl, loaded on first use ---------------------------------------------
  *
@@ -1286,10 +1290,44 @@ static void reset_attempt(struct xfer *x)
 	x->conditional = 0;
 }
 
+/* libcurl opens a file: URL with a blocking open() and reads whatever is
+ * there: a FIFO would hang the run past every deadline, a link to
+ * /dev/zero would stream until the size cap.  The path is opened here first
+ * without blocking and must be a regular file within the cap; 0 when it is,
+ * else the attempt is decided. */
+static int check_local_file(struct xfer *x)
+{
+	char *path = NULL;
+	struct stat st;
+	int fd = -1, rc = ow_url_file_path(x->url, &path);
+	if (rc)
+		decide(x, V_FATAL, rc, "%s", ow_err_detail());
+	else if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
+		decide(x, V_FATAL, errno == ENOENT ? OW_ENOENT : OW_EIO,
+		       "cannot open %s: %s — check the path of the local index", path, strerror(errno));
+	else if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		decide(x, V_FATAL, OW_EPOLICY, "%s is %s, not a regular file — a local index holds "
+		       "regular files only; replace it with the file itself", path,
+		       ow_file_kind(st.st_mode));
+	else if (x->cap && (uint64_t)st.st_size > x->cap)
+		decide(x, V_FATAL, OW_ETOOBIG, "%s has %llu bytes, over the size cap of %llu", path,
+		       (unsigned long long)st.st_size, (unsigned long long)x->cap);
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return x->v == V_NONE ? 0 : -1;
+}
+
 static void start_attempt(struct xfer *x)
 {
 	struct ow_http *h = x->h;
 	reset_attempt(x);
+	if (x->is_file && check_local_file(x)) {
+		if (!x->hop)
+			x->req->res.attempts++;
+		finish(x, x->rc);
+		return;
+	}
 	if (!x->hop)
 		x->req->res.attempts++;
 	x->hop = 0;
