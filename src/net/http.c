@@ -11,7 +11,6 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1302,13 +1301,10 @@ static int check_local_file(struct xfer *x)
 	int fd = -1, rc = ow_url_file_path(x->url, &path);
 	if (rc)
 		decide(x, V_FATAL, rc, "%s", ow_err_detail());
-	else if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
-		decide(x, V_FATAL, errno == ENOENT ? OW_ENOENT : OW_EIO,
-		       "cannot open %s: %s — check the path of the local index", path, strerror(errno));
-	else if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		decide(x, V_FATAL, OW_EPOLICY, "%s is %s, not a regular file — a local index holds "
-		       "regular files only; replace it with the file itself", path,
-		       ow_file_kind(st.st_mode));
+	else if ((rc = ow_open_regular(path, &fd, &st)))
+		decide(x, V_FATAL, rc, "%s — %s", ow_err_detail(),
+		       rc == OW_EPOLICY ? "a local index holds regular files only; put the file itself there"
+		                        : "check the path of the local index");
 	else if (x->cap && (uint64_t)st.st_size > x->cap)
 		decide(x, V_FATAL, OW_ETOOBIG, "%s has %llu bytes, over the size cap of %llu", path,
 		       (unsigned long long)st.st_size, (unsigned long long)x->cap);
