@@ -543,7 +543,7 @@ static int bad_tool_name(const char *path)
 {
 	struct ow_str shown = {0};
 	ex_put_shown(&shown, path);
-	int rc = ow_err(OW_EINVAL, "--with-tool '%s': not a package file name to put on a stick "
+	int rc = ow_err(OW_EINVAL, "--with-tool '%s': not a package name to put on a stick "
 	                           "(NAME.deb of letters, digits and . _ + ~ - only, as Debian names "
 	                           "its packages) — give the offwheel_*.deb that 'cpack -G DEB' made",
 	                shown.p ? shown.p : "");
