@@ -18,6 +18,7 @@
 
 #include "array.h"
 #include "clock.h"
+#include "fsbeneath.h"
 #include "offwheel/error.h"
 
 extern char **environ;
@@ -63,14 +64,25 @@ static int is_library_name(const char *name)
 	return 1;
 }
 
+/* The first size-1 bytes of a regular file (a FIFO in site-packages is
+ * never waited on); -1 when it cannot be read. */
 static int read_small_file(const char *path, char *buf, size_t size)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	struct stat st;
+	int fd;
+	if (ow_open_regular(path, &fd, &st))
 		return -1;
-	size_t n = fread(buf, 1, size - 1, f);
+	size_t n = 0;
+	while (n < size - 1) {
+		ssize_t r = read(fd, buf + n, size - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
 	buf[n] = '\0';
-	fclose(f);
+	close(fd);
 	return 0;
 }
 

@@ -1488,9 +1488,18 @@ static int pick_ca_file(const struct ow_http_opts *o, char **out)
 	*out = NULL;
 	if (!ca || !*ca)
 		return 0;
-	if (access(ca, R_OK))
+	struct stat st;
+	int fd, rc = ow_open_regular(ca, &fd, &st); /* OpenSSL's read of a FIFO would block */
+	if (rc == OW_EPOLICY) {
+		char why[512];
+		snprintf(why, sizeof why, "%s", ow_err_detail());
+		return ow_err(OW_EINVAL, "CA file %s — pass a PEM file with --cert (or fix "
+		              "SSL_CERT_FILE)", why);
+	}
+	if (rc)
 		return ow_err(OW_EINVAL, "CA file %s cannot be read — pass an existing PEM file "
 		              "with --cert (or fix SSL_CERT_FILE)", ca);
+	close(fd);
 	*out = strdup(ca);
 	return *out ? 0 : ow_err(OW_ENOMEM, "out of memory");
 }

@@ -84,6 +84,12 @@ no_partials() {
 	[[ $output == *"$T/lib.so is a FIFO, not a regular file"* ]]
 }
 
+@test "--cert FIFO: refused at once (exit 2), naming it, never handed to OpenSSL to wait on" {
+	mkfifo "$T/ca.pem"
+	run -2 ow crawl --index-url https://127.0.0.1:9/simple --cert "$T/ca.pem" --project torch
+	[[ $output == *"CA file $T/ca.pem is a FIFO, not a regular file"* ]] || { echo "$output"; false; }
+}
+
 @test "--home '': a usage error that says it is empty, not 'path too long'" {
 	for cmd in "ls files" "crawl --index-url file:///nowhere --project torch" "fsck"; do
 		run -2 timeout 20 "$OFFWHEEL" --home '' $cmd
