@@ -304,10 +304,7 @@ void ex_manifest_free(struct ex_manifest *m)
 	m->nsets = 0;
 }
 
-/* The state file: {"keys": {KEY: ENTRY}, "names": {KEY: {NAME: ENTRY}}},
- * ENTRY = {"sequence", "accepted_at"}.  "keys" is what offwheel kept before
- * exports had names (and still keeps for exports without one); an older
- * offwheel reading the file keeps "names" as it is. */
+/* a state file is a few hundred bytes per key and name */
 #define STATE_MAX (16u << 20)
 
 static int state_read(const char *path, char **text, size_t *len)
@@ -327,6 +324,10 @@ static int state_read(const char *path, char **text, size_t *len)
 	return rc;
 }
 
+/* The state file: {"keys": {KEY: ENTRY}, "names": {KEY: {NAME: ENTRY}}},
+ * ENTRY = {"sequence", "accepted_at"}.  "keys" is what offwheel kept before
+ * exports had names (and still keeps for exports without one); an older
+ * offwheel reading the file keeps "names" as it is. */
 static int state_load(const char *path, json_t **out)
 {
 	json_error_t je = {.text = "not read"};

@@ -1292,8 +1292,9 @@ static void reset_attempt(struct xfer *x)
 /* libcurl opens a file: URL with a blocking open() and reads whatever is
  * there: a FIFO would hang the run past every deadline, a link to
  * /dev/zero would stream until the size cap.  The path is opened here first
- * without blocking and must be a regular file within the cap; 0 when it is,
- * else the attempt is decided. */
+ * without blocking and must be a regular file within the cap (what the
+ * local user swaps in between this check and libcurl's open is their own
+ * race); 0 when it is, else the attempt is decided. */
 static int check_local_file(struct xfer *x)
 {
 	char *path = NULL;
@@ -1318,15 +1319,13 @@ static void start_attempt(struct xfer *x)
 {
 	struct ow_http *h = x->h;
 	reset_attempt(x);
-	if (x->is_file && check_local_file(x)) {
-		if (!x->hop)
-			x->req->res.attempts++;
-		finish(x, x->rc);
-		return;
-	}
 	if (!x->hop)
 		x->req->res.attempts++;
 	x->hop = 0;
+	if (x->is_file && check_local_file(x)) {
+		finish(x, x->rc);
+		return;
+	}
 	x->easy = curl_easy_init();
 	if (!x->easy || build_headers(x)) {
 		decide(x, V_FATAL, OW_ENOMEM, "cannot set up the request");
