@@ -95,7 +95,10 @@ static int global_opt(struct cli *c, int key, const char *arg)
 	switch (key) {
 	case OPT_HOME:
 		c->home_opt = arg;
-		return 0;
+		return *arg ? 0
+		            : cli_usage_error(c, "--home: empty — give the workspace directory (say "
+		                                 "--home ~/offwheel), or leave --home out for the "
+		                                 "default ($OFFWHEEL_HOME, else ~/.cache/offwheel)");
 	case OPT_JSON:
 		c->json = 1;
 		return 0;

@@ -21,7 +21,7 @@ static const char description[] =
 
 enum { OPT_PYTHON = 256, OPT_SITE, OPT_DEVICE, OPT_DRIVER };
 static const struct cli_opt opts[] = {
-	{"python", OPT_PYTHON, required_argument, "PY", "the Python whose torch to check (default python3)"},
+	{"python", OPT_PYTHON, required_argument, "PY", "the Python whose torch to check (default python3; given up after 60 s without an answer, $OFFWHEEL_PYTHON_TIMEOUT seconds when set)"},
 	{"site-packages", OPT_SITE, required_argument, "DIR", "check the torch installed in DIR instead"},
 	{"device", OPT_DEVICE, required_argument, "CC", "judge for compute capability CC (12.0, sm_86)"},
 	{"driver", OPT_DRIVER, required_argument, "VER", "driver version for the static rules (12.8)"},

@@ -64,7 +64,7 @@ static const struct cli_opt opts[] = {
 	{"endpoint", OPT_ENDPOINT, required_argument, "URL",
 	 "s3://: the store's S3 API URL (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)"},
 	{"with-tool", OPT_TOOL, required_argument, "DEB",
-	 "put this offwheel package (cpack's offwheel_*.deb) on the stick as tools/DEB, signed"},
+	 "put this offwheel package (cpack's offwheel_*.deb) on the stick as tools/DEB, signed (its name: letters, digits, . _ + ~ - only)"},
 	{"fat32", OPT_FAT32, no_argument, NULL, "refuse files of 4 GiB or more (auto on FAT32)"},
 	{"name", OPT_NAME, required_argument, "NAME",
 	 "the export's name, signed: targets keep its sequence per key and name (default: the "

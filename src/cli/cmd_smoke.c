@@ -21,7 +21,7 @@ static const char description[] =
 
 enum { OPT_PYTHON = 256, OPT_SITE, OPT_DEVICE, OPT_ALL, OPT_NO_KERNEL, OPT_SAMPLE };
 static const struct cli_opt opts[] = {
-	{"python", OPT_PYTHON, required_argument, "PY", "the Python whose torch to check (default python3)"},
+	{"python", OPT_PYTHON, required_argument, "PY", "the Python whose torch to check (default python3; given up after 60 s without an answer, $OFFWHEEL_PYTHON_TIMEOUT seconds when set)"},
 	{"site-packages", OPT_SITE, required_argument, "DIR", "check the torch installed in DIR instead"},
 	{"device", OPT_DEVICE, required_argument, "N", "only device N (default: every device)"},
 	{"all", OPT_ALL, no_argument, NULL, "load every module, not a sample per library"},

@@ -528,6 +528,29 @@ static int run_steps(ow_store *s, const struct ow_export_plan *p, const struct o
 	return rc;
 }
 
+/* The package's name goes into INSTALL.txt's `sudo apt install ./tools/NAME`
+ * and into the signed tree: only the characters of Debian's own package
+ * file names (letters, digits, . _ + ~ -), never a '.' first, and .deb. */
+static int tool_name_ok(const char *base)
+{
+	size_t len = strlen(base);
+	return len >= 5 && len <= 200 && base[0] != '.' && !strcmp(base + len - 4, ".deb") &&
+	       strspn(base, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+~-") ==
+	               len;
+}
+
+static int bad_tool_name(const char *path)
+{
+	struct ow_str shown = {0};
+	ex_put_shown(&shown, path);
+	int rc = ow_err(OW_EINVAL, "--with-tool '%s': not a package name to put on a stick "
+	                           "(NAME.deb of letters, digits and . _ + ~ - only, as Debian names "
+	                           "its packages) — give the offwheel_*.deb that 'cpack -G DEB' made",
+	                shown.p ? shown.p : "");
+	ow_str_free(&shown);
+	return rc;
+}
+
 /* --with-tool: a Debian package (an ar archive whose first member is
  * debian-binary), read whole once; *name points into `path`. */
 #define OW_TOOL_MAX (256u << 20)
@@ -536,13 +559,8 @@ static int load_tool(const char *path, struct ow_str *b, const char **name)
 	static const char magic[] = "!<arch>\ndebian-binary";
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	size_t len = strlen(base);
-	if (!ow_safe_component(base) || !strncmp(base, ".ow-", 4) || len < 5 ||
-	    strcmp(base + len - 4, ".deb"))
-		return ow_err(OW_EINVAL, "--with-tool %s: not a package name to put on a stick (NAME.deb, "
-		                         "no control characters) — give the offwheel_*.deb that "
-		                         "'cpack -G DEB' made",
-		              path);
+	if (!tool_name_ok(base))
+		return bad_tool_name(path);
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)

@@ -125,7 +125,7 @@ static int check_signature(const struct ow_check_opts *o, const struct csrc *roo
 	char *sig = NULL;
 	size_t sig_n = 0;
 	int rc = read_in(root, OW_EXPORT_SIG, &sig, &sig_n);
-	if (rc && root->rx && (rc == OW_ENET || rc == OW_ETLS || rc == OW_ETIMEOUT ||
+	if (rc && root->rx && (rc == OW_EIO || rc == OW_ENET || rc == OW_ETLS || rc == OW_ETIMEOUT ||
 	                       rc == OW_EPOLICY || rc == OW_EHTTP))
 		return rc; /* the store or server cannot be read: an error, not a verdict */
 	if (rc) {

@@ -11,6 +11,9 @@
 
 /* Text HTML-escaped onto b. */
 void ex_put_html(struct ow_str *b, const char *text);
+/* A hostile name is shown, never replayed: control characters, '\\' and
+ * bytes beyond ASCII as \xNN. */
+void ex_put_shown(struct ow_str *b, const char *name);
 
 /* A file of the tree: relative path, size, sha256. */
 struct ex_file {

@@ -5,11 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "offwheel/error.h"
 #include "exportint.h"
 #include "fsutil.h"
+#include "fsbeneath.h"
 #include "clock.h"
 #include "digest.h"
 
@@ -301,14 +304,46 @@ void ex_manifest_free(struct ex_manifest *m)
 	m->nsets = 0;
 }
 
+/* a state file is a few hundred bytes per key and name */
+#define STATE_MAX (16u << 20)
+
+static int state_read(const char *path, char **text, size_t *len)
+{
+	struct stat st;
+	int fd, rc = ow_open_regular(path, &fd, &st);
+	if (rc == OW_EPOLICY) {
+		char why[512];
+		snprintf(why, sizeof why, "%s", ow_err_detail());
+		return ow_err(rc, "state file %s — --state names a regular file, or one not made yet",
+		              why);
+	}
+	if (rc)
+		return rc;
+	rc = ow_read_fd_small(fd, path, STATE_MAX, text, len);
+	close(fd);
+	return rc;
+}
+
 /* The state file: {"keys": {KEY: ENTRY}, "names": {KEY: {NAME: ENTRY}}},
  * ENTRY = {"sequence", "accepted_at"}.  "keys" is what offwheel kept before
  * exports had names (and still keeps for exports without one); an older
  * offwheel reading the file keeps "names" as it is. */
 static int state_load(const char *path, json_t **out)
 {
-	json_error_t je;
-	*out = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	json_error_t je = {.text = "not read"};
+	char *text = NULL;
+	size_t len = 0;
+	*out = NULL;
+	int rc = state_read(path, &text, &len);
+	if (rc == OW_ENOENT)
+		return 0;
+	if (rc == OW_EPOLICY)
+		return rc;
+	if (!rc)
+		*out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	else
+		snprintf(je.text, sizeof je.text, "%s", ow_err_detail());
+	free(text);
 	json_t *names = *out ? json_object_get(*out, "names") : NULL;
 	if (*out && json_is_object(json_object_get(*out, "keys")) && (!names || json_is_object(names)))
 		return 0;
@@ -316,11 +351,6 @@ static int state_load(const char *path, json_t **out)
 		snprintf(je.text, sizeof je.text, "no \"keys\" object, or \"names\" is not one");
 	json_decref(*out);
 	*out = NULL;
-	FILE *f = fopen(path, "r");
-	if (!f && errno == ENOENT)
-		return 0;
-	if (f)
-		fclose(f);
 	return ow_err(OW_EPARSE, "%s: the accepted-sequence state is unreadable (%s) — refusing "
 	                         "rather than forgetting what was accepted; repair or remove it "
 	                         "deliberately", path, je.text);

@@ -129,9 +129,7 @@ struct walk {
 	int rc;
 };
 
-/* A hostile name is shown, never replayed: control characters and bytes
- * beyond ASCII as \xNN. */
-static void sb_name(struct ow_str *b, const char *name)
+void ex_put_shown(struct ow_str *b, const char *name)
 {
 	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
 		if (*c < 0x20 || *c >= 0x7f || *c == '\\')
@@ -145,7 +143,7 @@ static void refuse(struct walk *w, const char *rel, const char *why)
 	if (w->refused++ >= SHOW_MAX)
 		return;
 	ow_str_printf(&w->shown, "%s", w->refused > 1 ? ", " : "");
-	sb_name(&w->shown, rel);
+	ex_put_shown(&w->shown, rel);
 	ow_str_printf(&w->shown, " (%s)", why);
 }
 

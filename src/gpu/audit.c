@@ -21,6 +21,7 @@
 #include "fatbinkern.h"
 #include "wheel.h"
 #include "store.h"
+#include "fsbeneath.h"
 
 #define DEFAULT_MAX_MEMBER (8ull << 30)
 #define SCAN_MIN_SIZE (8ull << 20) /* auto scan: libraries of at least 8 MiB ... */
@@ -367,10 +368,15 @@ static int audit_fd(int fd, const char *source, const char *label,
 
 static int open_ro(const char *path, int *fd)
 {
-	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (*fd < 0)
 		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: %s", path, strerror(errno));
-	return 0;
+	if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode))
+		return 0;
+	close(*fd);
+	*fd = -1;
+	return ow_err(OW_EPOLICY, "%s: no longer a regular file — audit it again", path);
 }
 
 static int audit_file_in_dir(struct ow_audit *a, const char *path, const char *rel,
@@ -460,10 +466,15 @@ int ow_audit_path(const char *path, const struct ow_audit_opts *o, struct ow_aud
 		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: %s", path, strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return audit_dir(path, o, out);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ow_err(OW_EIO, "%s: %s", path, strerror(errno));
-	int rc = audit_fd(fd, path, path, o, out);
+	int fd, rc = ow_open_regular(path, &fd, &st);
+	if (rc == OW_EPOLICY) {
+		char why[512];
+		snprintf(why, sizeof why, "%s", ow_err_detail());
+		return ow_err(rc, "%s — give a wheel, a shared library or a directory", why);
+	}
+	if (rc)
+		return rc;
+	rc = audit_fd(fd, path, path, o, out);
 	close(fd);
 	return rc;
 }

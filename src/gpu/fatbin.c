@@ -617,7 +617,7 @@ int ow_fatbin_read_file(const char *path, unsigned opts, struct ow_fatbin **out)
 {
 	if (!path || !out)
 		return ow_err(OW_EINVAL, "ow_fatbin_read_file: NULL argument");
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC); /* a FIFO never blocks */
 	if (fd < 0)
 		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: %s", path, strerror(errno));
 	int rc = ow_fatbin_read_fd(fd, opts, out);

@@ -231,7 +231,7 @@ static int picked(size_t k, size_t n, size_t sample)
 static int load_modules(ow_cuda *cu, const struct ow_fatbin *fb, int cc, int driver,
 			size_t sample, struct ow_lib_check *l)
 {
-	int fd = open(l->path, O_RDONLY | O_CLOEXEC);
+	int fd = open(l->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* read as a fatbin before */
 	if (fd < 0)
 		return ow_err(OW_EIO, "%s: cannot open", l->path);
 	int rc = 0;

@@ -9,12 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <stdint.h>
 #include <unistd.h>
 
 #include "array.h"
+#include "clock.h"
+#include "fsbeneath.h"
 #include "offwheel/error.h"
 
 extern char **environ;
@@ -24,6 +28,10 @@ static const char *const pkg_names[OW_TORCH_NPKG] = {"torch", "torchvision", "to
 #define MAX_LIBS 100000
 #define MAX_DEPTH 8
 #define PY_OUT_MAX 16384
+/* An interpreter that never answers (a hung wrapper, a python waiting on a
+ * network home directory) is killed after this long; OFFWHEEL_PYTHON_TIMEOUT
+ * (seconds, 1..3600) sets another. */
+#define PY_PROBE_TIMEOUT_S 60
 
 /* Asks for: Python X.Y, torch's package directory, the purelib directory.
  * find_spec locates torch without importing it (a broken torch still
@@ -56,14 +64,25 @@ static int is_library_name(const char *name)
 	return 1;
 }
 
+/* The first size-1 bytes of a regular file (a FIFO in site-packages is
+ * never waited on); -1 when it cannot be read. */
 static int read_small_file(const char *path, char *buf, size_t size)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	struct stat st;
+	int fd;
+	if (ow_open_regular(path, &fd, &st))
 		return -1;
-	size_t n = fread(buf, 1, size - 1, f);
+	size_t n = 0;
+	while (n < size - 1) {
+		ssize_t r = read(fd, buf + n, size - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
 	buf[n] = '\0';
-	fclose(f);
+	close(fd);
 	return 0;
 }
 
@@ -263,11 +282,32 @@ void ow_torch_install_free(struct ow_torch_install *in)
 
 /* ---- asking a Python interpreter ------------------------------------------------ */
 
-static int read_all(int fd, char *buf, size_t size)
+static int probe_timeout_s(void)
+{
+	const char *v = getenv("OFFWHEEL_PYTHON_TIMEOUT");
+	char *end;
+	long s = v && *v ? strtol(v, &end, 10) : 0;
+	return v && *v && !*end && s >= 1 && s <= 3600 ? (int)s : PY_PROBE_TIMEOUT_S;
+}
+
+/* Everything the interpreter prints until it closes stdout; 0, or -1 when
+ * `timeout_s` passed first. */
+static int read_all(int fd, char *buf, size_t size, int timeout_s)
 {
 	size_t n = 0;
+	int64_t end = ow_mono_ms() + (int64_t)timeout_s * 1000;
+	int rc = 0;
 	for (;;) {
-		ssize_t r = read(fd, buf + n, size - 1 - n);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int64_t left = end - ow_mono_ms();
+		int pr = left > 0 ? poll(&p, 1, (int)left) : 0;
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr == 0) {
+			rc = -1;
+			break;
+		}
+		ssize_t r = pr < 0 ? -1 : read(fd, buf + n, size - 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -277,19 +317,25 @@ static int read_all(int fd, char *buf, size_t size)
 			break;
 	}
 	buf[n] = '\0';
-	return (int)n;
+	return rc;
 }
 
 static int spawn_python(const char *python, int fd_out, pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	posix_spawnattr_init(&at);
+	/* its own process group: a wrapper's children die with it on a timeout */
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&at, 0);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fd_out, 1);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	char *argv[] = {(char *)(uintptr_t)python, (char *)(uintptr_t) "-c",
 			(char *)(uintptr_t)py_script, NULL};
-	int err = posix_spawnp(pid, python, &fa, NULL, argv, environ);
+	int err = posix_spawnp(pid, python, &fa, &at, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
 	return err ? ow_err(OW_ENOENT, "%s: cannot run it (%s) — give a Python interpreter "
 				       "with --python, or the directory with --site-packages",
 			    python, strerror(err))
@@ -302,10 +348,16 @@ static int run_python(const char *python, char *buf, size_t size)
 	pid_t pid;
 	if (pipe2(fds, O_CLOEXEC))
 		return ow_err(OW_EIO, "pipe: %s", strerror(errno));
-	int rc = spawn_python(python, fds[1], &pid);
+	int rc = spawn_python(python, fds[1], &pid), timeout_s = probe_timeout_s();
 	close(fds[1]);
-	if (!rc)
-		read_all(fds[0], buf, size);
+	if (!rc && read_all(fds[0], buf, size, timeout_s)) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		rc = ow_err(OW_EIO, "%s: no answer within %d s (asked where torch is installed) — "
+		                         "check that it runs ('%s -V'), give another with --python, or "
+		                         "the directory with --site-packages",
+		            python, timeout_s, python);
+	}
 	close(fds[0]);
 	int status = 0;
 	if (!rc && (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)))

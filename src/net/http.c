@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,8 @@
 #include "event.h"
 #include "bytes.h"
 #include "clock.h"
+#include "fsbeneath.h"
+#include "url.h"
 
 /* ---- libcurl, loaded on first use ---------------------------------------------
  *
@@ -1312,6 +1315,32 @@ static void reset_attempt(struct xfer *x)
 	x->conditional = 0;
 }
 
+/* libcurl opens a file: URL with a blocking open() and reads whatever is
+ * there: a FIFO would hang the run past every deadline, a link to
+ * /dev/zero would stream until the size cap.  The path is opened here first
+ * without blocking and must be a regular file within the cap (what the
+ * local user swaps in between this check and libcurl's open is their own
+ * race); 0 when it is, else the attempt is decided. */
+static int check_local_file(struct xfer *x)
+{
+	char *path = NULL;
+	struct stat st;
+	int fd = -1, rc = ow_url_file_path(x->url, &path);
+	if (rc)
+		decide(x, V_FATAL, rc, "%s", ow_err_detail());
+	else if ((rc = ow_open_regular(path, &fd, &st)))
+		decide(x, V_FATAL, rc, "%s — %s", ow_err_detail(),
+		       rc == OW_EPOLICY ? "a local index holds regular files only; put the file itself there"
+		                        : "check the path of the local index");
+	else if (x->cap && (uint64_t)st.st_size > x->cap)
+		decide(x, V_FATAL, OW_ETOOBIG, "%s has %llu bytes, over the size cap of %llu", path,
+		       (unsigned long long)st.st_size, (unsigned long long)x->cap);
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return x->v == V_NONE ? 0 : -1;
+}
+
 static void start_attempt(struct xfer *x)
 {
 	struct ow_http *h = x->h;
@@ -1319,6 +1348,10 @@ static void start_attempt(struct xfer *x)
 	if (!x->hop)
 		x->req->res.attempts++;
 	x->hop = 0;
+	if (x->is_file && check_local_file(x)) {
+		finish(x, x->rc);
+		return;
+	}
 	x->easy = curl_easy_init();
 	if (!x->easy || build_headers(x)) {
 		decide(x, V_FATAL, OW_ENOMEM, "cannot set up the request");
@@ -1480,9 +1513,18 @@ static int pick_ca_file(const struct ow_http_opts *o, char **out)
 	*out = NULL;
 	if (!ca || !*ca)
 		return 0;
-	if (access(ca, R_OK))
+	struct stat st;
+	int fd, rc = ow_open_regular(ca, &fd, &st); /* OpenSSL's read of a FIFO would block */
+	if (rc == OW_EPOLICY) {
+		char why[512];
+		snprintf(why, sizeof why, "%s", ow_err_detail());
+		return ow_err(OW_EINVAL, "CA file %s — pass a PEM file with --cert (or fix "
+		              "SSL_CERT_FILE)", why);
+	}
+	if (rc)
 		return ow_err(OW_EINVAL, "CA file %s cannot be read — pass an existing PEM file "
 		              "with --cert (or fix SSL_CERT_FILE)", ca);
+	close(fd);
 	*out = strdup(ca);
 	return *out ? 0 : ow_err(OW_ENOMEM, "out of memory");
 }

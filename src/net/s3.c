@@ -448,8 +448,12 @@ static int call_fail(const struct ow_s3 *s, struct ow_http_call *c, int rc, cons
 		snprintf(where, sizeof where, "%s%s", s->base, key ? key : "");
 	else
 		snprintf(where, sizeof where, "s3://%s/%s%s", s->bucket, s->prefix, key ? key : "");
+	/* no answer at all (refused, unreachable, timed out, retries spent):
+	 * the store cannot be reached, an error (exit 1) like a wrong
+	 * credential, not an incomplete run; a TLS failure keeps its own code */
 	if (!c->status)
-		return ow_err(rc, "%s: %s — check %s and that the %s is up", where, c->detail,
+		return ow_err(rc == OW_ETLS ? rc : OW_EIO, "%s: %s — check %s and that the %s is up",
+		              where, c->detail,
 		              web ? "the URL" : "--endpoint", web ? "server" : "store");
 	if (rc == OW_EPOLICY && s->anonymous)
 		return ow_err(rc, "%s: %s refused (HTTP %ld%s%s) — it does not allow anonymous reads: "

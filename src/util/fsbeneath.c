@@ -181,6 +181,23 @@ int ow_open_regular_beneath(int dirfd, const char *rel, int *fd_out, struct stat
 	return 0;
 }
 
+int ow_open_regular(const char *path, int *fd_out, struct stat *st)
+{
+	*fd_out = -1;
+	memset(st, 0, sizeof *st);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: %s", path, strerror(errno));
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		int rc = ow_err(OW_EPOLICY, "%s is %s, not a regular file", path,
+		                ow_file_kind(st->st_mode));
+		close(fd);
+		return rc;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
 int ow_read_fd_small(int fd, const char *what, size_t max, char **buf, size_t *len)
 {
 	struct stat st;

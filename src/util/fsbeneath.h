@@ -33,6 +33,11 @@ int ow_read_beneath(int dirfd, const char *rel, size_t max, char **buf, size_t *
 /* Read exactly st_size bytes of an open regular file (at most max). */
 int ow_read_fd_small(int fd, const char *what, size_t max, char **buf, size_t *len);
 
+/* A path a user or an index names, for reading: opened O_NONBLOCK (a FIFO
+ * never blocks; links are followed), fstat'ed; OW_EPOLICY "PATH is a FIFO,
+ * not a regular file" otherwise, OW_ENOENT when it is missing; *st filled. */
+int ow_open_regular(const char *path, int *fd_out, struct stat *st);
+
 /* "a symbolic link", "a FIFO", "a directory", "a socket", "a device", "a file". */
 const char *ow_file_kind(mode_t mode);
 

@@ -564,8 +564,11 @@ static void on_done(void *ud, struct ow_http_req *req)
 	note_resume(d, &req->res);
 	if (req->res.rc) {
 		set_outcome(d, OW_FETCH_FAILED, req->res.rc, req->res.detail);
-		if (!f->metadata && d->size == 0)
-			drop_part(d); /* refused before its first byte: nothing to resume */
+		/* nothing to resume: refused before its first byte, over the size
+		 * cap, or read from a local index (a file: URL is read whole) */
+		if (!f->metadata && (d->size == 0 || req->res.rc == OW_ETOOBIG ||
+		                     !strncmp(d->item->url, "file:", 5)))
+			drop_part(d);
 	} else if (flush)
 		set_outcome(d, OW_FETCH_FAILED, flush, ow_err_detail());
 	else if (f->metadata)

@@ -382,3 +382,47 @@ resign() {
 	[ "$(jq -s length <<<"$output")" -eq 1 ]
 	[ "$(jq '.problems | length' <<<"$output")" -eq 1 ]
 }
+
+@test "--with-tool: a file name outside Debian's characters never reaches INSTALL.txt (exit 2, named)" {
+	d=$(copy_ex)
+	before=$(tree_sum "$d")
+	mkdir -p "$BATS_TEST_TMPDIR/debs"
+	cd "$BATS_TEST_TMPDIR"
+	for name in 'debs/$(touch PWNED).deb' 'debs/a b.deb' 'debs/x;id.deb' $'debs/\xff.deb' 'debs/.hidden.deb'; do
+		printf '!<arch>\ndebian-binary   0           0     0     100644  4         `\n2.0\n' >"$name"
+		run -2 timeout 60 "$OFFWHEEL" --home "$WS" export "$d" --target "$TARGET" --sign "$KEYS/k.sec" \
+			--with-tool "$name"
+		[[ $output == *"not a package name to put on a stick"*"letters, digits and . _ + ~ -"* ]] ||
+			{ echo "$name: $output"; false; }
+		[[ $output != *$'\xff'* ]] # shown escaped, never replayed
+		[ ! -e PWNED ] && [ ! -e "$d/PWNED" ]
+		[ "$(tree_sum "$d")" = "$before" ] || { echo "$name: the stick changed"; false; }
+	done
+	[[ $output == *"debs/.hidden.deb"* ]]
+	run -2 timeout 60 "$OFFWHEEL" --home "$WS" export "$d" --target "$TARGET" --with-tool $'debs/\xff.deb'
+	[[ $output == *'debs/\xff.deb'* ]] || { echo "$output"; false; }
+	# Debian's own spelling passes the name rule
+	printf '!<arch>\ndebian-binary   0           0     0     100644  4         `\n2.0\n' >"debs/offwheel_0.1.0+git~1_amd64.deb"
+	run timeout 60 "$OFFWHEEL" --home "$WS" export "$d" --target "$TARGET" --sign "$KEYS/k.sec" \
+		--with-tool "debs/offwheel_0.1.0+git~1_amd64.deb"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	grep -qF 'sudo apt install ./tools/offwheel_0.1.0+git~1_amd64.deb' "$d/INSTALL.txt"
+}
+
+@test "check --state FIFO: a state problem at once (exit 3, as an unreadable state), naming it, never waited on" {
+	mkfifo "$BATS_TEST_TMPDIR/state.fifo"
+	run timeout 20 "$OFFWHEEL" check "$SRV/ex" --pubkey "$KEYS/k.pub" --state "$BATS_TEST_TMPDIR/state.fifo"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ $output == *"state file $BATS_TEST_TMPDIR/state.fifo is a FIFO, not a regular file"* ]]
+	[ -p "$BATS_TEST_TMPDIR/state.fifo" ]
+}
+
+@test "export s3:// to a store that cannot be reached: exit 1 as the README says, naming the store" {
+	run env AWS_ACCESS_KEY_ID=AKX AWS_SECRET_ACCESS_KEY=SKX timeout 120 "$OFFWHEEL" --home "$WS" \
+		export s3://lab/x --endpoint http://127.0.0.1:9 --target "$TARGET" --sign "$KEYS/k.sec"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"s3://lab/x/"*"127.0.0.1"*"check --endpoint and that the store is up"* ]]
+	grep -q 'unreachable store: exit 1' "$OW_SOURCE_DIR/README.md"
+}

@@ -92,6 +92,44 @@ static void test_read_refuses_links_and_specials(void **state)
 	free_tree(&t);
 }
 
+/* A path a user names: links followed, anything but a regular file refused
+ * without blocking (a FIFO with no writer would hang a blocking open). */
+static void test_open_regular_by_path(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *rel;
+		int rc;
+		const char *says;
+	} cases[] = {
+		{"sub/f", 0, NULL},
+		{"sub/ln-file", 0, NULL},
+		{"sub/fifo", OW_EPOLICY, "sub/fifo is a FIFO, not a regular file"},
+		{"sub", OW_EPOLICY, "sub is a directory, not a regular file"},
+		{"sub/missing", OW_ENOENT, "sub/missing"},
+	};
+	struct tree t;
+	make_tree(&t);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char p[4200];
+		struct stat st;
+		int fd = -2;
+		path(p, sizeof p, t.root, cases[i].rel);
+		int rc = ow_open_regular(p, &fd, &st);
+		if (rc != cases[i].rc || (cases[i].says && !strstr(ow_err_detail(), cases[i].says)))
+			fail_msg("%s: rc %d (want %d), '%s'", cases[i].rel, rc, cases[i].rc, ow_err_detail());
+		assert_true(rc ? fd == -1 : fd >= 0 && S_ISREG(st.st_mode));
+		if (fd >= 0)
+			close(fd);
+	}
+	char dev[] = "/dev/zero";
+	struct stat st;
+	int fd;
+	assert_int_equal(ow_open_regular(dev, &fd, &st), OW_EPOLICY);
+	assert_non_null(strstr(ow_err_detail(), "/dev/zero is a device"));
+	free_tree(&t);
+}
+
 static void test_mkdir_and_write_never_escape(void **state)
 {
 	(void)state;
@@ -159,6 +197,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_refuses_links_and_specials),
+		cmocka_unit_test(test_open_regular_by_path),
 		cmocka_unit_test(test_mkdir_and_write_never_escape),
 		cmocka_unit_test(test_tmpat_discard_leaves_nothing),
 	};
