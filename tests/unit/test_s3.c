@@ -173,29 +173,29 @@ static void test_checksum_base64(void **state)
 static void test_error_text(void **state)
 {
 	char t[300];
-	ow_s3_error_text("<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code>"
+	ow_s3_error_text(NULL, "<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code>"
 	                 "<Message>The request signature we calculated does not match\n</Message>"
 	                 "</Error>", t, sizeof t);
 	assert_string_equal(t, "SignatureDoesNotMatch: The request signature we calculated does "
 	                       "not match ");
-	ow_s3_error_text("not xml at all", t, sizeof t);
+	ow_s3_error_text(NULL, "not xml at all", t, sizeof t);
 	assert_string_equal(t, "");
 	/* entities and character references decoded (SeaweedFS writes quotes as &#34;) */
-	ow_s3_error_text("<Error><Code>NoSuchKey</Code><Message>a &amp; b &lt;&#34;k&#x41;&#233;"
+	ow_s3_error_text(NULL, "<Error><Code>NoSuchKey</Code><Message>a &amp; b &lt;&#34;k&#x41;&#233;"
 	                 "&quot;&gt;</Message></Error>", t, sizeof t);
 	assert_string_equal(t, "NoSuchKey: a & b <\"kA\xc3\xa9\">");
 	/* not plain text: an unknown entity, markup inside, a NUL reference, an
 	 * unterminated element -> nothing taken from it */
-	ow_s3_error_text("<Error><Code>X</Code><Message>&bogus;</Message></Error>", t, sizeof t);
+	ow_s3_error_text(NULL, "<Error><Code>X</Code><Message>&bogus;</Message></Error>", t, sizeof t);
 	assert_string_equal(t, "X");
-	ow_s3_error_text("<Error><Code>X<b>y</b></Code></Error>", t, sizeof t);
+	ow_s3_error_text(NULL, "<Error><Code>X<b>y</b></Code></Error>", t, sizeof t);
 	assert_string_equal(t, "");
-	ow_s3_error_text("<Error><Code>&#0;</Code></Error>", t, sizeof t);
+	ow_s3_error_text(NULL, "<Error><Code>&#0;</Code></Error>", t, sizeof t);
 	assert_string_equal(t, "");
-	ow_s3_error_text("<Error><Code>Unterminated", t, sizeof t);
+	ow_s3_error_text(NULL, "<Error><Code>Unterminated", t, sizeof t);
 	assert_string_equal(t, "");
 	/* a longer name sharing the start is another element */
-	ow_s3_error_text("<Error><CodeX>no</CodeX><Code>yes</Code></Error>", t, sizeof t);
+	ow_s3_error_text(NULL, "<Error><CodeX>no</CodeX><Code>yes</Code></Error>", t, sizeof t);
 	assert_string_equal(t, "yes");
 }
 
