@@ -199,6 +199,29 @@ static void test_error_text(void **state)
 	assert_string_equal(t, "yes");
 }
 
+/* A store that echoes what it was sent: offwheel's own credentials never
+ * reach a message, even when the text around them is long. */
+static void test_error_text_redacts_credentials(void **state)
+{
+	struct ow_s3 s;
+	char t[300];
+	setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLEKEY01", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG", 1);
+	setenv("AWS_SESSION_TOKEN", "FwoGZXIvYXdzEXAMPLETOKEN", 1);
+	assert_int_equal(ow_s3_open("s3://lab/p", "http://alice:pw@127.0.0.1:1", 1, NULL, &s), 0);
+	ow_s3_error_text(&s, "<Error><Code>AccessDenied</Code><Message>key AKIAEXAMPLEKEY01 "
+	                 "secret wJalrXUtnFEMI/K7MDENG token FwoGZXIvYXdzEXAMPLETOKEN, again "
+	                 "wJalrXUtnFEMI/K7MDENG</Message></Error>", t, sizeof t);
+	assert_string_equal(t, "AccessDenied: key *** secret *** token ***, again ***");
+	ow_s3_error_text(NULL, "<Error><Code>X</Code><Message>AKIAEXAMPLEKEY01</Message></Error>", t,
+	                 sizeof t);
+	assert_string_equal(t, "X: AKIAEXAMPLEKEY01");
+	/* a bad endpoint is named without its password */
+	assert_int_equal(ow_s3_open("s3://lab/p", "ftp://alice:pw0rd@host", 1, NULL, &s), OW_EINVAL);
+	assert_null(strstr(ow_err_detail(), "pw0rd"));
+	assert_non_null(strstr(ow_err_detail(), "ftp://***@host"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +233,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_http_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_base64, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_error_text_redacts_credentials, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
