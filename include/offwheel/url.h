@@ -61,6 +61,11 @@ void ow_url_policy_clear(struct ow_url_policy *p);
  * known, unless allow_file_outside_root). */
 int ow_url_check_page(const struct ow_url_policy *pol, const char *page_url);
 
+/* A printable, truncated copy of untrusted text for messages: control and
+ * non-ASCII bytes become \xNN, the result is cut with "..." to fit, and a
+ * URL's userinfo (user:password@) is shown as "***". */
+void ow_url_printable(const char *s, char *buf, size_t bufsz);
+
 /* Links of index pages that were rejected (refused by the policy, or not a
  * wheel link): how many, and the first few reasons, each "PAGE: href ...:
  * why", so that a command that crawls on the way can say why a page gave

@@ -9,6 +9,7 @@
 #include "offwheel/export.h"
 #include "mixedargs.h"
 #include "offwheel/str.h"
+#include "offwheel/url.h"
 
 static const char usage[] =
 	"check DIR|s3://BUCKET/PREFIX|URL --pubkey KEY.pub [--state FILE] [--endpoint URL]";
@@ -233,8 +234,11 @@ int cmd_check(struct cli *c, int argc, char **argv)
 	                          .ca_file = a.cert};
 	struct ow_check_report r;
 	rc = ow_export_check(&o, &r);
+	char url[PATH_MAX]; /* a URL's userinfo (user:password@) shown as "***" */
+	if (strstr(argv[1], "://"))
+		ow_url_printable(argv[1], url, sizeof url);
 	if (rc == 0 || rc == OW_EVERIFY)
-		render(c, argv[1], &r);
+		render(c, strstr(argv[1], "://") ? url : argv[1], &r);
 	else
 		rc = cli_fail(c, rc);
 	ow_check_report_free(&r);

@@ -19,6 +19,7 @@
 #include "fsbeneath.h"
 #include "fsutil.h"
 #include "digest.h"
+#include "offwheel/url.h"
 #include "s3.h"
 
 #define SUMS_MAX (64u << 20)
@@ -244,16 +245,28 @@ static void walk(int dfd, const char *rel, const struct ex_files *want,
 		closedir(d);
 }
 
-/* Step 4 on a store: objects under the prefix the manifest does not list. */
-static void walk_remote(struct ex_remote *rx, const struct ex_files *want,
-                        struct ow_check_report *r)
+/* Step 4 on a store: objects under the prefix the manifest does not list.
+ * A listing that fails (over the size cap, stalled, endless) is an error,
+ * never a verdict: the check for extra objects is not skipped silently. */
+static int walk_remote(struct ex_remote *rx, const struct ex_files *want,
+                       struct ow_check_report *r)
 {
 	struct ex_files all = {0};
-	if (ex_remote_list(rx, &all) == 0)
-		for (size_t i = 0; i < all.n; i++)
-			if (!ex_files_find(want, all.v[i].path) && ex_s3_owned_path(all.v[i].path))
-				problem(r, "extra", all.v[i].path, "not in the manifest");
+	int rc = ex_remote_list(rx, want->n + 3, &all); /* + SHA256SUMS{,.sig}, manifest */
+	for (size_t i = 0; !rc && i < all.n; i++)
+		if (!ex_files_find(want, all.v[i].path) && ex_s3_owned_path(all.v[i].path))
+			problem(r, "extra", all.v[i].path, "not in the manifest");
 	ex_files_free(&all);
+	if (rc == OW_EUNSUPPORTED) /* a web server: nothing to list */
+		return 0;
+	if (rc) {
+		char *why = strdup(ow_err_detail());
+		rc = ow_err(OW_EINCOMPLETE, "cannot list the export's objects: %s — the check for "
+		            "objects the manifest does not list could not run, so the export was not "
+		            "judged; try again when the store answers", why ? why : "out of memory");
+		free(why);
+	}
+	return rc;
 }
 
 static int check_files_remote(struct ex_remote *rx, struct ow_check_report *r,
@@ -475,10 +488,11 @@ static int check_freshness(struct ow_check_report *r, const struct ex_manifest *
 	return 0;
 }
 
-static void check_manifest_and_files(const struct ow_check_opts *o, const struct csrc *src,
-                                     struct ow_check_report *r,
-                                     struct ex_manifest *m, const struct ex_files *sums,
-                                     const char *state)
+/* Steps 3 to 5; an error only when the store could not be listed. */
+static int check_manifest_and_files(const struct ow_check_opts *o, const struct csrc *src,
+                                    struct ow_check_report *r,
+                                    struct ex_manifest *m, const struct ex_files *sums,
+                                    const char *state)
 {
 	r->sequence = m->sequence;
 	r->created = m->created;
@@ -491,7 +505,9 @@ static void check_manifest_and_files(const struct ow_check_opts *o, const struct
 	snprintf(r->name, sizeof r->name, "%s", m->name);
 	check_claims(o, r, m, sums);
 	if (src->rx) {
-		walk_remote(src->rx, &m->files, r);
+		int rc = walk_remote(src->rx, &m->files, r);
+		if (rc)
+			return rc;
 		check_files_remote(src->rx, r, &m->files);
 	} else {
 		int top = openat(src->root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -500,12 +516,14 @@ static void check_manifest_and_files(const struct ow_check_opts *o, const struct
 		check_files(o, src->root, r, &m->files);
 	}
 	check_freshness(r, m, state, o->now ? o->now : (int64_t)time(NULL));
+	return 0;
 }
 
 int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 {
 	char state[PATH_MAX], *sums_text = NULL;
 	size_t sums_n = 0;
+	int listing = 0; /* the store could not be listed */
 	struct ex_files sums = {0};
 	struct ex_manifest m = {0};
 	memset(r, 0, sizeof *r);
@@ -528,10 +546,14 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 			problem(r, "manifest", OW_EXPORT_SUMS, "%s", ow_err_detail());
 		ex_files_sort(&sums);
 		if (!rc && !load_manifest(&src, r, &sums, &m))
-			check_manifest_and_files(o, &src, r, &m, &sums,
-			                         o->state_path ? o->state_path : state);
+			listing = check_manifest_and_files(o, &src, r, &m, &sums,
+			                                   o->state_path ? o->state_path : state);
 	}
 	int unreadable = src.rx && !r->n && rc; /* the store could not be read at all */
+	if (listing) {
+		unreadable = 1;
+		rc = listing;
+	}
 	if (root >= 0)
 		close(root);
 	ex_remote_free(src.rx);
@@ -541,6 +563,8 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 	if (unreadable)
 		return rc;
 	r->valid = r->n == 0;
-	return r->valid ? 0 : ow_err(OW_EVERIFY, "%s: %zu problem%s", o->dir, r->n,
+	char shown[PATH_MAX];
+	ow_url_printable(o->dir, shown, sizeof shown); /* userinfo as "***" */
+	return r->valid ? 0 : ow_err(OW_EVERIFY, "%s: %zu problem%s", remote ? shown : o->dir, r->n,
 	                             r->n == 1 ? "" : "s");
 }

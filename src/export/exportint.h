@@ -174,8 +174,9 @@ int ex_remote_open(const struct ow_check_opts *o, struct ex_remote **out);
 void ex_remote_free(struct ex_remote *x);
 /* A small file of the tree into memory (OW_ENOENT when absent). */
 int ex_remote_read(struct ex_remote *x, const char *rel, char **t, size_t *n);
-/* Every object under the prefix (s3:// only; OW_EUNSUPPORTED otherwise). */
-int ex_remote_list(struct ex_remote *x, struct ex_files *out);
+/* Every object under the prefix of an export of `expect` files (s3:// only;
+ * OW_EUNSUPPORTED otherwise). */
+int ex_remote_list(struct ex_remote *x, size_t expect, struct ex_files *out);
 /* Stream the files whose rc[i] is 1 through SHA-256 in parallel: rc[i]
  * becomes 2 (got, sizes set), 3 (larger than the manifest says) or an
  * error code with err[i] its detail. */

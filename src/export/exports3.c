@@ -125,11 +125,13 @@ static const struct ex_file *listed(const struct ex_s3run *u, const char *key)
 	return ex_files_find(&u->listing, key);
 }
 
-/* Every object under the prefix as a sorted file list (path, size). */
-static int list_files(struct ow_http_conn *c, const struct ow_s3 *s, struct ex_files *out)
+/* Every object under the prefix as a sorted file list (path, size), for an
+ * export of `expect` files. */
+static int list_files(struct ow_http_conn *c, const struct ow_s3 *s, size_t expect,
+                      struct ex_files *out)
 {
 	struct ow_s3_list l;
-	int rc = ow_s3_list(c, s, &l);
+	int rc = ow_s3_list(c, s, expect, &l);
 	for (size_t i = 0; !rc && i < l.n; i++)
 		rc = ex_files_add(out, l.v[i].key, l.v[i].size, NULL);
 	if (!rc)
@@ -319,7 +321,7 @@ int ex_s3_begin(ow_store *s, const struct ow_export_opts *o, const struct ex_fil
 	snprintf(u->url, sizeof u->url, "s3://%s%s%.*s", u->s3.bucket, pl ? "/" : "",
 	         pl ? (int)pl - 1 : 0, u->s3.prefix);
 	if (!rc)
-		rc = list_files(u->cn.v[0], &u->s3, &u->listing);
+		rc = list_files(u->cn.v[0], &u->s3, want->n, &u->listing);
 	if (rc)
 		return rc;
 	if (listed(u, OW_EXPORT_SIG) && o->key && prev_signed(u, o->key, prev) == 0)
@@ -353,6 +355,12 @@ int ex_s3_gateway(const struct ex_s3run *u, char *out, size_t n)
 	out[bl + pl] = '\0';
 	while (bl + pl > 0 && out[bl + pl - 1] == '/')
 		out[--pl + bl] = '\0';
+	/* the gateway is read anonymously: an endpoint's user:password@ stays out */
+	char *auth = strstr(out, "://");
+	auth = auth ? auth + 3 : out;
+	char *at = memrchr(auth, '@', strcspn(auth, "/?#"));
+	if (at)
+		memmove(auth, at + 1, strlen(at + 1) + 1);
 	return 0;
 }
 
@@ -568,10 +576,10 @@ int ex_remote_read(struct ex_remote *x, const char *rel, char **t, size_t *n)
 	return mem_get(x->cn.v[0], &x->s3, rel, t, n);
 }
 
-/* Every key under the prefix (NULL list when the source cannot list). */
-int ex_remote_list(struct ex_remote *x, struct ex_files *out)
+/* Every key under the prefix (OW_EUNSUPPORTED when the source cannot list). */
+int ex_remote_list(struct ex_remote *x, size_t expect, struct ex_files *out)
 {
-	return x->listable ? list_files(x->cn.v[0], &x->s3, out) : OW_EUNSUPPORTED;
+	return x->listable ? list_files(x->cn.v[0], &x->s3, expect, out) : OW_EUNSUPPORTED;
 }
 
 struct rhash {

@@ -1811,7 +1811,28 @@ struct call_run {
 	int read_err;    /* errno of a failed pread */
 	size_t err_len;
 	long status;     /* of the response being read */
+	const char *shown; /* the URL for messages: userinfo as "***" */
+	long stall_s;      /* no byte either way for this long: stalled */
+	int64_t last_move; /* when bytes last moved (ms) */
+	curl_off_t moved;  /* bytes up and down so far */
+	int stalled;
 };
+
+/* Nothing at all moved for stall_s: curl's own low-speed check averages
+ * over a window of several seconds, so a burst then silence goes unnoticed
+ * for long (the transfer engine's check_silence, for calls). */
+static int call_progress_cb(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct call_run *r = ud;
+	int64_t t = now_ms();
+	(void)dt, (void)ut;
+	if (dn + un != r->moved) {
+		r->moved = dn + un;
+		r->last_move = t;
+	}
+	r->stalled = r->stall_s > 0 && t - r->last_move > r->stall_s * 1000;
+	return r->stalled;
+}
 
 static size_t call_read_cb(char *buf, size_t size, size_t nitems, void *ud)
 {
@@ -1863,8 +1884,10 @@ static size_t call_write_cb(char *p, size_t size, size_t nmemb, void *ud)
 		return n;
 	}
 	if (r->got + n > r->cap) {
-		r->sink_rc = ow_err(OW_ETOOBIG, "%s %s: response larger than %llu bytes", c->method,
-		                    c->url, (unsigned long long)r->cap);
+		r->sink_rc = ow_err(OW_ETOOBIG, "%s %s: the answer is over the %llu-byte cap (HTTP "
+		                    "%ld) — the server sent more than this can be; check the URL "
+		                    "and the server", c->method, r->shown, (unsigned long long)r->cap,
+		                    r->status);
 		return 0;
 	}
 	r->got += n;
@@ -1944,6 +1967,9 @@ static CURLcode call_attempt(struct ow_http_conn *k, struct call_run *r, struct 
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, call_header_cb);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, call_progress_cb);
+	curl_easy_setopt(e, CURLOPT_XFERINFODATA, r);
+	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	if (c->aws_sigv4) {
@@ -1971,6 +1997,27 @@ static CURLcode call_attempt(struct ow_http_conn *k, struct call_run *r, struct 
 		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method);
 	}
 	return curl_easy_perform(e);
+}
+
+/* A timeout named by what happened: the store stopped sending (curl's
+ * low-speed check: under low_speed_bytes a second for low_speed_time_s), or
+ * the attempt's whole time ran out. */
+static void call_timeout_detail(const struct ow_http_conn *k, const struct call_run *r,
+                                int64_t ms, char *out, size_t n)
+{
+	const struct ow_http_call *c = r->c;
+	long lim = k->o.low_speed_time_s;
+	if (k->o.attempt_timeout_ms > 0 && ms + 100 >= k->o.attempt_timeout_ms)
+		snprintf(out, n, "%s %s: no complete answer within %.0f s (%llu body bytes) — the "
+		         "server is too slow or hung; try again later", c->method, r->shown,
+		         (double)k->o.attempt_timeout_ms / 1000.0, (unsigned long long)r->got);
+	else if (r->status)
+		snprintf(out, n, "%s %s: stalled after %llu bytes (HTTP %ld, no data for %ld s) — the "
+		         "server stopped sending; check it and try again", c->method, r->shown,
+		         (unsigned long long)r->got, r->status, lim);
+	else
+		snprintf(out, n, "%s %s: no answer for %ld s (stalled before the response headers) "
+		         "— the server is hung; check it and try again", c->method, r->shown, lim);
 }
 
 static void call_sleep(struct ow_http_conn *k, unsigned attempts)
@@ -2001,8 +2048,13 @@ int ow_http_call(struct ow_http_conn *k, struct ow_http_call *c)
 	}
 	int64_t start = now_ms();
 	int rc = 0;
+	char shown[512]; /* cut with "..." to leave the detail room for the cause */
+	ow_url_printable(c->url, shown, sizeof shown);
 	for (;;) {
-		struct call_run r = {.c = c, .cap = c->max_size ? c->max_size : 64u << 20};
+		int64_t t0 = now_ms();
+		struct call_run r = {.c = c, .cap = c->max_size ? c->max_size : 64u << 20,
+		                     .shown = shown, .stall_s = k->o.low_speed_time_s,
+		                     .last_move = t0};
 		c->attempts++;
 		c->error_body[0] = '\0';
 		CURLcode cc = call_attempt(k, &r, hdrs, errbuf);
@@ -2015,21 +2067,26 @@ int ow_http_call(struct ow_http_conn *k, struct ow_http_call *c)
 		} else if (r.read_err) {
 			rc = OW_EIO;
 			snprintf(c->detail, sizeof c->detail, "%s %s: reading the body to send failed: %s",
-			         c->method, c->url, strerror(r.read_err));
+			         c->method, shown, strerror(r.read_err));
 		} else if (cc != CURLE_OK) {
-			rc = is_tls_error(cc) ? OW_ETLS : cc == CURLE_OPERATION_TIMEDOUT ? OW_ETIMEOUT : OW_ENET;
-			again = rc != OW_ETLS && (is_transient(cc) || cc == CURLE_OPERATION_TIMEDOUT);
-			snprintf(c->detail, sizeof c->detail, "%s %s: %s%s", c->method, c->url,
-			         errbuf[0] ? errbuf : curl_easy_strerror(cc),
-			         rc == OW_ETLS ? " — check the host name and the system clock; for a "
-			                         "private CA pass --cert FILE (or set SSL_CERT_FILE)" : "");
+			int timeout = cc == CURLE_OPERATION_TIMEDOUT || r.stalled;
+			rc = is_tls_error(cc) ? OW_ETLS : timeout ? OW_ETIMEOUT : OW_ENET;
+			again = rc != OW_ETLS && (is_transient(cc) || timeout);
+			if (rc == OW_ETIMEOUT)
+				call_timeout_detail(k, &r, now_ms() - t0, c->detail, sizeof c->detail);
+			else
+				snprintf(c->detail, sizeof c->detail, "%s %s: %s%s%s", c->method, shown,
+				         errbuf[0] ? errbuf : curl_easy_strerror(cc),
+				         r.status ? " (the answer broke off)" : "",
+				         rc == OW_ETLS ? " — check the host name and the system clock; for a "
+				                         "private CA pass --cert FILE (or set SSL_CERT_FILE)" : "");
 		} else if (r.status >= 200 && r.status <= 299) {
 			rc = 0;
 		} else {
 			rc = r.status == 404 ? OW_ENOENT : r.status == 401 || r.status == 403 ? OW_EPOLICY
 			                                                                      : OW_EHTTP;
 			again = call_retryable(r.status);
-			snprintf(c->detail, sizeof c->detail, "%s %s: HTTP %ld", c->method, c->url, r.status);
+			snprintf(c->detail, sizeof c->detail, "%s %s: HTTP %ld", c->method, shown, r.status);
 		}
 		if (!again || c->attempts >= k->o.max_attempts ||
 		    now_ms() - start > k->o.retry_budget_ms)

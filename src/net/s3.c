@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "clock.h"
 #include "digest.h"
 #include "fsutil.h"
 #include "offwheel/error.h"
+#include "url.h"
 
 int ow_s3_is_url(const char *s)
 {
@@ -195,15 +197,17 @@ int ow_s3_open(const char *url, const char *endpoint, int need_creds,
 	if (!endpoint)
 		endpoint = env("AWS_ENDPOINT_URL_S3") ? env("AWS_ENDPOINT_URL_S3") : env("AWS_ENDPOINT_URL");
 	if (endpoint) {
+		char shown[700];
+		ow_url_printable(endpoint, shown, sizeof shown);
 		size_t el = strlen(endpoint);
 		while (el && endpoint[el - 1] == '/')
 			el--;
 		int http_ok = !strncmp(endpoint, "http://", 7);
 		if (!http_ok && strncmp(endpoint, "https://", 8))
 			return ow_err(OW_EINVAL, "--endpoint %s: not an http(s) URL (https://HOST[:PORT])",
-			              endpoint);
+			              shown);
 		if (el + bl + 3 > sizeof s->base)
-			return ow_err(OW_EINVAL, "--endpoint %s: too long", endpoint);
+			return ow_err(OW_EINVAL, "--endpoint %s: too long", shown);
 		if (http_ok)
 			s->flags |= OW_HTTP_ALLOW_HTTP;
 		snprintf(s->bucket_url, sizeof s->bucket_url, "%.*s/%s", (int)el, endpoint, s->bucket);
@@ -423,10 +427,37 @@ static char *xml_child(struct span s, const char *name)
 	return xml_next(&s, name, &in) ? xml_text(in) : NULL;
 }
 
-void ow_s3_error_text(const char *xml, char *out, size_t n)
+/* Every occurrence of `secret` in s (malloc'd text) shown as "***". */
+static void redact(char *s, const char *secret, size_t sl)
+{
+	char *p;
+	if (!s || sl < 4) /* shorter is no credential, and would wreck the text */
+		return;
+	while ((p = memmem(s, strlen(s), secret, sl)) != NULL) {
+		memcpy(p, "***", 3);
+		memmove(p + 3, p + sl, strlen(p + sl) + 1);
+	}
+}
+
+/* A store may echo what it was sent (an access key id, a session token, in
+ * a misconfigured one even the secret): never printed. */
+static void redact_creds(const struct ow_s3 *s, char *text)
+{
+	const char *colon = s ? strchr(s->userpwd, ':') : NULL;
+	if (!colon)
+		return;
+	const char *tok = s->token_hdr[0] ? strchr(s->token_hdr, ':') + 2 : "";
+	redact(text, colon + 1, strlen(colon + 1));
+	redact(text, tok, strlen(tok));
+	redact(text, s->userpwd, (size_t)(colon - s->userpwd));
+}
+
+void ow_s3_error_text(const struct ow_s3 *s, const char *xml, char *out, size_t n)
 {
 	struct span all = {xml, xml + strlen(xml)};
 	char *code = xml_child(all, "Code"), *msg = xml_child(all, "Message");
+	redact_creds(s, code);
+	redact_creds(s, msg);
 	out[0] = '\0';
 	if (code && *code)
 		snprintf(out, n, "%.64s%s%.200s", code, msg && *msg ? ": " : "", msg ? msg : "");
@@ -440,14 +471,16 @@ void ow_s3_error_text(const char *xml, char *out, size_t n)
 /* A failed call as an error naming the store's reason and what to do. */
 static int call_fail(const struct ow_s3 *s, struct ow_http_call *c, int rc, const char *key)
 {
-	char why[300], where[1400];
-	ow_s3_error_text(c->error_body, why, sizeof why);
+	char why[300], where[1400], raw[1400], bucket_url[700];
+	ow_s3_error_text(s, c->error_body, why, sizeof why);
 	const char *what = key ? key : "the listing";
 	int web = !strcmp(s->bucket, "(http)"); /* ow_s3_open_http: a plain web server */
-	if (web)
-		snprintf(where, sizeof where, "%s%s", s->base, key ? key : "");
-	else
+	if (web) {
+		snprintf(raw, sizeof raw, "%s%s", s->base, key ? key : "");
+		ow_url_printable(raw, where, sizeof where);
+	} else {
 		snprintf(where, sizeof where, "s3://%s/%s%s", s->bucket, s->prefix, key ? key : "");
+	}
 	/* no answer at all (refused, unreachable, timed out, retries spent):
 	 * the store cannot be reached, an error (exit 1) like a wrong
 	 * credential, not an incomplete run; a TLS failure keeps its own code */
@@ -455,6 +488,8 @@ static int call_fail(const struct ow_s3 *s, struct ow_http_call *c, int rc, cons
 		return ow_err(rc == OW_ETLS ? rc : OW_EIO, "%s: %s — check %s and that the %s is up",
 		              where, c->detail,
 		              web ? "the URL" : "--endpoint", web ? "server" : "store");
+	if (c->status >= 200 && c->status <= 299) /* the answer began well, then broke */
+		return ow_err(rc, "%s: %s", where, c->detail);
 	if (rc == OW_EPOLICY && s->anonymous)
 		return ow_err(rc, "%s: %s refused (HTTP %ld%s%s) — it does not allow anonymous reads: "
 		                  "give credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY) or a URL "
@@ -466,10 +501,11 @@ static int call_fail(const struct ow_s3 *s, struct ow_http_call *c, int rc, cons
 		                  "(%s) and that they may %s in this bucket",
 		              where, c->method, what, c->status, *why ? ", " : "", why, s->region,
 		              !strcmp(c->method, "GET") || !strcmp(c->method, "HEAD") ? "read" : "write");
+	ow_url_printable(s->bucket_url, bucket_url, sizeof bucket_url);
 	if (strstr(why, "NoSuchBucket"))
 		return ow_err(OW_ENOENT, "s3://%s: no such bucket at %s — create it first (aws s3 mb "
 		                         "s3://%s) or check the name and --endpoint",
-		              s->bucket, s->bucket_url, s->bucket);
+		              s->bucket, bucket_url, s->bucket);
 	return ow_err(rc, "%s: %s failed: HTTP %ld%s%s", where, c->method, c->status,
 	              *why ? ", " : "", why);
 }
@@ -554,13 +590,47 @@ static int list_page(const struct ow_s3 *s, struct span body, struct ow_s3_list 
 	return rc;
 }
 
-int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, struct ow_s3_list *out)
+/* Why a listing must stop before the store says it ended, or 0: a store
+ * that keeps sending continuation tokens would be listed for hours.  Pages
+ * that bring keys (500 or more on average; S3 sends 1000) are honest and
+ * earn more pages; keys beyond 10 times the export's files and 100,000
+ * others, or a listing over OW_S3_LIST_MAX_S, are not one export's prefix. */
+static int list_bounded(const struct ow_s3 *s, size_t expect, size_t pages, size_t keys,
+                        int64_t start, const char *token, const char *last)
+{
+	size_t max_pages = 10 + expect / 100 + keys / 500, max_keys = 10 * expect + 100000;
+	double secs = (double)(ow_mono_ms() - start) / 1000.0;
+	const char *what = "the listing of s3://";
+	if (token && last && !strcmp(token, last))
+		return ow_err(OW_EPARSE, "%s%s/%s stopped: the store sent the same continuation "
+		              "token twice (page %zu) — it is broken or not an S3 API; check "
+		              "--endpoint", what, s->bucket, s->prefix, pages);
+	if (token && pages >= max_pages)
+		return ow_err(OW_ETOOBIG, "%s%s/%s stopped after %zu pages with %zu keys (at most %zu "
+		              "pages expected for an export of %zu files) — the store keeps sending "
+		              "continuation tokens; check --endpoint", what, s->bucket, s->prefix,
+		              pages, keys, max_pages, expect);
+	if (token && keys > max_keys)
+		return ow_err(OW_ETOOBIG, "%s%s/%s stopped after %zu keys in %zu pages (at most %zu "
+		              "expected for an export of %zu files) — give the export a prefix of "
+		              "its own", what, s->bucket, s->prefix, keys, pages, max_keys, expect);
+	if (token && secs > OW_S3_LIST_MAX_S)
+		return ow_err(OW_ETIMEOUT, "%s%s/%s stopped after %.0f s (%zu pages, %zu keys; the "
+		              "limit is %d s) — the store is too slow or keeps sending continuation "
+		              "tokens; check --endpoint", what, s->bucket, s->prefix, secs, pages, keys,
+		              OW_S3_LIST_MAX_S);
+	return 0;
+}
+
+int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, size_t expect,
+               struct ow_s3_list *out)
 {
 	memset(out, 0, sizeof *out);
 	size_t cap = 0;
-	char *token = NULL;
+	char *token = NULL, *last = NULL;
 	int rc = 0;
-	for (unsigned page = 0; !rc; page++) {
+	int64_t start = ow_mono_ms();
+	for (size_t page = 0; !rc; page++) {
 		/* the query's names in sorted order: SigV4 signs them that way */
 		char url[4096], hs[128];
 		size_t o = (size_t)snprintf(url, sizeof url, "%s?", s->bucket_url);
@@ -573,7 +643,8 @@ int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, struct ow_s3_list 
 		o += (size_t)snprintf(url + o, sizeof url - o, "list-type=2&prefix=");
 		if (!rc && enc(url, sizeof url, &o, s->prefix, 0))
 			rc = ow_err(OW_ETOOBIG, "s3: prefix too long");
-		free(token);
+		free(last);
+		last = token;
 		token = NULL;
 		if (rc)
 			break;
@@ -583,10 +654,13 @@ int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, struct ow_s3_list 
 		if (!(rc = call_mem(c, s, &call, NULL, &m)))
 			rc = list_page(s, span_of(&m), out, &cap, &token);
 		ow_http_membuf_free(&m);
-		if (!token || page > 100000)
+		if (!rc)
+			rc = list_bounded(s, expect, page + 1, out->n, start, token, last);
+		if (!token)
 			break;
 	}
 	free(token);
+	free(last);
 	if (rc)
 		ow_s3_list_free(out);
 	return rc;
@@ -929,18 +1003,20 @@ int ow_s3_open_http(const char *url, const struct ow_http_opts *http, struct ow_
 {
 	memset(s, 0, sizeof *s);
 	s3_http_opts(s, http);
+	char shown[700];
+	ow_url_printable(url, shown, sizeof shown);
 	int plain = !strncmp(url, "http://", 7);
 	if (!plain && strncmp(url, "https://", 8))
-		return ow_err(OW_EINVAL, "%s: not an http(s):// or s3:// URL", url);
+		return ow_err(OW_EINVAL, "%s: not an http(s):// or s3:// URL", shown);
 	size_t n = strlen(url);
 	while (n && url[n - 1] == '/')
 		n--;
 	if (n + 2 > sizeof s->base)
-		return ow_err(OW_EINVAL, "%s: URL too long", url);
+		return ow_err(OW_EINVAL, "%s: URL too long", shown);
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)url[i] <= 0x20 || url[i] == 0x7f || url[i] == '?' || url[i] == '#')
 			return ow_err(OW_EINVAL, "%s: the URL holds a space, a control character, '?' or "
-			                         "'#' — give the URL of the export's directory", url);
+			                         "'#' — give the URL of the export's directory", shown);
 	memcpy(s->bucket_url, url, n);
 	memcpy(s->base, url, n);
 	s->base[n] = '/';

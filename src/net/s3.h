@@ -72,8 +72,14 @@ struct ow_s3_list {
 	struct ow_s3_object *v;
 	size_t n;
 };
-/* Every object under the prefix (ListObjectsV2, page by page). */
-int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, struct ow_s3_list *out);
+/* Every object under the prefix (ListObjectsV2, page by page), for an
+ * export of `expect` files: a store that keeps sending pages (few keys and
+ * a continuation token each, the same token twice, far more keys than such
+ * an export and its neighbours hold, or for over OW_S3_LIST_MAX_S) is an
+ * error that says why the listing stopped. */
+#define OW_S3_LIST_MAX_S 300
+int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, size_t expect,
+               struct ow_s3_list *out);
 void ow_s3_list_free(struct ow_s3_list *l);
 /* Keys with unfinished multipart uploads under the prefix are aborted when
  * `want(ud, key)` says the key is one this run writes. */
@@ -98,7 +104,9 @@ int ow_s3_get(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
               int (*on_data)(void *ud, const void *buf, size_t len), int (*on_restart)(void *ud),
               void *ud, uint64_t max);
 
-/* The text S3 put in an <Error> body ("AccessDenied: ..."), for messages. */
-void ow_s3_error_text(const char *xml, char *out, size_t n);
+/* The text S3 put in an <Error> body ("AccessDenied: ..."), for messages;
+ * s's own credentials (key id, secret, session token) in it are shown as
+ * "***" (s may be NULL). */
+void ow_s3_error_text(const struct ow_s3 *s, const char *xml, char *out, size_t n);
 
 #endif

@@ -55,8 +55,4 @@ int ow_url_check(const struct ow_url_policy *pol, const char *page_url, const ch
 int ow_url_check_at(const struct ow_url_policy *pol, const struct ow_url *page, const char *href,
                     char **out);
 
-/* A printable, truncated copy of untrusted text for messages: control and
- * non-ASCII bytes become \xNN, the result is cut with "..." to fit. */
-void ow_url_printable(const char *s, char *buf, size_t bufsz);
-
 #endif

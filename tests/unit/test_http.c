@@ -780,6 +780,57 @@ static void test_sink_error_and_cancel(void **state)
 	ow_http_membuf_free(&s2.m);
 }
 
+/* ---- the call engine (S3 requests): a failure names its real cause ---------------- */
+
+static int call_url(const char *url, uint64_t max, struct ow_http_call *c, struct sink *s)
+{
+	struct ow_http_opts o;
+	struct ow_http_conn *k;
+	test_opts(&o);
+	o.max_attempts = 1;
+	assert_int_equal(ow_http_conn_new(&k, &o), 0);
+	memset(c, 0, sizeof *c);
+	c->method = "GET";
+	c->url = url;
+	c->flags = OW_HTTP_ALLOW_HTTP;
+	c->body_fd = -1;
+	c->on_data = sink_data;
+	c->on_restart = sink_restart;
+	c->ud = s;
+	c->max_size = max;
+	s->m.cap = 64u << 20;
+	int rc = ow_http_call(k, c);
+	ow_http_conn_free(k);
+	ow_http_membuf_free(&s->m);
+	return rc;
+}
+
+static void test_call_names_cause(void **state)
+{
+	(void)state;
+	struct ow_http_call c;
+	struct sink s = {0};
+	char url[512];
+	url_of(url, sizeof url, &plain, "http", "/fault/stall/big.bin?stall=5");
+	assert_int_equal(call_url(url, 0, &c, &s), OW_ETIMEOUT);
+	assert_non_null(strstr(c.detail, "stalled after 100000 bytes (HTTP 200, no data for 1 s)"));
+	assert_null(strstr(c.detail, "Operation too slow"));
+
+	url_of(url, sizeof url, &plain, "http", "/big.bin");
+	assert_int_equal(call_url(url, 1000, &c, &s), OW_ETOOBIG);
+	assert_non_null(strstr(c.detail, "over the 1000-byte cap (HTTP 200)"));
+
+	/* the password of a URL's userinfo is never in a message */
+	snprintf(url, sizeof url, "http://alice:SECRET@127.0.0.1:%d/missing.bin", plain.port);
+	assert_int_equal(call_url(url, 0, &c, &s), OW_ENOENT);
+	assert_null(strstr(c.detail, "SECRET"));
+	assert_null(strstr(ow_err_detail(), "SECRET"));
+	assert_non_null(strstr(c.detail, "http://***@127.0.0.1:"));
+	snprintf(url, sizeof url, "http://alice:SECRET@127.0.0.1:1/x");
+	assert_true(call_url(url, 0, &c, &s) < 0); /* connection refused */
+	assert_null(strstr(c.detail, "SECRET"));
+}
+
 static struct ow_http_req chained;
 static struct sink chained_sink;
 static char chained_url[256];
@@ -950,6 +1001,7 @@ int main(void)
 		cmocka_unit_test(test_parallel_caps),
 		cmocka_unit_test(test_sink_error_and_cancel),
 		cmocka_unit_test(test_add_from_on_done),
+		cmocka_unit_test(test_call_names_cause),
 		cmocka_unit_test(test_policy_first_url),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_tls),

@@ -173,30 +173,53 @@ static void test_checksum_base64(void **state)
 static void test_error_text(void **state)
 {
 	char t[300];
-	ow_s3_error_text("<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code>"
+	ow_s3_error_text(NULL, "<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code>"
 	                 "<Message>The request signature we calculated does not match\n</Message>"
 	                 "</Error>", t, sizeof t);
 	assert_string_equal(t, "SignatureDoesNotMatch: The request signature we calculated does "
 	                       "not match ");
-	ow_s3_error_text("not xml at all", t, sizeof t);
+	ow_s3_error_text(NULL, "not xml at all", t, sizeof t);
 	assert_string_equal(t, "");
 	/* entities and character references decoded (SeaweedFS writes quotes as &#34;) */
-	ow_s3_error_text("<Error><Code>NoSuchKey</Code><Message>a &amp; b &lt;&#34;k&#x41;&#233;"
+	ow_s3_error_text(NULL, "<Error><Code>NoSuchKey</Code><Message>a &amp; b &lt;&#34;k&#x41;&#233;"
 	                 "&quot;&gt;</Message></Error>", t, sizeof t);
 	assert_string_equal(t, "NoSuchKey: a & b <\"kA\xc3\xa9\">");
 	/* not plain text: an unknown entity, markup inside, a NUL reference, an
 	 * unterminated element -> nothing taken from it */
-	ow_s3_error_text("<Error><Code>X</Code><Message>&bogus;</Message></Error>", t, sizeof t);
+	ow_s3_error_text(NULL, "<Error><Code>X</Code><Message>&bogus;</Message></Error>", t, sizeof t);
 	assert_string_equal(t, "X");
-	ow_s3_error_text("<Error><Code>X<b>y</b></Code></Error>", t, sizeof t);
+	ow_s3_error_text(NULL, "<Error><Code>X<b>y</b></Code></Error>", t, sizeof t);
 	assert_string_equal(t, "");
-	ow_s3_error_text("<Error><Code>&#0;</Code></Error>", t, sizeof t);
+	ow_s3_error_text(NULL, "<Error><Code>&#0;</Code></Error>", t, sizeof t);
 	assert_string_equal(t, "");
-	ow_s3_error_text("<Error><Code>Unterminated", t, sizeof t);
+	ow_s3_error_text(NULL, "<Error><Code>Unterminated", t, sizeof t);
 	assert_string_equal(t, "");
 	/* a longer name sharing the start is another element */
-	ow_s3_error_text("<Error><CodeX>no</CodeX><Code>yes</Code></Error>", t, sizeof t);
+	ow_s3_error_text(NULL, "<Error><CodeX>no</CodeX><Code>yes</Code></Error>", t, sizeof t);
 	assert_string_equal(t, "yes");
+}
+
+/* A store that echoes what it was sent: offwheel's own credentials never
+ * reach a message, even when the text around them is long. */
+static void test_error_text_redacts_credentials(void **state)
+{
+	struct ow_s3 s;
+	char t[300];
+	setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLEKEY01", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG", 1);
+	setenv("AWS_SESSION_TOKEN", "FwoGZXIvYXdzEXAMPLETOKEN", 1);
+	assert_int_equal(ow_s3_open("s3://lab/p", "http://alice:pw@127.0.0.1:1", 1, NULL, &s), 0);
+	ow_s3_error_text(&s, "<Error><Code>AccessDenied</Code><Message>key AKIAEXAMPLEKEY01 "
+	                 "secret wJalrXUtnFEMI/K7MDENG token FwoGZXIvYXdzEXAMPLETOKEN, again "
+	                 "wJalrXUtnFEMI/K7MDENG</Message></Error>", t, sizeof t);
+	assert_string_equal(t, "AccessDenied: key *** secret *** token ***, again ***");
+	ow_s3_error_text(NULL, "<Error><Code>X</Code><Message>AKIAEXAMPLEKEY01</Message></Error>", t,
+	                 sizeof t);
+	assert_string_equal(t, "X: AKIAEXAMPLEKEY01");
+	/* a bad endpoint is named without its password */
+	assert_int_equal(ow_s3_open("s3://lab/p", "ftp://alice:pw0rd@host", 1, NULL, &s), OW_EINVAL);
+	assert_null(strstr(ow_err_detail(), "pw0rd"));
+	assert_non_null(strstr(ow_err_detail(), "ftp://***@host"));
 }
 
 int main(void)
@@ -210,6 +233,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_http_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_base64, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_error_text_redacts_credentials, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
