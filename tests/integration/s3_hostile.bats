@@ -140,14 +140,14 @@ no_secrets() {
 	[[ "$output" == *"AccessDenied"* ]]
 	no_secrets
 	# an endpoint nobody answers, given three ways
-	run -4 check s3://honest/ex --endpoint "http://alice:Pw0rdXyZ9@127.0.0.1:1"
+	run -1 check s3://honest/ex --endpoint "http://alice:Pw0rdXyZ9@127.0.0.1:1"
 	echo "$output"
 	[[ "$output" == *"http://***@127.0.0.1:1/"* ]]
 	no_secrets
-	AWS_ENDPOINT_URL="http://alice:Pw0rdXyZ9@127.0.0.1:1" run -4 check s3://honest/ex
+	AWS_ENDPOINT_URL="http://alice:Pw0rdXyZ9@127.0.0.1:1" run -1 check s3://honest/ex
 	[[ "$output" == *"http://***@127.0.0.1:1/"* ]]
 	no_secrets
-	run -4 check "http://alice:Pw0rdXyZ9@127.0.0.1:1/honest/ex"
+	run -1 check "http://alice:Pw0rdXyZ9@127.0.0.1:1/honest/ex"
 	echo "$output"
 	[[ "$output" == *"http://***@127.0.0.1:1/honest/ex/"* ]]
 	no_secrets
