@@ -300,16 +300,19 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
  * (404), the channel root's {index}/{project}/; only when neither exists,
  * each --extra-index-url's {extra}/{project}/ in turn.  The first page that
  * exists is the project's only source (first-index: an extra index never
- * adds versions to, or shadows, a project an earlier root has).  Missing
+ * adds versions to, or shadows, a project an earlier root has).  A project
+ * rs_index_only() names is never asked of an extra index.  Missing
  * everywhere, or a page that could not be fetched: the reason in l->why. */
 struct dep_look {
 	char url[2048], why[256];
 	int ps;
 };
 
-static int dep_missing_text(struct rs_list *l, const struct dep_look *look, size_t n)
+/* index_only: the project an extra index was not asked for, named. */
+static int dep_missing_text(struct rs_list *l, const struct dep_look *look, size_t n,
+                            const char *index_only)
 {
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = index_only ? strlen(index_only) + 64 : 0;
 	for (size_t i = 0; i < n; i++)
 		cap += strlen(look[i].url) + strlen(look[i].why) + 16;
 	char *t = malloc(cap + 32);
@@ -319,15 +322,39 @@ static int dep_missing_text(struct rs_list *l, const struct dep_look *look, size
 	for (size_t i = 0; i < n; i++)
 		len += (size_t)snprintf(t + len, cap + 32 - len, "%s%s (%s)", i ? " nor at " : "",
 		                        look[i].url, *look[i].why ? look[i].why : "missing");
+	if (index_only)
+		snprintf(t + len, cap + 32 - len, "; %s is only taken from --index-url, never from an extra index",
+		         index_only);
 	l->why = t;
 	return 0;
+}
+
+static bool same_name(const char *a, const char *b)
+{
+	char na[OW_NAME_MAX], nb[OW_NAME_MAX];
+	return ow_name_normalize(a, strlen(a), na, sizeof na) == 0 &&
+	       ow_name_normalize(b, strlen(b), nb, sizeof nb) == 0 && !strcmp(na, nb);
+}
+
+bool rs_index_only(const struct ow_resolve_opts *o, const char *project)
+{
+	static const char *const three[] = {"torch", "torchvision", "torchaudio"};
+	for (size_t i = 0; i < sizeof three / sizeof *three; i++)
+		if (same_name(project, three[i]))
+			return true;
+	for (size_t i = 0; o->projects && i < o->nprojects; i++)
+		if (same_name(project, o->projects[i]))
+			return true;
+	return false;
 }
 
 static int load_dep(struct rs_ctx *x, struct rs_list *l)
 {
 	const struct ow_resolve_opts *o = x->o;
 	struct dep_look look[2 + 8];
-	size_t n = 0, maxn = 2 + (o->nextra_index_urls < 8 ? o->nextra_index_urls : 8);
+	bool index_only = rs_index_only(o, l->project);
+	size_t nextra = index_only ? 0 : o->nextra_index_urls < 8 ? o->nextra_index_urls : 8;
+	size_t n = 0, maxn = 2 + nextra;
 	int ps = PG_MISSING, rc = 0;
 	for (size_t i = 0; i < maxn && ps == PG_MISSING; i++) {
 		const char *root = i < 2 ? o->index_url : o->extra_index_urls[i - 2];
@@ -349,7 +376,7 @@ static int load_dep(struct rs_ctx *x, struct rs_list *l)
 		         ? ow_err(OW_ENOMEM, "resolve: out of memory")
 		         : 0;
 	else if (ps == PG_MISSING)
-		rc = dep_missing_text(l, look, n);
+		rc = dep_missing_text(l, look, n, index_only && o->nextra_index_urls ? l->project : NULL);
 	else if (ps == PG_ABSENT)
 		rc = absent_why(l, look[n - 1].url);
 	if (rc < 0 || ps != PG_STORED)

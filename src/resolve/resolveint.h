@@ -164,6 +164,10 @@ const struct rs_meta *rs_meta_peek(struct rs_ctx *x, const struct rs_cand *c);
 /* The target's Python as a version ("3.12.0") and whether a Requires-Python
  * text admits it (NULL or unparsable text: admitted). */
 bool rs_python_ok(const struct ow_target *t, const char *requires_python);
+/* Whether a project, under any spelling (PEP 503), is taken from --index-url
+ * only, never from an extra index: torch, torchvision, torchaudio and every
+ * requested project, also when it comes as someone's dependency. */
+bool rs_index_only(const struct ow_resolve_opts *o, const char *project);
 /* Queue a crawl of {root}/{variant}/{project}/ (variant "" = {root}/{project}/),
  * once per run: 1 when it was tried already (and the page is still not there). */
 int rs_need_crawl(struct rs_ctx *x, const char *root, const char *variant, const char *project);

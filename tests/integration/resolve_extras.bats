@@ -6,7 +6,8 @@
 # a substring that is not the extra; a build-tagged rebuild over the plain
 # file; dependencies under the variant folder first, the channel root only
 # when the variant folder has no page, and a page missing in both reported
-# per target.
+# per target; torchvision and torchaudio a dependency of an extra index's
+# project asks for taken from the primary only, never from that extra.
 
 load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"
 
@@ -98,6 +99,25 @@ members() { jq -r '.targets[0].members[] | "\(.project)==\(.version)"' | sort; }
 	err=$(echo "$output" | jq -r '.targets[] | select(.variant == "cu124") | .error')
 	[[ "$err" == "filelock (required by torch 2.10.0): no page at $OW_HTTP_URL/whl/cu124/filelock/ (HTTP 404) nor at $OW_HTTP_URL/whl/filelock/ (HTTP 404)" ]]
 	echo "$output" | jq -e '.targets[] | select(.variant == "cu130") | .complete'
+}
+
+@test "torchvision and torchaudio a dependency asks for (any spelling) come only from --index-url, never from an extra index" {
+	: >"$OW_NGINX_LOG"
+	run ow_res cu117 torch --platform linux-x86_64 --extra-index-url "$OW_HTTP_URL/extra"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	got=$(echo "$output" | members | tr '\n' ' ')
+	[ "$got" = "filelock==3.0 torch==2.10.0 torchaudio==2.10.0 torchvision==0.25.0 " ] || { echo "got: $got"; false; }
+	grep -q '"GET /extra/filelock/ HTTP/1.1" 200' "$OW_NGINX_LOG"
+	[ "$(ow_nginx_log_count '"GET /extra/(torchvision|torchaudio)/')" -eq 0 ]
+	# the primary has no torchvision at all: incomplete, never the extra's 99.0
+	run ow_res cu116 torch --platform linux-x86_64 --extra-index-url "$OW_HTTP_URL/extra"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	err=$(echo "$output" | jq -r '.targets[0].error')
+	[[ "$err" == "torchvision (required by torch 2.10.0 -> filelock 3.0): no page at $OW_HTTP_URL/whl/cu116/torchvision/ (HTTP 404) nor at $OW_HTTP_URL/whl/torchvision/ (HTTP 404); torchvision is only taken from --index-url, never from an extra index" ]]
+	! grep -q '99\.0' <(echo "$output" | jq -r '.targets[].members[]?.version')
+	[ "$(ow_nginx_log_count '"GET /extra/(torchvision|torchaudio)/')" -eq 0 ]
 }
 
 @test "METADATA over the Requires-Dist cap (2,000) is refused naming the file and the cap, quickly for 700,000 lines" {

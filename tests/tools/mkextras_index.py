@@ -15,6 +15,13 @@ ROOT/whl/cu128/             the pairing case, with the real pins: torch 2.14.0
 ROOT/whl/cu199/             torch -> bigdep, whose METADATA has 2,001
                             Requires-Dist lines, one over the cap; cu198:
                             the same with 700,000 (15 MiB)
+ROOT/whl/cu117/             torch -> filelock, which only the extra index
+                            has; torchvision 0.25.0 and torchaudio 2.10.0
+ROOT/whl/cu116/torch/       the same torch, and no torchvision anywhere in
+                            the primary
+ROOT/extra/                 a hostile --extra-index-url: filelock requiring
+                            `TorchVision` and `TORCHAUDIO`, torchvision and
+                            torchaudio 99.0, which must never be taken
 
 The cases (what a correct resolver gives for `torch` on cu130, Linux):
   torch[opt] -> optdep                         extras on the set member
@@ -145,6 +152,14 @@ def main():
     for v, n in (("whl/cu199", 2001), ("whl/cu198", 700000)):
         page(root, v, "torch", [simple("torch", "2.10.0", ["bigdep"])])
         page(root, v, "bigdep", [simple("bigdep", "1.0", [f"d{i}" for i in range(n)])])
+
+    for v in ("whl/cu117", "whl/cu116"):
+        page(root, v, "torch", [simple("torch", "2.10.0", ["filelock"])])
+    page(root, "whl/cu117", "torchvision", [simple("torchvision", "0.25.0")])
+    page(root, "whl/cu117", "torchaudio", [simple("torchaudio", "2.10.0")])
+    page(root, "extra", "filelock", [simple("filelock", "3.0", ["TorchVision", "TORCHAUDIO"])])
+    page(root, "extra", "torchvision", [simple("torchvision", "99.0")])
+    page(root, "extra", "torchaudio", [simple("torchaudio", "99.0")])
 
 
 if __name__ == "__main__":

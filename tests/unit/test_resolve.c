@@ -322,6 +322,28 @@ static void test_upload_scope(void **state)
 	assert_int_equal(rs_upload_day(NULL), 0);
 }
 
+/* The members and every requested project come from --index-url only,
+ * under any spelling a Requires-Dist line may use (PEP 503). */
+static void test_index_only(void **state)
+{
+	(void)state;
+	struct ow_resolve_opts o = {0};
+	static const char *const yes[] = {"torch", "TorchVision", "TORCHAUDIO", "Torch",
+	                                  "torchVISION"};
+	static const char *const no[] = {"filelock", "torchvisionx", "torch_audio", "Torch.Vision",
+	                                 "pytorch-triton", "opt-einsum", "-torch", ""};
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+		assert_true(rs_index_only(&o, yes[i]));
+	for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+		assert_false(rs_index_only(&o, no[i]));
+	static const char *const projects[] = {"torch", "opt_einsum"};
+	o.projects = projects;
+	o.nprojects = 2;
+	assert_true(rs_index_only(&o, "Opt.Einsum"));
+	assert_true(rs_index_only(&o, "torchvision")); /* always, requested or not */
+	assert_false(rs_index_only(&o, "filelock"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_dates),
 		cmocka_unit_test(test_build_tags),
 		cmocka_unit_test(test_upload_scope),
+		cmocka_unit_test(test_index_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
