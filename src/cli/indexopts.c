@@ -56,6 +56,42 @@ static int add_cuda(struct cli *c, struct index_opts *o, const char *arg)
 	return strlist_add_csv(&o->variants, buf);
 }
 
+/* "cuda12.8", "cu12.8", "12.8", "cuda128": a CUDA version written where
+ * the index's folder name (cu128) belongs; 0 with that name in buf. */
+static int variant_typo(const char *v, char *buf, size_t n)
+{
+	int major, minor, used = 0;
+	if (!strncmp(v, "cuda", 4))
+		v += 4;
+	else if (!strncmp(v, "cu", 2) && strchr(v, '.'))
+		v += 2;
+	if (!*v || !strchr("0123456789", *v))
+		return 1;
+	if (sscanf(v, "%d.%d%n", &major, &minor, &used) == 2 && !v[used] && major > 0 &&
+	    minor >= 0 && minor <= 9)
+		return snprintf(buf, n, "cu%d%d", major, minor) < 0;
+	if (strspn(v, "0123456789") == strlen(v))
+		return snprintf(buf, n, "cu%s", v) < 0;
+	return 1;
+}
+
+static int add_variants(struct cli *c, struct index_opts *o, const char *arg)
+{
+	size_t first = o->variants.n;
+	char hint[32];
+	if (strlist_add_csv(&o->variants, arg))
+		return 1;
+	for (size_t i = first; i < o->variants.n; i++) {
+		if (!variant_typo(o->variants.v[i], hint, sizeof hint))
+			return cli_usage_error(c, "--variant: '%s' is not an index folder name; "
+			                          "did you mean %s?",
+			                       o->variants.v[i], hint);
+		if (!strcmp(o->variants.v[i], "all"))
+			o->variants.v[i][0] = '\0'; /* {index}/{project}/: every variant */
+	}
+	return 0;
+}
+
 /* --project torch[opt-einsum],torchvision: names to crawl and resolve,
  * the extras (normalized later by the resolver) kept beside them. */
 static int add_projects(struct cli *c, struct index_opts *o, const char *arg)
@@ -151,12 +187,7 @@ int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg)
 		o->channel = arg;
 		return 0;
 	case IDX_VARIANT:
-		if (strlist_add_csv(&o->variants, arg))
-			return 1;
-		for (size_t i = 0; i < o->variants.n; i++)
-			if (!strcmp(o->variants.v[i], "all"))
-				o->variants.v[i][0] = '\0'; /* {index}/{project}/: every variant */
-		return 0;
+		return add_variants(c, o, arg);
 	case IDX_CUDA:
 		return add_cuda(c, o, arg);
 	case IDX_PROJECT:

@@ -120,3 +120,14 @@ teardown() {
 	run env OFFWHEEL_SCHEMA_DIR="$OW_SOURCE_DIR/docs/json" "$OFFWHEEL" --json keygen --force "$BATS_TEST_TMPDIR/k.sec"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 }
+
+@test "a CUDA version given to --variant is a usage error naming the folder meant" {
+	for v in cuda12.8 cu12.8 12.8; do
+		run --separate-stderr "$OFFWHEEL" --home "$TMPD/h" crawl --variant "$v"
+		[ "$status" -eq 2 ]
+		[[ "$stderr" == *"'$v'"*"did you mean cu128?"* ]]
+	done
+	run --separate-stderr "$OFFWHEEL" --home "$TMPD/h" crawl --variant cpu,cu126 --cuda 12.9x
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--cuda: '12.9x' is not a CUDA version like 12.8"* ]]
+}
