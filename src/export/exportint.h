@@ -183,4 +183,9 @@ int ex_remote_list(struct ex_remote *x, size_t expect, struct ex_files *out);
 int ex_remote_hash(struct ex_remote *x, const struct ex_files *f, int *rc,
                    char (*got)[OW_SHA256_HEX], uint64_t *sizes, char **err);
 
+/* "cu128-cp311-manylinux_2_28_x86_64" (a requirements file's name) as the
+ * target it names, "cu128 cp311-manylinux_2_28_x86_64"; 1 when arg has a
+ * space already or no '-'. */
+int ow_export_target_of_req_name(const char *arg, char *out, size_t n);
+
 #endif

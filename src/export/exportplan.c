@@ -262,17 +262,39 @@ int ow_export_add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id)
 	              cc % 10);
 }
 
-int ow_export_add_target(ow_store *s, struct ow_export_plan *p, const char *target)
+int ow_export_target_of_req_name(const char *arg, char *out, size_t n)
+{
+	const char *dash = strchr(arg, '-');
+	if (strchr(arg, ' ') || !dash || dash == arg || (size_t)snprintf(out, n, "%s", arg) >= n)
+		return 1;
+	out[dash - arg] = ' ';
+	return 0;
+}
+
+static int newest_set_of(ow_store *s, const char *target, int64_t *id)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SET_NEWEST);
 	if (!st)
 		return OW_EDB;
 	ow_stmt_text(st, 1, target);
 	int row = ow_stmt_step(st);
+	if (row == 1)
+		*id = ow_col_int(st, 0);
+	return row;
+}
+
+/* The target as 'ls sets' names it, or as its requirements file does. */
+int ow_export_add_target(ow_store *s, struct ow_export_plan *p, const char *target)
+{
+	char spaced[256];
+	int64_t id = 0;
+	int row = newest_set_of(s, target, &id);
+	if (!row && !ow_export_target_of_req_name(target, spaced, sizeof spaced))
+		row = newest_set_of(s, spaced, &id);
 	if (row <= 0)
 		return row ? row : ow_err(OW_ENOENT, "target '%s': no set resolved — run 'offwheel "
 		                                     "resolve' (or 'ls sets' for the names)", target);
-	return ow_export_add_set(s, p, ow_col_int(st, 0));
+	return ow_export_add_set(s, p, id);
 }
 
 /* Why --all-sets leaves this set out ("" when it goes in); *target is set. */

@@ -27,6 +27,21 @@ static void test_name_problem(void **state)
 	assert_string_equal(ow_export_name_problem(""), "it is empty");
 }
 
+static void test_target_of_req_name(void **state)
+{
+	(void)state;
+	const char *req = "cu128-cp311-manylinux_2_28_x86_64";
+	char t[64];
+	assert_int_equal(ow_export_target_of_req_name(req, t, sizeof t), 0);
+	assert_string_equal(t, "cu128 cp311-manylinux_2_28_x86_64");
+	assert_int_equal(ow_export_target_of_req_name("cpu-cp312-win_amd64", t, sizeof t), 0);
+	assert_string_equal(t, "cpu cp312-win_amd64");
+	assert_int_equal(ow_export_target_of_req_name(t, t + 32, 32), 1); /* has its space */
+	assert_int_equal(ow_export_target_of_req_name("cu128", t, sizeof t), 1);
+	assert_int_equal(ow_export_target_of_req_name("-x", t, sizeof t), 1);
+	assert_int_equal(ow_export_target_of_req_name(req, t, 8), 1); /* too long */
+}
+
 static void test_default_name(void **state)
 {
 	(void)state;
@@ -137,6 +152,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_name_problem),
+	    cmocka_unit_test(test_target_of_req_name),
 	    cmocka_unit_test(test_default_name),
 	    cmocka_unit_test(test_manifest_name),
 	    cmocka_unit_test(test_state_per_key_and_name),
