@@ -92,6 +92,28 @@ static int add_variants(struct cli *c, struct index_opts *o, const char *arg)
 	return 0;
 }
 
+/* --project torch==2.14.0: a pip requirement where a name belongs. */
+static int project_has_version(struct cli *c, const char *it)
+{
+	size_t name = strcspn(it, "=<>!~ ;@");
+	if (!it[name])
+		return 0;
+	const char *ver = it + name + strspn(it + name, "=<>!~ ");
+	char base[64];
+	snprintf(base, sizeof base, "%.*s", (int)name, it);
+	if (!strcmp(base, "torch"))
+		return cli_usage_error(c, "--project: '%s' has a version; use --project torch "
+		                          "--version %s",
+		                       it, ver);
+	if (!strcmp(base, "torchvision") || !strcmp(base, "torchaudio"))
+		return cli_usage_error(c, "--project: '%s' has a version; give the name only and "
+		                          "pick the torch with --version (%s follows it, see --pair)",
+		                       it, base);
+	return cli_usage_error(c, "--project: '%s' is not a project name; give the name "
+	                          "only (%s)",
+	                       it, base);
+}
+
 /* --project torch[opt-einsum],torchvision: names to crawl and resolve,
  * the extras (normalized later by the resolver) kept beside them. */
 static int add_projects(struct cli *c, struct index_opts *o, const char *arg)
@@ -101,6 +123,8 @@ static int add_projects(struct cli *c, struct index_opts *o, const char *arg)
 	for (size_t i = 0; !rc && i < items.n; i++) {
 		char *it = items.v[i], *br = strchr(it, '[');
 		const char *extras = "";
+		if ((rc = project_has_version(c, it)))
+			break;
 		if (br == it) {
 			rc = cli_usage_error(c, "--project: '%s' has extras but no project name", it);
 			break;

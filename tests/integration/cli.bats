@@ -131,3 +131,12 @@ teardown() {
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"--cuda: '12.9x' is not a CUDA version like 12.8"* ]]
 }
+
+@test "--project with a version on torch points to --version" {
+	run --separate-stderr "$OFFWHEEL" --home "$TMPD/h" resolve --project torch==2.14.0
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"'torch==2.14.0' has a version; use --project torch --version 2.14.0"* ]]
+	run --separate-stderr "$OFFWHEEL" --home "$TMPD/h" crawl --project "torch,torchvision>=0.25"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"'torchvision>=0.25' has a version"*"--version"* ]]
+}
