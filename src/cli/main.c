@@ -101,6 +101,16 @@ static bool is_global_with_value(const char *a)
 	       !strcmp(a, "--lock-timeout");
 }
 
+/* What a global option's value is, for the message when it is missing. */
+static const char *global_value_hint(const char *a)
+{
+	if (!strcmp(a, "--home"))
+		return "the workspace directory, say --home ~/offwheel";
+	if (!strcmp(a, "--progress"))
+		return "auto, always or never";
+	return "a number";
+}
+
 /* What the global options before the command may be (values joined with '='
  * or following). */
 static bool is_global(const char *a)
@@ -152,8 +162,12 @@ int main(int argc, char **argv)
 			        argv[i]);
 			return 2;
 		}
-		if (is_global_with_value(argv[i]))
-			i++;
+		if (is_global_with_value(argv[i]) && ++i == argc) {
+			fprintf(stderr, "offwheel: %s needs a value (%s) and then a command; see "
+			                "'offwheel --help'\n",
+			        argv[i - 1], global_value_hint(argv[i - 1]));
+			return 2;
+		}
 	}
 	if (ci < 0) {
 		main_usage(stderr);

@@ -140,3 +140,13 @@ teardown() {
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"'torchvision>=0.25' has a version"*"--version"* ]]
 }
+
+@test "a global option without its value is named in one line, not answered with the whole help" {
+	run --separate-stderr "$OFFWHEEL" --home
+	[ "$status" -eq 2 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == *"--home needs a value (the workspace directory"* ]]
+	run --separate-stderr "$OFFWHEEL" --jobs
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--jobs needs a value (a number)"* ]]
+}
