@@ -418,11 +418,11 @@ resign() {
 	[ -p "$BATS_TEST_TMPDIR/state.fifo" ]
 }
 
-@test "export s3:// to a store that cannot be reached: exit 1 as the README says, naming the store" {
+@test "export s3:// to a store that cannot be reached: exit 1 as docs/export.md says, naming the store" {
 	run env AWS_ACCESS_KEY_ID=AKX AWS_SECRET_ACCESS_KEY=SKX timeout 120 "$OFFWHEEL" --home "$WS" \
 		export s3://lab/x --endpoint http://127.0.0.1:9 --target "$TARGET" --sign "$KEYS/k.sec"
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ $output == *"s3://lab/x/"*"127.0.0.1"*"check --endpoint and that the store is up"* ]]
-	grep -q 'unreachable store: exit 1' "$OW_SOURCE_DIR/README.md"
+	grep -q "unreachable store: exit 1" "$OW_SOURCE_DIR/docs/export.md"
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # What packagers and users get: `cmake --install` (the binary, offwheel(1),
-# the bash completion, the README), and the Debian package `cpack -G DEB`
-# makes, which the lab's targets install with `apt install ./offwheel_*.deb`.
+# the bash completion, the README and docs/), and the Debian package `cpack -G
+# DEB` makes, which the lab's targets install with `apt install
+# ./offwheel_*.deb`, and which Debian's own checker, lintian, accepts.
 # The man page and the completion are made from the binary's --help
 # (scripts/gen-docs), and checked here against it: every command and every
 # option of every command is in both.
@@ -14,18 +15,26 @@ setup_file() {
 commands() { "$OFFWHEEL" --help | awk '/^commands:/ { f = 1; next } f && /^  [a-z]/ { print $1 } f && !/^  / { exit }'; }
 options_of() { "$OFFWHEEL" "$1" --help | sed -n '/^options:/,/^global options:/p' | grep -o -- '--[a-z][a-z0-9-]*' | sort -u; }
 
-@test "cmake --install: the binary, the man page, the completion and the README" {
+@test "cmake --install: the binary, the man page, the completion, the README and docs" {
 	[ -x "$PFX/bin/offwheel" ]
 	run "$PFX/bin/offwheel" --version
 	[ "$status" -eq 0 ]
 	[[ $output == "offwheel "* ]]
-	[ -f "$PFX/share/man/man1/offwheel.1" ]
+	# gzipped, as Debian wants it, with no timestamp in the header
+	[ -f "$PFX/share/man/man1/offwheel.1.gz" ]
+	gzip -t "$PFX/share/man/man1/offwheel.1.gz"
 	[ -f "$PFX/share/bash-completion/completions/offwheel" ]
 	[ -f "$PFX/share/doc/offwheel/README.md" ]
+	[ -f "$PFX/share/doc/offwheel/copyright" ]
+	# every page the README links to is installed beside it
+	for page in $(grep -o '](docs/[a-z-]*\.md)' "$OW_SOURCE_DIR/README.md" | sed 's/^](//; s/)$//' | sort -u); do
+		[ -f "$PFX/share/doc/offwheel/$page" ] || { echo "not installed: $page"; false; }
+	done
+	[ -f "$PFX/share/doc/offwheel/docs/json/sync.schema.json" ]
 }
 
 @test "offwheel(1) names every command, every option of each, the exit codes, and renders" {
-	page=$(MANWIDTH=200 man -l "$PFX/share/man/man1/offwheel.1" 2>/dev/null | col -b)
+	page=$(MANWIDTH=200 man -l "$PFX/share/man/man1/offwheel.1.gz" 2>/dev/null | col -b)
 	[[ $page == *"EXIT STATUS"* && $page == *"verification failed"* && $page == *"OFFWHEEL_HOME"* ]]
 	mapfile -t cmds < <(commands)
 	[ "${#cmds[@]}" -ge 14 ]
@@ -55,6 +64,15 @@ options_of() { "$OFFWHEEL" "$1" --help | sed -n '/^options:/,/^global options:/p
 		grep -qx -- --home <<<"$got" # and the global ones
 	done
 	[[ $(complete_line offwheel ls f) == *files* ]]
+	# after global options, their values are not taken for the command
+	[ "$(complete_line offwheel --home /x sy)" = sync ]
+	[ "$(complete_line offwheel --jobs 4 --json sy)" = sync ]
+	# the values of the options that have a fixed set of them, in lists too
+	[ "$(complete_line offwheel sync --channel st)" = stable ]
+	[ "$(complete_line offwheel --home /x sync --variant cu12 | sort | tr '\n' ' ')" = "cu126 cu128 " ]
+	[ "$(complete_line offwheel sync --variant cu126,cu13)" = cu126,cu130 ]
+	[[ $(complete_line offwheel resolve --platform win) == windows-x86_64 ]]
+	[[ $(complete_line offwheel resolve --python 3.1) == *3.12* ]]
 }
 
 @test "cpack makes a .deb: offwheel, its page and completion, the right dependencies; apt accepts it" {
@@ -64,13 +82,15 @@ options_of() { "$OFFWHEEL" "$1" --help | sed -n '/^options:/,/^global options:/p
 	deb=$(ls "$out"/offwheel_*.deb)
 	[ -f "$deb" ]
 	run dpkg-deb -c "$deb"
-	[[ $output == *"./usr/bin/offwheel"* && $output == *"./usr/share/man/man1/offwheel.1"* ]]
+	[[ $output == *"./usr/bin/offwheel"* && $output == *"./usr/share/man/man1/offwheel.1.gz"* ]]
+	[[ $output == *"./usr/share/doc/offwheel/copyright"* && $output == *"./usr/share/doc/offwheel/changelog.gz"* ]]
 	[[ $output == *"./usr/share/bash-completion/completions/offwheel"* ]]
 	run dpkg-deb -f "$deb" Depends
 	for lib in libarchive13 libsqlite3-0 libssl3 libxml2 libjansson4 libzstd1 liblz4-1; do
 		[[ $output == *"$lib"* ]] || { echo "Depends lacks $lib: $output"; false; }
 	done
-	[ "$(dpkg-deb -f "$deb" Recommends)" = libcurl4 ]
+	# libcurl is loaded at run time; the completion needs bash-completion
+	[ "$(dpkg-deb -f "$deb" Recommends)" = "libcurl4, bash-completion" ]
 	dpkg -x "$deb" "$BATS_TEST_TMPDIR/x"
 	run "$BATS_TEST_TMPDIR/x/usr/bin/offwheel" --version
 	[ "$status" -eq 0 ]
@@ -80,4 +100,16 @@ options_of() { "$OFFWHEEL" "$1" --help | sed -n '/^options:/,/^global options:/p
 		[ "$status" -eq 0 ] || { echo "$output"; false; }
 		[[ $output == *"Inst offwheel"* ]]
 	fi
+}
+
+@test "lintian, Debian's package checker, finds no error in the .deb" {
+	command -v lintian >/dev/null || skip "lintian is not installed (scripts/test installs it: apt-get install lintian)"
+	out=$BATS_TEST_TMPDIR/pkg
+	cpack -G DEB -B "$out" --config "$OW_BUILD_DIR/CPackConfig.cmake" >/dev/null
+	deb=$(ls "$out"/offwheel_*.deb)
+	run lintian --allow-root "$deb"
+	echo "$output"
+	# lintian exits 2 on an error tag; print every tag it gave, fail on E:
+	! grep -q '^E: ' <<<"$output"
+	[ "$status" -eq 0 ]
 }

@@ -1,62 +1,50 @@
 #!/usr/bin/env bats
 # The README's walk-through, run as written: its commands are read from
-# README.md (tests/tools/readme_block.py), so the README cannot drift from
-# what works.  The only changes: the stable channel is the sample index on
-# loopback ($OFFWHEEL_PYTORCH_URL, the documented mirror setting; its CA via
-# SSL_CERT_FILE), /media/usb is a temporary directory, <target> is this
-# host's target, pip and python3 are a fresh venv's, and the GPU is the
-# stand-in driver with compute capability 12.0.
+# README.md (tests/tools/readme_block.py) and run as one shell script from the
+# repository root, so the README cannot drift from what works.  The only
+# changes: HOME is a temporary directory (the stick, the keys and the
+# workspace land there), <target> is this host's target, and `scripts/demo
+# --serve` is told (OFFWHEEL_DEMO_BIN, OFFWHEEL_DEMO_DIR) to use the binary
+# under test instead of building one, and to keep its server in the test's
+# directory.  The GPU is the stand-in driver with compute capability 12.0,
+# which `scripts/demo --serve` names on a machine without an NVIDIA driver.
 
 load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"
 
 setup_file() {
-	export SRV=$(mktemp -d)
-	mkdir -p "$SRV/www" "$SRV/www2"
-	ow_start_nginx "$SRV/www"
-	# one host for every file: the README's commands name no --allow-host
-	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
-		--host2 "$OW_HTTPS_URL" >/dev/null
-	cp -a "$SRV/www2/." "$SRV/www/"
-	export OW_HTTPS_URL OW_CA_FILE OW_NGINX_LOG OW_NGINX_DIR
+	export T=$(mktemp -d)
+	export OFFWHEEL_DEMO_DIR=$T/serve OFFWHEEL_DEMO_BIN=$(dirname "$OFFWHEEL")
 }
 
 teardown_file() {
-	ow_stop_nginx
-	rm -rf "$SRV"
+	"$OW_SOURCE_DIR/scripts/demo" --stop || true
+	rm -rf "$T"
 }
 
 @test "the README walk-through works as written" {
 	cmds=$(python3 "$OW_SOURCE_DIR/tests/tools/readme_block.py" "$OW_SOURCE_DIR/README.md" "A walk through")
-	[ "$(grep -c . <<<"$cmds")" -ge 6 ]
-	T=$SRV/walk
-	mkdir -p "$T/media/usb" "$T/work"
-	python3 -m venv "$T/venv"
-	py=$("$T/venv/bin/python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+	[ "$(grep -c . <<<"$cmds")" -ge 8 ]
+	[[ $cmds == 'eval "$(scripts/demo --serve)"'* ]]
+	py=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
 	target="cu128-$py-manylinux_2_28_$(uname -m)"
-	export OFFWHEEL_HOME=$T/ws OFFWHEEL_PYTORCH_URL=$OW_HTTPS_URL/whl SSL_CERT_FILE=$OW_CA_FILE
-	export OFFWHEEL_LIBCUDA=$OW_BUILD_DIR/tests/standin/libcuda.so.1 OW_STANDIN_CC=12.0
-	export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_CONFIG_FILE=/dev/null
-	offwheel() { "$OFFWHEEL" "$@"; }
-	export -f offwheel
-	export OFFWHEEL
-	cd "$T/work"
-	n=0
-	while IFS= read -r cmd; do
-		n=$((n + 1))
-		cmd=${cmd//\/media\/usb/$T/media/usb}
-		cmd=${cmd//<target>/$target}
-		if [[ "$cmd" == *signify-openbsd* ]] && ! command -v signify-openbsd >/dev/null; then
-			echo "skipped (no signify-openbsd): $cmd"
-			continue
-		fi
-		echo "\$ $cmd"
-		# pip and python3 are the target's venv
-		run env PATH="$T/venv/bin:$PATH" bash -c "$cmd"
-		echo "$output"
-		[ "$status" -eq 0 ] || { echo "step $n failed with exit $status: $cmd"; false; }
-	done <<<"$cmds"
-	# the venv holds the set the stick was made for, and the stick checks out
-	run "$T/venv/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.__version__)'
+	script=${cmds//<target>/$target}
+	if ! command -v signify-openbsd >/dev/null; then
+		script=$(grep -v signify-openbsd <<<"$script")
+	fi
+	cd "$OW_SOURCE_DIR"
+	run env -u XDG_CACHE_HOME -u OFFWHEEL_HOME -u SSL_CERT_FILE HOME="$T" \
+		PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_CONFIG_FILE=/dev/null \
+		bash -c "set -euxo pipefail; $script"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# what the walk-through did, checked from outside: the stick verifies with
+	# the stock tool, the target's venv holds the set the stick was made for
+	(cd "$T/stick" && sha256sum -c --quiet SHA256SUMS)
+	[ -f "$T/stick/requirements/$target.txt" ]
+	run "$T/lab/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.__version__)'
+	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *+cu128 ]]
+	# the walk-through ends by stopping the server it started
+	[ ! -f "$T/serve/nginx.env" ]
 }
