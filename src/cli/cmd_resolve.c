@@ -1,9 +1,12 @@
 /* cmd_resolve.c - offwheel resolve: matched sets for a target matrix. */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "render.h"
@@ -210,32 +213,103 @@ static void widths(const struct ow_resolve_report *r, int *w)
 		w[p + 1] = w[p + 1] < 9 ? 9 : w[p + 1];
 }
 
-static void target_text(const struct cli *c, const struct ow_resolve_report *r,
-                        const struct ow_resolve_target *t, const int *w, int deps)
+/* The columns the matrix may use: the terminal's width when stdout is one,
+ * else $COLUMNS when set, else no limit (a pipe or a log keeps one greppable
+ * row per target). */
+static int matrix_cols(void)
 {
-	cli_say(c, "%-*s", w[0], t->describe);
+	struct winsize ws;
+	if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+		return ws.ws_col;
+	const char *e = getenv("COLUMNS");
+	long v = e ? strtol(e, NULL, 10) : 0;
+	return v >= 40 && v <= 1000 ? (int)v : 0;
+}
+
+/* The wide table's width: the target, each project, the state. */
+static int wide_width(const struct ow_resolve_report *r, const int *w)
+{
+	int n = w[0] + 12; /* "  INCOMPLETE" */
+	for (size_t p = 0; p < r->nprojects; p++)
+		n += 2 + w[p + 1];
+	return n;
+}
+
+/* An indented line under a target's row, wrapped at spaces on a terminal. */
+static void sub_line(const struct cli *c, const char *fmt, ...) OW_PRINTF(2, 3);
+static void sub_line(const struct cli *c, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	if (c->json || c->verbosity < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	cli_wrapped(stdout, "    ", buf);
+}
+
+static void target_versions(const struct cli *c, const struct ow_resolve_report *r,
+                            const struct ow_resolve_target *t, const int *w, int narrow)
+{
+	if (narrow) { /* the torch version beside the target, the others under it */
+		cli_say(c, "  %-*s", w[1], *t->versions[0] ? t->versions[0] : "- missing");
+		return;
+	}
 	for (size_t p = 0; p < r->nprojects; p++)
 		cli_say(c, "  %-*s", w[p + 1], *t->versions[p] ? t->versions[p] : "- missing");
+}
+
+static void target_stack(const struct cli *c, const struct ow_resolve_report *r,
+                         const struct ow_resolve_target *t, const int *w)
+{
+	for (size_t p = 1; p < r->nprojects; p++)
+		cli_say(c, "%*s  %s\n", w[0], "", *t->versions[p] ? t->versions[p] : "- missing");
+}
+
+static void target_text(const struct cli *c, const struct ow_resolve_report *r,
+                        const struct ow_resolve_target *t, const int *w, int deps, int narrow)
+{
+	cli_say(c, "%-*s", w[0], t->describe);
+	target_versions(c, r, t, w, narrow);
 	if (t->complete)
 		cli_say(c, deps ? "  %zu deps\n" : "\n", ndeps(t));
 	else
 		cli_say(c, "  INCOMPLETE\n");
+	if (narrow)
+		target_stack(c, r, t, w);
 	if (!*t->versions[0] && !t->no_variant && !t->unreachable && !t->not_in_workspace)
-		cli_say(c, "    no torch wheel fits this target%s%s\n",
-		        *t->alternative ? "; newest complete set: torch " : "", t->alternative);
+		sub_line(c, "no torch wheel fits this target%s%s",
+		         *t->alternative ? "; newest complete set: torch " : "", t->alternative);
 	else if (*t->missing && *t->versions[0])
-		cli_say(c, "    no %s matches torch %s; newest complete set: %s%s\n", t->missing,
-		        t->versions[0], *t->alternative ? "torch " : "",
-		        *t->alternative ? t->alternative : "none");
+		sub_line(c, "no %s matches torch %s; newest complete set: %s%s", t->missing,
+		         t->versions[0], *t->alternative ? "torch " : "",
+		         *t->alternative ? t->alternative : "none");
 	if (t->error)
-		cli_say(c, "    %s\n", t->error);
+		sub_line(c, "%s", t->error);
 	if (*t->hint)
-		cli_say(c, "    %s\n", t->hint);
+		sub_line(c, "%s", t->hint);
 	for (size_t i = 0; t->complete && i < t->nskipped; i++)
-		cli_say(c, "    newer torch %s passed over: no matching %s\n", t->skipped[i].torch,
-		        t->skipped[i].missing);
+		sub_line(c, "newer torch %s passed over: no matching %s", t->skipped[i].torch,
+		         t->skipped[i].missing);
 	for (size_t i = 0; c->verbosity > 0 && i < t->nnotes; i++)
-		cli_say(c, "    note: %s\n", t->notes[i]);
+		sub_line(c, "note: %s", t->notes[i]);
+}
+
+/* The header: one column per project, or in a narrow terminal the projects
+ * named once, stacked in each row in this order. */
+static void matrix_header(const struct cli *c, const struct ow_resolve_report *r, const int *w,
+                          int narrow)
+{
+	cli_say(c, "%-*s", w[0], "TARGET");
+	for (size_t p = 0; p < r->nprojects; p++) {
+		if (narrow)
+			cli_say(c, "%s%s", p ? " / " : "  ", r->projects[p]);
+		else
+			cli_say(c, "  %-*s", w[p + 1], r->projects[p]);
+	}
+	cli_say(c, "\n");
 }
 
 /* Links the pages crawled on the way rejected: a page whose links were all
@@ -258,17 +332,23 @@ void resolve_render_text(const struct cli *c, const struct index_opts *o,
 {
 	int w[OW_RESOLVE_MAX_PROJECTS + 1];
 	widths(r, w);
-	cli_say(c, "%-*s", w[0], "TARGET");
-	for (size_t p = 0; p < r->nprojects; p++)
-		cli_say(c, "  %-*s", w[p + 1], r->projects[p]);
-	cli_say(c, "\n");
+	int cols = matrix_cols(), narrow = cols && wide_width(r, w) > cols && r->nprojects > 1;
+	if (narrow) /* one version column, as wide as the widest of any project */
+		for (size_t p = 2; p <= r->nprojects; p++)
+			w[1] = w[p] > w[1] ? w[p] : w[1];
+	matrix_header(c, r, w, narrow);
 	for (size_t i = 0; i < r->ntargets; i++)
-		target_text(c, r, &r->targets[i], w, deps);
+		target_text(c, r, &r->targets[i], w, deps, narrow);
 	for (size_t i = 0; i < r->nnotes; i++)
 		cli_say(c, "note: %s\n", r->notes[i]);
-	cli_say(c, "%s%s (%s): %zu target(s), %zu complete, %zu incomplete\n", o->index,
-	        r->flat ? " as one root" : "", r->selector, r->ntargets, r->ntargets - r->incomplete,
-	        r->incomplete);
+	if (!c->json && c->verbosity >= 0) {
+		char sum[2600]; /* the index URL (up to 2048) and the counts */
+		snprintf(sum, sizeof sum, "%s%s (%s): %zu target(s), %zu complete, %zu incomplete",
+		         o->index, r->flat ? " as one root" : "", r->selector, r->ntargets,
+		         r->ntargets - r->incomplete, r->incomplete);
+		fflush(stdout);
+		cli_wrapped(stdout, "", sum);
+	}
 	pages_text(c, r);
 	if (net && net->rejected.n)
 		refusals_text(c, &net->rejected);
