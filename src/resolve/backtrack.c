@@ -1,0 +1,587 @@
+/* backtrack.c - depth-first resolution with conflict-directed backjumping
+ * and forward checking (backtrack.h says the rules). */
+#include "backtrack.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "offwheel/error.h"
+#include "offwheel/str.h"
+
+#define BT_WORDS (BT_NODES_MAX / 64)
+#define BT_REASONS_SHOWN 4
+
+/* The decisions a failure depends on: bit d = the decision at depth d. */
+struct bits {
+	uint64_t w[BT_WORDS];
+};
+
+struct node {
+	char name[OW_NAME_MAX];
+	char extra[OW_NAME_MAX]; /* "" for the project itself */
+	const struct bt_cand *c;
+	size_t nc;
+	bool loaded;
+	long pin;     /* index into c, -1 while undecided */
+	size_t first; /* when it was first required: the breadth-first order */
+};
+
+struct crit {
+	size_t node;
+	struct ow_specset spec;
+	int parent;      /* depth of the decision that asked, -1 for an input */
+	const char *by;  /* who asked: an input's `where` or a decision's label */
+	bool constraint; /* limits the versions, requires nothing */
+};
+
+struct level {
+	size_t node;
+	size_t mark; /* ncrits before this decision's requirements */
+	size_t seq;  /* b->seq before them: nodes first required later go back */
+	char *label; /* "transformers 4.57.0" */
+};
+
+struct bt {
+	const struct bt_provider *p;
+	const struct bt_opts *o;
+	struct node *nodes;
+	size_t nnodes;
+	struct crit *crits;
+	size_t ncrits;
+	struct level *lv;
+	size_t nlv;
+	size_t steps, seq, max_steps;
+	bool pending;
+	char *conflict;
+};
+
+static void bits_set(struct bits *b, int d)
+{
+	if (d >= 0)
+		b->w[d / 64] |= 1ull << (d % 64);
+}
+
+static bool bits_has(const struct bits *b, int d)
+{
+	return d >= 0 && (b->w[d / 64] >> (d % 64)) & 1;
+}
+
+static void bits_or(struct bits *a, const struct bits *b)
+{
+	for (size_t i = 0; i < BT_WORDS; i++)
+		a->w[i] |= b->w[i];
+}
+
+/* ---- nodes and requirements ------------------------------------------------ */
+
+static long find_node(const struct bt *b, const char *name, const char *extra)
+{
+	for (size_t i = 0; i < b->nnodes; i++)
+		if (!strcmp(b->nodes[i].name, name) && !strcmp(b->nodes[i].extra, extra))
+			return (long)i;
+	return -1;
+}
+
+static int node_for(struct bt *b, const char *name, const char *extra, size_t *out)
+{
+	long i = find_node(b, name, extra);
+	if (i >= 0) {
+		*out = (size_t)i;
+		return 0;
+	}
+	if (b->nnodes >= BT_NODES_MAX)
+		return ow_err(OW_ETOOBIG, "resolve: more than %d projects and extras", BT_NODES_MAX);
+	struct node *g = ow_array_more(b->nodes, b->nnodes, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	b->nodes = g;
+	struct node *n = &g[b->nnodes];
+	memset(n, 0, sizeof *n);
+	snprintf(n->name, sizeof n->name, "%s", name);
+	snprintf(n->extra, sizeof n->extra, "%s", extra);
+	n->pin = -1;
+	n->first = SIZE_MAX;
+	*out = b->nnodes++;
+	return 0;
+}
+
+static int load(struct bt *b, struct node *n)
+{
+	if (n->loaded)
+		return 0;
+	int rc = b->p->candidates(b->p->ud, n->name, &n->c, &n->nc);
+	if (rc < 0)
+		return rc;
+	n->loaded = true;
+	return 0;
+}
+
+static int push_crit(struct bt *b, size_t node, const struct ow_specset *spec, int parent,
+                     const char *by, bool constraint)
+{
+	struct crit *g = ow_array_more(b->crits, b->ncrits, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	b->crits = g;
+	g[b->ncrits++] = (struct crit){node, *spec, parent, by, constraint};
+	if (!constraint && b->nodes[node].first == SIZE_MAX)
+		b->nodes[node].first = b->seq++;
+	return 0;
+}
+
+/* Requirement r, asked by `by` at depth `parent`: a criterion on its
+ * project and on each of its extras.  *added: the nodes touched. */
+static int add_requirement(struct bt *b, const struct ow_requirement *r, int parent,
+                           const char *by, bool constraint)
+{
+	size_t node;
+	int rc = node_for(b, r->name, "", &node);
+	if (rc == 0)
+		rc = push_crit(b, node, &r->spec, parent, by, constraint);
+	for (size_t e = 0; rc == 0 && e < r->nextras; e++)
+		if ((rc = node_for(b, r->name, r->extras[e], &node)) == 0)
+			rc = push_crit(b, node, &r->spec, parent, by, constraint);
+	return rc;
+}
+
+static bool admits(const struct bt *b, const struct crit *k, const struct bt_cand *c)
+{
+	return ow_spec_contains(&k->spec, c->v, b->o->pre);
+}
+
+/* Whether candidate i of node n meets every criterion on n; when not, the
+ * decisions behind the failed ones go into cs. */
+static bool meets_all(const struct bt *b, size_t n, size_t i, struct bits *cs)
+{
+	bool ok = true;
+	for (size_t k = 0; k < b->ncrits; k++)
+		if (b->crits[k].node == n && !admits(b, &b->crits[k], &b->nodes[n].c[i])) {
+			bits_set(cs, b->crits[k].parent);
+			ok = false;
+		}
+	return ok;
+}
+
+/* The decisions that asked for node n: without them it would not be
+ * needed, so every conflict on n depends on them too. */
+static void askers(const struct bt *b, size_t n, struct bits *cs)
+{
+	for (size_t k = 0; k < b->ncrits; k++)
+		if (b->crits[k].node == n)
+			bits_set(cs, b->crits[k].parent);
+}
+
+static bool has_any(const struct bt *b, size_t n)
+{
+	struct bits ignore = {{0}};
+	for (size_t i = 0; i < b->nodes[n].nc; i++)
+		if (meets_all(b, n, i, &ignore))
+			return true;
+	return false;
+}
+
+/* ---- explaining a conflict --------------------------------------------------- */
+
+static void node_text(struct ow_str *s, const struct node *n)
+{
+	ow_str_printf(s, *n->extra ? "%s[%s]" : "%s%s", n->name, n->extra);
+}
+
+/* "BY requires NODE SPEC" for criterion c. */
+static void crit_phrase(const struct bt *b, const struct crit *c, struct ow_str *s)
+{
+	char spec[512];
+	if (ow_spec_format(&c->spec, spec, sizeof spec) < 0)
+		spec[0] = '\0';
+	ow_str_printf(s, "%s %s ", c->by, c->constraint ? "limits" : "requires");
+	node_text(s, &b->nodes[c->node]);
+	ow_str_puts(s, spec);
+}
+
+/* The criteria on node n, but criterion `skip`, joined by sep. */
+static void crits_text(const struct bt *b, size_t n, size_t skip, const char *sep,
+                       struct ow_str *s)
+{
+	size_t shown = 0;
+	for (size_t k = 0; k < b->ncrits; k++)
+		if (b->crits[k].node == n && k != skip) {
+			ow_str_puts(s, shown++ ? sep : "");
+			crit_phrase(b, &b->crits[k], s);
+		}
+}
+
+/* "no version of P fits: A 1.0 requires P<2, but ... requires P>=2; ..." */
+static void explain(struct bt *b, size_t n, const char *reasons)
+{
+	struct ow_str s = {0};
+	ow_str_puts(&s, "no version of ");
+	node_text(&s, &b->nodes[n]);
+	if (!b->nodes[n].nc)
+		ow_str_puts(&s, " is available for this target: ");
+	else
+		ow_str_puts(&s, reasons && *reasons ? " fits: " : " meets every requirement: ");
+	if (b->nodes[n].nc && reasons && *reasons)
+		ow_str_puts(&s, reasons);
+	else
+		crits_text(b, n, SIZE_MAX, "; ", &s);
+	free(b->conflict);
+	b->conflict = NULL;
+	(void)ow_str_take(&s, &b->conflict);
+}
+
+/* ---- one decision --------------------------------------------------------------- */
+
+static int parse_line(const char *line, struct ow_requirement *r, const char *who)
+{
+	int rc = ow_requirement_parse(r, line);
+	return rc < 0 ? ow_err_prefix(rc, "%s: Requires-Dist: ", who) : 0;
+}
+
+/* Whether requirement r of the candidate applies for the target and extra. */
+static int applies(const struct bt *b, const struct ow_requirement *r, const char *extra,
+                   bool *yes)
+{
+	int rc = ow_requirement_applies(r, b->o->env, *extra ? extra : NULL, yes);
+	if (rc < 0) /* a comparison the spec leaves undefined: pip takes it as false */
+		*yes = false;
+	return 0;
+}
+
+/* The requirements candidate c of node n adds, pushed as criteria by the
+ * decision at depth d: an extra's own "name==V" first, then the lines that
+ * apply (for an extra: only those its marker switches on). */
+static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, int d)
+{
+	struct node *nd = &b->nodes[n];
+	const char *label = b->lv[d].label;
+	int rc = 0;
+	if (*nd->extra) {
+		struct ow_requirement base = {0};
+		snprintf(base.name, sizeof base.name, "%s", nd->name);
+		if ((rc = ow_spec_parse(&base.spec, "")) == 0) {
+			base.spec.n = 1;
+			base.spec.specs[0].op = OW_OP_EQ;
+			base.spec.specs[0].version = *c->v;
+			snprintf(base.spec.specs[0].text, sizeof base.spec.specs[0].text, "%s",
+			         c->version_text);
+			rc = add_requirement(b, &base, d, label, false);
+		}
+	}
+	const char *const *lines = NULL;
+	size_t nl = 0;
+	if (rc == 0 && (rc = b->p->requires(b->p->ud, nd->name, c, &lines, &nl)) == BT_PENDING) {
+		b->pending = true;
+		return 0;
+	}
+	for (size_t i = 0; rc == 0 && i < nl; i++) {
+		struct ow_requirement r;
+		bool yes = false, base_yes = false;
+		if ((rc = parse_line(lines[i], &r, label)) < 0)
+			break;
+		applies(b, &r, nd->extra, &yes);
+		if (*nd->extra) /* the extra adds only what the base does not have */
+			applies(b, &r, "", &base_yes);
+		if (yes && !base_yes)
+			rc = add_requirement(b, &r, d, label, false);
+		ow_requirement_free(&r);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* After decision d pushed its criteria (from `mark` on): a criterion on a
+ * decided node its pin does not meet, or on an undecided node that has no
+ * candidate left, rejects the decision; the decisions behind the conflict
+ * go into cs and a reason into why. */
+static int check_new(struct bt *b, size_t mark, struct bits *cs, struct ow_str *why)
+{
+	for (size_t k = mark; k < b->ncrits; k++) {
+		const struct crit *c = &b->crits[k];
+		struct node *m = &b->nodes[c->node];
+		int rc = load(b, m);
+		if (rc < 0)
+			return rc;
+		if (m->pin >= 0 ? admits(b, c, &m->c[m->pin]) : has_any(b, c->node))
+			continue;
+		struct bits causes = {{0}};
+		if (m->pin >= 0) {
+			for (size_t l = 0; l < b->nlv; l++)
+				if (b->lv[l].node == c->node)
+					bits_set(cs, (int)l);
+		} else {
+			for (size_t i = 0; i < m->nc; i++)
+				(void)meets_all(b, c->node, i, &causes);
+			askers(b, c->node, &causes);
+			bits_or(cs, &causes);
+		}
+		crit_phrase(b, c, why);
+		if (m->pin >= 0) {
+			ow_str_puts(why, ", but ");
+			node_text(why, m);
+			ow_str_printf(why, " %s is chosen", m->c[m->pin].version_text);
+		} else if (m->nc) {
+			ow_str_puts(why, ", but ");
+			crits_text(b, c->node, k, " and ", why);
+		} else {
+			ow_str_puts(why, ", which has no version for this target");
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static int decide(struct bt *b, size_t n, size_t i)
+{
+	struct level *g = ow_array_more(b->lv, b->nlv, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	b->lv = g;
+	struct level *l = &g[b->nlv];
+	struct ow_str s = {0};
+	node_text(&s, &b->nodes[n]);
+	ow_str_printf(&s, " %s", b->nodes[n].c[i].version_text);
+	int rc = ow_str_take(&s, &l->label);
+	if (rc < 0)
+		return rc;
+	l->node = n;
+	l->mark = b->ncrits;
+	l->seq = b->seq;
+	b->nlv++;
+	b->nodes[n].pin = (long)i;
+	return 0;
+}
+
+static void undo(struct bt *b)
+{
+	struct level *l = &b->lv[--b->nlv];
+	b->nodes[l->node].pin = -1;
+	b->ncrits = l->mark;
+	free(l->label);
+	/* a node first required by this decision is not required any more */
+	for (size_t i = 0; i < b->nnodes; i++)
+		if (b->nodes[i].first != SIZE_MAX && b->nodes[i].first >= l->seq)
+			b->nodes[i].first = SIZE_MAX;
+	b->seq = l->seq;
+}
+
+/* ---- the search ------------------------------------------------------------------- */
+
+static bool required(const struct bt *b, size_t n, bool *exact)
+{
+	bool req = false;
+	*exact = false;
+	for (size_t k = 0; k < b->ncrits; k++) {
+		const struct crit *c = &b->crits[k];
+		if (c->node != n || c->constraint)
+			continue;
+		req = true;
+		for (size_t s = 0; s < c->spec.n; s++)
+			*exact |= c->spec.specs[s].op == OW_OP_EQ && !c->spec.specs[s].wildcard;
+	}
+	return req;
+}
+
+/* The next node to decide: required and undecided; pinned exactly first,
+ * then the one required first.  -1 when every required node is decided. */
+static long choose(const struct bt *b)
+{
+	long best = -1;
+	bool best_exact = false;
+	for (size_t n = 0; n < b->nnodes; n++) {
+		bool exact;
+		if (b->nodes[n].pin >= 0 || !required(b, n, &exact))
+			continue;
+		if (best < 0 || (exact && !best_exact) ||
+		    (exact == best_exact && b->nodes[n].first < b->nodes[best].first)) {
+			best = (long)n;
+			best_exact = exact;
+		}
+	}
+	return best;
+}
+
+static int solve(struct bt *b, struct bits *cs_out);
+
+/* Try candidate i of node n at the next depth: 0 solved, 1 failed (cs
+ * filled, reason in why), < 0 error. */
+static int attempt(struct bt *b, size_t n, size_t i, struct bits *cs, struct ow_str *why)
+{
+	int d = (int)b->nlv;
+	if (++b->steps > b->max_steps)
+		return ow_err(OW_ETOOBIG, "resolve: gave up after trying %zu candidates; "
+		                         "pin some versions to narrow the search",
+		              b->max_steps);
+	int rc = decide(b, n, i);
+	if (rc < 0)
+		return rc;
+	size_t mark = b->ncrits;
+	struct bits sub = {{0}};
+	if ((rc = push_requirements(b, n, &b->nodes[n].c[i], d)) == 0 &&
+	    (rc = check_new(b, mark, &sub, why)) == 1) { /* its own requirements conflict */
+		undo(b);
+		bits_or(cs, &sub);
+		return 1;
+	}
+	if (rc == 0)
+		rc = solve(b, &sub);
+	if (rc <= 0)
+		return rc;
+	if (b->conflict) /* why the deeper search failed, with this decision */
+		ow_str_printf(why, "with %s: %.300s", b->lv[d].label, b->conflict);
+	undo(b);
+	if (!bits_has(&sub, d)) { /* the failure does not depend on this decision */
+		*cs = sub;
+		return 2;
+	}
+	sub.w[d / 64] &= ~(1ull << (d % 64));
+	bits_or(cs, &sub);
+	return 1;
+}
+
+static int solve(struct bt *b, struct bits *cs_out)
+{
+	long pick = choose(b);
+	if (pick < 0)
+		return 0;
+	size_t n = (size_t)pick;
+	int rc = load(b, &b->nodes[n]);
+	if (rc < 0)
+		return rc;
+	struct bits cs = {{0}};
+	struct ow_str why = {0};
+	size_t tried = 0;
+	for (size_t i = 0; i < b->nodes[n].nc; i++) {
+		if (!meets_all(b, n, i, &cs))
+			continue;
+		struct ow_str one = {0};
+		rc = attempt(b, n, i, &cs, &one);
+		if (rc == 1 && tried++ < BT_REASONS_SHOWN && one.p)
+			ow_str_printf(&why, "%s%s", why.p ? "; " : "", one.p);
+		ow_str_free(&one);
+		if (rc == 2) { /* jump back past this level */
+			*cs_out = cs;
+			ow_str_free(&why);
+			return 1;
+		}
+		if (rc != 1) {
+			ow_str_free(&why);
+			return rc;
+		}
+	}
+	if (tried > BT_REASONS_SHOWN)
+		ow_str_printf(&why, "; %zu more versions fail the same way", tried - BT_REASONS_SHOWN);
+	explain(b, n, why.p);
+	ow_str_free(&why);
+	askers(b, n, &cs);
+	*cs_out = cs;
+	return 1;
+}
+
+/* ---- the entry point ----------------------------------------------------------------- */
+
+static int add_inputs(struct bt *b, const struct bt_input *in, size_t n, bool constraint)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool yes = true;
+		if (in[i].req->marker)
+			applies(b, in[i].req, "", &yes);
+		int rc = yes ? add_requirement(b, in[i].req, -1, in[i].where, constraint) : 0;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The extras of `name` decided, in name order: "a,b". */
+static void extras_text(const struct bt *b, const char *name, struct ow_str *ex)
+{
+	const char *last = "";
+	for (;;) {
+		const char *next = NULL;
+		for (size_t j = 0; j < b->nnodes; j++) {
+			const struct node *e = &b->nodes[j];
+			if (e->pin >= 0 && *e->extra && !strcmp(e->name, name) &&
+			    strcmp(e->extra, last) > 0 && (!next || strcmp(e->extra, next) < 0))
+				next = e->extra;
+		}
+		if (!next)
+			return;
+		ow_str_printf(ex, "%s%s", *last ? "," : "", next);
+		last = next;
+	}
+}
+
+static int collect(struct bt *b, struct bt_result *out)
+{
+	for (size_t l = 0; l < b->nlv; l++) {
+		const struct node *n = &b->nodes[b->lv[l].node];
+		if (*n->extra)
+			continue;
+		struct bt_pin *g = ow_array_more(out->pins, out->npins, sizeof *g);
+		if (!g)
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+		out->pins = g;
+		struct bt_pin *p = &g[out->npins++];
+		memset(p, 0, sizeof *p);
+		p->c = &n->c[n->pin];
+		struct ow_str ex = {0}, by = {0};
+		extras_text(b, n->name, &ex);
+		for (size_t k = 0; k < b->ncrits && !by.p; k++)
+			if (b->crits[k].node == b->lv[l].node && !b->crits[k].constraint)
+				ow_str_puts(&by, b->crits[k].by);
+		ow_str_puts(&ex, "");
+		ow_str_puts(&by, "");
+		p->name = strdup(n->name);
+		int rc = ow_str_take(&ex, &p->extras);
+		if (rc == 0)
+			rc = ow_str_take(&by, &p->required_by);
+		if (rc < 0 || !p->name)
+			return rc < 0 ? rc : ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	return 0;
+}
+
+int bt_resolve(const struct bt_provider *p, const struct bt_opts *o, const struct bt_input *roots,
+               size_t nroots, const struct bt_input *cons, size_t ncons, struct bt_result *out)
+{
+	memset(out, 0, sizeof *out);
+	struct bt b = {.p = p, .o = o, .max_steps = o->max_steps ? o->max_steps : BT_STEPS_MAX};
+	struct bits cs = {{0}};
+	int rc = add_inputs(&b, cons, ncons, true);
+	if (rc == 0)
+		rc = add_inputs(&b, roots, nroots, false);
+	if (rc == 0)
+		rc = solve(&b, &cs);
+	if (rc == 0)
+		rc = collect(&b, out);
+	else if (rc == 1) { /* no solution */
+		out->conflict = b.conflict;
+		b.conflict = NULL;
+		rc = 0;
+	}
+	out->pending = b.pending;
+	out->steps = b.steps;
+	while (b.nlv)
+		undo(&b);
+	free(b.lv);
+	free(b.crits);
+	free(b.nodes);
+	free(b.conflict);
+	return rc;
+}
+
+void bt_result_dispose(struct bt_result *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->npins; i++) {
+		free(r->pins[i].name);
+		free(r->pins[i].extras);
+		free(r->pins[i].required_by);
+	}
+	free(r->pins);
+	free(r->conflict);
+	memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,92 @@
+/* backtrack.h - a backtracking dependency resolver for one target, over a
+ * provider that lists candidates and their requirements (not a public API;
+ * the unit test drives it with a provider of its own).
+ *
+ * The search: depth-first, one project decided per level, each project's
+ * candidates tried best first (the provider's order: newest first).  A
+ * candidate is taken when it meets every requirement on its project so far,
+ * when none of its own requirements contradicts a project already decided,
+ * and when every project it requires still has a candidate left (forward
+ * checking).  When a project has no candidate left, the search jumps back
+ * to the most recent decision that took part in the conflict (conflict-
+ * directed backjumping), not merely one level, so decisions that had
+ * nothing to do with it are kept.  The next project to decide: one pinned
+ * exactly (==) first, else the one required first (breadth first), so with
+ * no conflict the answer is the newest of everything, as pip and uv give.
+ *
+ * Extras are projects of their own, as pip's resolver treats them:
+ * "transformers[torch]" has the same candidates as "transformers", and its
+ * candidate V requires "transformers==V" plus the requirements that the
+ * extra switches on; so the extra and its base always agree.
+ *
+ * Requirements a provider cannot give yet (metadata not fetched) are
+ * BT_PENDING: the search goes on as if that candidate required nothing, to
+ * find everything else it will need in the same round, and the result says
+ * `pending` — the caller fetches what its provider queued and resolves
+ * again.  Deterministic: the same provider answers give the same result. */
+#ifndef OW_BACKTRACK_H
+#define OW_BACKTRACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pep440.h"
+#include "pep508.h"
+
+#define BT_NODES_MAX 2048      /* projects and project[extra]s of one target */
+#define BT_STEPS_MAX 200000    /* candidates tried before giving up */
+#define BT_PENDING 1
+
+struct bt_cand {
+	const struct ow_version *v;
+	const char *version_text;
+	const void *ref; /* the provider's own */
+};
+
+struct bt_provider {
+	/* The candidates of project `name` for the target, best first, kept
+	 * valid until the resolve ends; *n = 0 when the project has none. */
+	int (*candidates)(void *ud, const char *name, const struct bt_cand **out, size_t *n);
+	/* The requirement lines (Requires-Dist) of candidate c of `name`, kept
+	 * valid until the resolve ends; BT_PENDING when not known yet. */
+	int (*requires)(void *ud, const char *name, const struct bt_cand *c,
+	                const char *const **lines, size_t *n);
+	void *ud;
+};
+
+/* A requirement from outside: the user's (a root) or a constraint, with
+ * where it came from ("requirements.txt:3", "--with"). */
+struct bt_input {
+	const struct ow_requirement *req;
+	const char *where;
+};
+
+struct bt_opts {
+	const struct ow_marker_env *env; /* the target's marker values */
+	bool pre;                        /* admit pre-releases everywhere */
+	size_t max_steps;                /* 0: BT_STEPS_MAX */
+};
+
+struct bt_pin {
+	char *name;    /* normalized project name */
+	char *extras;  /* "a,b" the extras asked for, "" when none */
+	const struct bt_cand *c;
+	char *required_by; /* "requirements.txt:3", "transformers 4.57.0" */
+};
+
+struct bt_result {
+	struct bt_pin *pins; /* in the order decided */
+	size_t npins;
+	bool pending;   /* some requirements were not known: resolve again */
+	char *conflict; /* no solution: why, as a chain a person can follow */
+	size_t steps;   /* candidates tried */
+};
+
+/* 0 with out->pins, or out->conflict (no solution: still 0); a negative
+ * OW_E* code on an error (out of memory, a provider's failure, too many
+ * steps).  Free out with bt_result_dispose either way. */
+int bt_resolve(const struct bt_provider *p, const struct bt_opts *o, const struct bt_input *roots,
+               size_t nroots, const struct bt_input *cons, size_t ncons, struct bt_result *out);
+void bt_result_dispose(struct bt_result *r);
+
+#endif

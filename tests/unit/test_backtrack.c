@@ -1,0 +1,363 @@
+/* test_backtrack.c - the backtracking resolver over a provider made from a
+ * small text: "name version: req & req | name version | ...", candidates
+ * best first in the order written, "!" after a version for metadata not
+ * known yet.  The cases are the shapes real stacks take: a newest pick a
+ * later requirement rules out, extras, markers, constraints, no solution,
+ * and a conflict far below unrelated decisions (backjumping keeps it short). */
+#include "testutil.h"
+
+#include <string.h>
+
+#include "backtrack.h"
+#include "offwheel/error.h"
+#include "offwheel/tags.h"
+
+#define FP_PROJ 32
+#define FP_CAND 8
+#define FP_REQ 8
+
+struct fcand {
+	struct ow_version v;
+	char vt[32];
+	char req[FP_REQ][128];
+	const char *reqp[FP_REQ];
+	size_t nreq;
+	bool pending;
+};
+
+struct fproj {
+	char name[64];
+	struct fcand c[FP_CAND];
+	struct bt_cand bc[FP_CAND];
+	size_t nc;
+};
+
+struct fprov {
+	struct fproj p[FP_PROJ];
+	size_t np;
+	unsigned asked; /* requires() calls */
+};
+
+static struct fproj *proj(struct fprov *f, const char *name, size_t len)
+{
+	for (size_t i = 0; i < f->np; i++)
+		if (strlen(f->p[i].name) == len && !strncmp(f->p[i].name, name, len))
+			return &f->p[i];
+	assert_true(f->np < FP_PROJ);
+	struct fproj *p = &f->p[f->np++];
+	memset(p, 0, sizeof *p);
+	memcpy(p->name, name, len);
+	return p;
+}
+
+static void add_reqs(struct fcand *c, const char *s)
+{
+	while (s && *s) {
+		while (*s == ' ')
+			s++;
+		size_t n = strcspn(s, "&");
+		assert_true(c->nreq < FP_REQ && n < sizeof c->req[0]);
+		memcpy(c->req[c->nreq], s, n);
+		c->reqp[c->nreq] = c->req[c->nreq];
+		c->nreq++;
+		s += n + (s[n] == '&');
+	}
+}
+
+/* One "name version[!][: reqs]" entry. */
+static void add_entry(struct fprov *f, const char *e, size_t len)
+{
+	char buf[512];
+	assert_true(len < sizeof buf);
+	memcpy(buf, e, len);
+	buf[len] = '\0';
+	char *colon = strchr(buf, ':');
+	if (colon)
+		*colon = '\0';
+	char *s = buf;
+	while (*s == ' ')
+		s++;
+	size_t nl = strcspn(s, " ");
+	struct fproj *p = proj(f, s, nl);
+	char *ver = s + nl + strspn(s + nl, " ");
+	assert_true(p->nc < FP_CAND);
+	struct fcand *c = &p->c[p->nc];
+	size_t vl = strcspn(ver, " !");
+	c->pending = ver[vl] == '!';
+	ver[vl] = '\0';
+	snprintf(c->vt, sizeof c->vt, "%s", ver);
+	assert_int_equal(ow_pep440_parse(&c->v, c->vt), 0);
+	add_reqs(c, colon ? colon + 1 : NULL);
+	p->bc[p->nc] = (struct bt_cand){&c->v, c->vt, c};
+	p->nc++;
+}
+
+static void fprov_init(struct fprov *f, const char *spec)
+{
+	memset(f, 0, sizeof *f);
+	while (*spec) {
+		size_t n = strcspn(spec, "|");
+		add_entry(f, spec, n);
+		spec += n + (spec[n] == '|');
+	}
+}
+
+static int f_candidates(void *ud, const char *name, const struct bt_cand **out, size_t *n)
+{
+	struct fprov *f = ud;
+	for (size_t i = 0; i < f->np; i++)
+		if (!strcmp(f->p[i].name, name)) {
+			*out = f->p[i].bc;
+			*n = f->p[i].nc;
+			return 0;
+		}
+	*out = NULL;
+	*n = 0;
+	return 0;
+}
+
+static int f_requires(void *ud, const char *name, const struct bt_cand *c,
+                      const char *const **lines, size_t *n)
+{
+	struct fprov *f = ud;
+	const struct fcand *fc = c->ref;
+	(void)name;
+	f->asked++;
+	if (fc->pending)
+		return BT_PENDING;
+	*lines = fc->reqp;
+	*n = fc->nreq;
+	return 0;
+}
+
+/* Resolve `roots` (and constraints `cons`, both "&"-separated) for
+ * CPython 3.12 on Linux x86_64 against `spec`. */
+struct run {
+	struct fprov f;
+	struct bt_result r;
+	int rc;
+};
+
+static void split(const char *s, struct ow_requirement *reqs, struct bt_input *in, size_t *n)
+{
+	*n = 0;
+	while (s && *s) {
+		char line[256];
+		size_t len = strcspn(s, "&");
+		memcpy(line, s, len);
+		line[len] = '\0';
+		assert_int_equal(ow_requirement_parse(&reqs[*n], line), 0);
+		in[*n] = (struct bt_input){&reqs[*n], "requirements.txt"};
+		(*n)++;
+		s += len + (s[len] == '&');
+	}
+}
+
+static void resolve(struct run *x, const char *spec, const char *roots, const char *cons,
+                    bool pre)
+{
+	struct ow_requirement rr[16], cr[16];
+	struct bt_input ri[16], ci[16];
+	size_t nr, nc;
+	struct ow_target t;
+	struct ow_marker_env env;
+	assert_int_equal(ow_target_parse(&t, "3.12", "linux-x86_64"), 0);
+	ow_marker_env_for_target(&env, &t);
+	fprov_init(&x->f, spec);
+	split(roots, rr, ri, &nr);
+	split(cons, cr, ci, &nc);
+	struct bt_provider p = {f_candidates, f_requires, &x->f};
+	struct bt_opts o = {&env, pre, 0};
+	x->rc = bt_resolve(&p, &o, ri, nr, ci, nc, &x->r);
+	for (size_t i = 0; i < nr; i++)
+		ow_requirement_free(&rr[i]);
+	for (size_t i = 0; i < nc; i++)
+		ow_requirement_free(&cr[i]);
+}
+
+/* "a 1.0, b 2.0" sorted by name, extras in brackets. */
+static void pins_text(const struct bt_result *r, char *out, size_t cap)
+{
+	const struct bt_pin *s[64];
+	size_t n = r->npins;
+	assert_true(n <= 64);
+	for (size_t i = 0; i < n; i++)
+		s[i] = &r->pins[i];
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && strcmp(s[j - 1]->name, s[j]->name) > 0; j--) {
+			const struct bt_pin *t = s[j];
+			s[j] = s[j - 1];
+			s[j - 1] = t;
+		}
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(out);
+		snprintf(out + l, cap - l, "%s%s%s%s%s %s", i ? ", " : "", s[i]->name,
+		         *s[i]->extras ? "[" : "", s[i]->extras, *s[i]->extras ? "]" : "",
+		         s[i]->c->version_text);
+	}
+}
+
+static void expect(const char *spec, const char *roots, const char *cons, const char *want)
+{
+	struct run x;
+	char got[1024];
+	resolve(&x, spec, roots, cons, false);
+	assert_int_equal(x.rc, 0);
+	if (x.r.conflict)
+		fail_msg("no solution: %s", x.r.conflict);
+	pins_text(&x.r, got, sizeof got);
+	assert_string_equal(got, want);
+	assert_false(x.r.pending);
+	bt_result_dispose(&x.r);
+}
+
+static void test_newest_of_everything_without_conflict(void **state)
+{
+	(void)state;
+	expect("a 2.0: b>=1 | a 1.0 | b 3.0: c | b 1.0 | c 1.1 | c 1.0", "a", NULL,
+	       "a 2.0, b 3.0, c 1.1");
+}
+
+static void test_backtracks_when_a_later_requirement_rules_the_newest_out(void **state)
+{
+	(void)state;
+	/* a 2.0 wants b>=2, c wants b<2: a goes back to 1.0 */
+	expect("a 2.0: b>=2 | a 1.0: b<2 | b 2.0 | b 1.0 | c 1.0: b<2", "a&c", NULL,
+	       "a 1.0, b 1.0, c 1.0");
+	/* the same with the conflict one level further down */
+	expect("t 3.0: m>=2 | t 2.0: m<2 | m 2.0 | m 1.5 | x 1.0: y | y 1.0: m==1.5", "t&x", NULL,
+	       "m 1.5, t 2.0, x 1.0, y 1.0");
+}
+
+static void test_extras_agree_with_their_project(void **state)
+{
+	(void)state;
+	const char *spec = "tr 2.0: tok<1 & torch; extra == \"torch\" & sp; extra == \"sentencepiece\" | "
+	                   "tr 1.0: tok | tok 1.0 | tok 0.9 | torch 2.9.0 | sp 0.2";
+	expect(spec, "tr[torch]", NULL, "tok 0.9, torch 2.9.0, tr[torch] 2.0");
+	expect(spec, "tr[torch,sentencepiece]", NULL, "sp 0.2, tok 0.9, torch 2.9.0, tr[sentencepiece,torch] 2.0");
+	/* an extra and a pin of its project that only an older version meets:
+	 * tr 1.0 has no extra "torch" (pip warns and installs it), so the extra
+	 * adds nothing */
+	expect(spec, "tr[torch]&tr<2", NULL, "tok 1.0, tr[torch] 1.0");
+}
+
+static void test_markers_are_the_targets(void **state)
+{
+	(void)state;
+	expect("a 1.0: win; sys_platform == \"win32\" & old; python_version < \"3.9\" & "
+	       "new; python_version >= \"3.12\" | win 1.0 | old 1.0 | new 1.0",
+	       "a", NULL, "a 1.0, new 1.0");
+	/* a root whose marker is false for the target asks for nothing */
+	expect("a 1.0", "a&b; sys_platform == \"darwin\"", NULL, "a 1.0");
+}
+
+static void test_constraints_limit_and_add_nothing(void **state)
+{
+	(void)state;
+	expect("a 1.0: numpy | numpy 2.1 | numpy 1.26 | scipy 1.0", "a", "numpy<2&scipy<2",
+	       "a 1.0, numpy 1.26");
+}
+
+static void test_pre_releases_only_when_asked_or_named(void **state)
+{
+	(void)state;
+	expect("a 2.0rc1 | a 1.0", "a", NULL, "a 1.0");
+	expect("a 2.0rc1 | a 1.0", "a>=2.0rc1", NULL, "a 2.0rc1");
+}
+
+static void test_no_solution_says_why(void **state)
+{
+	(void)state;
+	struct run x;
+	resolve(&x, "transformers 4.57.0: tokenizers<0.22 | transformers 4.56.0: tokenizers<0.21 | "
+	            "tokenizers 0.22.1 | tokenizers 0.20.0",
+	        "transformers&tokenizers>=0.22", NULL, false);
+	assert_int_equal(x.rc, 0);
+	assert_non_null(x.r.conflict);
+	assert_int_equal(x.r.npins, 0);
+	print_message("%s\n", x.r.conflict);
+	/* the chain a person can follow: who wants what */
+	assert_non_null(strstr(x.r.conflict, "no version of transformers fits"));
+	assert_non_null(strstr(x.r.conflict, "transformers 4.57.0 requires tokenizers<0.22, but "
+	                                     "requirements.txt requires tokenizers>=0.22"));
+	assert_non_null(strstr(x.r.conflict, "transformers 4.56.0 requires tokenizers<0.21"));
+	bt_result_dispose(&x.r);
+	/* nothing at all for the target */
+	resolve(&x, "a 1.0: gone", "a", NULL, false);
+	assert_non_null(x.r.conflict);
+	print_message("%s\n", x.r.conflict);
+	assert_non_null(strstr(x.r.conflict, "no version of a fits: a 1.0 requires gone, which has "
+	                                     "no version for this target"));
+	bt_result_dispose(&x.r);
+}
+
+static void test_backjumps_over_unrelated_decisions(void **state)
+{
+	(void)state;
+	/* twelve projects of three versions each between the decision that
+	 * causes the conflict (a) and the one that meets it (z): going back one
+	 * level at a time would try 3^12 combinations */
+	char spec[4096] = "a 2.0: q>=2 | a 1.0: q<2 | z 1.0: q<2 | q 2.0 | q 1.0";
+	char roots[512] = "a";
+	for (int i = 1; i <= 12; i++) {
+		size_t l = strlen(spec);
+		snprintf(spec + l, sizeof spec - l, " | p%d 3.0 | p%d 2.0 | p%d 1.0", i, i, i);
+		l = strlen(roots);
+		snprintf(roots + l, sizeof roots - l, "&p%d", i);
+	}
+	strcat(roots, "&z");
+	struct run x;
+	resolve(&x, spec, roots, NULL, false);
+	assert_int_equal(x.rc, 0);
+	assert_null(x.r.conflict);
+	char got[1024];
+	pins_text(&x.r, got, sizeof got);
+	assert_non_null(strstr(got, "a 1.0"));
+	assert_non_null(strstr(got, "p7 3.0"));
+	assert_non_null(strstr(got, "q 1.0"));
+	assert_true(x.r.steps < 60);
+	bt_result_dispose(&x.r);
+}
+
+static void test_unknown_metadata_is_pending_and_the_search_goes_on(void **state)
+{
+	(void)state;
+	struct run x;
+	resolve(&x, "a 2.0!: b | a 1.0 | c 1.0: d | d 1.0", "a&c", NULL, false);
+	assert_int_equal(x.rc, 0);
+	assert_true(x.r.pending);
+	char got[256];
+	pins_text(&x.r, got, sizeof got);
+	/* a's requirements are not known yet; c's closure was found anyway */
+	assert_string_equal(got, "a 2.0, c 1.0, d 1.0");
+	bt_result_dispose(&x.r);
+}
+
+static void test_bad_metadata_is_an_error_naming_the_candidate(void **state)
+{
+	(void)state;
+	struct run x;
+	resolve(&x, "a 1.0: b>>>1", "a", NULL, false);
+	assert_true(x.rc < 0);
+	assert_non_null(strstr(ow_err_detail(), "a 1.0: Requires-Dist: "));
+	bt_result_dispose(&x.r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_newest_of_everything_without_conflict),
+		cmocka_unit_test(test_backtracks_when_a_later_requirement_rules_the_newest_out),
+		cmocka_unit_test(test_extras_agree_with_their_project),
+		cmocka_unit_test(test_markers_are_the_targets),
+		cmocka_unit_test(test_constraints_limit_and_add_nothing),
+		cmocka_unit_test(test_pre_releases_only_when_asked_or_named),
+		cmocka_unit_test(test_no_solution_says_why),
+		cmocka_unit_test(test_backjumps_over_unrelated_decisions),
+		cmocka_unit_test(test_unknown_metadata_is_pending_and_the_search_goes_on),
+		cmocka_unit_test(test_bad_metadata_is_an_error_naming_the_candidate),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
