@@ -13,6 +13,9 @@
 
 #define BT_WORDS (BT_NODES_MAX / 64)
 #define BT_REASONS_SHOWN 4
+/* A project required somewhere has no page at all: the target fails with
+ * that, as pip's "no matching distribution" would after searching. */
+#define BT_FATAL 4
 
 /* The decisions a failure depends on: bit d = the decision at depth d. */
 struct bits {
@@ -25,6 +28,8 @@ struct node {
 	const struct bt_cand *c;
 	size_t nc;
 	bool loaded;
+	bool unknown;    /* its candidates are not known yet this round */
+	const char *why; /* no candidates: why, from the provider */
 	long pin;     /* index into c, -1 while undecided */
 	size_t first; /* when it was first required: the breadth-first order */
 };
@@ -42,6 +47,7 @@ struct level {
 	size_t mark; /* ncrits before this decision's requirements */
 	size_t seq;  /* b->seq before them: nodes first required later go back */
 	char *label; /* "transformers 4.57.0" */
+	char *chain; /* "torch 2.10.0 -> transformers 4.57.0": who asked, then it */
 };
 
 struct bt {
@@ -112,10 +118,15 @@ static int load(struct bt *b, struct node *n)
 {
 	if (n->loaded)
 		return 0;
-	int rc = b->p->candidates(b->p->ud, n->name, &n->c, &n->nc);
+	int rc = b->p->candidates(b->p->ud, n->name, &n->c, &n->nc, &n->why);
 	if (rc < 0)
 		return rc;
 	n->loaded = true;
+	if (rc == BT_PENDING) {
+		n->unknown = true;
+		n->nc = 0;
+		b->pending = true;
+	}
 	return 0;
 }
 
@@ -149,21 +160,48 @@ static int add_requirement(struct bt *b, const struct ow_requirement *r, int par
 
 static bool admits(const struct bt *b, const struct crit *k, const struct bt_cand *c)
 {
-	return ow_spec_contains(&k->spec, c->v, b->o->pre);
+	return ow_spec_contains(&k->spec, c->v, true); /* c is chosen already */
 }
 
-/* Whether candidate i of node n meets every criterion on n; when not, the
- * decisions behind the failed ones go into cs. */
-static bool meets_all(const struct bt *b, size_t n, size_t i, struct bits *cs)
+/* Whether a criterion on node n pins it exactly (==, not a wildcard). */
+static bool pinned_exactly(const struct bt *b, size_t n)
 {
+	for (size_t k = 0; k < b->ncrits; k++)
+		for (size_t s = 0; b->crits[k].node == n && s < b->crits[k].spec.n; s++)
+			if (b->crits[k].spec.specs[s].op == OW_OP_EQ && !b->crits[k].spec.specs[s].wildcard)
+				return true;
+	return false;
+}
+
+/* Whether candidate i of node n meets every criterion on n, pre-releases
+ * admitted when `pre`; when not, the decisions behind the failed criteria
+ * go into cs.  A yanked candidate only when pinned exactly. */
+static bool meets(const struct bt *b, size_t n, size_t i, bool pre, struct bits *cs)
+{
+	const struct bt_cand *c = &b->nodes[n].c[i];
 	bool ok = true;
 	for (size_t k = 0; k < b->ncrits; k++)
-		if (b->crits[k].node == n && !admits(b, &b->crits[k], &b->nodes[n].c[i])) {
+		if (b->crits[k].node == n && !ow_spec_contains(&b->crits[k].spec, c->v, pre)) {
 			bits_set(cs, b->crits[k].parent);
 			ok = false;
 		}
-	return ok;
+	return ok && (!c->yanked || pinned_exactly(b, n));
 }
+
+/* Pre-releases of node n are admitted when asked for everywhere, or when
+ * no final release meets its criteria (the rule of pip and packaging). */
+static bool pre_ok(const struct bt *b, size_t n)
+{
+	struct bits ignore = {{0}};
+	if (b->o->pre)
+		return true;
+	for (size_t i = 0; i < b->nodes[n].nc; i++)
+		if (!ow_pep440_is_prerelease(b->nodes[n].c[i].v) && meets(b, n, i, false, &ignore))
+			return false;
+	return true;
+}
+
+
 
 /* The decisions that asked for node n: without them it would not be
  * needed, so every conflict on n depends on them too. */
@@ -177,8 +215,9 @@ static void askers(const struct bt *b, size_t n, struct bits *cs)
 static bool has_any(const struct bt *b, size_t n)
 {
 	struct bits ignore = {{0}};
+	bool pre = pre_ok(b, n);
 	for (size_t i = 0; i < b->nodes[n].nc; i++)
-		if (meets_all(b, n, i, &ignore))
+		if (meets(b, n, i, pre, &ignore))
 			return true;
 	return false;
 }
@@ -213,10 +252,47 @@ static void crits_text(const struct bt *b, size_t n, size_t skip, const char *se
 		}
 }
 
+/* "; a 2.0 is yanked: only an exact == pin takes it" for the first yanked
+ * candidate that every criterion on n admits. */
+static void yanked_text(const struct bt *b, size_t n, struct ow_str *s)
+{
+	const struct node *nd = &b->nodes[n];
+	for (size_t i = 0; i < nd->nc; i++) {
+		bool fits = nd->c[i].yanked;
+		for (size_t k = 0; fits && k < b->ncrits; k++)
+			fits = b->crits[k].node != n ||
+			       ow_spec_contains(&b->crits[k].spec, nd->c[i].v, true);
+		if (fits) {
+			ow_str_printf(s, "; %s %s is yanked: only an exact == pin takes it", nd->name,
+			              nd->c[i].version_text);
+			return;
+		}
+	}
+}
+
+/* Who first asked for node n: a decision's chain or an input's where. */
+static const char *first_asker(const struct bt *b, size_t n)
+{
+	for (size_t k = 0; k < b->ncrits; k++)
+		if (b->crits[k].node == n && !b->crits[k].constraint)
+			return b->crits[k].by;
+	return "?";
+}
+
 /* "no version of P fits: A 1.0 requires P<2, but ... requires P>=2; ..." */
 static void explain(struct bt *b, size_t n, const char *reasons)
 {
 	struct ow_str s = {0};
+	if (!b->nodes[n].nc && b->nodes[n].why) { /* "x (required by a 1.0): no page at ..." */
+		node_text(&s, &b->nodes[n]);
+		ow_str_puts(&s, " (required by ");
+		ow_str_puts(&s, first_asker(b, n));
+		ow_str_printf(&s, "): %s", b->nodes[n].why);
+		free(b->conflict);
+		b->conflict = NULL;
+		(void)ow_str_take(&s, &b->conflict);
+		return;
+	}
 	ow_str_puts(&s, "no version of ");
 	node_text(&s, &b->nodes[n]);
 	if (!b->nodes[n].nc)
@@ -227,6 +303,7 @@ static void explain(struct bt *b, size_t n, const char *reasons)
 		ow_str_puts(&s, reasons);
 	else
 		crits_text(b, n, SIZE_MAX, "; ", &s);
+	yanked_text(b, n, &s);
 	free(b->conflict);
 	b->conflict = NULL;
 	(void)ow_str_take(&s, &b->conflict);
@@ -253,10 +330,11 @@ static int applies(const struct bt *b, const struct ow_requirement *r, const cha
 /* The requirements candidate c of node n adds, pushed as criteria by the
  * decision at depth d: an extra's own "name==V" first, then the lines that
  * apply (for an extra: only those its marker switches on). */
-static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, int d)
+static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, int d,
+                             struct ow_str *reason)
 {
 	struct node *nd = &b->nodes[n];
-	const char *label = b->lv[d].label;
+	const char *label = b->lv[d].chain;
 	int rc = 0;
 	if (*nd->extra) {
 		struct ow_requirement base = {0};
@@ -270,16 +348,22 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 			rc = add_requirement(b, &base, d, label, false);
 		}
 	}
-	const char *const *lines = NULL;
+	const char *const *lines = NULL, *why = NULL;
 	size_t nl = 0;
-	if (rc == 0 && (rc = b->p->requires(b->p->ud, nd->name, c, &lines, &nl)) == BT_PENDING) {
+	if (rc == 0)
+		rc = b->p->requires(b->p->ud, nd->name, c, &lines, &nl, &why);
+	if (rc == BT_PENDING) {
 		b->pending = true;
 		return 0;
+	}
+	if (rc == BT_UNUSABLE) {
+		ow_str_printf(reason, "%s: %s", b->lv[d].label, why ? why : "cannot be used");
+		return BT_UNUSABLE;
 	}
 	for (size_t i = 0; rc == 0 && i < nl; i++) {
 		struct ow_requirement r;
 		bool yes = false, base_yes = false;
-		if ((rc = parse_line(lines[i], &r, label)) < 0)
+		if ((rc = parse_line(lines[i], &r, b->lv[d].label)) < 0)
 			break;
 		applies(b, &r, nd->extra, &yes);
 		if (*nd->extra) /* the extra adds only what the base does not have */
@@ -303,7 +387,11 @@ static int check_new(struct bt *b, size_t mark, struct bits *cs, struct ow_str *
 		int rc = load(b, m);
 		if (rc < 0)
 			return rc;
-		if (m->pin >= 0 ? admits(b, c, &m->c[m->pin]) : has_any(b, c->node))
+		if (!m->nc && m->why && !c->constraint) {
+			explain(b, c->node, NULL);
+			return BT_FATAL;
+		}
+		if (m->unknown || (m->pin >= 0 ? admits(b, c, &m->c[m->pin]) : has_any(b, c->node)))
 			continue;
 		struct bits causes = {{0}};
 		if (m->pin >= 0) {
@@ -311,8 +399,9 @@ static int check_new(struct bt *b, size_t mark, struct bits *cs, struct ow_str *
 				if (b->lv[l].node == c->node)
 					bits_set(cs, (int)l);
 		} else {
+			bool pre = pre_ok(b, c->node);
 			for (size_t i = 0; i < m->nc; i++)
-				(void)meets_all(b, c->node, i, &causes);
+				(void)meets(b, c->node, i, pre, &causes);
 			askers(b, c->node, &causes);
 			bits_or(cs, &causes);
 		}
@@ -345,6 +434,18 @@ static int decide(struct bt *b, size_t n, size_t i)
 	int rc = ow_str_take(&s, &l->label);
 	if (rc < 0)
 		return rc;
+	const struct crit *asker = NULL;
+	for (size_t k = 0; k < b->ncrits && !asker; k++)
+		if (b->crits[k].node == n && !b->crits[k].constraint)
+			asker = &b->crits[k];
+	if (asker && asker->parent >= 0)
+		rc = asprintf(&l->chain, "%s -> %s", b->lv[asker->parent].chain, l->label) < 0 ? -1 : 0;
+	else
+		rc = (l->chain = strdup(l->label)) ? 0 : -1;
+	if (rc < 0) {
+		free(l->label);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
 	l->node = n;
 	l->mark = b->ncrits;
 	l->seq = b->seq;
@@ -359,6 +460,7 @@ static void undo(struct bt *b)
 	b->nodes[l->node].pin = -1;
 	b->ncrits = l->mark;
 	free(l->label);
+	free(l->chain);
 	/* a node first required by this decision is not required any more */
 	for (size_t i = 0; i < b->nnodes; i++)
 		if (b->nodes[i].first != SIZE_MAX && b->nodes[i].first >= l->seq)
@@ -391,7 +493,7 @@ static long choose(const struct bt *b)
 	bool best_exact = false;
 	for (size_t n = 0; n < b->nnodes; n++) {
 		bool exact;
-		if (b->nodes[n].pin >= 0 || !required(b, n, &exact))
+		if (b->nodes[n].pin >= 0 || b->nodes[n].unknown || !required(b, n, &exact))
 			continue;
 		if (best < 0 || (exact && !best_exact) ||
 		    (exact == best_exact && b->nodes[n].first < b->nodes[best].first)) {
@@ -418,15 +520,21 @@ static int attempt(struct bt *b, size_t n, size_t i, struct bits *cs, struct ow_
 		return rc;
 	size_t mark = b->ncrits;
 	struct bits sub = {{0}};
-	if ((rc = push_requirements(b, n, &b->nodes[n].c[i], d)) == 0 &&
-	    (rc = check_new(b, mark, &sub, why)) == 1) { /* its own requirements conflict */
+	rc = push_requirements(b, n, &b->nodes[n].c[i], d, why);
+	if (rc == BT_UNUSABLE) { /* no earlier decision could change that */
+		undo(b);
+		return 1;
+	}
+	if (rc == 0 && (rc = check_new(b, mark, &sub, why)) == BT_FATAL)
+		return rc;
+	if (rc == 1) { /* its own requirements conflict */
 		undo(b);
 		bits_or(cs, &sub);
 		return 1;
 	}
 	if (rc == 0)
 		rc = solve(b, &sub);
-	if (rc <= 0)
+	if (rc <= 0 || rc == BT_FATAL)
 		return rc;
 	if (b->conflict) /* why the deeper search failed, with this decision */
 		ow_str_printf(why, "with %s: %.300s", b->lv[d].label, b->conflict);
@@ -452,8 +560,9 @@ static int solve(struct bt *b, struct bits *cs_out)
 	struct bits cs = {{0}};
 	struct ow_str why = {0};
 	size_t tried = 0;
+	bool pre = pre_ok(b, n);
 	for (size_t i = 0; i < b->nodes[n].nc; i++) {
-		if (!meets_all(b, n, i, &cs))
+		if (!meets(b, n, i, pre, &cs))
 			continue;
 		struct ow_str one = {0};
 		rc = attempt(b, n, i, &cs, &one);
@@ -529,8 +638,10 @@ static int collect(struct bt *b, struct bt_result *out)
 		struct ow_str ex = {0}, by = {0};
 		extras_text(b, n->name, &ex);
 		for (size_t k = 0; k < b->ncrits && !by.p; k++)
-			if (b->crits[k].node == b->lv[l].node && !b->crits[k].constraint)
+			if (b->crits[k].node == b->lv[l].node && !b->crits[k].constraint) {
 				ow_str_puts(&by, b->crits[k].by);
+				p->input = b->crits[k].parent < 0;
+			}
 		ow_str_puts(&ex, "");
 		ow_str_puts(&by, "");
 		p->name = strdup(n->name);
@@ -556,7 +667,7 @@ int bt_resolve(const struct bt_provider *p, const struct bt_opts *o, const struc
 		rc = solve(&b, &cs);
 	if (rc == 0)
 		rc = collect(&b, out);
-	else if (rc == 1) { /* no solution */
+	else if (rc == 1 || rc == BT_FATAL) { /* no solution */
 		out->conflict = b.conflict;
 		b.conflict = NULL;
 		rc = 0;

@@ -35,22 +35,32 @@
 
 #define BT_NODES_MAX 2048      /* projects and project[extra]s of one target */
 #define BT_STEPS_MAX 200000    /* candidates tried before giving up */
-#define BT_PENDING 1
+/* What a provider may answer besides 0 (and negative errors). */
+enum bt_answer {
+	BT_PENDING = 1,  /* not known yet: queued; resolve again after fetching */
+	BT_UNUSABLE = 2, /* this candidate cannot be used for the target (why says) */
+};
 
 struct bt_cand {
 	const struct ow_version *v;
 	const char *version_text;
+	bool yanked;     /* used only when a requirement pins it exactly (PEP 592) */
 	const void *ref; /* the provider's own */
 };
 
 struct bt_provider {
 	/* The candidates of project `name` for the target, best first, kept
-	 * valid until the resolve ends; *n = 0 when the project has none. */
-	int (*candidates)(void *ud, const char *name, const struct bt_cand **out, size_t *n);
+	 * valid until the resolve ends; *n = 0 when the project has none, and
+	 * then *why may say why ("no page at ..."); BT_PENDING when the list is
+	 * not known yet (the project is then left undecided this round). */
+	int (*candidates)(void *ud, const char *name, const struct bt_cand **out, size_t *n,
+	                  const char **why);
 	/* The requirement lines (Requires-Dist) of candidate c of `name`, kept
-	 * valid until the resolve ends; BT_PENDING when not known yet. */
+	 * valid until the resolve ends; BT_PENDING when not known yet;
+	 * BT_UNUSABLE with *why when c cannot be used (Requires-Python, no
+	 * readable metadata): the search takes the next candidate. */
 	int (*requires)(void *ud, const char *name, const struct bt_cand *c,
-	                const char *const **lines, size_t *n);
+	                const char *const **lines, size_t *n, const char **why);
 	void *ud;
 };
 
@@ -71,7 +81,9 @@ struct bt_pin {
 	char *name;    /* normalized project name */
 	char *extras;  /* "a,b" the extras asked for, "" when none */
 	const struct bt_cand *c;
-	char *required_by; /* "requirements.txt:3", "transformers 4.57.0" */
+	char *required_by; /* the chain that first asked for it ("torch 2.10.0 ->
+	                    * sympy 1.14.0"), or the input's `where` */
+	bool input;        /* asked for by an input, not by another pin */
 };
 
 struct bt_result {

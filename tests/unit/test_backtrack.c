@@ -1,7 +1,8 @@
 /* test_backtrack.c - the backtracking resolver over a provider made from a
  * small text: "name version: req & req | name version | ...", candidates
- * best first in the order written, "!" after a version for metadata not
- * known yet.  The cases are the shapes real stacks take: a newest pick a
+ * best first in the order written; after a version "!" for metadata not
+ * known yet, "~" yanked, "^" unusable for the target; a version "?" for a
+ * project whose list is not known yet, "-" for one with no page at all.  The cases are the shapes real stacks take: a newest pick a
  * later requirement rules out, extras, markers, constraints, no solution,
  * and a conflict far below unrelated decisions (backjumping keeps it short). */
 #include "testutil.h"
@@ -22,11 +23,12 @@ struct fcand {
 	char req[FP_REQ][128];
 	const char *reqp[FP_REQ];
 	size_t nreq;
-	bool pending;
+	bool pending, unusable;
 };
 
 struct fproj {
 	char name[64];
+	bool unknown, missing;
 	struct fcand c[FP_CAND];
 	struct bt_cand bc[FP_CAND];
 	size_t nc;
@@ -81,14 +83,21 @@ static void add_entry(struct fprov *f, const char *e, size_t len)
 	struct fproj *p = proj(f, s, nl);
 	char *ver = s + nl + strspn(s + nl, " ");
 	assert_true(p->nc < FP_CAND);
+	if (*ver == '?' || *ver == '-') {
+		p->unknown = *ver == '?';
+		p->missing = *ver == '-';
+		return;
+	}
 	struct fcand *c = &p->c[p->nc];
-	size_t vl = strcspn(ver, " !");
+	size_t vl = strcspn(ver, " !~^");
 	c->pending = ver[vl] == '!';
+	c->unusable = ver[vl] == '^';
+	bool yanked = ver[vl] == '~';
 	ver[vl] = '\0';
 	snprintf(c->vt, sizeof c->vt, "%s", ver);
 	assert_int_equal(ow_pep440_parse(&c->v, c->vt), 0);
 	add_reqs(c, colon ? colon + 1 : NULL);
-	p->bc[p->nc] = (struct bt_cand){&c->v, c->vt, c};
+	p->bc[p->nc] = (struct bt_cand){&c->v, c->vt, yanked, c};
 	p->nc++;
 }
 
@@ -102,14 +111,17 @@ static void fprov_init(struct fprov *f, const char *spec)
 	}
 }
 
-static int f_candidates(void *ud, const char *name, const struct bt_cand **out, size_t *n)
+static int f_candidates(void *ud, const char *name, const struct bt_cand **out, size_t *n,
+                        const char **why)
 {
+	*why = NULL;
 	struct fprov *f = ud;
 	for (size_t i = 0; i < f->np; i++)
 		if (!strcmp(f->p[i].name, name)) {
 			*out = f->p[i].bc;
 			*n = f->p[i].nc;
-			return 0;
+			*why = f->p[i].missing ? "no page at https://example.org/simple/x/ (HTTP 404)" : NULL;
+			return f->p[i].unknown ? BT_PENDING : 0;
 		}
 	*out = NULL;
 	*n = 0;
@@ -117,14 +129,19 @@ static int f_candidates(void *ud, const char *name, const struct bt_cand **out, 
 }
 
 static int f_requires(void *ud, const char *name, const struct bt_cand *c,
-                      const char *const **lines, size_t *n)
+                      const char *const **lines, size_t *n, const char **why)
 {
+	*why = NULL;
 	struct fprov *f = ud;
 	const struct fcand *fc = c->ref;
 	(void)name;
 	f->asked++;
 	if (fc->pending)
 		return BT_PENDING;
+	if (fc->unusable) {
+		*why = "Requires-Python '>=3.13' excludes the target";
+		return BT_UNUSABLE;
+	}
 	*lines = fc->reqp;
 	*n = fc->nreq;
 	return 0;
@@ -267,6 +284,61 @@ static void test_pre_releases_only_when_asked_or_named(void **state)
 	expect("a 2.0rc1 | a 1.0", "a>=2.0rc1", NULL, "a 2.0rc1");
 }
 
+static void test_yanked_only_when_pinned_exactly(void **state)
+{
+	(void)state;
+	expect("a 2.0~ | a 1.0", "a", NULL, "a 1.0");
+	expect("a 2.0~ | a 1.0", "a==2.0", NULL, "a 2.0");
+	struct run x;
+	resolve(&x, "a 2.0~ | a 1.0", "a>=2", NULL, false);
+	assert_non_null(x.r.conflict);
+	assert_non_null(strstr(x.r.conflict, "a 2.0 is yanked: only an exact == pin takes it"));
+	bt_result_dispose(&x.r);
+}
+
+static void test_pre_releases_when_no_final_release_fits(void **state)
+{
+	(void)state;
+	/* packaging's rule: with no final release left, a pre-release is taken */
+	expect("a 3.0b1 | a 2.0", "a>2", NULL, "a 3.0b1");
+}
+
+static void test_unusable_candidates_are_passed_over(void **state)
+{
+	(void)state;
+	expect("a 2.0^ | a 1.0", "a", NULL, "a 1.0");
+	struct run x;
+	resolve(&x, "a 2.0^", "a", NULL, false);
+	assert_non_null(x.r.conflict);
+	assert_non_null(strstr(x.r.conflict, "a 2.0: Requires-Python '>=3.13' excludes the target"));
+	bt_result_dispose(&x.r);
+}
+
+static void test_a_project_without_a_page_names_the_chain(void **state)
+{
+	(void)state;
+	struct run x;
+	resolve(&x, "torch 2.10.0: filelock | filelock 3.0: gone | gone -", "torch", NULL, false);
+	assert_non_null(x.r.conflict);
+	print_message("%s\n", x.r.conflict);
+	/* as pip would say it after its search: the project has no page */
+	assert_string_equal(x.r.conflict, "gone (required by torch 2.10.0 -> filelock 3.0): no page "
+	                                  "at https://example.org/simple/x/ (HTTP 404)");
+	bt_result_dispose(&x.r);
+	/* a list not known yet: pending, and the rest decided */
+	resolve(&x, "a 1.0: later & b | later ? | b 1.0", "a", NULL, false);
+	assert_true(x.r.pending);
+	assert_null(x.r.conflict);
+	char got[256];
+	pins_text(&x.r, got, sizeof got);
+	assert_string_equal(got, "a 1.0, b 1.0");
+	/* the chain each pin was asked for by */
+	for (size_t i = 0; i < x.r.npins; i++)
+		if (!strcmp(x.r.pins[i].name, "b"))
+			assert_string_equal(x.r.pins[i].required_by, "a 1.0");
+	bt_result_dispose(&x.r);
+}
+
 static void test_no_solution_says_why(void **state)
 {
 	(void)state;
@@ -354,6 +426,10 @@ int main(void)
 		cmocka_unit_test(test_markers_are_the_targets),
 		cmocka_unit_test(test_constraints_limit_and_add_nothing),
 		cmocka_unit_test(test_pre_releases_only_when_asked_or_named),
+		cmocka_unit_test(test_yanked_only_when_pinned_exactly),
+		cmocka_unit_test(test_pre_releases_when_no_final_release_fits),
+		cmocka_unit_test(test_unusable_candidates_are_passed_over),
+		cmocka_unit_test(test_a_project_without_a_page_names_the_chain),
 		cmocka_unit_test(test_no_solution_says_why),
 		cmocka_unit_test(test_backjumps_over_unrelated_decisions),
 		cmocka_unit_test(test_unknown_metadata_is_pending_and_the_search_goes_on),
