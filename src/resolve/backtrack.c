@@ -360,6 +360,11 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 		ow_str_printf(reason, "%s: %s", b->lv[d].label, why ? why : "cannot be used");
 		return BT_UNUSABLE;
 	}
+	if (rc == BT_FAIL) {
+		free(b->conflict);
+		b->conflict = strdup(why ? why : "the metadata could not be used");
+		return b->conflict ? BT_FATAL : ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
 	for (size_t i = 0; rc == 0 && i < nl; i++) {
 		struct ow_requirement r;
 		bool yes = false, base_yes = false;
@@ -525,7 +530,7 @@ static int attempt(struct bt *b, size_t n, size_t i, struct bits *cs, struct ow_
 		undo(b);
 		return 1;
 	}
-	if (rc == 0 && (rc = check_new(b, mark, &sub, why)) == BT_FATAL)
+	if (rc == BT_FATAL || (rc == 0 && (rc = check_new(b, mark, &sub, why)) == BT_FATAL))
 		return rc;
 	if (rc == 1) { /* its own requirements conflict */
 		undo(b);

@@ -39,6 +39,7 @@
 enum bt_answer {
 	BT_PENDING = 1,  /* not known yet: queued; resolve again after fetching */
 	BT_UNUSABLE = 2, /* this candidate cannot be used for the target (why says) */
+	BT_FAIL = 3,     /* the target cannot be resolved: why says, verbatim */
 };
 
 struct bt_cand {
@@ -57,8 +58,9 @@ struct bt_provider {
 	                  const char **why);
 	/* The requirement lines (Requires-Dist) of candidate c of `name`, kept
 	 * valid until the resolve ends; BT_PENDING when not known yet;
-	 * BT_UNUSABLE with *why when c cannot be used (Requires-Python, no
-	 * readable metadata): the search takes the next candidate. */
+	 * BT_UNUSABLE with *why when c cannot be used (Requires-Python): the
+	 * search takes the next candidate; BT_FAIL with *why when the search
+	 * must stop (metadata refused as broken): the result's conflict. */
 	int (*requires)(void *ud, const char *name, const struct bt_cand *c,
 	                const char *const **lines, size_t *n, const char **why);
 	void *ud;

@@ -181,7 +181,7 @@ int rs_note_gap(struct rs_ctx *x, const char *fmt, ...) OW_PRINTF(2, 3);
 int64_t rs_pages_oldest(const struct rs_ctx *x);
 void rs_ctx_free(struct rs_ctx *x);
 
-/* ---- closure (resolvedeps.c) ---------------------------------------------- */
+/* ---- closure (resolvebt.c) ------------------------------------------------ */
 
 struct rs_pick {
 	const struct rs_cand *c;

@@ -1,0 +1,267 @@
+/* resolvebt.c - the dependency closure of one set for one target: the set's
+ * members are the inputs, the backtracking resolver (backtrack.c) decides
+ * every dependency, and this file is its provider over the workspace's
+ * candidate lists and metadata (resolvecand.c).  What is not known yet (a
+ * page to crawl, metadata to fetch) is queued by those lookups and makes
+ * the closure `need` another round, as before. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "backtrack.h"
+#include "offwheel/error.h"
+#include "resolveint.h"
+
+/* One project's candidates as the resolver sees them. */
+struct pv_list {
+	char name[OW_NAME_MAX];
+	struct bt_cand *c;
+	const struct rs_cand **rc; /* the same, resolvecand's records */
+	size_t n;
+};
+
+struct prov {
+	struct rs_ctx *x;
+	const struct ow_target *t;
+	const char *variant;
+	const struct rs_pick *roots;
+	size_t nroots;
+	struct pv_list *lists;
+	size_t nlists;
+	char *why; /* the last list's reason for having no candidates */
+	char *unusable;
+};
+
+static int add_list(struct prov *p, const char *name, const struct rs_cand *const *v, size_t n,
+                    const struct pv_list **out)
+{
+	struct pv_list *g = ow_array_more(p->lists, p->nlists, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	p->lists = g;
+	struct pv_list *l = &g[p->nlists];
+	memset(l, 0, sizeof *l);
+	snprintf(l->name, sizeof l->name, "%s", name);
+	l->c = calloc(n + 1, sizeof *l->c);
+	l->rc = calloc(n + 1, sizeof *l->rc);
+	if (!l->c || !l->rc) {
+		free(l->c), free(l->rc);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		l->rc[i] = v[i];
+		l->c[i] = (struct bt_cand){&v[i]->v, v[i]->version_text, v[i]->yanked, v[i]};
+	}
+	l->n = n;
+	p->nlists++;
+	*out = l;
+	return 0;
+}
+
+/* A member of the set: exactly the file chosen for it. */
+static const struct rs_pick *root_pick(const struct prov *p, const char *name)
+{
+	for (size_t i = 0; i < p->nroots; i++)
+		if (!strcmp(p->roots[i].project, name))
+			return &p->roots[i];
+	return NULL;
+}
+
+static int set_why(struct prov *p, const char *why)
+{
+	free(p->why);
+	p->why = why ? strdup(why) : NULL;
+	return why && !p->why ? ow_err(OW_ENOMEM, "resolve: out of memory") : 0;
+}
+
+static int p_candidates(void *ud, const char *name, const struct bt_cand **out, size_t *n,
+                        const char **why)
+{
+	struct prov *p = ud;
+	const struct pv_list *pl = NULL;
+	*out = NULL, *n = 0, *why = NULL;
+	const struct rs_pick *root = root_pick(p, name);
+	if (root) {
+		int rc = add_list(p, name, &root->c, 1, &pl);
+		if (rc == 0)
+			*out = pl->c, *n = pl->n;
+		return rc;
+	}
+	struct rs_list *l;
+	int rc = rs_list_get(p->x, name, p->variant, true, &l);
+	if (rc < 0)
+		return rc;
+	if (l->state == RS_LIST_NOT_CRAWLED)
+		return BT_PENDING;
+	if (l->state == RS_LIST_MISSING && l->absent) { /* offline: not known */
+		if ((rc = rs_note_gap(p->x, "%s: %s", name, l->why ? l->why : "not in the workspace")) < 0)
+			return rc;
+		return BT_PENDING;
+	}
+	if (l->state == RS_LIST_MISSING) {
+		if ((rc = set_why(p, l->why ? l->why : "no page on the index")) < 0)
+			return rc;
+		*why = p->why;
+		return 0;
+	}
+	struct rs_cand **v = NULL;
+	size_t nv = 0;
+	if ((rc = rs_view(p->x, l, p->t, &v, &nv)) < 0)
+		return rc;
+	rc = add_list(p, name, (const struct rs_cand *const *)v, nv, &pl);
+	free(v);
+	if (rc == 0)
+		*out = pl->c, *n = pl->n;
+	return rc;
+}
+
+static int unusable(struct prov *p, const char **why, const char *fmt, ...) OW_PRINTF(3, 4);
+static int unusable(struct prov *p, const char **why, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(p->unusable);
+	int n = vasprintf(&p->unusable, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		p->unusable = NULL;
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	*why = p->unusable;
+	return BT_UNUSABLE;
+}
+
+static int p_requires(void *ud, const char *name, const struct bt_cand *c,
+                      const char *const **lines, size_t *n, const char **why)
+{
+	struct prov *p = ud;
+	const struct rs_cand *rc = c->ref;
+	(void)name;
+	*lines = NULL, *n = 0, *why = NULL;
+	const struct rs_meta *m = rs_meta_get(p->x, rc);
+	if (!m)
+		return BT_PENDING;
+	if (m->state == RS_META_NONE && unusable(p, why, "%s: %s", rc->filename,
+		                m->why ? m->why
+		                       : "its metadata could not be read (no .metadata file and the "
+		                         "wheel could not be fetched) — re-run, or check the index") < 0)
+		return OW_ENOMEM;
+	if (m->state == RS_META_NONE) /* broken metadata stops the target, as pip's error would */
+		return BT_FAIL;
+	if (!rs_python_ok(p->t, m->requires_python))
+		return unusable(p, why, "Requires-Python '%s' excludes the target (%s)",
+		                m->requires_python, rc->filename);
+	*lines = (const char *const *)m->reqs;
+	*n = m->nreqs;
+	return 0;
+}
+
+/* The inputs: each member of the set, with the extras asked of it. */
+static int inputs(const struct rs_pick *roots, size_t n, struct ow_requirement *reqs,
+                  struct bt_input *in)
+{
+	for (size_t i = 0; i < n; i++) {
+		char line[OW_NAME_MAX * 3];
+		snprintf(line, sizeof line, "%s%s%s%s", roots[i].project, roots[i].extras ? "[" : "",
+		         roots[i].extras ? roots[i].extras : "", roots[i].extras ? "]" : "");
+		int rc = ow_requirement_parse(&reqs[i], line);
+		if (rc < 0)
+			return ow_err_prefix(rc, "resolve: %s: ", roots[i].project);
+		in[i] = (struct bt_input){&reqs[i], ""};
+	}
+	return 0;
+}
+
+static int pick_from(struct rs_closure *out, const struct bt_pin *pin, const struct prov *p)
+{
+	const struct rs_pick *root = root_pick(p, pin->name);
+	struct rs_pick *g = ow_array_more(out->picks, out->n, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	out->picks = g;
+	struct rs_pick *k = &g[out->n];
+	if (root) {
+		*k = *root;
+		k->required_by = NULL;
+	} else {
+		*k = (struct rs_pick){.c = pin->c->ref, .role = OW_ROLE_DEP};
+		snprintf(k->project, sizeof k->project, "%s", pin->name);
+		if (!(k->required_by = strdup(pin->required_by)))
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	out->n++;
+	return 0;
+}
+
+/* The members first, in their order, then the dependencies as decided. */
+static int fill(struct rs_closure *out, const struct bt_result *r, const struct prov *p)
+{
+	int rc = 0;
+	for (size_t i = 0; i < p->nroots && rc == 0; i++)
+		for (size_t k = 0; k < r->npins && rc == 0; k++)
+			if (!strcmp(r->pins[k].name, p->roots[i].project))
+				rc = pick_from(out, &r->pins[k], p);
+	for (size_t k = 0; k < r->npins && rc == 0; k++)
+		if (!root_pick(p, r->pins[k].name))
+			rc = pick_from(out, &r->pins[k], p);
+	return rc;
+}
+
+static void prov_free(struct prov *p)
+{
+	for (size_t i = 0; i < p->nlists; i++)
+		free(p->lists[i].c), free(p->lists[i].rc);
+	free(p->lists);
+	free(p->why);
+	free(p->unusable);
+}
+
+int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
+               const struct rs_pick *roots, size_t nroots, struct rs_closure *out)
+{
+	memset(out, 0, sizeof *out);
+	struct ow_marker_env env;
+	ow_marker_env_for_target(&env, t);
+	struct prov p = {.x = x, .t = t, .variant = variant, .roots = roots, .nroots = nroots};
+	struct ow_requirement reqs[OW_RESOLVE_MAX_PROJECTS];
+	struct bt_input in[OW_RESOLVE_MAX_PROJECTS];
+	struct bt_provider bp = {p_candidates, p_requires, &p};
+	struct bt_opts o = {&env, x->o->pre, 0};
+	struct bt_result r;
+	memset(reqs, 0, sizeof reqs);
+	int rc = inputs(roots, nroots, reqs, in);
+	if (rc == 0)
+		rc = bt_resolve(&bp, &o, in, nroots, NULL, 0, &r);
+	for (size_t i = 0; i < nroots; i++)
+		ow_requirement_free(&reqs[i]);
+	if (rc < 0) {
+		prov_free(&p);
+		return rc;
+	}
+	out->need = r.pending;
+	if (r.conflict && !r.pending) {
+		out->error = r.conflict;
+		r.conflict = NULL;
+	} else if (!r.pending) {
+		rc = fill(out, &r, &p);
+	}
+	bt_result_dispose(&r);
+	prov_free(&p);
+	return rc;
+}
+
+void rs_closure_free(struct rs_closure *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		free(c->picks[i].required_by);
+	free(c->picks);
+	free(c->error);
+	for (size_t i = 0; i < c->nnotes; i++)
+		free(c->notes[i]);
+	free(c->notes);
+	memset(c, 0, sizeof *c);
+}
