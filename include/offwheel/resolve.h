@@ -18,14 +18,15 @@
  * days before a torch cannot pin it); the pin is the proof.  "latest" is the
  * newest torch that every requested project matches.
  *
- * Closure: the Requires-Dist of every member, markers evaluated for the
- * target (never the host), extras only when asked, dependency pages crawled
- * on the same index ({index}/{project}/), the highest version that satisfies
- * every specifier and has a fitting wheel; pre-releases only when asked or
- * when nothing else fits; yanked files only for an exact == pin.  There is
- * no backtracking: a requirement that the pick already made cannot satisfy
- * restarts the target with that knowledge (bounded), and when nothing fits
- * the target fails with a conflict that names the chains.
+ * Closure: the Requires-Dist of every member (and of a whole stack's
+ * requirements, ow_resolve_opts.stack), markers evaluated for the target
+ * (never the host), extras only when asked, dependency pages crawled on the
+ * same index ({index}/{project}/), the highest versions that satisfy every
+ * specifier together and have a fitting wheel; pre-releases only when asked
+ * or when nothing else fits; yanked files only for an exact == pin.  A
+ * backtracking resolver decides it (src/resolve/backtrack.h: newest first,
+ * conflict-directed backjumping), and when nothing fits the target fails
+ * with a conflict that names the chains.
  *
  * Metadata and pages are fetched in batches, one batch per round for all
  * targets together (struct ow_resolve_io: the real one uses crawl.h and
@@ -98,6 +99,23 @@ void ow_resolve_netio_clear(struct ow_resolve_netio *ctx);
  * pip's and uv's rule, the newest whose pin admits it. */
 enum ow_pair_rule { OW_PAIR_MATCHED = 0, OW_PAIR_NEWEST };
 
+/* One line of a whole stack (`-r FILE`, `-c FILE`, `--with SPEC`): a PEP 508
+ * requirement, decided together with the set for every target; a
+ * constraint only limits the versions of what something else requires.  A
+ * requirement on torch (directly, `torch<2.12`, or through a project that
+ * pins it, vllm's `torch==2.9.0`) selects which torch: a torch the stack
+ * rules out is passed over for the next older one, as one a missing
+ * torchvision rules out is. */
+struct ow_stack_line {
+	const char *line;
+	const char *where; /* "requirements.txt:3", "--with" */
+	bool constraint;
+	/* --hash pins ("sha256:<hex>"): a file of the project is taken only
+	 * when its published sha256 is one of them */
+	const char *const *hashes;
+	size_t nhashes;
+};
+
 struct ow_resolve_opts {
 	const char *index_url; /* without trailing slash */
 	const char *const *variants;
@@ -130,6 +148,8 @@ struct ow_resolve_opts {
 	                          target, and an index that has none of their folders is
 	                          taken as one root (flat; the report says so) */
 	enum ow_pair_rule pair;
+	const struct ow_stack_line *stack; /* a whole stack; NULL = the set alone */
+	size_t nstack;
 	/* Freshness: a stored page (a member's or a dependency's) fetched
 	 * max_age seconds ago or longer is revalidated (a conditional GET
 	 * through io->crawl, with the round's other pages) before it is read;
@@ -167,6 +187,7 @@ struct ow_resolve_member {
 struct ow_resolve_skip {
 	char torch[OW_VER_TEXT_MAX + 1];
 	char missing[256]; /* "torchvision,torchaudio" */
+	char why[512];     /* else: the stack rules it out ("no version of vllm fits: ..."), "" */
 };
 
 struct ow_resolve_target {
@@ -195,6 +216,7 @@ struct ow_resolve_target {
 	bool unreachable; /* its pages could not be fetched (network): error says why */
 	bool not_in_workspace; /* offline: a page or metadata it needs was never read
 	                        * into the workspace; error names them */
+	bool stack_conflict;   /* the stack rules out every torch: error says why */
 };
 
 struct ow_resolve_report {

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "render.h"
 #include "offwheel/resolve.h"
+#include "stackopts.h"
 #include "targetopts.h"
 
 static const char usage[] =
@@ -34,6 +35,7 @@ enum { OPT_OFFLINE = 380 };
 static const struct cli_opt opts[] = {
 	CLI_INDEX_OPTS,
 	CLI_TARGET_OPTS,
+	CLI_STACK_OPTS,
 	CLI_MAX_AGE_OPT,
 	{"offline", OPT_OFFLINE, no_argument, NULL,
 	 "use only what the workspace holds (no crawl, no metadata downloads); a target that "
@@ -44,6 +46,7 @@ static const struct cli_opt opts[] = {
 struct ropts {
 	struct index_opts idx;
 	struct target_opts tgt;
+	struct stack_opts stack;
 	int offline;
 };
 
@@ -57,6 +60,8 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	int rc = index_opt(c, &o->idx, key, arg);
 	if (rc == -1)
 		rc = target_opt(c, &o->tgt, key, arg);
+	if (rc == -1)
+		rc = stack_opt(c, &o->stack, key, arg);
 	return rc == -1 ? 2 : rc;
 }
 
@@ -99,8 +104,10 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	for (size_t i = 0; i < t->nmembers; i++)
 		json_array_append_new(members, resolve_member_json(&t->members[i]));
 	for (size_t i = 0; i < t->nskipped; i++)
-		json_array_append_new(skipped, json_pack("{s:s, s:o}", "torch", t->skipped[i].torch,
-		                                         "missing", csv_json(t->skipped[i].missing)));
+		json_array_append_new(skipped, json_pack("{s:s, s:o, s:s?}", "torch", t->skipped[i].torch,
+		                                         "missing", csv_json(t->skipped[i].missing),
+		                                         "why", *t->skipped[i].why ? t->skipped[i].why
+		                                                                   : NULL));
 	json_t *doc = json_pack("{s:s, s:s, s:s?, s:s, s:s, s:b, s:o, s:o, s:s?, s:s?, s:s?, s:o, "
 	                 "s:o, s:o, s:I}",
 	                 "target", t->describe, "variant", t->variant, "variant_from",
@@ -279,7 +286,8 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 		cli_say(c, "  INCOMPLETE\n");
 	if (narrow)
 		target_stack(c, r, t, w);
-	if (!*t->versions[0] && !t->no_variant && !t->unreachable && !t->not_in_workspace)
+	if (!*t->versions[0] && !t->no_variant && !t->unreachable && !t->not_in_workspace &&
+	    !t->stack_conflict)
 		sub_line(c, "no torch wheel fits this target%s%s",
 		         *t->alternative ? "; newest complete set: torch " : "", t->alternative);
 	else if (*t->missing && *t->versions[0])
@@ -291,8 +299,12 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 	if (*t->hint)
 		sub_line(c, "%s", t->hint);
 	for (size_t i = 0; t->complete && i < t->nskipped; i++)
-		sub_line(c, "newer torch %s passed over: no matching %s", t->skipped[i].torch,
-		         t->skipped[i].missing);
+		if (*t->skipped[i].why)
+			sub_line(c, "newer torch %s passed over: %s", t->skipped[i].torch,
+			         t->skipped[i].why);
+		else
+			sub_line(c, "newer torch %s passed over: no matching %s", t->skipped[i].torch,
+			         t->skipped[i].missing);
 	for (size_t i = 0; c->verbosity > 0 && i < t->nnotes; i++)
 		sub_line(c, "note: %s", t->notes[i]);
 }
@@ -384,6 +396,7 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	ow_resolve_io_net(&io, &net);
 	struct ow_resolve_opts ro;
 	target_resolve_opts(&ro, &o->idx, &o->tgt, &io);
+	stack_resolve_opts(&o->stack, &ro);
 	struct ow_resolve_report r;
 	int rc = ow_resolve(s, &ro, &r);
 	if (rc < 0 && rc != OW_EINCOMPLETE) {
@@ -427,12 +440,14 @@ int cmd_resolve(struct cli *c, int argc, char **argv)
 	if (first >= 0 && first < argc)
 		rc = cli_usage_error(c, "resolve: unexpected argument '%s'", argv[first]);
 	o.idx.offline = o.offline;
-	if (first >= 0 && !rc && !(rc = index_opts_finish(c, &o.idx)) &&
+	if (first >= 0 && !rc && !(rc = stack_opts_finish(c, &o.stack, &o.idx)) &&
+	    !(rc = index_opts_finish(c, &o.idx)) &&
 	    !(rc = check_variants(c, &o.idx)))
 		rc = target_opts_finish(c, &o.tgt);
 	if (first >= 0 && !rc)
 		rc = cli_with_store(c, OW_STORE_WRITE, run, &o);
 	index_opts_free(&o.idx);
 	target_opts_free(&o.tgt);
+	stack_opts_free(&o.stack);
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include "offwheel/crawl.h"
 #include "offwheel/listing.h"
 #include "render.h"
+#include "stackopts.h"
 #include "targetopts.h"
 
 static const char usage[] =
@@ -27,12 +28,13 @@ static const char description[] =
 	"not be downloaded, 3 when a file failed verification or no set runs on\n"
 	"--device.";
 
-static const struct cli_opt opts[] = {CLI_INDEX_OPTS, CLI_TARGET_OPTS, CLI_MAX_AGE_OPT,
-                                      {NULL, 0, 0, NULL, NULL}};
+static const struct cli_opt opts[] = {CLI_INDEX_OPTS, CLI_TARGET_OPTS, CLI_STACK_OPTS,
+                                      CLI_MAX_AGE_OPT, {NULL, 0, 0, NULL, NULL}};
 
 struct sopts {
 	struct index_opts idx;
 	struct target_opts tgt;
+	struct stack_opts stack;
 	size_t refreshed, not_found; /* index pages, by crawl_step */
 };
 
@@ -42,6 +44,8 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	int rc = index_opt(c, &o->idx, key, arg);
 	if (rc == -1)
 		rc = target_opt(c, &o->tgt, key, arg);
+	if (rc == -1)
+		rc = stack_opt(c, &o->stack, key, arg);
 	return rc == -1 ? 2 : rc;
 }
 
@@ -163,6 +167,7 @@ static int resolve_step(struct sopts *o, ow_store *s, struct ow_resolve_report *
 	ow_resolve_io_net(&io, net);
 	struct ow_resolve_opts ro;
 	target_resolve_opts(&ro, &o->idx, &o->tgt, &io);
+	stack_resolve_opts(&o->stack, &ro);
 	return ow_resolve(s, &ro, r);
 }
 
@@ -340,7 +345,8 @@ int cmd_sync(struct cli *c, int argc, char **argv)
 	int rc = first < 0 ? cli_parse_exit(first) : 0;
 	if (first >= 0 && first < argc)
 		rc = cli_usage_error(c, "sync: unexpected argument '%s'", argv[first]);
-	if (first >= 0 && !rc && !(rc = index_opts_finish(c, &o.idx)))
+	if (first >= 0 && !rc && !(rc = stack_opts_finish(c, &o.stack, &o.idx)) &&
+	    !(rc = index_opts_finish(c, &o.idx)))
 		rc = target_opts_finish(c, &o.tgt);
 	for (size_t i = 0; !rc && i < o.idx.variants.n; i++)
 		if (!*o.idx.variants.v[i])
@@ -349,5 +355,6 @@ int cmd_sync(struct cli *c, int argc, char **argv)
 		rc = cli_with_store(c, OW_STORE_WRITE, run, &o);
 	index_opts_free(&o.idx);
 	target_opts_free(&o.tgt);
+	stack_opts_free(&o.stack);
 	return rc;
 }

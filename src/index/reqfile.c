@@ -225,6 +225,8 @@ static int add_requirement(struct rf_file *f, const char *text, const struct rf_
 	ow_str_printf(&b, "%s:%u", f->path, f->line);
 	if ((rc = ow_str_take(&b, &l->where)) < 0)
 		return rc;
+	if (!(l->text = strdup(text)))
+		return ow_err(OW_ENOMEM, "requirement file: out of memory");
 	l->constraint = f->constraint;
 	return req_options(f, l, w);
 }
@@ -509,6 +511,7 @@ void ow_reqfile_dispose(struct ow_reqfile *rf)
 		ow_requirement_free(&rf->lines[i].req);
 		free_strs(rf->lines[i].hashes, rf->lines[i].nhashes);
 		free(rf->lines[i].where);
+		free(rf->lines[i].text);
 	}
 	free(rf->lines);
 	free(rf->index_url);

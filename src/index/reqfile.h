@@ -44,6 +44,7 @@ struct ow_reqline {
 	char **hashes;   /* "sha256:<64 hex>" (sha384, sha512 too), lowercase */
 	size_t nhashes;
 	char *where; /* "FILE:LINE", the line it starts on */
+	char *text;  /* the requirement as written (joined, comment cut, ${VAR} expanded) */
 };
 
 /* Everything read from a file and the files it includes. */
@@ -85,5 +86,12 @@ int ow_reqfile_parse(struct ow_reqfile *rf, const char *path, const char *text, 
                      bool constraint, const struct ow_reqfile_io *io);
 /* Frees the contents; the struct itself is the caller's.  NULL is a no-op. */
 void ow_reqfile_dispose(struct ow_reqfile *rf);
+
+/* The file system's side (reqfilefs.c), for struct ow_reqfile_io: `ref`
+ * relative to `from`'s folder, lexically normalized ("a/b/../c" -> "a/c"),
+ * read whole; and the process environment. */
+int ow_reqfile_read_fs(void *ud, const char *from, const char *ref, char **path, char **text,
+                       size_t *len);
+const char *ow_reqfile_getenv(void *ud, const char *name);
 
 #endif

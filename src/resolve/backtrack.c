@@ -61,6 +61,7 @@ struct bt {
 	size_t nlv;
 	size_t steps, seq, max_steps;
 	bool pending;
+	bool deeper; /* the last attempt failed below its decision, not at it */
 	char *conflict;
 };
 
@@ -380,6 +381,15 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 	return rc < 0 ? rc : 0;
 }
 
+/* Whether a criterion on node n other than `skip` limits its versions. */
+static bool constrained_elsewhere(const struct bt *b, size_t n, size_t skip)
+{
+	for (size_t k = 0; k < b->ncrits; k++)
+		if (k != skip && b->crits[k].node == n && b->crits[k].spec.n)
+			return true;
+	return false;
+}
+
 /* After decision d pushed its criteria (from `mark` on): a criterion on a
  * decided node its pin does not meet, or on an undecided node that has no
  * candidate left, rejects the decision; the decisions behind the conflict
@@ -415,9 +425,16 @@ static int check_new(struct bt *b, size_t mark, struct bits *cs, struct ow_str *
 			ow_str_puts(why, ", but ");
 			node_text(why, m);
 			ow_str_printf(why, " %s is chosen", m->c[m->pin].version_text);
-		} else if (m->nc) {
+		} else if (m->nc && constrained_elsewhere(b, c->node, k)) {
 			ow_str_puts(why, ", but ");
 			crits_text(b, c->node, k, " and ", why);
+		} else if (m->nc) { /* nothing else limits it: name what there is */
+			ow_str_puts(why, ", but only ");
+			node_text(why, m);
+			for (size_t i = 0; i < m->nc && i < 3; i++)
+				ow_str_printf(why, "%s %s", i ? "," : "", m->c[i].version_text);
+			ow_str_printf(why, "%s %s available", m->nc > 3 ? ", ..." : "",
+			              m->nc > 1 ? "are" : "is");
 		} else {
 			ow_str_puts(why, ", which has no version for this target");
 		}
@@ -543,6 +560,7 @@ static int attempt(struct bt *b, size_t n, size_t i, struct bits *cs, struct ow_
 		return rc;
 	if (b->conflict) /* why the deeper search failed, with this decision */
 		ow_str_printf(why, "with %s: %.300s", b->lv[d].label, b->conflict);
+	b->deeper = true;
 	undo(b);
 	if (!bits_has(&sub, d)) { /* the failure does not depend on this decision */
 		*cs = sub;
@@ -570,6 +588,7 @@ static int solve(struct bt *b, struct bits *cs_out)
 		if (!meets(b, n, i, pre, &cs))
 			continue;
 		struct ow_str one = {0};
+		b->deeper = false;
 		rc = attempt(b, n, i, &cs, &one);
 		if (rc == 1 && tried++ < BT_REASONS_SHOWN && one.p)
 			ow_str_printf(&why, "%s%s", why.p ? "; " : "", one.p);
@@ -586,7 +605,9 @@ static int solve(struct bt *b, struct bits *cs_out)
 	}
 	if (tried > BT_REASONS_SHOWN)
 		ow_str_printf(&why, "; %zu more versions fail the same way", tried - BT_REASONS_SHOWN);
-	explain(b, n, why.p);
+	/* one candidate, failing further down: that failure says it all */
+	if (!(tried == 1 && b->deeper && b->conflict))
+		explain(b, n, why.p);
 	ow_str_free(&why);
 	askers(b, n, &cs);
 	*cs_out = cs;

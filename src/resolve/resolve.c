@@ -31,7 +31,13 @@ struct tstate {
 	int64_t *bad_torch; /* torches whose metadata rules them out */
 	size_t nbad;
 	char *bad_why; /* the first torch ruled out for want of metadata, and why */
+	struct ow_resolve_skip *passed; /* newer torches the stack ruled out */
+	size_t npassed;
 };
+
+/* Torches a whole stack may pass over in one target before its conflict is
+ * reported: each costs a closure (and maybe a round of metadata). */
+#define RS_STACK_PASSES 8
 
 struct pview {
 	struct rs_cand **c;
@@ -86,6 +92,25 @@ static bool torch_selected(const struct ow_resolve_opts *o, const struct rs_cand
 	return true;
 }
 
+/* Whether every requirement of the stack on torch that applies to the
+ * target admits this torch (`torch<2.12`, `torch==2.9.0`). */
+static bool stack_admits_torch(const struct rs_ctx *x, const struct tstate *ts,
+                               const struct rs_cand *c)
+{
+	struct ow_marker_env env;
+	ow_marker_env_for_target(&env, &ts->t);
+	for (size_t i = 0; i < x->nstack; i++) {
+		bool yes = true;
+		if (strcmp(x->stack[i].req.name, "torch"))
+			continue;
+		if (ow_requirement_applies(&x->stack[i].req, &env, NULL, &yes) < 0)
+			yes = false;
+		if (yes && !ow_spec_contains(&x->stack[i].req.spec, &c->v, true))
+			return false;
+	}
+	return true;
+}
+
 static bool is_bad(const struct tstate *ts, int64_t id)
 {
 	for (size_t i = 0; i < ts->nbad; i++)
@@ -113,7 +138,7 @@ static void torch_mc(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool
 		if (!all && !torch_selected(x->o, c))
 			continue;
 		const struct rs_meta *m = rs_meta_peek(x, c);
-		bool ok = !is_bad(ts, c->id) && !c->yanked &&
+		bool ok = !is_bad(ts, c->id) && !c->yanked && (all || stack_admits_torch(x, ts, c)) &&
 		          (!m || m->state == RS_META_NONE || rs_python_ok(&ts->t, m->requires_python));
 		pv->c[k] = c;
 		pv->mc[k++] = (struct rs_mc){&c->v, c->date, m ? m->state : 0, NULL, ok, c->uploaded};
@@ -212,6 +237,7 @@ static int add_skip(struct ow_resolve_target *o, const char *torch, const char *
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	o->skipped = g;
+	g[o->nskipped].why[0] = '\0';
 	snprintf(g[o->nskipped].torch, sizeof g->torch, "%s", torch);
 	snprintf(g[o->nskipped++].missing, sizeof g->missing, "%s", missing);
 	return 0;
@@ -411,6 +437,30 @@ static void name_variant(struct rs_ctx *x, struct tstate *ts, const struct rs_ca
 	o->variant_from = from;
 }
 
+/* The stack's requirements rule this torch out: remember why, for the
+ * target's report, and choose again without it. */
+static int pass_over(struct tstate *ts, const struct rs_cand *torch, const char *why)
+{
+	struct ow_resolve_skip *g = ow_array_more(ts->passed, ts->npassed, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	ts->passed = g;
+	struct ow_resolve_skip *k = &g[ts->npassed++];
+	snprintf(k->torch, sizeof k->torch, "%s", torch->version_text);
+	k->missing[0] = '\0';
+	size_t n = strlen(why);
+	if (n >= sizeof k->why) /* cut at a word, marked */
+		n = sizeof k->why - 5;
+	snprintf(k->why, sizeof k->why, "%.*s%s", (int)n, why, why[n] ? " ..." : "");
+	return mark_bad(ts, torch->id);
+}
+
+/* What decide() did: an enum decision, or a negative error code. */
+enum decision {
+	DECIDED = 0,     /* the target is settled, or waits for pages/metadata (*wait) */
+	CHOOSE_AGAIN = 1 /* the chosen torch was ruled out: views and choice again now */
+};
+
 static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
                         const struct rs_choice *ch, bool *wait)
 {
@@ -427,6 +477,11 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 			rs_closure_free(&cl);
 			return 0;
 		}
+		if (cl.error && x->nstack && ts->npassed < RS_STACK_PASSES) {
+			rc = pass_over(ts, roots[0].c, cl.error);
+			rs_closure_free(&cl);
+			return rc < 0 ? rc : CHOOSE_AGAIN;
+		}
 	}
 	fill_versions(x, o, roots, n);
 	name_variant(x, ts, pv[0].c[ch->torch]);
@@ -438,6 +493,13 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 		rc = add_member(o, &all[i]);
 	if (rc == 0)
 		rc = add_skips(x, o, pv, ch, (size_t)ch->torch);
+	for (size_t i = 0; rc == 0 && i < ts->npassed; i++) {
+		struct ow_resolve_skip *g = ow_array_more(o->skipped, o->nskipped, sizeof *g);
+		if (!g)
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+		o->skipped = g;
+		g[o->nskipped++] = ts->passed[i];
+	}
 	rs_closure_free(&cl);
 	return rc;
 }
@@ -521,11 +583,6 @@ static int alternative(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bo
 	return rc;
 }
 
-/* What decide() did: an enum decision, or a negative error code. */
-enum decision {
-	DECIDED = 0,     /* the target is settled, or waits for pages/metadata (*wait) */
-	CHOOSE_AGAIN = 1 /* the chosen torch was ruled out: views and choice again now */
-};
 static int decide(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool *wait)
 {
 	for (;;) {
@@ -570,7 +627,7 @@ static void target_reset(struct ow_resolve_target *o)
 	o->nmembers = o->nnotes = o->nskipped = 0;
 	o->complete = false;
 	o->missing[0] = o->alternative[0] = o->hint[0] = '\0';
-	o->no_variant = o->unreachable = o->not_in_workspace = false;
+	o->no_variant = o->unreachable = o->not_in_workspace = o->stack_conflict = false;
 }
 
 /* The oldest OS release a platform tag set needs ("macosx_14_0_arm64" ->
@@ -692,6 +749,15 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 	if (rc == 0 && !*wait && !*o->versions[0] && !o->error && ts->bad_why &&
 	    !(o->error = strdup(ts->bad_why)))
 		rc = ow_err(OW_ENOMEM, "resolve: out of memory");
+	/* every torch passed over for the stack: its conflict with the newest */
+	if (rc == 0 && !*wait && !*o->versions[0] && !o->error && ts->npassed) {
+		o->stack_conflict = true;
+		if (asprintf(&o->error, "the stack fits no torch of this target; with torch %s: %s",
+		             ts->passed[0].torch, ts->passed[0].why) < 0) {
+			o->error = NULL;
+			rc = ow_err(OW_ENOMEM, "resolve: out of memory");
+		}
+	}
 	if (rc == 0 && *wait && x->o->offline) {
 		*wait = false;
 		rc = offline_gap(x, ts);
@@ -865,7 +931,7 @@ static bool all_absent(const struct ow_resolve_opts *o, const struct ow_resolve_
 static void targets_free(struct ow_resolve_report *r, struct tstate *ts, size_t nts)
 {
 	for (size_t i = 0; ts && i < nts; i++)
-		free(ts[i].bad_torch), free(ts[i].bad_why);
+		free(ts[i].bad_torch), free(ts[i].bad_why), free(ts[i].passed);
 	free(ts);
 	for (size_t i = 0; i < r->ntargets; i++)
 		target_reset(&r->targets[i]);
@@ -894,6 +960,32 @@ static int remembered_flat(ow_store *s, struct ow_resolve_opts *o, struct ow_res
 	return 0;
 }
 
+/* The stack's lines, parsed once; a line that is not a requirement names
+ * where it came from. */
+static int parse_stack(struct rs_ctx *x)
+{
+	if (!x->o->nstack)
+		return 0;
+	if (!(x->stack = calloc(x->o->nstack, sizeof *x->stack)))
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	for (size_t i = 0; i < x->o->nstack; i++) {
+		const struct ow_stack_line *l = &x->o->stack[i];
+		int rc = ow_requirement_parse(&x->stack[i].req, l->line);
+		if (rc < 0)
+			return ow_err_prefix(OW_EINVAL, "%s: ", l->where ? l->where : "the stack");
+		x->nstack++;
+		x->stack[i].where = l->where ? l->where : "the stack";
+		x->stack[i].constraint = l->constraint;
+		x->stack[i].hashes = l->hashes;
+		x->stack[i].nhashes = l->nhashes;
+		if (x->stack[i].req.has_url)
+			return ow_err(OW_EINVAL, "%s: %s: a direct URL cannot be resolved from an index; "
+			                         "name the version instead",
+			              x->stack[i].where, l->line);
+	}
+	return 0;
+}
+
 int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_report *r)
 {
 	memset(r, 0, sizeof *r);
@@ -912,7 +1004,8 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	struct tstate *ts = NULL;
 	struct rs_ctx x = {.s = s, .o = &o, .now = (int64_t)time(NULL)};
 	size_t nts = 0;
-	if ((rc = remembered_flat(s, &o, r)) == 0 && (rc = init_targets(&o, r, &ts)) == 0) {
+	if ((rc = parse_stack(&x)) == 0 && (rc = remembered_flat(s, &o, r)) == 0 &&
+	    (rc = init_targets(&o, r, &ts)) == 0) {
 		nts = r->ntargets;
 		rc = run_rounds(&x, ts, r->ntargets, r);
 		if (rc == 0 && all_absent(&o, r)) {
@@ -943,7 +1036,10 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	r->pages_oldest = rs_pages_oldest(&x);
 	r->pages_revalidated = x.nstale;
 	for (size_t i = 0; ts && i < nts; i++)
-		free(ts[i].bad_torch), free(ts[i].bad_why);
+		free(ts[i].bad_torch), free(ts[i].bad_why), free(ts[i].passed);
+	for (size_t i = 0; i < x.nstack; i++)
+		ow_requirement_free(&x.stack[i].req);
+	free(x.stack);
 	for (size_t i = 0; i < r->ntargets; i++) {
 		r->incomplete += !r->targets[i].complete;
 		r->unreachable += r->targets[i].unreachable;

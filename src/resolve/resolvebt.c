@@ -133,6 +133,25 @@ static int unusable(struct prov *p, const char **why, const char *fmt, ...)
 	return BT_UNUSABLE;
 }
 
+/* The `where` of a stack line whose --hash pins on `name` this file's
+ * published sha256 is not among; NULL when none refuses it (no pins, or
+ * no published hash to compare: the download is verified either way). */
+static const char *hash_pin_refuses(const struct rs_ctx *x, const char *name,
+                                    const struct rs_cand *c)
+{
+	for (size_t i = 0; i < x->nstack; i++) {
+		const struct rs_stack_req *s = &x->stack[i];
+		if (!s->nhashes || strcmp(s->req.name, name) || !c->sha256 || !*c->sha256)
+			continue;
+		bool found = false;
+		for (size_t h = 0; h < s->nhashes && !found; h++)
+			found = !strncmp(s->hashes[h], "sha256:", 7) && !strcmp(s->hashes[h] + 7, c->sha256);
+		if (!found)
+			return s->where;
+	}
+	return NULL;
+}
+
 static int p_requires(void *ud, const char *name, const struct bt_cand *c,
                       const char *const **lines, size_t *n, const char **why)
 {
@@ -150,6 +169,10 @@ static int p_requires(void *ud, const char *name, const struct bt_cand *c,
 		return OW_ENOMEM;
 	if (m->state == RS_META_NONE) /* broken metadata stops the target, as pip's error would */
 		return BT_FAIL;
+	const char *pin = hash_pin_refuses(p->x, name, rc);
+	if (pin)
+		return unusable(p, why, "%s: its sha256 is not among the --hash pins of %s",
+		                rc->filename, pin);
 	if (!rs_python_ok(p->t, m->requires_python))
 		return unusable(p, why, "Requires-Python '%s' excludes the target (%s)",
 		                m->requires_python, rc->filename);
@@ -186,7 +209,7 @@ static int pick_from(struct rs_closure *out, const struct bt_pin *pin, const str
 		*k = *root;
 		k->required_by = NULL;
 	} else {
-		*k = (struct rs_pick){.c = pin->c->ref, .role = OW_ROLE_DEP};
+		*k = (struct rs_pick){.c = pin->c->ref, .role = pin->input ? OW_ROLE_PROJECT : OW_ROLE_DEP};
 		snprintf(k->project, sizeof k->project, "%s", pin->name);
 		if (!(k->required_by = strdup(pin->required_by)))
 			return ow_err(OW_ENOMEM, "resolve: out of memory");
@@ -226,16 +249,24 @@ int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
 	ow_marker_env_for_target(&env, t);
 	struct prov p = {.x = x, .t = t, .variant = variant, .roots = roots, .nroots = nroots};
 	struct ow_requirement reqs[OW_RESOLVE_MAX_PROJECTS];
-	struct bt_input in[OW_RESOLVE_MAX_PROJECTS];
+	struct bt_input *in = calloc(nroots + x->nstack + 1, sizeof *in);
+	struct bt_input *cons = calloc(x->nstack + 1, sizeof *cons);
 	struct bt_provider bp = {p_candidates, p_requires, &p};
 	struct bt_opts o = {&env, x->o->pre, 0};
 	struct bt_result r;
+	size_t nin = nroots, ncons = 0;
 	memset(reqs, 0, sizeof reqs);
-	int rc = inputs(roots, nroots, reqs, in);
+	int rc = in && cons ? inputs(roots, nroots, reqs, in) : ow_err(OW_ENOMEM, "resolve: out of memory");
+	for (size_t i = 0; rc == 0 && i < x->nstack; i++) { /* the stack, as written */
+		struct bt_input *dst = x->stack[i].constraint ? &cons[ncons++] : &in[nin++];
+		*dst = (struct bt_input){&x->stack[i].req, x->stack[i].where};
+	}
 	if (rc == 0)
-		rc = bt_resolve(&bp, &o, in, nroots, NULL, 0, &r);
+		rc = bt_resolve(&bp, &o, in, nin, cons, ncons, &r);
 	for (size_t i = 0; i < nroots; i++)
 		ow_requirement_free(&reqs[i]);
+	free(in);
+	free(cons);
 	if (rc < 0) {
 		prov_free(&p);
 		return rc;

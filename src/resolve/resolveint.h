@@ -118,9 +118,20 @@ struct rs_meta {
 	char *why; /* state -1: why the metadata could not be used */
 };
 
+/* A stack line parsed once (ow_resolve_opts.stack). */
+struct rs_stack_req {
+	struct ow_requirement req;
+	const char *where;
+	bool constraint;
+	const char *const *hashes; /* the line's --hash pins */
+	size_t nhashes;
+};
+
 struct rs_ctx {
 	ow_store *s;
 	const struct ow_resolve_opts *o;
+	struct rs_stack_req *stack; /* o->stack parsed */
+	size_t nstack;
 	struct rs_list *lists;
 	size_t nlists;
 	struct rs_meta *meta; /* open addressing on id */

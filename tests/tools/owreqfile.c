@@ -9,13 +9,11 @@
  * value ("1"/"0"/"E"), with the marker variables used, so the oracle
  * evaluates the same marker against the same values.  Then one object with
  * the run options.  Exit 1 with ow_err's detail on stderr on an error. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "offwheel/error.h"
-#include "offwheel/str.h"
 #include "reqfile.h"
 
 static const char *const targets[][2] = {
@@ -23,69 +21,6 @@ static const char *const targets[][2] = {
 	{"3.11", "linux-aarch64"},
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
-
-/* "a/b/../c/./d" -> "a/c/d", in place: one name per file, so that the
- * parser's loop check sees a file included twice (os.path.normpath's rule,
- * without touching the file system). */
-static void normpath(char *p)
-{
-	enum { SEGS = 256 };
-	const char *seg[SEGS];
-	size_t len[SEGS], n = 0;
-	bool abs = *p == '/';
-	for (const char *s = p; *s;) {
-		while (*s == '/')
-			s++;
-		size_t l = strcspn(s, "/");
-		bool dotdot = l == 2 && !strncmp(s, "..", 2);
-		if (!l || (l == 1 && *s == '.'))
-			; /* "" or "." */
-		else if (dotdot && n && !(len[n - 1] == 2 && !strncmp(seg[n - 1], "..", 2)))
-			n--;
-		else if (!(dotdot && abs && !n) && n < SEGS)
-			seg[n] = s, len[n++] = l;
-		s += l;
-	}
-	struct ow_str b = {0};
-	for (size_t i = 0; i < n; i++) {
-		ow_str_puts(&b, i || abs ? "/" : "");
-		ow_str_put(&b, seg[i], len[i]);
-	}
-	snprintf(p, strlen(p) + 1, "%s", b.p ? b.p : abs ? "/" : ".");
-	ow_str_free(&b);
-}
-
-static int read_fs(void *ud, const char *from, const char *ref, char **path, char **text,
-                   size_t *len)
-{
-	(void)ud;
-	struct ow_str p = {0};
-	const char *slash = from && ref[0] != '/' ? strrchr(from, '/') : NULL;
-	if (slash)
-		ow_str_put(&p, from, (size_t)(slash - from + 1));
-	ow_str_puts(&p, ref);
-	if (ow_str_take(&p, path) < 0)
-		return OW_ENOMEM;
-	normpath(*path);
-	FILE *f = fopen(*path, "rb");
-	if (!f)
-		return ow_err(OW_EIO, "%s: %s", *path, strerror(errno));
-	struct ow_str b = {0};
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-		ow_str_put(&b, buf, n);
-	fclose(f);
-	*len = b.n;
-	ow_str_put(&b, "", 0);
-	return ow_str_take(&b, text);
-}
-
-static const char *env_get(void *ud, const char *name)
-{
-	(void)ud;
-	return getenv(name);
-}
 
 static void json_str(const char *s)
 {
@@ -169,7 +104,7 @@ static void print_line(const struct ow_reqline *l)
 int main(int argc, char **argv)
 {
 	struct ow_reqfile rf = {0};
-	struct ow_reqfile_io io = {read_fs, env_get, NULL};
+	struct ow_reqfile_io io = {ow_reqfile_read_fs, ow_reqfile_getenv, NULL};
 	bool constraint = false;
 	int rc = 0;
 	for (int i = 1; i < argc && rc == 0; i++) {

@@ -1,0 +1,40 @@
+/* stack.h - a lab's whole stack: pip requirement files (`-r FILE`,
+ * `-c FILE`) and single requirements (`--with SPEC`), turned into the lines
+ * ow_resolve_opts.stack takes.  A file is read as pip reads it (continuation
+ * lines, comments, ${VAR}, -r/-c includes relative to the file, --hash
+ * pins, markers); what offwheel cannot honour (editable installs, paths and
+ * URLs, --no-binary, --find-links) is refused naming FILE:LINE. */
+#ifndef OW_STACK_H
+#define OW_STACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "offwheel/resolve.h"
+
+struct ow_stack {
+	struct ow_stack_line *lines; /* in the order read; strings owned here */
+	size_t nlines;
+	/* the run options the files carried (pip's -i, --extra-index-url, --pre) */
+	char *index_url;
+	char **extra_index_urls;
+	size_t nextra;
+	bool pre;
+	/* the projects named by a requirement (not a constraint), normalized */
+	char **named;
+	size_t nnamed;
+	struct ow_stack_own *own; /* the strings `lines` point to */
+};
+
+/* Read a requirements file (`constraint`: a constraints file) and what it
+ * includes, appending to *s (zeroed before the first call).  OW_EINVAL
+ * with "FILE:LINE: ..." for what cannot be honoured, OW_ENOENT / OW_EIO
+ * naming a file that cannot be read. */
+int ow_stack_add_file(struct ow_stack *s, const char *path, bool constraint);
+/* One requirement (PEP 508), `where` naming it in messages ("--with"). */
+int ow_stack_add_line(struct ow_stack *s, const char *line, const char *where);
+/* Whether a requirement of the stack names the project (normalized). */
+bool ow_stack_names(const struct ow_stack *s, const char *project);
+void ow_stack_dispose(struct ow_stack *s);
+
+#endif

@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# A lab's whole stack (-r, -c, --with) on a small index in the lab's layout
+# (tests/tools/mkstack_index.py): torch from a variant root, the rest from a
+# PyPI-shaped extra index, served by nginx.  A project pinning an older torch
+# selects that torch; the newest of a project goes back when a later
+# requirement rules it out; a stack with no solution says why as a chain;
+# and pip, given the same requirements and the same two indexes, installs
+# the same closure for the host.
+
+load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"
+
+setup_file() {
+	export SRV=$(mktemp -d)
+	python3 "$OW_SOURCE_DIR/tests/tools/mkstack_index.py" "$SRV/www"
+	ow_start_nginx "$SRV/www"
+	export OW_HTTP_URL OW_HTTP_PORT OW_NGINX_DIR
+	export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_CONFIG_FILE=/dev/null
+	export PIP_NO_CACHE_DIR=1 PIP_FIND_LINKS=
+}
+
+teardown_file() {
+	ow_stop_nginx
+	rm -rf "$SRV"
+}
+
+stack() { # args...: resolve one Linux target, JSON
+	"$OFFWHEEL" --home "$SRV/ws" --json resolve --index-url "$OW_HTTP_URL/whl" --variant cu128 \
+		--extra-index-url "$OW_HTTP_URL/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--python 3.11 --platform linux-x86_64 "$@"
+}
+
+members() { jq -r '.targets[0].members[] | "\(.project)==\(.version)"' | sort | tr '\n' ' '; }
+
+@test "a project that pins an older torch selects that torch; the newer one is passed over, saying why" {
+	printf '%s\n' '# the lab stack' 'vllmx==0.11.0' >"$SRV/req.txt"
+	run stack -r "$SRV/req.txt"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.targets[0].versions.torch' <<<"$output")" = "2.9.0+cu128" ]
+	[ "$(members <<<"$output")" = "filelock==3.0 numpy==2.1.0 torch==2.9.0+cu128 vllmx==0.11.0 " ]
+	# only torch is a set member: torchvision was not named
+	[ "$(jq -c '.projects' <<<"$output")" = '["torch"]' ]
+	[ "$(jq -r '.targets[0].skipped[0].torch' <<<"$output")" = "2.10.0+cu128" ]
+	[ "$(jq -r '.targets[0].skipped[0].why' <<<"$output")" = "no version of vllmx fits: vllmx 0.11.0 requires torch==2.9.0, but only torch 2.10.0+cu128 is available" ]
+	# who asked for each: the file and line, or the chain
+	[ "$(jq -r '.targets[0].members[] | select(.project == "vllmx") | .role + " " + .required_by' <<<"$output")" = "project $SRV/req.txt:2" ]
+	[ "$(jq -r '.targets[0].members[] | select(.project == "numpy") | .required_by' <<<"$output")" = "vllmx 0.11.0" ]
+}
+
+@test "a requirement on torch itself chooses among the torches; torchvision only when named, then paired" {
+	run stack --with 'torch<2.10'
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.targets[0].versions.torch' <<<"$output")" = "2.9.0+cu128" ]
+	[ "$(jq '.targets[0].skipped | length' <<<"$output")" -eq 0 ]
+	run stack --with vllmx --with torchvision
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c '.projects' <<<"$output")" = '["torch","torchvision"]' ]
+	[ "$(jq -r '.targets[0].versions.torchvision' <<<"$output")" = "0.24.0+cu128" ]
+}
+
+@test "the newest pick goes back when a later requirement rules it out; constraints limit" {
+	printf '%s\n' alpha gamma >"$SRV/ab.txt"
+	printf '%s\n' 'numpy<2' >"$SRV/cons.txt"
+	run stack -r "$SRV/ab.txt" -c "$SRV/cons.txt" --with vllmx
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(members <<<"$output")" = "alpha==1.0 beta==1.0 filelock==3.0 gamma==1.0 numpy==1.26.4 torch==2.9.0+cu128 vllmx==0.11.0 " ]
+}
+
+@test "no solution: exit 4, and the chain a person can follow, in text and JSON" {
+	run stack --with transx --with 'tokx>=0.22'
+	echo "$output"
+	[ "$status" -eq 4 ]
+	err=$(jq -r '.targets[0].error' <<<"$output")
+	[[ $err == *"no version of transx fits: transx 4.57.0 requires tokx<0.22, but --with requires tokx>=0.22"* ]]
+	run "$OFFWHEEL" --home "$SRV/ws" resolve --offline --index-url "$OW_HTTP_URL/whl" --variant cu128 \
+		--extra-index-url "$OW_HTTP_URL/simple" --python 3.11 --platform linux-x86_64 \
+		--with transx --with 'tokx>=0.22'
+	[ "$status" -eq 4 ]
+	[[ $output == *"transx 4.56.0 requires tokx<0.21"* ]]
+}
+
+@test "--hash pins: a file whose sha256 is not pinned is not taken" {
+	good=$(sha256sum "$SRV/www/simple/hashed/hashed-1.0-py3-none-any.whl" | cut -d' ' -f1)
+	printf 'hashed==1.0 --hash=sha256:%s\n' "$good" >"$SRV/h-good.txt"
+	run stack -r "$SRV/h-good.txt"
+	[ "$status" -eq 0 ]
+	printf 'hashed==1.0 \\\n    --hash=sha256:%s\n' "$(printf 0%.0s $(seq 64))" >"$SRV/h-bad.txt"
+	run stack -r "$SRV/h-bad.txt"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ $(jq -r '.targets[0].error' <<<"$output") == *"its sha256 is not among the --hash pins of $SRV/h-bad.txt:1"* ]]
+}
+
+@test "what a file cannot say is refused before anything is fetched, naming FILE:LINE" {
+	printf 'numpy\n-e ./src\n' >"$SRV/edit.txt"
+	run "$OFFWHEEL" --home "$SRV/ws2" resolve -r "$SRV/edit.txt"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ $output == *"$SRV/edit.txt:2: editable installs (-e) need the source tree"* ]]
+	[ ! -e "$SRV/ws2" ]
+	run "$OFFWHEEL" --home "$SRV/ws2" resolve -r "$SRV/nope.txt"
+	[ "$status" -eq 1 ]
+	[[ $output == *"$SRV/nope.txt: No such file or directory"* ]]
+}
+
+@test "pip agrees: the same requirements, the same two indexes, the same closure for the host" {
+	py=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	printf '%s\n' 'vllmx' 'alpha' 'gamma' 'torchvision' >"$SRV/pip.txt"
+	"$OFFWHEEL" --home "$SRV/ws" --json resolve --index-url "$OW_HTTP_URL/whl" --variant cu128 \
+		--extra-index-url "$OW_HTTP_URL/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--python "$py" -r "$SRV/pip.txt" | members >"$SRV/ow.txt"
+	python3 -m pip install --dry-run --ignore-installed --quiet --only-binary=:all: \
+		--index-url "$OW_HTTP_URL/whl/cu128" --extra-index-url "$OW_HTTP_URL/simple" \
+		--trusted-host 127.0.0.1 -r "$SRV/pip.txt" --report "$SRV/pip.json"
+	jq -r '.install[] | "\(.metadata.name | ascii_downcase)==\(.metadata.version)"' "$SRV/pip.json" |
+		sort | tr '\n' ' ' >"$SRV/pip.txt.out"
+	echo "offwheel: $(cat "$SRV/ow.txt")"
+	echo "pip:      $(cat "$SRV/pip.txt.out")"
+	[ -s "$SRV/ow.txt" ]
+	[ "$(cat "$SRV/ow.txt")" = "$(cat "$SRV/pip.txt.out")" ]
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""A lab's layout in small, for whole-stack resolves: torch from a PyTorch
+variant root, everything else from a PyPI-shaped index.
+usage: mkstack_index.py ROOT
+
+ROOT/whl/cu128/   torch 2.10.0+cu128 and 2.9.0+cu128, torchvision 0.25.0+cu128
+                  (torch==2.10.0) and 0.24.0+cu128 (torch==2.9.0), filelock
+ROOT/simple/      the rest, each project's page with PEP 658 metadata:
+  vllmx 0.11.0 -> torch==2.9.0, numpy>=1.20   (pins an older torch, as vllm does)
+  numpy 2.1.0, 1.26.4
+  alpha 2.0 -> beta>=2; alpha 1.0 -> beta<2; gamma 1.0 -> beta<2;
+  beta 2.0, 1.0                                 (the newest alpha must go back)
+  transx 4.57.0 -> tokx<0.22; 4.56.0 -> tokx<0.21; tokx 0.22.1, 0.20.0
+                                                (no solution with tokx>=0.22)
+  hashed 1.0                                    (for --hash pins)
+  filelock 3.0
+Wheels are tagged py3-none-any (so every target takes them); standard
+library only, deterministic (the wheel helpers of mkextras_index.py).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mkextras_index import page, simple  # noqa: E402
+
+
+def main():
+    root = sys.argv[1]
+    v = "whl/cu128"
+    page(root, v, "torch", [simple("torch", "2.10.0+cu128", ["filelock"]),
+                            simple("torch", "2.9.0+cu128", ["filelock"])])
+    page(root, v, "torchvision", [simple("torchvision", "0.25.0+cu128", ["torch==2.10.0"]),
+                                  simple("torchvision", "0.24.0+cu128", ["torch==2.9.0"])])
+    page(root, v, "filelock", [simple("filelock", "3.0")])
+    s = "simple"
+    page(root, s, "vllmx", [simple("vllmx", "0.11.0", ["torch==2.9.0", "numpy>=1.20"])])
+    page(root, s, "numpy", [simple("numpy", "2.1.0"), simple("numpy", "1.26.4")])
+    page(root, s, "alpha", [simple("alpha", "2.0", ["beta>=2"]), simple("alpha", "1.0", ["beta<2"])])
+    page(root, s, "gamma", [simple("gamma", "1.0", ["beta<2"])])
+    page(root, s, "beta", [simple("beta", "2.0"), simple("beta", "1.0")])
+    page(root, s, "transx", [simple("transx", "4.57.0", ["tokx<0.22"]),
+                             simple("transx", "4.56.0", ["tokx<0.21"])])
+    page(root, s, "tokx", [simple("tokx", "0.22.1"), simple("tokx", "0.20.0")])
+    page(root, s, "hashed", [simple("hashed", "1.0")])
+    page(root, s, "filelock", [simple("filelock", "3.0")])
+
+
+if __name__ == "__main__":
+    main()
