@@ -14,7 +14,7 @@ enum { STK_WITH = 390 };
 #define CLI_STACK_OPTS                                                                           \
 	{"requirement", 'r', required_argument, "FILE",                                          \
 	 "a pip requirements file: the projects to carry with torch, their closure resolved "    \
-	 "for every target (repeatable; -r/-c includes, --hash pins, markers)"},                 \
+	 "for every target (repeatable; -r/-c includes, hash pins, markers)"},                 \
 	{"constraint", 'c', required_argument, "FILE",                                           \
 	 "a pip constraints file: limits versions, adds no project (repeatable)"},               \
 	{"with", STK_WITH, required_argument, "SPEC",                                            \

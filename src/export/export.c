@@ -59,6 +59,9 @@ static int check_case(const struct ow_export_plan *p)
 	for (size_t i = 0; !rc && i < p->nsets; i++) {
 		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
 		rc = ex_files_add(&f, rel, 0, NULL);
+		snprintf(rel, sizeof rel, "pylock.%s.toml", p->sets[i].req_name);
+		if (!rc)
+			rc = ex_files_add(&f, rel, 0, NULL);
 	}
 	const char *other = NULL, *hit = rc ? NULL : ex_files_case_clash(&f, &other);
 	if (hit && strcmp(hit, other))
@@ -91,6 +94,9 @@ static int wanted_paths(const struct ow_export_plan *p, const char *tool, struct
 	for (size_t i = 0; !rc && i < p->nsets; i++) {
 		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
 		rc = ex_files_add(f, rel, 0, NULL);
+		snprintf(rel, sizeof rel, "pylock.%s.toml", p->sets[i].req_name);
+		if (!rc)
+			rc = ex_files_add(f, rel, 0, NULL);
 	}
 	ex_files_sort(f);
 	return rc;
@@ -348,6 +354,10 @@ static int write_lists(const struct ow_export_plan *p, const struct ex_meta *m,
 		ow_str_free(&b);
 		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
 		if (!(rc = ex_gen_requirements(p, &p->sets[i], &b)))
+			rc = write_text(x, rel, &b, rec);
+		ow_str_free(&b);
+		snprintf(rel, sizeof rel, "pylock.%s.toml", p->sets[i].req_name);
+		if (!rc && !(rc = ex_gen_pylock(p, &p->sets[i], &b)))
 			rc = write_text(x, rel, &b, rec);
 	}
 	ow_str_free(&b);

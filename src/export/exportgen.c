@@ -159,6 +159,9 @@ static void install_set(struct ow_str *out, const struct ow_export_set *set)
 	                  "    pip install --no-index --find-links wheels --require-hashes -r "
 	                  "requirements/%s.txt\n",
 	             set->req_name);
+	ow_str_printf(out, "  with uv, from the lock file (PEP 751; uv refuses it for another Python):\n"
+	                  "    uv pip install --offline --no-index -r pylock.%s.toml\n",
+	             set->req_name);
 	ow_str_printf(out, "  through the PEP 503 index:\n"
 	                  "    pip install --index-url \"file://$PWD/simple\" --require-hashes -r "
 	                  "requirements/%s.txt\n",

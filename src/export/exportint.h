@@ -51,6 +51,9 @@ int ex_gen_project_page(const struct ow_export_plan *p, const char *project, str
 int ex_gen_requirements(const struct ow_export_plan *p, const struct ow_export_set *set,
                          struct ow_str *out);
 int ex_gen_install(const struct ow_export_plan *p, const struct ex_meta *m, struct ow_str *out);
+/* pylock.<req_name>.toml: the set as a PEP 751 lock file (exportlock.c). */
+int ex_gen_pylock(const struct ow_export_plan *p, const struct ow_export_set *set,
+                  struct ow_str *out);
 int ex_gen_nginx(const char *dir, struct ow_str *out);
 /* wheels/index.html: every wheel on one page (pip --find-links). */
 int ex_gen_links(const struct ow_export_plan *p, struct ow_str *out);

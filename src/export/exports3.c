@@ -530,7 +530,8 @@ int ex_s3_publish(struct ex_s3run *u, const struct ex_files *want, const struct 
 int ex_s3_owned_path(const char *key)
 {
 	return !strncmp(key, "simple/", 7) || !strncmp(key, "wheels/", 7) ||
-	       !strncmp(key, "requirements/", 13) || !strncmp(key, "tools/", 6);
+	       !strncmp(key, "requirements/", 13) || !strncmp(key, "tools/", 6) ||
+	       (!strncmp(key, "pylock.", 7) && !strchr(key, '/'));
 }
 
 /* ---- reading an export back (check) ----------------------------------------------- */
