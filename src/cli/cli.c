@@ -428,7 +428,7 @@ static int term_cols(int fd)
 int cli_term_cols(FILE *f) { return term_cols(fileno(f)); }
 
 /* `s` in at most `w` columns: a long name keeps its head and its tail,
- * joined by "...". */
+ * joined by "..."; a URL only its tail (the page: variant and project). */
 static void cut_middle(const char *s, int w, char *out, size_t n)
 {
 	size_t len = strlen(s);
@@ -436,7 +436,7 @@ static void cut_middle(const char *s, int w, char *out, size_t n)
 		snprintf(out, n, "%-*.*s", w, w, s);
 		return;
 	}
-	size_t head = (size_t)(w - 3) / 2, tail = (size_t)w - 3 - head;
+	size_t head = strstr(s, "://") ? 0 : (size_t)(w - 3) / 2, tail = (size_t)w - 3 - head;
 	snprintf(out, n, "%.*s...%s", (int)head, s, s + len - tail);
 }
 

@@ -68,18 +68,6 @@ drawn() { sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$1" | tr '\r' '\n'; }
 	tail -n1 <<<"$output" | grep -qE "^3 files: $((3 - k)) downloaded \(.*\), $k already there\$"
 }
 
-@test "progress names keep distribution and version whole; the tags give way" {
-	sync_args
-	run $SCREEN --cols 60 --raw "$SRV/narrow.raw" -- "$OFFWHEEL" --home "$SRV/ws-narrow" "${ARGS[@]}"
-	[ "$status" -eq 0 ]
-	# a name shortened to fit: torch's own name and version, whole, no "..."
-	line=$(drawn "$SRV/narrow.raw" | grep -aE '^  torch-2\.10\.0\.dev20251021\+cu128[- ].*% of ' | head -1)
-	echo "$line"
-	[ -n "$line" ]
-	[[ "$line" != *...* ]]
-	[ "${#line}" -le 60 ]
-}
-
 @test "SIGTERM with stdout to a file: the matrix is in the file, the message on stderr, exit 143" {
 	sync_args
 	out=$SRV/term.out
