@@ -11,7 +11,12 @@ enum ow_event_kind {
 	OW_EV_LOG,      /* a message at a level */
 	OW_EV_PROGRESS, /* a transfer or job advanced: what, done, total */
 	OW_EV_DONE,     /* a transfer or job finished: what, done */
-	OW_EV_PLAN      /* a batch is about to start: done = items, total = bytes (0 unknown) */
+	OW_EV_PLAN,     /* a batch is about to start: what = what its items are
+	                 * ("wheels"), done = items, total = bytes (0 unknown);
+	                 * done = 0 ends the batch */
+	OW_EV_ITEM      /* an item of the batch finished (stored or not): what,
+	                 * done = bytes received.  One per item, whatever the
+	                 * transfers (retries, redirects) it took */
 };
 
 struct ow_event {

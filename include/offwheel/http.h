@@ -46,4 +46,12 @@ struct ow_http_opts {
 
 /* Defaults as documented above. */
 void ow_http_opts_default(struct ow_http_opts *o);
+
+/* For a SIGINT / SIGTERM handler (async-signal-safe): the engine running
+ * now is cancelled (ow_http_cancel: its transfers end with OW_EINCOMPLETE,
+ * partial bytes kept for a resume, nothing half-written stored) and every
+ * engine run later in the process stops at once the same way. */
+void ow_http_interrupt(void);
+/* Nonzero once ow_http_interrupt was called. */
+int ow_http_interrupted(void);
 #endif

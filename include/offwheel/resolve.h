@@ -74,6 +74,7 @@ struct ow_resolve_netio {
 	size_t crawled, fetched, failed; /* counters for the caller */
 	size_t ranged;        /* wheels whose METADATA was read by ranges (or local reads) */
 	uint64_t range_bytes; /* bytes those reads transferred (or read from the files) */
+	size_t wheels;        /* whole wheels downloaded (and stored) for their METADATA */
 	char crawl_error[1024]; /* the first page that could not be fetched, and why */
 	struct ow_link_refusals rejected; /* links the pages crawled on the way rejected */
 	/* hosts found to ignore Range: their wheels are downloaded whole */

@@ -363,7 +363,8 @@ const char *cli_rate(unsigned long long bytes, double secs, char *buf, size_t le
 /* --- events ----------------------------------------------------------------- */
 
 /* Progress on a TTY: one line per active transfer, then a total line with
- * bytes, rate and (when every size is known) ETA; redrawn at most 10 times a
+ * the batch's count, bytes, rate, bytes left and (once there is a rate and
+ * every size left is known or estimated) ETA; redrawn at most 10 times a
  * second, on stderr.  The lines drawn are the last lines on the screen: any
  * other output clears them first (cli_progress_clear), so clearing never
  * touches a line it did not draw.  Events come from worker threads: drawing
@@ -381,9 +382,16 @@ struct ev_state {
 	int bars;
 	int lines_shown;
 	unsigned long long items, bytes_done; /* finished transfers */
-	unsigned long long plan_items, plan_bytes; /* the batch announced, 0 unknown */
-	unsigned long long batch_items, batch_bytes; /* items / bytes done when it was */
+	/* the batch announced (OW_EV_PLAN; plan_items 0: none), and its items
+	 * finished (OW_EV_ITEM) with the bytes they received */
+	char plan_what[32];
+	unsigned long long plan_items, plan_bytes, plan_done, plan_got;
+	unsigned long long batch_bytes; /* bytes_done when it was announced */
 	struct timespec batch_start;
+	/* the rate the ETA uses: over the last 2.5 to 5 s (win[0] to now), not
+	 * since the start (fast small files first would make it too short) */
+	double win_t[2];
+	unsigned long long win_b[2];
 	struct ev_slot slot[EV_SLOTS];
 	struct timespec start, last;
 };
@@ -406,26 +414,71 @@ void cli_progress_clear(void)
 	pthread_mutex_unlock(&ev_lock);
 }
 
-/* The width of the terminal on fd, 80 when unknown; at least 40. */
+/* The width of the terminal on fd, else $COLUMNS, else 80; at least 40. */
 static int term_cols(int fd)
 {
 	struct winsize ws;
 	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
 		return ws.ws_col;
-	return 80;
+	const char *e = getenv("COLUMNS");
+	long n = e ? strtol(e, NULL, 10) : 0;
+	return n >= 40 && n <= 1000 ? (int)n : 80;
 }
 
-/* `s` in at most `w` columns: a long name keeps its head and its tail (the
- * part that tells wheels apart: python, platform), joined by "...". */
-static void fit_name(const char *s, int w, char *out, size_t n)
+int cli_term_cols(FILE *f) { return term_cols(fileno(f)); }
+
+/* `s` in at most `w` columns: a long name keeps its head and its tail,
+ * joined by "..."; a URL only its tail (the page: variant and project). */
+static void cut_middle(const char *s, int w, char *out, size_t n)
 {
 	size_t len = strlen(s);
 	if (w < 8 || len <= (size_t)w) {
 		snprintf(out, n, "%-*.*s", w, w, s);
 		return;
 	}
-	size_t head = (size_t)(w - 3) / 4, tail = (size_t)w - 3 - head;
+	size_t head = strstr(s, "://") ? 0 : (size_t)(w - 3) / 2, tail = (size_t)w - 3 - head;
 	snprintf(out, n, "%.*s...%s", (int)head, s, s + len - tail);
+}
+
+/* A wheel's name in at most `w` columns: distribution and version stay
+ * whole (they tell nvidia_cusparse from nvidia_cusparselt); the tags give
+ * way, the longest forms first: python-abi-platform, the platform's first
+ * tag only, python-platform, platform, python, none. */
+void cli_fit_name(const char *s, int w, char *out, size_t n)
+{
+	size_t len = strlen(s);
+	char *p[7];
+	int k = 0;
+	char buf[256];
+	if (len <= (size_t)w || len < 4 || strcmp(s + len - 4, ".whl") || len - 4 >= sizeof buf) {
+		cut_middle(s, w, out, n);
+		return;
+	}
+	snprintf(buf, sizeof buf, "%.*s", (int)(len - 4), s);
+	for (char *q = buf; k < 7 && q; k++) {
+		p[k] = q;
+		if ((q = strchr(q, '-')))
+			*q++ = '\0';
+	}
+	if (k < 5 || k > 6) {
+		cut_middle(s, w, out, n);
+		return;
+	}
+	const char *py = p[k - 3], *abi = p[k - 2], *plat = p[k - 1];
+	int first = (int)strcspn(plat, ".");
+	char c[6][300];
+	snprintf(c[0], sizeof c[0], "%s-%s-%s-%s-%s", p[0], p[1], py, abi, plat);
+	snprintf(c[1], sizeof c[1], "%s-%s-%s-%s-%.*s", p[0], p[1], py, abi, first, plat);
+	snprintf(c[2], sizeof c[2], "%s-%s-%s-%.*s", p[0], p[1], py, first, plat);
+	snprintf(c[3], sizeof c[3], "%s-%s-%.*s", p[0], p[1], first, plat);
+	snprintf(c[4], sizeof c[4], "%s-%s-%s", p[0], p[1], py);
+	snprintf(c[5], sizeof c[5], "%s-%s", p[0], p[1]);
+	for (int i = 0; i < 6; i++)
+		if (strlen(c[i]) <= (size_t)w) {
+			snprintf(out, n, "%-*s", w, c[i]);
+			return;
+		}
+	cut_middle(c[5], w, out, n);
 }
 
 static struct ev_slot *slot_for(const char *what, int create)
@@ -452,24 +505,134 @@ static double since(const struct timespec *t)
 	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
 }
 
+const char *cli_duration(double secs, char *buf, size_t n)
+{
+	unsigned long s = (unsigned long)(secs + 0.999);
+	if (s < 1)
+		s = 1;
+	if (s < 100)
+		snprintf(buf, n, "%lu s", s);
+	else if (s < 6000)
+		snprintf(buf, n, "%lu min", (s + 59) / 60);
+	else
+		snprintf(buf, n, "%lu h %lu min", s / 3600, (s % 3600 + 59) / 60);
+	return buf;
+}
+
+/* What the running transfers still have to receive (known sizes only); the
+ * number of them whose size is not known yet goes to *unknown. */
+static unsigned long long running_left(int *running, int *unknown)
+{
+	unsigned long long left = 0;
+	*running = *unknown = 0;
+	for (int i = 0; i < EV_SLOTS; i++) {
+		const struct ev_slot *sl = &evs.slot[i];
+		if (!sl->used)
+			continue;
+		(*running)++;
+		if (!sl->total)
+			(*unknown)++;
+		else if (sl->total > sl->done)
+			left += sl->total - sl->done;
+	}
+	return left;
+}
+
+/* The bytes the batch has left: exact when every size is known, else
+ * estimated from the items finished ("~"), else a lower bound ("+"). */
+static unsigned long long batch_left(char *mark)
+{
+	int running, unknown;
+	unsigned long long left = running_left(&running, &unknown);
+	unsigned long long ended = evs.plan_done + (unsigned long long)running;
+	unsigned long long waiting = evs.plan_items > ended ? evs.plan_items - ended : 0;
+	unsigned long long unsized = waiting + (unsigned long long)unknown;
+	*mark = '\0';
+	if (evs.plan_bytes) {
+		unsigned long long got = evs.bytes_done - evs.batch_bytes;
+		for (int i = 0; i < EV_SLOTS; i++)
+			got += evs.slot[i].used ? evs.slot[i].done : 0;
+		return evs.plan_bytes > got ? evs.plan_bytes - got : 0;
+	}
+	if (!unsized)
+		return left;
+	if (evs.plan_done && evs.plan_got) {
+		*mark = '~';
+		return left + unsized * (evs.plan_got / evs.plan_done);
+	}
+	*mark = '+';
+	return left;
+}
+
+/* Bytes per second lately (see win_t); 0 while there is no rate yet. */
+static double recent_rate(double secs, unsigned long long done)
+{
+	if (secs - evs.win_t[1] >= 2.5) {
+		evs.win_t[0] = evs.win_t[1];
+		evs.win_b[0] = evs.win_b[1];
+		evs.win_t[1] = secs;
+		evs.win_b[1] = done;
+	}
+	double span = secs - evs.win_t[0];
+	return span > 0.5 && done > evs.win_b[0] ? (double)(done - evs.win_b[0]) / span : 0;
+}
+
+/* Append ", TEXT" to the line when it still fits in `cols`. */
+static void add_part(char *line, size_t n, int cols, const char *text)
+{
+	size_t len = strlen(line), t = strlen(text);
+	if (len + 2 + t <= (size_t)cols && len + 2 + t < n)
+		snprintf(line + len, n - len, ", %s", text);
+}
+
+static void total_line(int cols)
+{
+	char line[512], part[96], b[32], b2[32], mark;
+	unsigned long long done = evs.bytes_done - evs.batch_bytes;
+	for (int i = 0; i < EV_SLOTS; i++)
+		done += evs.slot[i].used ? evs.slot[i].done : 0;
+	double secs = since(&evs.batch_start);
+	if (evs.plan_items)
+		snprintf(line, sizeof line, "  %llu of %llu %s done",
+		         evs.plan_done < evs.plan_items ? evs.plan_done : evs.plan_items, evs.plan_items,
+		         evs.plan_what);
+	else
+		snprintf(line, sizeof line, "  %llu done", evs.items);
+	double rate = recent_rate(secs, done);
+	snprintf(part, sizeof part, "%s at %s", cli_bytes(done, b, sizeof b),
+	         cli_rate((unsigned long long)rate, 1.0, b2, sizeof b2));
+	add_part(line, sizeof line, cols, part);
+	if (evs.plan_items) {
+		unsigned long long left = batch_left(&mark);
+		if (left || mark == '~') {
+			snprintf(part, sizeof part, "%s%s%s left", mark == '~' ? "~" : "",
+			         cli_bytes(left, b, sizeof b), mark == '+' ? "+" : "");
+			add_part(line, sizeof line, cols, part);
+		}
+		/* an ETA only with a rate, and never for a lower bound */
+		if (left && mark != '+' && rate > 0) {
+			snprintf(part, sizeof part, "ETA %s%s", mark == '~' ? "~" : "",
+			         cli_duration((double)left / rate, b, sizeof b));
+			add_part(line, sizeof line, cols, part);
+		}
+	}
+	fprintf(stderr, "%.*s\n", cols - 1, line);
+}
+
 static void draw_bars(void)
 {
-	char b[32], b2[32];
-	unsigned long long done = evs.bytes_done, total = 0;
-	int all_known = 1;
+	char b[32];
+	int cols = term_cols(2);
 	/* "  NAME 100% of 999.99 MB": the name takes what the rest leaves */
-	int namew = term_cols(2) - 24;
+	int namew = cols - 24;
 	namew = namew > 200 ? 200 : namew;
 	clear_bars();
 	for (int i = 0; i < EV_SLOTS; i++) {
 		struct ev_slot *sl = &evs.slot[i];
 		if (!sl->used)
 			continue;
-		done += sl->done;
-		total += sl->total;
-		all_known &= sl->total > 0;
 		char name[256];
-		fit_name(sl->what, namew, name, sizeof name);
+		cli_fit_name(sl->what, namew, name, sizeof name);
 		if (sl->total)
 			fprintf(stderr, "  %s %3d%% of %s\n", name,
 			        (int)(100.0 * (double)sl->done / (double)sl->total),
@@ -478,46 +641,35 @@ static void draw_bars(void)
 			fprintf(stderr, "  %s %s\n", name, cli_bytes(sl->done, b, sizeof b));
 		evs.lines_shown++;
 	}
-	double secs = since(&evs.start), rate = secs > 0 ? (double)done / secs : 0;
-	if (evs.plan_items)
-		fprintf(stderr, "  %llu of %llu done", evs.items - evs.batch_items, evs.plan_items);
-	else
-		fprintf(stderr, "  %llu done", evs.items);
-	fprintf(stderr, ", %s at %s", cli_bytes(done, b, sizeof b),
-	        cli_rate(done, secs, b2, sizeof b2));
-	/* the ETA of the whole batch when its size was announced, else of the
-	 * transfers running now (when all their sizes are known) */
-	double bsecs = since(&evs.batch_start);
-	unsigned long long bdone = done - evs.batch_bytes, fin = evs.items - evs.batch_items;
-	/* sizes unknown before the download (PEP 503 pages give none): the
-	 * batch is estimated from the files finished so far */
-	double want = evs.plan_bytes ? (double)evs.plan_bytes
-	              : fin ? (double)(evs.bytes_done - evs.batch_bytes) / (double)fin *
-	                          (double)evs.plan_items
-	                    : 0;
-	if (evs.plan_items && want > 0 && bdone && bsecs > 0.5)
-		fprintf(stderr, ", ETA %.0f s",
-		        (want > (double)bdone ? want - (double)bdone : 0) / ((double)bdone / bsecs));
-	else if (!evs.plan_items && all_known && total && rate > 0)
-		fprintf(stderr, ", ETA %.0f s", (double)(total + evs.bytes_done - done) / rate);
-	fputc('\n', stderr);
+	total_line(cols);
 	evs.lines_shown++;
+}
+
+static void on_plan(const struct ow_event *ev)
+{
+	pthread_mutex_lock(&ev_lock);
+	snprintf(evs.plan_what, sizeof evs.plan_what, "%s", ev->what ? ev->what : "");
+	evs.plan_items = ev->done;
+	evs.plan_bytes = ev->total;
+	evs.plan_done = evs.plan_got = 0;
+	evs.batch_bytes = evs.bytes_done;
+	clock_gettime(CLOCK_MONOTONIC, &evs.batch_start);
+	memset(evs.win_t, 0, sizeof evs.win_t);
+	memset(evs.win_b, 0, sizeof evs.win_b);
+	pthread_mutex_unlock(&ev_lock);
 }
 
 static void on_progress(const struct ow_event *ev)
 {
 	const char *what = ev->what ? ev->what : "";
 	if (ev->kind == OW_EV_PLAN) {
-		pthread_mutex_lock(&ev_lock);
-		evs.plan_items = ev->done;
-		evs.plan_bytes = ev->total;
-		evs.batch_items = evs.items;
-		evs.batch_bytes = evs.bytes_done;
-		clock_gettime(CLOCK_MONOTONIC, &evs.batch_start);
-		pthread_mutex_unlock(&ev_lock);
+		on_plan(ev);
 		return;
 	}
-	if (ev->kind == OW_EV_DONE) {
+	if (ev->kind == OW_EV_ITEM) {
+		evs.plan_done += evs.plan_items != 0;
+		evs.plan_got += evs.plan_items ? ev->done : 0;
+	} else if (ev->kind == OW_EV_DONE) {
 		struct ev_slot *sl = slot_for(what, 0);
 		evs.items++;
 		evs.bytes_done += ev->done;

@@ -91,6 +91,13 @@ void cli_progress_clear(void);
 void cli_wrapped(FILE *f, const char *prefix, const char *msg);
 /* "1.23 GB" style. */
 const char *cli_bytes(unsigned long long n, char *buf, size_t len);
+/* The width of the terminal `f` is, else $COLUMNS, else 80. */
+int cli_term_cols(FILE *f);
+/* A wheel file name in `w` columns (padded): the tags are shortened or
+ * dropped, the distribution and version kept whole. */
+void cli_fit_name(const char *name, int w, char *out, size_t n);
+/* "45 s", "3 min", "1 h 5 min": rounded up, at least 1 s. */
+const char *cli_duration(double secs, char *buf, size_t n);
 /* "12.34 MB/s": bytes over seconds in cli_bytes' units. */
 const char *cli_rate(unsigned long long bytes, double secs, char *buf, size_t len);
 /* Parse a positive int option value; 0 or an exit code. */

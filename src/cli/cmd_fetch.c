@@ -1,10 +1,12 @@
 /* cmd_fetch.c - offwheel fetch: download files into the verified store. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "offwheel/fetch.h"
 #include "indexopts.h"
+#include "interrupt.h"
 #include "render.h"
 #include "offwheel/resolve.h"
 
@@ -168,26 +170,65 @@ json_t *fetch_report_json(const struct ow_fetch_report *r)
 	                 r->failed == 0 && r->rejected == 0);
 }
 
-void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r)
+/* "done     NAME  SIZE  TRUST"; too long for the terminal, the size goes
+ * on a line of its own: the name is never cut. */
+void fetch_item_text(const struct cli *c, const struct ow_fetch_item *it)
 {
-	char b[32], b2[32];
+	char head[300], tail[96], b[32];
+	if (c->json || c->verbosity < 0)
+		return;
+	int n = snprintf(head, sizeof head, "%-8s %s", ow_fetch_outcome_name(it->outcome),
+	                 it->filename);
+	int k = snprintf(tail, sizeof tail, "%s%s%s%s", cli_bytes(it->bytes, b, sizeof b),
+	                 it->resumed ? " (resumed)" : "", it->trust ? "  " : "",
+	                 it->trust ? it->trust : "");
+	int split = isatty(fileno(stdout)) && n + 2 + k > cli_term_cols(stdout);
+	cli_say(c, "%s%s%s\n", head, split ? "\n         " : "  ", tail);
+}
+
+/* ", 4 already there (downloaded while resolving, ...)" and the like: only
+ * the counts that are not zero. */
+static void summary_parts(const struct ow_fetch_report *r, size_t by_resolve, char *buf,
+                          size_t n)
+{
+	char more[160] = "";
+	size_t len = strlen(buf);
+	if (r->had && by_resolve)
+		snprintf(more, sizeof more, " (%s%zu downloaded by this run to read their METADATA)",
+		         by_resolve < r->had ? "of them " : "", by_resolve < r->had ? by_resolve : r->had);
+	if (r->had)
+		len += (size_t)snprintf(buf + len, n - len, ", %zu already there%s", r->had, more);
+	if (len < n && r->rejected)
+		len += (size_t)snprintf(buf + len, n - len, ", %zu rejected", r->rejected);
+	if (len < n && r->failed)
+		snprintf(buf + len, n - len, ", %zu failed", r->failed);
+}
+
+void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r, size_t by_resolve)
+{
+	char b2[32], b3[32], sum[800];
 	cli_progress_clear();
 	for (size_t i = 0; i < r->n; i++) {
 		const struct ow_fetch_item *it = &r->items[i];
 		say_resume(c, it);
-		if (it->outcome >= OW_FETCH_REJECTED)
-			fprintf(stderr, "%-8s %s: %s\n", ow_fetch_outcome_name(it->outcome), it->filename,
-			        it->detail);
-		else if (it->outcome == OW_FETCH_DONE || c->verbosity > 0)
-			cli_say(c, "%-8s %s  %s%s%s%s\n", ow_fetch_outcome_name(it->outcome), it->filename,
-			        cli_bytes(it->bytes, b, sizeof b), it->resumed ? " (resumed)" : "",
-			        it->trust ? "  " : "", it->trust ? it->trust : "");
+		if (it->outcome >= OW_FETCH_REJECTED) {
+			char prefix[300];
+			snprintf(prefix, sizeof prefix, "%-8s %s: ", ow_fetch_outcome_name(it->outcome),
+			         it->filename);
+			cli_wrapped(stderr, prefix, it->detail);
+		} else if (it->outcome == OW_FETCH_DONE || c->verbosity > 0)
+			fetch_item_text(c, it);
 	}
-	char b3[32];
-	cli_say(c, "%zu files: %zu downloaded (%s in %.1f s, %s), %zu already there, "
-	           "%zu rejected, %zu failed\n",
-	        r->n, r->done, cli_bytes(r->received, b2, sizeof b2), r->seconds,
-	        cli_rate(r->received, r->seconds, b3, sizeof b3), r->had, r->rejected, r->failed);
+	if (!r->n || c->json || c->verbosity < 0)
+		return;
+	if (r->done)
+		snprintf(sum, sizeof sum, "%zu files: %zu downloaded (%s in %.1f s, %s)", r->n, r->done,
+		         cli_bytes(r->received, b2, sizeof b2), r->seconds,
+		         cli_rate(r->received, r->seconds, b3, sizeof b3));
+	else
+		snprintf(sum, sizeof sum, "%zu files: none downloaded", r->n);
+	summary_parts(r, by_resolve, sum, sizeof sum);
+	cli_wrapped(stdout, "", sum);
 }
 
 static void render(struct cli *c, const struct ow_fetch_report *r)
@@ -195,7 +236,7 @@ static void render(struct cli *c, const struct ow_fetch_report *r)
 	if (c->json)
 		cli_json_out(fetch_report_json(r));
 	else
-		fetch_render_text(c, r);
+		fetch_render_text(c, r, 0);
 }
 
 int cmd_fetch(struct cli *c, int argc, char **argv)
@@ -220,13 +261,19 @@ int cmd_fetch(struct cli *c, int argc, char **argv)
 		                           .max_size = (uint64_t)a.max_mb << 20,
 		                           .recheck = a.idx.force};
 		struct ow_fetch_report r;
+		cli_interrupt_arm();
 		int frc = a.metadata ? ow_fetch_metadata(s, &fo, ids, n, &r)
 		                     : ow_fetch_files(s, &fo, ids, n, &r);
-		if (frc == 0 || frc == OW_EINCOMPLETE || frc == OW_EVERIFY)
+		cli_interrupt_disarm();
+		int ok = frc == 0 || frc == OW_EINCOMPLETE || frc == OW_EVERIFY;
+		if (ok && cli_interrupted() && !c->json)
+			rc = cli_interrupt_report(c, &r);
+		else if (ok)
 			render(c, &r);
-		rc = frc ? (frc == OW_EINCOMPLETE || frc == OW_EVERIFY ? ow_err_exit_code(frc)
-		                                                       : cli_fail(c, frc))
-		         : 0;
+		if (!rc)
+			rc = cli_interrupted() ? 128 + cli_interrupted()
+			     : frc ? (ok ? ow_err_exit_code(frc) : cli_fail(c, frc))
+			           : 0;
 		ow_fetch_report_free(&r);
 	}
 	free(ids);

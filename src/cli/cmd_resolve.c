@@ -364,9 +364,12 @@ void resolve_render_text(const struct cli *c, const struct index_opts *o,
 	pages_text(c, r);
 	if (net && net->rejected.n)
 		refusals_text(c, &net->rejected);
+	char b[32] = "";
+	if (net && net->range_bytes)
+		cli_bytes(net->range_bytes, b, sizeof b);
 	if (net && net->ranged)
-		cli_say(c, "read the METADATA of %zu wheel(s) by range requests: %.1f MB\n", net->ranged,
-		        (double)net->range_bytes / 1e6);
+		cli_say(c, "read the METADATA of %zu wheel(s) by range requests%s%s\n", net->ranged,
+		        *b ? ": " : "", b);
 	for (size_t i = 0; i < o->extra.n; i++)
 		cli_say(c, "extra index %zu: %s (only for projects the indexes before it lack)\n", i + 1,
 		        o->extra.v[i]);

@@ -5,6 +5,7 @@
 
 #include "offwheel/crawl.h"
 #include "offwheel/listing.h"
+#include "interrupt.h"
 #include "render.h"
 #include "stackopts.h"
 #include "targetopts.h"
@@ -215,7 +216,7 @@ static int fetch_step(struct sopts *o, ow_store *s, struct outcome *out)
 		return OW_ENOMEM;
 	/* the .metadata files first: small, and export publishes them (PEP 658) */
 	ow_fetch_metadata(s, &fo, ids, n, &out->meta);
-	out->frc = ow_fetch_files(s, &fo, ids, n, &out->fetch);
+	out->frc = cli_interrupted() ? OW_EINCOMPLETE : ow_fetch_files(s, &fo, ids, n, &out->fetch);
 	free(ids);
 	return out->frc == 0 || out->frc == OW_EINCOMPLETE || out->frc == OW_EVERIFY ? 0 : out->frc;
 }
@@ -251,10 +252,8 @@ static void replaced_text(struct cli *c, const struct outcome *out)
 static void render(struct cli *c, struct sopts *o, struct outcome *out, int exitc)
 {
 	if (!c->json) {
-		resolve_render_text(c, &o->idx, &out->res, &out->net, !o->tgt.no_deps);
-		if (out->fits)
-			device_fits_text(c, &o->idx, &out->res, out->fits, o->tgt.device);
-		fetch_render_text(c, &out->fetch);
+		/* the matrix was printed before the downloads (matrix_text) */
+		fetch_render_text(c, &out->fetch, out->net.wheels);
 		replaced_text(c, out);
 		return;
 	}
@@ -285,8 +284,24 @@ static void outcome_clear(struct outcome *out)
 	out->fits = NULL;
 }
 
+/* The matrix (and --device verdicts), printed and flushed before the
+ * downloads start: visible while they run, and kept in a log file even when
+ * the run is killed. */
+static void matrix_text(struct cli *c, struct sopts *o, struct outcome *out)
+{
+	if (c->json)
+		return;
+	struct ow_link_refusals own = out->net.rejected;
+	out->net.rejected = out->crawl_rejected; /* one count for the run */
+	resolve_render_text(c, &o->idx, &out->res, &out->net, !o->tgt.no_deps);
+	if (out->fits)
+		device_fits_text(c, &o->idx, &out->res, out->fits, o->tgt.device);
+	out->net.rejected = own;
+	fflush(stdout);
+}
+
 /* Resolve, judge --device, fetch: 0, or an error that ends the run. */
-static int resolve_and_fetch(struct sopts *o, ow_store *s, struct outcome *out)
+static int resolve_and_fetch(struct cli *c, struct sopts *o, ow_store *s, struct outcome *out)
 {
 	out->rrc = resolve_step(o, s, &out->res, &out->net);
 	/* one count for the run: the sync's own crawl and resolve's on the way */
@@ -301,22 +316,29 @@ static int resolve_and_fetch(struct sopts *o, ow_store *s, struct outcome *out)
 		                                   out->fits)
 		               : OW_ENOMEM;
 	}
-	return rc ? rc : fetch_step(o, s, out);
+	if (rc)
+		return rc;
+	matrix_text(c, o, out);
+	cli_interrupt_arm();
+	rc = fetch_step(o, s, out);
+	cli_interrupt_disarm();
+	return rc;
 }
 
 /* Fetched wheels whose own METADATA contradicted what range requests had
  * given: their sets were resolved from wrong metadata (and are marked so);
  * resolved and fetched once more, now with the wheels' own. */
-static int again_if_metadata_wrong(struct sopts *o, ow_store *s, struct outcome *out)
+static int again_if_metadata_wrong(struct cli *c, struct sopts *o, ow_store *s,
+                                   struct outcome *out)
 {
-	if (!out->fetch.meta_replaced)
+	if (!out->fetch.meta_replaced || cli_interrupted())
 		return 0;
 	for (size_t i = 0; i < out->fetch.n; i++)
 		if (out->fetch.items[i].meta_replaced &&
 		    strlist_add_csv(&out->replaced, out->fetch.items[i].filename))
 			return OW_ENOMEM;
 	outcome_clear(out);
-	return resolve_and_fetch(o, s, out);
+	return resolve_and_fetch(c, o, s, out);
 }
 
 static int run(struct cli *c, void *ud, ow_store *s)
@@ -326,13 +348,17 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	int rc = crawl_step(c, o, s, &out.crawl_failed, &out.crawl_rejected);
 	if (rc)
 		return cli_fail(c, rc);
-	rc = resolve_and_fetch(o, s, &out);
+	rc = resolve_and_fetch(c, o, s, &out);
 	if (!rc)
-		rc = again_if_metadata_wrong(o, s, &out);
+		rc = again_if_metadata_wrong(c, o, s, &out);
 	out.net.rejected = out.crawl_rejected;
 	int exitc = rc ? cli_fail(c, rc) : exit_code(o, &out);
-	if (!rc)
+	if (!rc && cli_interrupted() && !c->json)
+		exitc = cli_interrupt_report(c, &out.fetch);
+	else if (!rc)
 		render(c, o, &out, exitc);
+	if (!rc && cli_interrupted())
+		exitc = 128 + cli_interrupted();
 	outcome_clear(&out);
 	strlist_free(&out.replaced);
 	return exitc;

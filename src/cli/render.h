@@ -22,7 +22,9 @@ json_t *resolve_member_json(const struct ow_resolve_member *m);
 
 /* Downloads (cmd_fetch.c). */
 json_t *fetch_report_json(const struct ow_fetch_report *r);
-void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r);
+void fetch_item_text(const struct cli *c, const struct ow_fetch_item *it);
+/* `by_resolve`: wheels this run stored while resolving (counted as "had"). */
+void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r, size_t by_resolve);
 
 /* --device verdicts per target (devicerender.c); `o`: the index in use,
  * named with the variant that would run when none does. */

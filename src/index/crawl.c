@@ -581,7 +581,7 @@ static void on_page_done(void *ud, struct ow_http_req *req)
 		fail_page(j, rc, ow_err_detail());
 	}
 	ow_http_membuf_free(&j->body);
-	ow_progress_done(j->page->url, 0);
+	ow_progress_item(j->page->url, 0); /* its transfer said "done" */
 }
 
 /* --- setting up the jobs ---------------------------------------------------- */

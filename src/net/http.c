@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1659,12 +1660,17 @@ static int has_work(const struct ow_http *h)
 	return 0;
 }
 
-int ow_http_run(struct ow_http *h)
+/* ow_http_interrupt: the flag every engine obeys, and the engine inside
+ * ow_http_run now (one at a time: the runs are not nested). */
+static volatile sig_atomic_t interrupted;
+static struct ow_http *_Atomic running;
+
+static int run_loop(struct ow_http *h)
 {
 	reap(h);
 	while (has_work(h)) {
 		int still = 0;
-		if (h->cancel)
+		if (h->cancel || interrupted)
 			cancel_all(h);
 		start_ready(h);
 		if (curl_multi_perform(h->multi, &still) != CURLM_OK)
@@ -1680,7 +1686,25 @@ int ow_http_run(struct ow_http *h)
 	return rc ? ow_err(rc, "%s", h->first_detail) : 0;
 }
 
+int ow_http_run(struct ow_http *h)
+{
+	atomic_store(&running, h);
+	int rc = run_loop(h);
+	atomic_store(&running, NULL);
+	return rc;
+}
+
 void ow_http_cancel(struct ow_http *h) { h->cancel = 1; }
+
+void ow_http_interrupt(void)
+{
+	interrupted = 1;
+	struct ow_http *h = atomic_load(&running);
+	if (h)
+		ow_http_cancel(h);
+}
+
+int ow_http_interrupted(void) { return interrupted != 0; }
 
 /* ---- memory sink and the one-shot helper -------------------------------------- */
 

@@ -89,6 +89,7 @@ static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *id
 		c->fetched += r.done + r.had;
 		c->failed += r.rejected + r.failed;
 		keep_causes(c, &r);
+		c->wheels += kind == FK_WHEEL ? r.done : 0;
 		if (kind == FK_RANGE) {
 			c->ranged += r.done;
 			c->range_bytes += r.received;

@@ -45,10 +45,17 @@ void ow_progress(const char *what, uint64_t done, uint64_t total)
 	emit(&ev);
 }
 
-void ow_progress_plan(uint64_t items, uint64_t bytes)
+void ow_progress_plan(const char *what, uint64_t items, uint64_t bytes)
 {
-	struct ow_event ev = {.kind = OW_EV_PLAN, .level = OW_LOG_INFO, .what = "",
+	struct ow_event ev = {.kind = OW_EV_PLAN, .level = OW_LOG_INFO, .what = what ? what : "",
 	                      .done = items, .total = bytes};
+	emit(&ev);
+}
+
+void ow_progress_item(const char *what, uint64_t bytes)
+{
+	struct ow_event ev = {.kind = OW_EV_ITEM, .level = OW_LOG_INFO,
+	                      .what = what, .done = bytes, .total = bytes};
 	emit(&ev);
 }
 

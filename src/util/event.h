@@ -12,7 +12,10 @@ void ow_log(enum ow_level level, const char *fmt, ...) OW_PRINTF(2, 3);
 void ow_progress(const char *what, uint64_t done, uint64_t total);
 void ow_progress_done(const char *what, uint64_t done);
 /* Announce a batch of `items` jobs of `bytes` in all (0 when unknown), so a
- * display can say "3 of 19" and give an ETA for the whole batch. */
-void ow_progress_plan(uint64_t items, uint64_t bytes);
+ * display can say "3 of 19 wheels" and give an ETA for the whole batch;
+ * `what` names the items.  `items` 0 ends the batch. */
+void ow_progress_plan(const char *what, uint64_t items, uint64_t bytes);
+/* One item of the batch finished; `bytes` received for it. */
+void ow_progress_item(const char *what, uint64_t bytes);
 
 #endif

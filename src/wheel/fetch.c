@@ -579,7 +579,7 @@ static void on_done(void *ud, struct ow_http_req *req)
 		close(d->fd);
 	d->fd = -1;
 	ow_http_membuf_free(&d->body);
-	ow_progress_done(d->item->filename, d->item->received);
+	ow_progress_item(d->item->filename, d->item->received);
 }
 
 /* --- setting up ----------------------------------------------------------------- */
@@ -753,10 +753,12 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
 		else if (p == 0 && !(rc = ow_http_add(h, &dls[i].req)))
 			queued++;
 	}
-	if (!rc && queued && !f->metadata)
-		ow_progress_plan(queued, 0);
+	if (!rc && queued)
+		ow_progress_plan(f->metadata ? ".metadata files" : "wheels", queued, 0);
 	if (!rc)
 		ow_http_run(h); /* outcomes are recorded per file by on_done */
+	if (queued)
+		ow_progress_plan(NULL, 0, 0);
 	for (size_t i = 0; !rc && i < n; i++)
 		if (dls[i].same)
 			rc = take_same(f, &dls[i]);

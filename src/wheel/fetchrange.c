@@ -225,7 +225,7 @@ static void read_local(struct rfetch *f, struct rdl *d)
 	if (it->outcome != OW_FETCH_DONE && !it->no_range)
 		ow_log(OW_LOG_WARN, "%s", it->detail);
 	free(path);
-	ow_progress_done(it->filename, it->received);
+	ow_progress_item(it->filename, it->received);
 }
 
 static void on_done(void *ud, struct ow_http_req *req)
@@ -272,7 +272,7 @@ static void on_done(void *ud, struct ow_http_req *req)
 			            ow_err_detail());
 	}
 	ow_http_membuf_free(&d->body);
-	ow_progress_done(d->item->filename, d->item->received);
+	ow_progress_item(d->item->filename, d->item->received);
 }
 
 static int mem_data(void *ud, const void *buf, size_t len)
@@ -337,6 +337,7 @@ static int run(struct rfetch *f, const int64_t *ids, size_t n, struct ow_fetch_r
 	struct ow_http_opts ho;
 	wh_http_opts(f->o, allow_hop, f, &ho);
 	int rc = ow_http_new(&f->h, &ho);
+	size_t queued = 0;
 	for (size_t i = 0; !rc && i < n; i++) {
 		struct rdl *d = &f->dls[i];
 		d->item = &r->items[i];
@@ -344,11 +345,15 @@ static int run(struct rfetch *f, const int64_t *ids, size_t n, struct ow_fetch_r
 		int p = prepare(f, d, ids[i]);
 		if (p < 0)
 			set_outcome(d, OW_FETCH_FAILED, p, ow_err_detail());
-		else if (p == 0)
-			rc = ow_http_add(f->h, &d->req);
+		else if (p == 0 && !(rc = ow_http_add(f->h, &d->req)))
+			queued++;
 	}
+	if (!rc && queued)
+		ow_progress_plan("METADATA range reads", queued, 0);
 	if (!rc)
 		ow_http_run(f->h); /* outcomes are recorded per file by on_done */
+	if (queued)
+		ow_progress_plan(NULL, 0, 0);
 	ow_http_free(f->h);
 	f->h = NULL;
 	return rc;

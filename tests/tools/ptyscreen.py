@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 """Run a command on a pseudo-terminal and print the final screen text.
 
-usage: ptyscreen.py [--cols N] [--raw FILE] -- COMMAND [ARGS...]
+usage: ptyscreen.py [--cols N] [--raw FILE] [--interrupt-on REGEX] -- COMMAND [ARGS...]
 
 The command's stdout and stderr both go to the terminal, as in an
 interactive shell.  What it wrote is replayed on a small terminal model
 (printable text, CR, LF, BS, ESC[nA cursor up, ESC[K erase to end of line,
 ESC[2K erase line; other escape sequences are dropped) and the resulting
 screen lines are printed, trailing blanks removed.  The exit status is the
-command's.  --raw FILE keeps the bytes as written.
+command's.  --raw FILE keeps the bytes as written.  --interrupt-on REGEX
+sends SIGINT to the command's process group (what Ctrl-C does) once, when
+the bytes written so far (escape sequences removed) first match REGEX.
 Standard library only.
 """
 import os
 import pty
 import re
 import select
+import signal
 import struct
 import sys
 import fcntl
@@ -81,7 +84,7 @@ def screen(raw: bytes, cols: int):
 
 def main():
     args = sys.argv[1:]
-    cols, raw = 100, None
+    cols, raw, trigger = 100, None, None
     while args and args[0] != "--":
         if args[0] == "--cols":
             cols = int(args[1])
@@ -89,8 +92,12 @@ def main():
         elif args[0] == "--raw":
             raw = args[1]
             args = args[2:]
+        elif args[0] == "--interrupt-on":
+            trigger = re.compile(args[1])
+            args = args[2:]
         else:
-            sys.exit("usage: ptyscreen.py [--cols N] [--raw FILE] -- COMMAND [ARGS...]")
+            sys.exit("usage: ptyscreen.py [--cols N] [--raw FILE] [--interrupt-on REGEX] -- "
+                     "COMMAND [ARGS...]")
     cmd = args[1:]
     pid, fd = pty.fork()
     if pid == 0:
@@ -109,6 +116,9 @@ def main():
         if not chunk:
             break
         out += chunk
+        if trigger and trigger.search(CSI.sub("", out.decode("utf-8", "replace"))):
+            trigger = None
+            os.killpg(pid, signal.SIGINT)
     _, status = os.waitpid(pid, 0)
     if raw:
         with open(raw, "wb") as f:

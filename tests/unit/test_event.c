@@ -48,6 +48,45 @@ static void test_events_reach_the_handler(void **state)
 	assert_int_equal(s.done, 1);
 }
 
+struct kinds {
+	int n[5];
+	char plan_what[32];
+	uint64_t plan_items, item_bytes;
+};
+
+static void count_kinds(const struct ow_event *ev, void *ud)
+{
+	struct kinds *k = ud;
+	k->n[ev->kind]++;
+	if (ev->kind == OW_EV_PLAN) {
+		snprintf(k->plan_what, sizeof k->plan_what, "%s", ev->what);
+		k->plan_items = ev->done;
+	} else if (ev->kind == OW_EV_ITEM) {
+		k->item_bytes += ev->done;
+	}
+}
+
+/* A batch: its plan names the items; an item's end is its own kind, apart
+ * from the transfers' ends (a display counts items, not transfers). */
+static void test_plan_and_items(void **state)
+{
+	(void)state;
+	struct kinds k = {0};
+	ow_event_set_handler(count_kinds, &k);
+	ow_progress_plan("wheels", 2, 0);
+	ow_progress_done("a.whl", 10); /* its transfer */
+	ow_progress_item("a.whl", 10); /* the item */
+	ow_progress_item("b.whl", 5);
+	ow_progress_plan(NULL, 0, 0);
+	ow_event_set_handler(NULL, NULL);
+	assert_int_equal(k.n[OW_EV_PLAN], 2);
+	assert_int_equal(k.n[OW_EV_DONE], 1);
+	assert_int_equal(k.n[OW_EV_ITEM], 2);
+	assert_int_equal(k.item_bytes, 15);
+	assert_string_equal(k.plan_what, ""); /* the end of the batch */
+	assert_int_equal(k.plan_items, 0);
+}
+
 static struct seen shared;
 
 static void *emit_many(void *arg)
@@ -78,6 +117,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_events_reach_the_handler),
+		cmocka_unit_test(test_plan_and_items),
 		cmocka_unit_test(test_events_from_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

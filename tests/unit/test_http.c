@@ -112,6 +112,7 @@ struct sink {
 	int restarts;
 	int fail_after; /* >0: return OW_EIO once this many bytes arrived */
 	struct ow_http *cancel;
+	int raise_at; /* >0: raise SIGUSR1 once this many bytes arrived */
 };
 
 static int sink_data(void *ud, const void *buf, size_t len)
@@ -121,6 +122,10 @@ static int sink_data(void *ud, const void *buf, size_t len)
 		return ow_err(OW_ENOSPC, "disk full (test)");
 	if (s->cancel && s->m.len > 100000)
 		ow_http_cancel(s->cancel);
+	if (s->raise_at && s->m.len >= (size_t)s->raise_at) {
+		s->raise_at = 0;
+		raise(SIGUSR1);
+	}
 	return ow_http_membuf_write(&s->m, buf, len);
 }
 
@@ -780,6 +785,37 @@ static void test_sink_error_and_cancel(void **state)
 	ow_http_membuf_free(&s2.m);
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+	ow_http_interrupt();
+}
+
+/* ow_http_interrupt from a signal handler: the running transfer ends as a
+ * cancel does (bytes kept), and an engine run afterwards stops at once.
+ * Sticky for the process: this test runs last. */
+static void test_interrupt_from_a_signal(void **state)
+{
+	(void)state;
+	struct sigaction sa = {.sa_handler = on_usr1}, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old);
+	assert_false(ow_http_interrupted());
+	struct ow_http_req q = {0};
+	struct sink s = {.raise_at = 60000};
+	assert_int_equal(get_path("/fault/endless/big.bin", &q, &s), OW_EINCOMPLETE);
+	assert_true(ow_http_interrupted());
+	assert_true(q.res.bytes >= 60000);
+	assert_non_null(strstr(q.res.detail, "cancelled"));
+	ow_http_membuf_free(&s.m);
+	struct ow_http_req q2 = {0};
+	struct sink s2 = {0};
+	assert_int_equal(get_path("/big.bin", &q2, &s2), OW_EINCOMPLETE);
+	assert_int_equal(q2.res.bytes, 0);
+	ow_http_membuf_free(&s2.m);
+	sigaction(SIGUSR1, &old, NULL);
+}
+
 /* ---- the call engine (S3 requests): a failure names its real cause ---------------- */
 
 static int call_url(const char *url, uint64_t max, struct ow_http_call *c, struct sink *s)
@@ -1005,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(test_policy_first_url),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_tls),
+		cmocka_unit_test(test_interrupt_from_a_signal), /* last: it is sticky */
 	};
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }

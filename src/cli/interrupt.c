@@ -1,0 +1,66 @@
+/* interrupt.c - Ctrl-C (SIGINT) or SIGTERM while fetch or sync downloads:
+ * the transfer engine is told to stop (ow_http_interrupt, safe in a signal
+ * handler); every running transfer ends with its partial bytes kept for the
+ * next run, nothing unverified is stored, and the command says what
+ * finished before it exits 128 + the signal's number (130 for Ctrl-C). */
+#include "interrupt.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include "offwheel/http.h"
+#include "render.h"
+
+static volatile sig_atomic_t got;
+static struct sigaction old_int, old_term;
+static int armed;
+
+static void on_signal(int sig)
+{
+	got = sig;
+	ow_http_interrupt();
+}
+
+void cli_interrupt_arm(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* once: a second Ctrl-C ends the process at once, as it would have */
+	sa.sa_flags = (int)SA_RESETHAND;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	armed = 1;
+}
+
+void cli_interrupt_disarm(void)
+{
+	if (!armed)
+		return;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	armed = 0;
+}
+
+int cli_interrupted(void) { return got; }
+
+int cli_interrupt_report(const struct cli *c, const struct ow_fetch_report *r)
+{
+	char prefix[64];
+	size_t stored = 0;
+	cli_progress_clear();
+	for (size_t i = 0; i < r->n; i++)
+		stored += r->items[i].outcome == OW_FETCH_DONE;
+	if (stored)
+		cli_say(c, "finished before the interrupt (%zu of %zu, stored and verified):\n", stored,
+		        r->n);
+	for (size_t i = 0; i < r->n; i++)
+		if (r->items[i].outcome == OW_FETCH_DONE)
+			fetch_item_text(c, &r->items[i]);
+	fflush(stdout);
+	snprintf(prefix, sizeof prefix, "offwheel %s: ", c->cmd ? c->cmd : "fetch");
+	cli_wrapped(stderr, prefix, "interrupted — re-run to resume (what finished is stored; "
+	                            "partial downloads are kept and continued by the next run)");
+	return 128 + (got ? got : SIGINT);
+}

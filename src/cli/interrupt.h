@@ -1,0 +1,18 @@
+/* interrupt.h - SIGINT / SIGTERM during downloads (interrupt.c). */
+#ifndef OW_CLI_INTERRUPT_H
+#define OW_CLI_INTERRUPT_H
+
+#include "cli.h"
+#include "offwheel/fetch.h"
+
+/* Catch SIGINT and SIGTERM from now on: the first stops the downloads
+ * (a second one ends the process); disarm restores what was before. */
+void cli_interrupt_arm(void);
+void cli_interrupt_disarm(void);
+/* The signal caught, 0 none. */
+int cli_interrupted(void);
+/* Clear progress, list the files `r` stored, say "interrupted — re-run to
+ * resume" on stderr; the exit code (128 + the signal). */
+int cli_interrupt_report(const struct cli *c, const struct ow_fetch_report *r);
+
+#endif
