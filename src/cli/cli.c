@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -11,6 +12,7 @@
 
 #include "clitext.h"
 #include "offwheel/event.h"
+#include "offwheel/str.h"
 
 enum { OPT_HOME = 1000, OPT_JSON, OPT_JOBS, OPT_PROGRESS, OPT_LOCK_TIMEOUT, OPT_HELP };
 
@@ -37,26 +39,170 @@ static size_t count_opts(const struct cli_opt *o)
 	return n;
 }
 
-static void print_opts(FILE *f, const struct cli_opt *o)
+/* Levenshtein distance of two short words, capped at 9. */
+static int distance(const char *a, const char *b)
 {
-	for (; o && o->name; o++) {
-		char left[64];
-		char shortp[8] = "    ";
-		if (o->key > 0 && o->key < 128)
-			snprintf(shortp, sizeof shortp, "-%c, ", o->key);
-		snprintf(left, sizeof left, "%s--%s%s%s", shortp, o->name, o->arg ? " " : "",
-		         o->arg ? o->arg : "");
-		/* two spaces at least between a long option and its help: the man
-		 * page and completion generator (scripts/gen-docs) splits there */
-		fprintf(f, "  %-28s %s%s\n", left, strlen(left) >= 28 ? " " : "", o->help);
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 32 || lb > 32)
+		return 9;
+	int row[33];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
 	}
+	return row[lb] > 9 ? 9 : row[lb];
+}
+
+const char *cli_nearest(const char *word, const char *const *names, size_t n)
+{
+	const char *best = NULL, *prefixed = NULL;
+	int bd = 3, nprefixed = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (*word && !strncmp(names[i], word, strlen(word))) {
+			prefixed = names[i];
+			nprefixed++;
+		}
+		int d = distance(word, names[i]);
+		if (d < bd) {
+			bd = d;
+			best = names[i];
+		}
+	}
+	return nprefixed == 1 ? prefixed : best;
+}
+
+/* The width help text is wrapped to: $COLUMNS when set, else the
+ * terminal's, else 80 (a pipe, a file, the man page generator). */
+static int help_cols(FILE *f)
+{
+	const char *e = getenv("COLUMNS");
+	long v = e ? strtol(e, NULL, 10) : 0;
+	if (v >= 40 && v <= 1000)
+		return (int)v;
+	struct winsize ws;
+	if (isatty(fileno(f)) && ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+		return ws.ws_col;
+	return 80;
+}
+
+/* text from column `col` on, wrapped at spaces to `width`, continuation
+ * lines indented to `indent`; a word longer than a line is never cut. */
+static void wrap_text(FILE *f, const char *text, int col, int indent, int width)
+{
+	bool first = true;
+	for (const char *p = text; *p;) {
+		p += strspn(p, " ");
+		size_t n = strcspn(p, " ");
+		if (!n)
+			break;
+		if (!first && col + 1 + (int)n > width) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, n, f);
+		col += (int)n;
+		p += n;
+		first = false;
+	}
+	fputc('\n', f);
+}
+
+static void print_opt(FILE *f, const struct cli_opt *o, int width)
+{
+	char left[64];
+	char shortp[8] = "    ";
+	if (o->key > 0 && o->key < 128)
+		snprintf(shortp, sizeof shortp, "-%c, ", o->key);
+	snprintf(left, sizeof left, "%s--%s%s%s", shortp, o->name, o->arg ? " " : "",
+	         o->arg ? o->arg : "");
+	/* two spaces at least between a long option and its help: the man
+	 * page and completion generator (scripts/gen-docs) splits there, and
+	 * joins the continuation lines (indented to column 31) back */
+	int col = fprintf(f, "  %-28s %s", left, strlen(left) >= 28 ? " " : "");
+	wrap_text(f, o->help, col, 31, width);
+}
+
+/* The options people use most, first, in this order; the rest as the
+ * command's table has them. */
+static const char *const first_opts[] = {
+	"channel", "variant", "cuda", "python", "platform", "device", "requirement", "constraint",
+	"with", "index-url", "extra-index-url", "project", "version", "date", NULL,
+};
+
+static bool is_first_opt(const char *name)
+{
+	for (size_t i = 0; first_opts[i]; i++)
+		if (!strcmp(first_opts[i], name))
+			return true;
+	return false;
+}
+
+static void print_opts(FILE *f, const struct cli_opt *opts)
+{
+	int width = help_cols(f);
+	for (size_t i = 0; first_opts[i]; i++)
+		for (const struct cli_opt *o = opts; o && o->name; o++)
+			if (!strcmp(o->name, first_opts[i]))
+				print_opt(f, o, width);
+	for (const struct cli_opt *o = opts; o && o->name; o++)
+		if (!is_first_opt(o->name))
+			print_opt(f, o, width);
+}
+
+/* One synopsis item at *col: on this line when it fits, else on the next,
+ * indented under the command. */
+static void synopsis_item(FILE *f, const char *item, size_t n, size_t *col, int width)
+{
+	if (*col > 16 && *col + 1 + n > (size_t)width) {
+		fputs("\n       ", f);
+		*col = 7;
+	}
+	fprintf(f, " %.*s", (int)n, item);
+	*col += 1 + n;
+}
+
+/* The usage line's next item: a word, or a whole "[...]" group. */
+static size_t usage_item(const char *p)
+{
+	if (*p != '[')
+		return strcspn(p, " ");
+	int depth = 0;
+	size_t n = 0;
+	do {
+		depth += (p[n] == '[') - (p[n] == ']');
+		n++;
+	} while (p[n] && depth > 0);
+	return n;
 }
 
 /* The synopsis: the command's own usage line, then every option of its table
- * that the line does not name yet, wrapped at 80 columns. */
+ * that the line does not name yet, wrapped to the help's width, never inside
+ * a [...] group. */
 static void synopsis(FILE *f, const struct cli_opt *opts, const char *usage)
 {
-	size_t col = fprintf(f, "usage: offwheel %s", usage) > 0 ? 16 + strlen(usage) : 0;
+	int width = help_cols(f);
+	size_t col = (size_t)fprintf(f, "usage: offwheel") > 0 ? 15 : 0;
+	for (const char *p = usage; *p;) {
+		p += strspn(p, " ");
+		size_t n = usage_item(p);
+		if (n)
+			synopsis_item(f, p, n, &col, width);
+		p += n;
+	}
 	for (const struct cli_opt *o = opts; o && o->name; o++) {
 		char name[64], item[96];
 		snprintf(name, sizeof name, "--%s", o->name);
@@ -66,21 +212,46 @@ static void synopsis(FILE *f, const struct cli_opt *opts, const char *usage)
 			continue;
 		int n = snprintf(item, sizeof item, "[%s%s%s]", name, o->arg ? " " : "",
 		                 o->arg ? o->arg : "");
-		if (col + 1 + (size_t)n > 80) {
-			fputs("\n       ", f);
-			col = 7;
-		}
-		fprintf(f, " %s", item);
-		col += 1 + (size_t)n;
+		synopsis_item(f, item, (size_t)n, &col, width);
 	}
 	fputc('\n', f);
+}
+
+/* The description as written (its lines fit 80 columns); narrower, each
+ * paragraph (lines up to a blank or indented one) wrapped again. */
+static void flush_para(FILE *f, struct ow_str *para, int width)
+{
+	if (para->p)
+		wrap_text(f, para->p, 0, 0, width);
+	ow_str_free(para);
+}
+
+static void description_text(FILE *f, const char *d, int width)
+{
+	if (width >= 80) {
+		fprintf(f, "%s\n", d);
+		return;
+	}
+	struct ow_str para = {0};
+	for (const char *p = d; *p;) {
+		size_t n = strcspn(p, "\n");
+		if (!n || *p == ' ') { /* a blank line or an indented one stands alone */
+			flush_para(f, &para, width);
+			fprintf(f, "%.*s\n", (int)n, p);
+		} else {
+			ow_str_printf(&para, "%s%.*s", para.p ? " " : "", (int)n, p);
+		}
+		p += n + (p[n] == '\n');
+	}
+	flush_para(f, &para, width);
 }
 
 void cli_usage(FILE *f, const struct cli *c, const struct cli_opt *opts, const char *usage,
                const char *description)
 {
 	synopsis(f, opts, usage);
-	fprintf(f, "\n%s\n", description);
+	fputc('\n', f);
+	description_text(f, description, help_cols(f));
 	if (count_opts(opts)) {
 		fprintf(f, "\noptions:\n");
 		print_opts(f, opts);
@@ -148,6 +319,27 @@ static int build_longopts(const struct cli_opt *opts, struct option *lo, char *s
 	return 0;
 }
 
+/* An unknown option names the one most likely meant; a missing value says
+ * which option wants one. */
+static int bad_option(struct cli *c, int key, const char *arg, const struct option *lo)
+{
+	if (key == ':')
+		return cli_usage_error(c, "missing value for '%s' (see 'offwheel %s --help')", arg,
+		                       c->cmd);
+	const char *names[96];
+	char word[64];
+	size_t n = 0;
+	for (; lo[n].name && n < sizeof names / sizeof names[0]; n++)
+		names[n] = lo[n].name;
+	snprintf(word, sizeof word, "%.*s", (int)strcspn(arg + strspn(arg, "-"), "="),
+	         arg + strspn(arg, "-"));
+	const char *near = strncmp(arg, "--", 2) ? NULL : cli_nearest(word, names, n);
+	if (near)
+		return cli_usage_error(c, "unknown option '%s'; did you mean '--%s'? (see 'offwheel %s "
+		                          "--help')", arg, near, c->cmd);
+	return cli_usage_error(c, "unknown option '%s' (see 'offwheel %s --help')", arg, c->cmd);
+}
+
 int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
               const char *usage, const char *description,
               int (*on_opt)(struct cli *c, int key, const char *arg, void *ud), void *ud)
@@ -162,9 +354,7 @@ int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
 		if (key == -1)
 			break;
 		if (key == '?' || key == ':')
-			return -cli_usage_error(c, "%s: %s '%s' (see 'offwheel %s --help')", c->cmd,
-			                        key == ':' ? "missing value for" : "unknown option",
-			                        argv[optind - 1], c->cmd);
+			return -bad_option(c, key, argv[optind - 1], lo);
 		if (key == OPT_HELP || key == 'h') {
 			cli_usage(stdout, c, opts, usage, description);
 			return CLI_HELP_SHOWN;
@@ -264,6 +454,16 @@ void cli_wrapped(FILE *f, const char *prefix, const char *msg)
 	fputc('\n', f);
 }
 
+/* The first error of the run, kept for --json's error document. */
+static void remember(struct cli *c, const char *code, int exit_code, const char *msg)
+{
+	if (!c || c->err_exit)
+		return;
+	c->err_exit = exit_code;
+	snprintf(c->err_code, sizeof c->err_code, "%s", code);
+	snprintf(c->err_msg, sizeof c->err_msg, "%s", msg);
+}
+
 int cli_fail(struct cli *c, int rc)
 {
 	const char *d = ow_err_detail();
@@ -272,6 +472,7 @@ int cli_fail(struct cli *c, int rc)
 	snprintf(prefix, sizeof prefix, "offwheel %s: ", c->cmd ? c->cmd : "");
 	char *safe = cli_terminal_dup(*d ? d : ow_err_text(rc)); /* names in it may be hostile */
 	cli_wrapped(stderr, prefix, safe ? safe : ow_err_text(rc));
+	remember(c, ow_err_name(rc), ow_err_exit_code(rc), safe ? safe : ow_err_text(rc));
 	free(safe);
 	return ow_err_exit_code(rc);
 }
@@ -279,13 +480,18 @@ int cli_fail(struct cli *c, int rc)
 int cli_usage_error(struct cli *c, const char *fmt, ...)
 {
 	va_list ap;
+	char msg[1024];
 	cli_progress_clear();
-	fprintf(stderr, "offwheel: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	(void)c;
+	/* one form: "offwheel CMD: message"; a message that names the command
+	 * itself first ("sync: ...") does not name it twice */
+	const char *cmd = c && c->cmd ? c->cmd : "";
+	size_t n = strlen(cmd);
+	const char *m = n && !strncmp(msg, cmd, n) && !strncmp(msg + n, ": ", 2) ? msg + n + 2 : msg;
+	fprintf(stderr, "offwheel%s%s: %s\n", *cmd ? " " : "", cmd, m);
+	remember(c, "USAGE", 2, m);
 	return 2;
 }
 
@@ -318,9 +524,27 @@ void cli_out(const struct cli *c, const char *fmt, ...)
 	va_end(ap);
 }
 
+static bool json_printed;
+
+bool cli_json_printed(void)
+{
+	return json_printed;
+}
+
+void cli_json_error(const struct cli *c, int exit_code)
+{
+	if (!c->json || json_printed)
+		return;
+	cli_json_out(json_pack("{s:s, s:{s:s, s:i, s:s}}", "command", c->cmd ? c->cmd : "offwheel",
+	                       "error", "code", *c->err_code ? c->err_code : "EINTERNAL", "exit",
+	                       c->err_exit ? c->err_exit : exit_code, "message",
+	                       *c->err_msg ? c->err_msg : "failed (no message)"));
+}
+
 void cli_json_out(json_t *doc)
 {
 	cli_progress_clear();
+	json_printed = true;
 	/* the test suite's check that the shapes are the documented ones */
 	const char *dir = getenv("OFFWHEEL_SCHEMA_DIR");
 	char err[1024];

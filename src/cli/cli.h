@@ -5,6 +5,7 @@
 #define OW_CLI_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <stdio.h>
 
@@ -23,6 +24,11 @@ struct cli {
 	int lock_timeout;
 	enum cli_progress progress;
 	const char *cmd;
+	/* the first error reported (cli_fail, cli_usage_error), for the one
+	 * JSON document of a failed --json run */
+	int err_exit;
+	char err_code[24];
+	char err_msg[1024];
 };
 
 struct cli_opt {
@@ -79,6 +85,14 @@ void cli_out(const struct cli *c, const char *fmt, ...) OW_PRINTF(2, 3);
  * 0 it follows it, -1 it does not (err says where and why). */
 int cli_schema_check(json_t *doc, const char *dir, char *err, size_t errn);
 void cli_json_out(json_t *doc);
+/* Whether a --json document was printed (exactly one ever is). */
+bool cli_json_printed(void);
+/* --json and nothing printed after a failure: the error document,
+ * {"command","error":{"code","exit","message"}} (docs/json/error.schema.json). */
+void cli_json_error(const struct cli *c, int exit_code);
+/* The nearest of `names` to `word` within two edits (a prefix of exactly
+ * one counts), NULL when none is close: what a typo most likely meant. */
+const char *cli_nearest(const char *word, const char *const *names, size_t n);
 /* Install the event handler (logs and progress to stderr). */
 void cli_events_init(struct cli *c);
 void cli_events_finish(void);

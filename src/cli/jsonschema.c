@@ -175,7 +175,9 @@ int cli_schema_check(json_t *doc, const char *dir, char *err, size_t errn)
 {
 	const char *cmd = json_string_value(json_object_get(doc, "command"));
 	char path[4096], name[64];
-	snprintf(name, sizeof name, "%s", cmd ? cmd : "");
+	/* a failed run's document has the error's own schema */
+	bool error_doc = json_object_get(doc, "error") && json_object_size(doc) == 2;
+	snprintf(name, sizeof name, "%s", error_doc ? "error" : cmd ? cmd : "");
 	for (char *p = name; *p; p++)
 		if (*p == ' ')
 			*p = '_';

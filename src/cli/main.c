@@ -1,4 +1,5 @@
 /* main.c - the command table and global options. */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,12 +36,13 @@ static void main_usage(FILE *f)
 	        OW_VERSION);
 	for (const struct cli_command *c = commands; c->name; c++)
 		fprintf(f, "  %-8s %s\n", c->name, c->summary);
-	fprintf(f, "\n'offwheel COMMAND --help' shows a command's options.\n"
-	           "Exit codes: 0 done, 1 error, 2 usage, 3 verification failed, 4 incomplete, "
-	           "5 no GPU/driver.\n"
-	           "Environment: OFFWHEEL_HOME (the workspace), OFFWHEEL_LIBCUDA (the driver "
-	           "library),\nOFFWHEEL_LIBCURL (the libcurl that network commands load), "
-	           "SSL_CERT_FILE (CA bundle).\n");
+	fprintf(f, "\n'offwheel help COMMAND' (or 'offwheel COMMAND --help') shows a command's "
+	           "options.\n"
+	           "Exit codes: 0 done, 1 error, 2 usage, 3 verification failed, 4 incomplete,\n"
+	           "  5 no GPU/driver, 130 interrupted.\n"
+	           "Environment: OFFWHEEL_HOME (the workspace), OFFWHEEL_LIBCUDA (the driver\n"
+	           "  library), OFFWHEEL_LIBCURL (the libcurl that network commands load),\n"
+	           "  SSL_CERT_FILE (CA bundle).\n");
 }
 
 static long default_jobs(void)
@@ -49,50 +51,14 @@ static long default_jobs(void)
 	return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 
-/* Levenshtein distance of two short words, capped at 9 (no command is longer
- * than 8 letters; a typo of one is what we look for). */
-static int distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 16 || lb > 16)
-		return 9;
-	int row[17];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= la; i++) {
-		int diag = row[0];
-		row[0] = (int)i;
-		for (size_t j = 1; j <= lb; j++) {
-			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = up;
-			row[j] = best;
-		}
-	}
-	return row[lb] > 9 ? 9 : row[lb];
-}
-
-/* The command a mistyped name most likely meant: a prefix of one command, or
- * the nearest within two edits; NULL when nothing is close. */
+/* The command a mistyped name most likely meant, NULL when none is close. */
 static const char *nearest_command(const char *name)
 {
-	const char *best = NULL, *prefixed = NULL;
-	int bd = 3, nprefixed = 0;
-	for (const struct cli_command *c = commands; c->name; c++) {
-		if (*name && !strncmp(c->name, name, strlen(name))) {
-			prefixed = c->name;
-			nprefixed++;
-		}
-		int d = distance(name, c->name);
-		if (d < bd) {
-			bd = d;
-			best = c->name;
-		}
-	}
-	return nprefixed == 1 ? prefixed : best;
+	const char *names[32];
+	size_t n = 0;
+	for (const struct cli_command *c = commands; c->name && n < 32; c++)
+		names[n++] = c->name;
+	return cli_nearest(name, names, n);
 }
 
 static bool is_global_with_value(const char *a)
@@ -141,6 +107,59 @@ static int find_command(int argc, char **argv)
 	return -1;
 }
 
+/* A usage error before any command ran: the message, and with --json the
+ * error document. */
+static int early_usage(struct cli *c, int argc, char **argv, const char *fmt, ...)
+	OW_PRINTF(4, 5);
+static int early_usage(struct cli *c, int argc, char **argv, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "offwheel: %s\n", msg);
+	for (int i = 1; i < argc; i++)
+		c->json |= !strcmp(argv[i], "--json");
+	c->err_exit = 2;
+	snprintf(c->err_code, sizeof c->err_code, "USAGE");
+	snprintf(c->err_msg, sizeof c->err_msg, "%s", msg);
+	cli_json_error(c, 2);
+	return 2;
+}
+
+static const struct cli_command *find(const char *name)
+{
+	const struct cli_command *cmd = commands;
+	while (cmd->name && strcmp(cmd->name, name))
+		cmd++;
+	return cmd->name ? cmd : NULL;
+}
+
+static int unknown_command(struct cli *c, int argc, char **argv, const char *name)
+{
+	const char *near = nearest_command(name);
+	if (near)
+		return early_usage(c, argc, argv, "'%s' is not a command; did you mean '%s'? (see "
+		                                  "'offwheel --help')", name, near);
+	return early_usage(c, argc, argv, "'%s' is not a command; see 'offwheel --help'", name);
+}
+
+/* offwheel help [COMMAND]: the overview, or the command's --help. */
+static int help(struct cli *c, int argc, char **argv, int ci)
+{
+	if (ci + 1 >= argc) {
+		main_usage(stdout);
+		return 0;
+	}
+	const struct cli_command *cmd = find(argv[ci + 1]);
+	if (!cmd)
+		return unknown_command(c, argc, argv, argv[ci + 1]);
+	char *av[] = {argv[ci + 1], (char *)"--help", NULL};
+	c->cmd = cmd->name;
+	return cmd->run(c, 2, av);
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = {.jobs = (int)default_jobs(), .lock_timeout = 600};
@@ -154,39 +173,26 @@ int main(int argc, char **argv)
 			main_usage(stdout);
 			return 0;
 		}
-		if (!is_global(argv[i])) {
-			fprintf(stderr,
-			        "offwheel: unknown option '%s' (before a command only the global options "
-			        "go: --home, --json, -q, -v, --jobs, --progress, --lock-timeout, --help, "
-			        "--version); see 'offwheel --help'\n",
-			        argv[i]);
-			return 2;
-		}
-		if (is_global_with_value(argv[i]) && ++i == argc) {
-			fprintf(stderr, "offwheel: %s needs a value (%s) and then a command; see "
-			                "'offwheel --help'\n",
-			        argv[i - 1], global_value_hint(argv[i - 1]));
-			return 2;
-		}
+		if (!is_global(argv[i]))
+			return early_usage(&c, argc, argv,
+			                   "unknown option '%s' (before a command only the global options "
+			                   "go: --home, --json, -q, -v, --jobs, --progress, --lock-timeout, "
+			                   "--help, --version); see 'offwheel --help'",
+			                   argv[i]);
+		if (is_global_with_value(argv[i]) && ++i == argc)
+			return early_usage(&c, argc, argv, "%s needs a value (%s) and then a command; see "
+			                                   "'offwheel --help'",
+			                   argv[i - 1], global_value_hint(argv[i - 1]));
 	}
 	if (ci < 0) {
 		main_usage(stderr);
-		return 2;
+		return early_usage(&c, argc, argv, "no command given; see 'offwheel --help'");
 	}
-	const struct cli_command *cmd = commands;
-	while (cmd->name && strcmp(cmd->name, argv[ci]))
-		cmd++;
-	if (!cmd->name) {
-		const char *near = nearest_command(argv[ci]);
-		if (near)
-			fprintf(stderr, "offwheel: '%s' is not a command; did you mean '%s'? (see "
-			                "'offwheel --help')\n",
-			        argv[ci], near);
-		else
-			fprintf(stderr, "offwheel: '%s' is not a command; see 'offwheel --help'\n",
-			        argv[ci]);
-		return 2;
-	}
+	if (!strcmp(argv[ci], "help"))
+		return help(&c, argc, argv, ci);
+	const struct cli_command *cmd = find(argv[ci]);
+	if (!cmd)
+		return unknown_command(&c, argc, argv, argv[ci]);
 	/* argv for the command: name, then the globals given before it, then the rest */
 	char **av = calloc((size_t)argc + 1, sizeof *av);
 	if (!av)
@@ -201,6 +207,8 @@ int main(int argc, char **argv)
 	cli_events_init(&c);
 	int rc = cmd->run(&c, n, av);
 	cli_events_finish();
+	if (rc) /* --json: a failure that printed no document prints the error one */
+		cli_json_error(&c, rc);
 	free(av);
 	return rc;
 }
