@@ -935,10 +935,14 @@ static void on_event(const struct ow_event *ev, void *ud)
 	/* messages name files and servers' text: no control character reaches
 	 * the terminal */
 	char *safe = cli_terminal_dup(ev->msg);
-	cli_wrapped(stderr, ev->level == OW_LOG_ERROR  ? "error: "
-	            : ev->level == OW_LOG_WARN ? "warning: "
-	                                       : "",
-	            safe ? safe : "(out of memory)");
+	/* one form for the person at the terminal: "offwheel CMD: warning: ..." */
+	char prefix[64] = "";
+	const char *cmd = evs.c->cmd ? evs.c->cmd : "";
+	if (ev->level == OW_LOG_ERROR)
+		snprintf(prefix, sizeof prefix, "offwheel %s: ", cmd);
+	else if (ev->level == OW_LOG_WARN)
+		snprintf(prefix, sizeof prefix, "offwheel %s: warning: ", cmd);
+	cli_wrapped(stderr, prefix, safe ? safe : "(out of memory)");
 	free(safe);
 }
 

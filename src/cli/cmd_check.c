@@ -176,7 +176,7 @@ static void render_warnings(const char *dir, const struct ow_check_report *r)
 		char *msg = NULL;
 		ow_str_printf(&b, "%s/%s: %s", dir, w->path ? w->path : "", w->detail ? w->detail : "");
 		char *safe = ow_str_take(&b, &msg) ? NULL : cli_terminal_dup(msg);
-		cli_wrapped(stderr, "warning: ", safe ? safe : "(out of memory)");
+		cli_wrapped(stderr, "offwheel check: warning: ", safe ? safe : "(out of memory)");
 		free(safe);
 		free(msg);
 	}

@@ -84,14 +84,19 @@ static void suggest_text(const struct cli *c, const struct index_opts *o,
 	if (suggest(r, fits, cc, &fix, where, sizeof where))
 		return;
 	int pytorch = on_pytorch_index(o);
-	if (pytorch && !o->index_url)
-		cli_say(c, "  no set here runs on %s: %s — resolve with --channel %s --variant %s "
-		        "(%s; the index in use is %s)\n", ccs, fix.why, fix.channel, fix.variant, where,
-		        o->index);
+	/* the command to run again is the one that was run: sync or resolve */
+	const char *cmd = c->cmd && !strcmp(c->cmd, "sync") ? "sync" : "resolve";
+	if (!strcmp(where, o->index)) /* the flags already used: another torch is the way */
+		cli_say(c, "  no set here runs on %s: %s — the index in use is that one; try another "
+		        "torch (--version V, or --date YYYYMMDD on a nightly channel)\n", ccs, fix.why);
+	else if (pytorch && !o->index_url)
+		cli_say(c, "  no set here runs on %s: %s — %s with --channel %s --variant %s "
+		        "(%s; the index in use is %s)\n", ccs, fix.why, cmd, fix.channel, fix.variant,
+		        where, o->index);
 	else
-		cli_say(c, "  no set here runs on %s with the index in use, %s: %s%s — resolve with "
+		cli_say(c, "  no set here runs on %s with the index in use, %s: %s%s — %s with "
 		        "--index-url %s (or --channel %s --variant %s in place of --index-url)%s\n", ccs,
-		        o->index, fix.why, pytorch ? "" : ", on PyTorch's index", where, fix.channel,
+		        o->index, fix.why, pytorch ? "" : ", on PyTorch's index", cmd, where, fix.channel,
 		        fix.variant, pytorch ? "" : ", or try another torch of this index (--version V)");
 }
 

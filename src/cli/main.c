@@ -36,8 +36,7 @@ static void main_usage(FILE *f)
 	        OW_VERSION);
 	for (const struct cli_command *c = commands; c->name; c++)
 		fprintf(f, "  %-8s %s\n", c->name, c->summary);
-	fprintf(f, "\n'offwheel help COMMAND' (or 'offwheel COMMAND --help') shows a command's "
-	           "options.\n"
+	fprintf(f, "\n'offwheel help COMMAND' (or 'offwheel COMMAND --help'): its options.\n"
 	           "Exit codes: 0 done, 1 error, 2 usage, 3 verification failed, 4 incomplete,\n"
 	           "  5 no GPU/driver, 130 interrupted.\n"
 	           "Environment: OFFWHEEL_HOME (the workspace), OFFWHEEL_LIBCUDA (the driver\n"

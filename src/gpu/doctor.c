@@ -301,6 +301,13 @@ static int verdict_rc(struct ow_doctor_report *r)
 	if (!r->cc)
 		return ow_err(OW_ENODRIVER, "%s — without a GPU give --device CC to audit the "
 					    "installed set for a device", s->driver_detail);
+	if (r->steps[OW_DOC_DRIVER].state == OW_STEP_FAIL) { /* --device without a driver */
+		char cc[16];
+		ow_gpu_format_cc(r->cc, cc, sizeof cc);
+		return ow_err(OW_ENODRIVER, "the installed set has images for compute capability %s "
+		                            "(static audit), but the driver and the GPU were not "
+		                            "checked: %s", cc, s->driver_detail);
+	}
 	if (r->steps[OW_DOC_KERNEL].state == OW_STEP_FAIL)
 		return ow_err(s->devs[0].kernel_rc ? s->devs[0].kernel_rc : OW_ECUDA, "%s",
 			      r->steps[OW_DOC_KERNEL].text);

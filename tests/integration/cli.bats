@@ -67,6 +67,7 @@ teardown() {
 @test "--help of every command: each option of its table is in the synopsis, defaults are named" {
 	cmds=$("$OFFWHEEL" --help | sed -n '/^commands:/,/^$/p' | awk 'NF && !/commands:/ {print $1}')
 	[ "$(wc -w <<<"$cmds")" -ge 14 ]
+	export COLUMNS=1000 # one line per option: what is checked here is not the wrapping
 	for cmd in $cmds; do
 		run "$OFFWHEEL" "$cmd" --help
 		[ "$status" -eq 0 ] || { echo "$cmd --help: exit $status"; false; }
@@ -149,4 +150,65 @@ teardown() {
 	run --separate-stderr "$OFFWHEEL" --jobs
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"--jobs needs a value (a number)"* ]]
+}
+
+@test "help fits 80 columns (COLUMNS=80, and 80 in a pipe): wrapped at words, most-used options first" {
+	cmds=$("$OFFWHEEL" --help | sed -n '/^commands:/,/^$/p' | awk 'NF && !/commands:/ {print $1}')
+	for cols in 80 ""; do
+		for cmd in "" $cmds; do
+			out=$(COLUMNS=$cols "$OFFWHEEL" $cmd --help)
+			long=$(awk 'length($0) > 80' <<<"$out")
+			[ -z "$long" ] || { echo "offwheel $cmd --help (COLUMNS=$cols) has lines over 80:"; echo "$long"; false; }
+		done
+	done
+	# no word is cut: every word of an option's help is a word of its one-line form
+	wide=$(COLUMNS=1000 "$OFFWHEEL" sync --help | grep -E -- '^ +--platform ')
+	narrow=$(COLUMNS=80 "$OFFWHEEL" sync --help | sed -n '/^ \+--platform /,/^ \+-/p' | sed '$d')
+	[ "$(tr -s ' \n' '  ' <<<"$narrow" | sed 's/ *$//')" = "$(tr -s ' ' <<<"$wide" | sed 's/ *$//')" ]
+	# the options people use first: --python before the rarer --trusted-host
+	out=$(COLUMNS=80 "$OFFWHEEL" sync --help | sed -n '/^options:/,$p')
+	py=$(grep -n -- '--python ' <<<"$out" | head -1 | cut -d: -f1)
+	th=$(grep -n -- '--trusted-host ' <<<"$out" | head -1 | cut -d: -f1)
+	[ "$py" -lt "$th" ]
+}
+
+@test "offwheel help [CMD]; a mistyped option or command names the one meant; one message form" {
+	run "$OFFWHEEL" help sync
+	[ "$status" -eq 0 ]
+	[ "$output" = "$("$OFFWHEEL" sync --help)" ]
+	run "$OFFWHEEL" help
+	[ "$status" -eq 0 ]
+	[[ $output == *"commands:"* ]]
+	run "$OFFWHEEL" help synk
+	[ "$status" -eq 2 ]
+	[[ $output == *"'synk' is not a command; did you mean 'sync'?"* ]]
+	run "$OFFWHEEL" sync --pyton 3.12
+	[ "$status" -eq 2 ]
+	[ "$output" = "offwheel sync: unknown option '--pyton'; did you mean '--python'? (see 'offwheel sync --help')" ]
+	run "$OFFWHEEL" resolve --platfrom=linux-x86_64
+	[ "$status" -eq 2 ]
+	[[ $output == "offwheel resolve: unknown option '--platfrom=linux-x86_64'; did you mean '--platform'?"* ]]
+	# a command's usage error names it once, not twice
+	run "$OFFWHEEL" resolve extra
+	[ "$status" -eq 2 ]
+	[ "$output" = "offwheel resolve: unexpected argument 'extra'" ]
+}
+
+@test "--json: a usage or I/O error is one JSON document on stdout, following docs/json/error.schema.json" {
+	# OFFWHEEL_SCHEMA_DIR is set by the test suite: a document off its schema exits 70
+	[ -n "$OFFWHEEL_SCHEMA_DIR" ]
+	run --separate-stderr "$OFFWHEEL" --json sync --pyton 3.12
+	[ "$status" -eq 2 ]
+	[ "$(jq -r '.command + " " + .error.code + " " + (.error.exit | tostring)' <<<"$output")" = "sync USAGE 2" ]
+	[[ $(jq -r .error.message <<<"$output") == *"did you mean '--python'"* ]]
+	[[ $stderr == *"did you mean '--python'"* ]]
+	run --separate-stderr "$OFFWHEEL" --json --home "$BATS_TEST_TMPDIR/none" ls sets
+	[ "$status" -eq 1 ]
+	[ "$(jq -r '.command + " " + .error.code + " " + (.error.exit | tostring)' <<<"$output")" = "ls ENOENT 1" ]
+	[[ $(jq -r .error.message <<<"$output") == "no workspace at $BATS_TEST_TMPDIR/none"* ]]
+	run --separate-stderr "$OFFWHEEL" --json synk
+	[ "$status" -eq 2 ]
+	[ "$(jq -r '.command + " " + .error.code' <<<"$output")" = "offwheel USAGE" ]
+	# exactly one document each time
+	[ "$(jq -s length <<<"$output")" -eq 1 ]
 }

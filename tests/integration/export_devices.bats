@@ -78,13 +78,13 @@ tree() { (cd "$1" && find . -printf '%p %s %T@\n' | sort); }
 		--platform linux-x86_64 --device 12.0
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"torchvision/_C.so: 3 of 3 modules have no sm_120 image; predicted from torchvision-"* ]] || { echo "$output"; false; }
-	[[ "$output" == *"— resolve with --channel stable --variant cu128 ($OW_HTTPS_URL/whl/cu128; the index in use is $OW_HTTPS_URL/whl/nightly)"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"— sync with --channel stable --variant cu128 ($OW_HTTPS_URL/whl/cu128; the index in use is $OW_HTTPS_URL/whl/nightly)"* ]] || { echo "$output"; false; }
 	# one root of PyTorch's index (.../whl/cu126): the folder to use instead
 	run --separate-stderr "$OFFWHEEL" --home "$SRV/ws126" sync --index-url "$OW_HTTPS_URL/whl/cu126" \
 		--cert "$OW_CA_FILE" --allow-host r2.localhost --python 3.12 \
 		--platform linux-x86_64 --device 12.0
 	[ "$status" -eq 3 ] || { echo "$output $stderr"; false; }
-	[[ "$output" == *"with the index in use, $OW_HTTPS_URL/whl/cu126: "*" — resolve with --index-url $OW_HTTPS_URL/whl/cu128 (or --channel stable --variant cu128 in place of --index-url)"$'\n'* ]] || { echo "$output"; false; }
+	[[ "$output" == *"with the index in use, $OW_HTTPS_URL/whl/cu126: "*" — sync with --index-url $OW_HTTPS_URL/whl/cu128 (or --channel stable --variant cu128 in place of --index-url)"* ]] || { echo "$output"; false; }
 	# an index that is not PyTorch's (PyPI, another mirror): said so, and where the variant is
 	unset OFFWHEEL_PYTORCH_URL
 	run --separate-stderr "$OFFWHEEL" --home "$SRV/ws126" --json sync --index-url "$OW_HTTPS_URL/whl/cu126" \
@@ -98,7 +98,7 @@ tree() { (cd "$1" && find . -printf '%p %s %T@\n' | sort); }
 	run --separate-stderr "$OFFWHEEL" --home "$SRV/ws126" sync --index-url "$OW_HTTPS_URL/whl/cu126" \
 		--cert "$OW_CA_FILE" --allow-host r2.localhost --python 3.12 \
 		--platform linux-x86_64 --device 12.0
-	[[ "$output" == *"with the index in use, $OW_HTTPS_URL/whl/cu126: "*", on PyTorch's index — resolve with --index-url https://download.pytorch.org/whl/cu128"*"or try another torch of this index (--version V)"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"with the index in use, $OW_HTTPS_URL/whl/cu126: "*", on PyTorch's index — sync with --index-url https://download.pytorch.org/whl/cu128"*"or try another torch of this index (--version V)"* ]] || { echo "$output"; false; }
 }
 
 @test "export --all-sets refuses a set recorded as not running (exit 3: set, device, library; three ways out), DIR untouched" {

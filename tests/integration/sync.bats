@@ -111,7 +111,7 @@ sync() { # WS [options]
 		--platform linux-x86_64 --device 12.0
 	[ "$status" -eq 3 ]
 	# the sample index is not PyTorch's: said so, with the index in use and where the variant is
-	[[ "$output" == *"no set here runs on 12.0 with the index in use, $OW_HTTPS_URL/whl/nightly: stable cu128 wheels since torch 2.7.0 carry images for compute capability 12.0, on PyTorch's index — resolve with --index-url https://download.pytorch.org/whl/cu128 (or --channel stable --variant cu128 in place of --index-url)"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"no set here runs on 12.0 with the index in use, $OW_HTTPS_URL/whl/nightly: stable cu128 wheels since torch 2.7.0 carry images for compute capability 12.0, on PyTorch's index — sync with --index-url https://download.pytorch.org/whl/cu128 (or --channel stable --variant cu128 in place of --index-url)"* ]] || { echo "$output"; false; }
 	[[ "$output" == *"      torchvision/_C.so: 3 of 3 modules have no sm_120 image; predicted from"* ]] || { echo "$output"; false; }
 	# when one does run, nothing is suggested
 	run --separate-stderr sync "$SRV/ws-dev" --device 12.0
