@@ -59,6 +59,9 @@ struct ow_resolve_io {
 	 * host ..."), "" when all were; may be NULL. */
 	const char *(*fetch_error)(void *ud);
 	void *ud;
+	/* Why this page could not be fetched this run ("GET URL: ..."), NULL
+	 * when it was not tried or could be; may be NULL (then fetch_error). */
+	const char *(*page_error)(void *ud, const char *url);
 };
 
 /* The io through crawl.h and fetch.h: .metadata files where the page
@@ -76,6 +79,8 @@ struct ow_resolve_netio {
 	uint64_t range_bytes; /* bytes those reads transferred (or read from the files) */
 	size_t wheels;        /* whole wheels downloaded (and stored) for their METADATA */
 	char crawl_error[1024]; /* the first page that could not be fetched, and why */
+	struct ow_resolve_page_error *page_errors; /* every page that could not be, and why */
+	size_t npage_errors;
 	struct ow_link_refusals rejected; /* links the pages crawled on the way rejected */
 	/* hosts found to ignore Range: their wheels are downloaded whole */
 	char no_range_hosts[8][256];
@@ -85,6 +90,9 @@ struct ow_resolve_netio {
 	 * for it instead of "not fetched" */
 	struct ow_resolve_cause *causes;
 	size_t ncauses, causes_cap;
+};
+struct ow_resolve_page_error {
+	char *url, *detail;
 };
 struct ow_resolve_cause {
 	int64_t file_id;

@@ -516,10 +516,12 @@ static int no_variant(struct rs_ctx *x, struct tstate *ts)
 	ts->out->unreachable = l->unreachable;
 	free(ts->out->error);
 	int n = l->unreachable
-	            ? asprintf(&ts->out->error,
-	                       "the index could not be reached: %s — offline? resolve from what "
-	                       "the workspace holds with --offline",
-	                       l->why ? l->why : "")
+	            ? asprintf(&ts->out->error, "the index could not be reached: %s%s",
+	                       l->why ? l->why : "",
+	                       rs_index_stored(x) ? " — offline? resolve from what the workspace holds "
+	                                         "with --offline"
+	                                       : " — check the network or the --index-url; the "
+	                                         "workspace holds no page of this index yet")
 	            : asprintf(&ts->out->error, "%s: no such variant on this index: %s", ts->variant,
 	                       l->why ? l->why : "no torch page");
 	if (n < 0) {

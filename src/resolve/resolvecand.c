@@ -271,7 +271,10 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 	l->state = list_state(ps);
 	free(l->why);
 	l->why = NULL;
-	const char *err = x->o->io && x->o->io->fetch_error ? x->o->io->fetch_error(x->o->io->ud) : "";
+	const struct ow_resolve_io *io = x->o->io;
+	const char *err = io && io->page_error ? io->page_error(io->ud, url) : NULL;
+	if (!err) /* this page's own error, else the run's first */
+		err = io && io->fetch_error ? io->fetch_error(io->ud) : "";
 	if (l->unreachable && (err && *err ? asprintf(&l->why, "%s", err)
 	                                   : asprintf(&l->why, "%s could not be fetched", url)) < 0)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
@@ -834,4 +837,15 @@ void rs_ctx_free(struct rs_ctx *x)
 		free(x->stale[i]);
 	free(x->stale);
 	ow_str_free(&x->gap);
+}
+
+bool rs_index_stored(struct rs_ctx *x)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_INDEX_HAS_PAGES);
+	if (!st)
+		return false;
+	ow_stmt_text(st, 1, x->o->index_url);
+	bool has = ow_stmt_step(st) == 1 && ow_col_int(st, 0);
+	ow_stmt_run(st); /* ends the SELECT */
+	return has;
 }

@@ -188,6 +188,9 @@ int rs_round(struct rs_ctx *x);
 /* Offline: note what the target being stepped needs and the workspace lacks
  * (kept in x->gap, the first few, each once). */
 int rs_note_gap(struct rs_ctx *x, const char *fmt, ...) OW_PRINTF(2, 3);
+/* Whether the workspace holds pages of the index (--offline has something
+ * to read). */
+bool rs_index_stored(struct rs_ctx *x);
 /* The oldest fetch time of the pages used, 0 when none. */
 int64_t rs_pages_oldest(const struct rs_ctx *x);
 void rs_ctx_free(struct rs_ctx *x);

@@ -12,6 +12,26 @@
 #include "store.h"
 
 /* One ow_crawl per variant with all of its projects (it crosses the two). */
+/* A page that could not be fetched: the first one for fetch_error, each one
+ * for page_error.  Returns rc, or OW_ENOMEM. */
+static int keep_page_error(struct ow_resolve_netio *c, const char *url, const char *detail,
+                           int rc)
+{
+	if (!*c->crawl_error)
+		snprintf(c->crawl_error, sizeof c->crawl_error, "%s", detail);
+	struct ow_resolve_page_error *g = ow_array_more(c->page_errors, c->npage_errors, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	c->page_errors = g;
+	g[c->npage_errors] = (struct ow_resolve_page_error){strdup(url), strdup(detail)};
+	if (!g[c->npage_errors].url || !g[c->npage_errors].detail) {
+		free(g[c->npage_errors].url), free(g[c->npage_errors].detail);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	c->npage_errors++;
+	return rc;
+}
+
 static int net_crawl(void *ud, ow_store *s, const char *index, const char *const *variants,
                      const char *const *projects, size_t n)
 {
@@ -32,9 +52,9 @@ static int net_crawl(void *ud, ow_store *s, const char *index, const char *const
 		struct ow_crawl_report r;
 		rc = ow_crawl(s, &o, &r);
 		if (rc == 0 || rc == OW_EINCOMPLETE) {
-			for (size_t p = 0; p < r.npages && !*c->crawl_error; p++)
+			for (size_t p = 0; p < r.npages && rc != OW_ENOMEM; p++)
 				if (r.pages[p].outcome == OW_PAGE_FAILED)
-					snprintf(c->crawl_error, sizeof c->crawl_error, "%s", r.pages[p].detail);
+					rc = keep_page_error(c, r.pages[p].url, r.pages[p].detail, rc);
 			c->crawled += r.npages;
 			ow_crawl_report_refusals(&r, &c->rejected);
 			ow_crawl_report_free(&r);
@@ -192,13 +212,27 @@ static const char *net_error(void *ud)
 	return ((struct ow_resolve_netio *)ud)->crawl_error;
 }
 
+static const char *net_page_error(void *ud, const char *url)
+{
+	const struct ow_resolve_netio *c = ud;
+	for (size_t i = c->npage_errors; i-- > 0;)
+		if (!strcmp(c->page_errors[i].url, url))
+			return c->page_errors[i].detail;
+	return NULL;
+}
+
 void ow_resolve_io_net(struct ow_resolve_io *io, struct ow_resolve_netio *ctx)
 {
-	*io = (struct ow_resolve_io){net_crawl, net_fetch, net_meta, net_error, ctx};
+	*io = (struct ow_resolve_io){net_crawl, net_fetch, net_meta, net_error, ctx, net_page_error};
 }
 
 void ow_resolve_netio_clear(struct ow_resolve_netio *ctx)
 {
+	for (size_t i = 0; i < ctx->npage_errors; i++)
+		free(ctx->page_errors[i].url), free(ctx->page_errors[i].detail);
+	free(ctx->page_errors);
+	ctx->page_errors = NULL;
+	ctx->npage_errors = 0;
 	for (size_t i = 0; i < ctx->ncauses; i++)
 		free(ctx->causes[i].detail);
 	free(ctx->causes);

@@ -182,14 +182,19 @@ resolve() { # channel, options... (--variant cpu,cu126,cu128 unless VARIANTS say
 		echo "$output"
 		[ "$status" -eq 4 ]
 		[[ "$output" == *"the index could not be reached: GET https://127.0.0.1:$port/whl/cu128/torch/: "* ]]
-		[[ "$output" == *"--offline"* ]]
+		# nothing of this index is in the workspace: --offline would find nothing
+		[[ "$output" != *"--offline"* && "$output" == *"the workspace holds no page of this index yet"* ]]
 		[[ "$output" != *"no torch wheel fits"* && "$output" != *"no set here runs"* ]]
 	done
 	run "$OFFWHEEL" --home "$SRV/ws-down" --json resolve --index-url "https://127.0.0.1:$port/whl" \
 		--python 3.12 --platform linux-x86_64
 	[ "$status" -eq 4 ]
-	# the default variants are not "missing": all four are named unreachable
+	# the default variants are not "missing": all four are named unreachable, each with its own page
 	[ "$(jq '[.targets[] | select(.error | startswith("the index could not be reached"))] | length' <<<"$output")" -eq 4 ]
+	for v in cu126 cu128 cu130 cpu; do
+		jq -e --arg v "$v" --arg u "GET https://127.0.0.1:$port/whl/$v/torch/: " \
+			'.targets[] | select(.variant == $v) | .error | contains($u)' <<<"$output"
+	done
 	[ "$(jq '.notes | length' <<<"$output")" -eq 0 ]
 }
 
