@@ -930,6 +930,46 @@ static bool all_absent(const struct ow_resolve_opts *o, const struct ow_resolve_
 	return o->variants_default && !o->flat && r->ntargets && absent == r->ntargets;
 }
 
+/* Whether the index root itself lists the first project ({index}/torch/):
+ * then it is one root without variant folders (PyPI, a mirror of it). */
+static bool root_lists_torch(struct rs_ctx *x)
+{
+	struct rs_list *l;
+	if (rs_list_get(x, x->o->projects[0], "", false, &l) < 0)
+		return false;
+	if (l->state == RS_LIST_NOT_CRAWLED && !x->o->offline &&
+	    (rs_round(x) < 0 || rs_list_get(x, x->o->projects[0], "", false, &l) < 0))
+		return false;
+	return l->state == RS_LIST_LOADED && l->n > 0;
+}
+
+/* Variants the user named on an index that has no variant folders at all:
+ * say what the index is and how its variant is chosen there. */
+static int explain_one_root(struct rs_ctx *x, struct ow_resolve_report *r)
+{
+	size_t absent = 0;
+	for (size_t i = 0; i < r->ntargets; i++)
+		absent += r->targets[i].no_variant;
+	if (x->o->variants_default || x->o->flat || !r->ntargets || absent != r->ntargets ||
+	    !root_lists_torch(x))
+		return 0;
+	for (size_t i = 0; i < r->ntargets; i++) {
+		struct ow_resolve_target *t = &r->targets[i];
+		char *e = NULL;
+		if (asprintf(&e, "%s; this index has no variant folders: it is one root (as PyPI "
+		                 "and its mirrors are) with every project at %s/{project}/, and "
+		                 "the variant is the one its torch is built for (its +cu128 "
+		                 "local version, else the CUDA it requires) — leave --variant/--cuda "
+		                 "out to read it so, or use a PyTorch variant root such as "
+		                 "--index-url https://download.pytorch.org/whl/%s",
+		             t->error ? t->error : "no such variant", x->o->index_url, t->variant) < 0)
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+		free(t->error);
+		t->error = e;
+	}
+	return 0;
+}
+
 static void targets_free(struct ow_resolve_report *r, struct tstate *ts, size_t nts)
 {
 	for (size_t i = 0; ts && i < nts; i++)
@@ -1026,6 +1066,8 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 				rc = run_rounds(&x, ts, r->ntargets, r);
 			}
 		}
+		if (rc == 0)
+			rc = explain_one_root(&x, r);
 		if (rc == 0)
 			rc = drop_absent_defaults(&o, r);
 		if (rc == 0 && !o.no_store)

@@ -192,6 +192,15 @@ for i in json.load(open(sys.argv[1]))["install"]:
 	[ "$(jq -r '[.pages[] | select(.status != "missing") | .url | sub(".*/simple/"; "")] | sort | join(" ")' <<<"$output")" = "torch/ torchaudio/ torchvision/" ]
 }
 
+@test "--cuda on a root without variant folders: exit 4, saying the index has none and how its variant is chosen" {
+	run --separate-stderr "$OFFWHEEL" --home "$BATS_TEST_TMPDIR/ws" resolve --index-url "$OW_HTTP_URL/simple" \
+		--trusted-host 127.0.0.1 --cuda 12.8 --python 3.12 --platform linux-x86_64 --no-deps
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ $output == *"no page at $OW_HTTP_URL/simple/cu128/torch/ (HTTP 404); this index has no variant folders: it is one root"* ]]
+	[[ $output == *"leave --variant/--cuda out to read it so, or use a PyTorch variant root such as --index-url https://download.pytorch.org/whl/cu128"* ]]
+}
+
 @test "extra indexes: a dependency the index lacks comes from the first extra that has it; a hostile extra shadows nothing" {
 	: >"$OW_NGINX_LOG"
 	run --separate-stderr "$OFFWHEEL" --home "$BATS_TEST_TMPDIR/ws" --json resolve --index-url "$OW_HTTP_URL/lab/simple" \
