@@ -46,6 +46,15 @@ struct ow_obj_row {
 };
 /* Every object row; `kind` NULL for all.  *rows is malloc'd. */
 int ow_store_list(ow_store *s, const char *kind, struct ow_obj_row **rows, size_t *n);
+/* What the objects are: for each object the index names, its sha256 and
+ * the name (a wheel's or .metadata file's name, a page's URL), in sha256
+ * order.  *names is malloc'd; free it with ow_obj_names_free. */
+struct ow_obj_name {
+	char sha256[OW_SHA256_HEX];
+	char *name;
+};
+int ow_store_object_names(ow_store *s, struct ow_obj_name **names, size_t *n);
+void ow_obj_names_free(struct ow_obj_name *names, size_t n);
 
 struct ow_verify_result {
 	int rc;        /* 0 ok, OW_EHASH, OW_ENOENT, OW_EIO ... */

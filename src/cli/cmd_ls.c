@@ -43,32 +43,53 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	return 0;
 }
 
+/* The name of object sha, walking names (sha256 order, as the listing). */
+static const char *name_of(const struct ow_obj_name *names, size_t n, const char *sha,
+                           size_t *cursor)
+{
+	while (*cursor < n && strcmp(names[*cursor].sha256, sha) < 0)
+		(*cursor)++;
+	return *cursor < n && !strcmp(names[*cursor].sha256, sha) ? names[*cursor].name : NULL;
+}
+
+static json_t *object_json(const struct ow_obj_row *r, const char *name)
+{
+	return json_pack("{s:s, s:I, s:s, s:I, s:s?}", "sha256", r->sha256, "size",
+	                 (json_int_t)r->size, "kind", r->kind, "created_at",
+	                 (json_int_t)r->created_at, "name", name);
+}
+
 static int ls_objects(struct cli *c, ow_store *s, const char *kind)
 {
 	struct ow_obj_row *rows = NULL;
-	size_t n = 0;
+	struct ow_obj_name *names = NULL;
+	size_t n = 0, nn = 0, cursor = 0;
 	int rc = ow_store_list(s, kind, &rows, &n);
-	if (rc)
+	if (!rc)
+		rc = ow_store_object_names(s, &names, &nn);
+	if (rc) {
+		free(rows);
+		ow_obj_names_free(names, nn);
 		return cli_fail(c, rc);
+	}
 	json_t *a = c->json ? json_array() : NULL;
 	unsigned long long total = 0;
 	if (n && !a)
-		cli_say(c, "%-64s %12s %s\n", "SHA256", "SIZE", "KIND");
+		cli_say(c, "%-16s %12s %-8s %s\n", "SHA256", "SIZE", "KIND", "NAME");
 	for (size_t i = 0; i < n; i++) {
+		const char *name = name_of(names, nn, rows[i].sha256, &cursor);
 		total += rows[i].size;
 		if (a)
-			json_array_append_new(a, json_pack("{s:s, s:I, s:s, s:I}", "sha256",
-			                                   rows[i].sha256, "size", (json_int_t)rows[i].size,
-			                                   "kind", rows[i].kind, "created_at",
-			                                   (json_int_t)rows[i].created_at));
-		else
-			cli_out(c, "%s %12llu %s\n", rows[i].sha256, (unsigned long long)rows[i].size,
-			        rows[i].kind);
+			json_array_append_new(a, object_json(&rows[i], name));
+		else /* the hash's first 16 digits name it well enough on a screen */
+			cli_out(c, "%.16s %12llu %-8s %s\n", rows[i].sha256,
+			        (unsigned long long)rows[i].size, rows[i].kind, name ? name : "-");
 	}
 	if (a)
 		cli_json_out(json_pack("{s:s, s:I, s:I, s:o}", "command", "ls objects", "count",
 		                       (json_int_t)n, "bytes", (json_int_t)total, "objects", a));
 	free(rows);
+	ow_obj_names_free(names, nn);
 	return 0;
 }
 

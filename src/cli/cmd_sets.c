@@ -22,29 +22,104 @@ static json_t *members_json(struct cli *c, ow_store *s, int64_t id, int *rc)
 	return a;
 }
 
-static json_t *set_json(struct cli *c, ow_store *s, const struct ow_set_row *r, int *rc)
+/* How many members of the set are in the store. */
+static size_t fetched_count(ow_store *s, int64_t id, size_t *n_out)
 {
-	return json_pack("{s:I, s:s, s:s, s:s, s:s?, s:b, s:b, s:s?, s:I, s:I, s:I, s:o}", "id",
-	                 (json_int_t)r->id, "target", r->target, "index_url", r->index_url,
-	                 "selector", r->selector, "torch", *r->torch_version ? r->torch_version : NULL,
-	                 "complete", r->complete, "with_deps", r->with_deps, "missing",
-	                 *r->missing ? r->missing : NULL, "created_at", (json_int_t)r->created_at,
-	                 "resolved_at", (json_int_t)r->resolved_at, "n_members",
-	                 (json_int_t)r->nmembers, "members", members_json(c, s, r->id, rc));
+	struct ow_resolve_member *m;
+	size_t n, k = 0;
+	*n_out = 0;
+	if (ow_set_members(s, id, &m, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		k += m[i].object[0] != '\0';
+	ow_set_members_free(m, n);
+	*n_out = n;
+	return k;
 }
 
-#define SET_ROW "%5lld  %-16s  %-40s %-16s %-28s %-10s %5s  %s%s\n"
-
-static void set_text(const struct cli *c, const struct ow_set_row *r)
+static json_t *set_json(struct cli *c, ow_store *s, const struct ow_set_row *r, int *rc)
 {
-	char when[32];
-	time_t t = (time_t)r->resolved_at;
-	strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
-	char files[24];
-	snprintf(files, sizeof files, "%zu", r->nmembers);
-	cli_out(c, SET_ROW, (long long)r->id, when, r->target, r->selector,
-	        *r->torch_version ? r->torch_version : "-", r->complete ? "complete" : "incomplete",
-	        files, *r->missing ? "missing " : "", r->missing);
+	size_t n;
+	size_t k = fetched_count(s, r->id, &n);
+	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s?, s:b, s:b, s:s?, s:I, s:I, s:I, s:I, s:o}",
+	                      "id", (json_int_t)r->id, "target", r->target, "index_url", r->index_url,
+	                      "selector", r->selector, "torch",
+	                      *r->torch_version ? r->torch_version : NULL, "complete", r->complete,
+	                      "with_deps", r->with_deps, "missing", *r->missing ? r->missing : NULL,
+	                      "created_at", (json_int_t)r->created_at, "resolved_at",
+	                      (json_int_t)r->resolved_at, "n_members", (json_int_t)r->nmembers,
+	                      "fetched", (json_int_t)k, "members", members_json(c, s, r->id, rc));
+	return o;
+}
+
+/* STATE: what the set is good for now.  "fetched" (every file in the
+ * store: export it), "3/18 fetched", "not fetched" (resolved only: 'offwheel
+ * fetch set:ID'), or "incomplete" with what is missing. */
+static void state_text(ow_store *s, const struct ow_set_row *r, char *buf, size_t cap,
+                       size_t room)
+{
+	size_t n, k = fetched_count(s, r->id, &n);
+	size_t nmissing = *r->missing ? 1 : 0;
+	for (const char *p = r->missing; *p; p++)
+		nmissing += *p == ',';
+	if (!r->complete && 14 + strlen(r->missing) > room) /* 80 columns: count them, or not */
+		snprintf(buf, cap, nmissing && room >= 21 ? "incomplete: %zu missing" : "incomplete",
+		         nmissing);
+	else if (!r->complete)
+		snprintf(buf, cap, "incomplete%s%s", *r->missing ? ": no " : "", r->missing);
+	else if (n && k == n)
+		snprintf(buf, cap, "fetched");
+	else if (k)
+		snprintf(buf, cap, "%zu/%zu fetched", k, n);
+	else
+		snprintf(buf, cap, "not fetched");
+}
+
+struct widths {
+	int target, torch;
+};
+
+/* The torch version without a local label that only repeats the target's
+ * variant ("2.10.0.dev20251021+cu128" in a cu128 row: "2.10.0.dev20251021"). */
+static void torch_text(const struct ow_set_row *r, char *buf, size_t cap)
+{
+	const char *plus = strchr(r->torch_version, '+');
+	size_t vlen = strcspn(r->target, " ");
+	if (plus && strlen(plus + 1) == vlen && !strncmp(plus + 1, r->target, vlen))
+		snprintf(buf, cap, "%.*s", (int)(plus - r->torch_version), r->torch_version);
+	else
+		snprintf(buf, cap, "%s", *r->torch_version ? r->torch_version : "-");
+}
+
+static void set_text(const struct cli *c, ow_store *s, const struct ow_set_row *r,
+                     const struct widths *w)
+{
+	char state[300], torch[OW_VER_TEXT_MAX + 1];
+	torch_text(r, torch, sizeof torch);
+	size_t used = 4 + 2 + (size_t)w->target + 2 + (size_t)w->torch + 2;
+	state_text(s, r, state, sizeof state, c->verbosity > 0 || used >= 80 ? 200 : 80 - used);
+	if (c->verbosity > 0) { /* -v: when and how it was resolved, too */
+		char when[32];
+		time_t t = (time_t)r->resolved_at;
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
+		cli_out(c, "%4lld  %-*s  %-*s  %-16s  %s  %zu files  %s\n", (long long)r->id, w->target,
+		        r->target, w->torch, torch, when, r->selector, r->nmembers, state);
+		return;
+	}
+	cli_out(c, "%4lld  %-*s  %-*s  %s\n", (long long)r->id, w->target, r->target, w->torch,
+	        torch, state);
+}
+
+static void widths_of(const struct ow_set_row *rows, size_t n, struct widths *w)
+{
+	*w = (struct widths){6, 5};
+	for (size_t i = 0; i < n; i++) {
+		char torch[OW_VER_TEXT_MAX + 1];
+		torch_text(&rows[i], torch, sizeof torch);
+		int t = (int)strlen(rows[i].target), v = (int)strlen(torch);
+		w->target = t > w->target ? t : w->target;
+		w->torch = v > w->torch ? v : w->torch;
+	}
 }
 
 int cli_ls_sets(struct cli *c, ow_store *s, const char *target)
@@ -55,14 +130,18 @@ int cli_ls_sets(struct cli *c, ow_store *s, const char *target)
 	if (rc < 0)
 		return cli_fail(c, rc);
 	json_t *a = c->json ? json_array() : NULL;
-	if (n && !a)
-		cli_say(c, "%5s  %-16s  %-40s %-16s %-28s %-10s %5s\n", "ID", "RESOLVED", "TARGET",
-		        "SELECTOR", "TORCH", "STATE", "FILES");
+	struct widths w;
+	widths_of(rows, n, &w);
+	if (n && !a && c->verbosity > 0)
+		cli_say(c, "%4s  %-*s  %-*s  %-16s  %s\n", "ID", w.target, "TARGET", w.torch, "TORCH",
+		        "RESOLVED", "SELECTOR, FILES, STATE");
+	else if (n && !a)
+		cli_say(c, "%4s  %-*s  %-*s  %s\n", "ID", w.target, "TARGET", w.torch, "TORCH", "STATE");
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (a)
 			json_array_append_new(a, set_json(c, s, &rows[i], &rc));
 		else
-			set_text(c, &rows[i]);
+			set_text(c, s, &rows[i], &w);
 	}
 	free(rows);
 	if (a && !rc)

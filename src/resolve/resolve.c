@@ -913,6 +913,10 @@ static int drop_absent_defaults(const struct ow_resolve_opts *o, struct ow_resol
 static int store_all(ow_store *s, const struct ow_resolve_opts *o, struct ow_resolve_report *r)
 {
 	for (size_t i = 0; i < r->ntargets; i++) {
+		/* a target with no torch at all holds nothing to fetch or export:
+		 * recording it would only fill 'ls sets' with failed resolves */
+		if (!*r->targets[i].versions[0])
+			continue;
 		int rc = rs_store_target(s, o->index_url, r->selector, !o->no_deps, &r->targets[i]);
 		if (rc < 0)
 			return rc;

@@ -773,3 +773,35 @@ int ow_store_scan_disk(const ow_store *s, ow_disk_fn cb, void *ud)
 	closedir(d);
 	return rc;
 }
+
+int ow_store_object_names(ow_store *s, struct ow_obj_name **names, size_t *n)
+{
+	ow_stmt *st = ow_db_stmt(s->db, OW_SQL_OBJ_NAMES);
+	*names = NULL;
+	*n = 0;
+	if (!st)
+		return OW_EDB;
+	int rc;
+	while ((rc = ow_stmt_step(st)) == 1) {
+		struct ow_obj_name *g = ow_array_more(*names, *n, sizeof *g);
+		if (!g) {
+			ow_stmt_run(st);
+			return ow_err(OW_ENOMEM, "out of memory");
+		}
+		*names = g;
+		snprintf(g[*n].sha256, sizeof g->sha256, "%s", ow_col_text(st, 0));
+		if (!(g[*n].name = strdup(ow_col_text(st, 1) ? ow_col_text(st, 1) : ""))) {
+			ow_stmt_run(st);
+			return ow_err(OW_ENOMEM, "out of memory");
+		}
+		(*n)++;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+void ow_obj_names_free(struct ow_obj_name *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i].name);
+	free(names);
+}

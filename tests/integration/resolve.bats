@@ -221,14 +221,18 @@ resolve() { # channel, options... (--variant cpu,cu126,cu128 unless VARIANTS say
 	[ "$n" -gt 10 ]
 	[ "$(jq -r '[.sets[] | select(.target == "cu128 cp312-manylinux_2_28_x86_64" and .selector == "latest")][0].members | map(.role) | unique | join(",")' <<<"$output")" = dep,torch,torchaudio,torchvision ]
 	run ow ls sets
-	[[ "$output" == *"cu128 cp312-manylinux_2_28_x86_64"*"complete"* ]]
-	# a header, the rows, the count; -q keeps exactly the rows
-	[[ "$(head -n1 <<<"$output")" == "   ID  RESOLVED "*"TARGET"*"SELECTOR"*"TORCH"*"STATE"*"FILES" ]]
+	# resolved, nothing downloaded: "not fetched", not "complete"
+	[[ "$output" == *"cu128 cp312-manylinux_2_28_x86_64"*"not fetched"* ]]
+	# a header, the rows, the count; -q keeps exactly the rows; 80 columns
+	[[ "$(head -n1 <<<"$output")" == "  ID  TARGET "*"TORCH"*"STATE" ]]
 	[ "$(tail -n1 <<<"$output")" = "$n sets" ]
+	[ -z "$(awk 'length($0) > 80' <<<"$output")" ]
 	run ow ls sets -q
 	[ "$status" -eq 0 ]
 	[ "$(wc -l <<<"$output")" -eq "$n" ]
-	[[ "$output" == *"cu128 cp312-manylinux_2_28_x86_64"*"complete"* ]]
+	[[ "$output" == *"cu128 cp312-manylinux_2_28_x86_64"*"not fetched"* ]]
+	run ow ls sets -v
+	[[ "$(head -n1 <<<"$output")" == *"RESOLVED"*"SELECTOR, FILES, STATE" ]]
 	run ow ls files -q --project torch
 	[ "$(wc -l <<<"$output")" -eq "$(ow --json ls files --project torch | jq .count)" ]
 	run ow --json ls files --project filelock

@@ -184,3 +184,33 @@ set_id() { # WS TARGET: the id of the newest set for that target
 	run "$OFFWHEEL" --home "$ws" fetch set:abc
 	[ "$status" -eq 2 ]
 }
+
+@test "ls sets says fetched or not; ls objects names each object; failed resolves leave no set, gc --keep removes old ones" {
+	ws=$BATS_TEST_TMPDIR/ws-sets
+	idx=(--index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" --allow-host r2.localhost)
+	"$OFFWHEEL" --home "$ws" resolve "${idx[@]}" --variant cu128 --python 3.12 --platform linux-x86_64 >/dev/null
+	run "$OFFWHEEL" --home "$ws" ls sets -q
+	[[ $output == *"cu128 cp312-manylinux_2_28_x86_64"*"not fetched" ]]
+	"$OFFWHEEL" --home "$ws" sync "${idx[@]}" --variant cu128 --python 3.12 --platform linux-x86_64 >/dev/null
+	run "$OFFWHEEL" --home "$ws" ls sets -q
+	[[ $output == *"cu128 cp312-manylinux_2_28_x86_64"*" fetched" && $output != *"not fetched"* ]]
+	[ "$("$OFFWHEEL" --home "$ws" --json ls sets | jq '.sets[0] | .fetched == .n_members')" = true ]
+	# each object by name: wheels and .metadata files by file name, pages by URL
+	run "$OFFWHEEL" --home "$ws" ls objects
+	[[ $output == *" wheel    torch-2.10.0"* ]]
+	[[ $output == *" metadata torch-2.10.0"*".whl.metadata"* ]]
+	[[ $output == *" page     $OW_HTTPS_URL/whl/nightly/cu128/torch/"* ]]
+	[ "$("$OFFWHEEL" --home "$ws" --json ls objects | jq '[.objects[] | select(.name == null)] | length')" -eq 0 ]
+	# a variant the index does not have: the target is incomplete, and no set is recorded for it
+	n=$("$OFFWHEEL" --home "$ws" --json ls sets | jq .count)
+	run "$OFFWHEEL" --home "$ws" resolve "${idx[@]}" --variant cu199 --python 3.12 --platform linux-x86_64
+	[ "$status" -eq 4 ]
+	[ "$("$OFFWHEEL" --home "$ws" --json ls sets | jq .count)" -eq "$n" ]
+	# one an older offwheel recorded is removed by gc --keep
+	sqlite3 "$ws/index.db" "INSERT INTO sets(target, index_url, variant, python, platform, selector, torch_version, complete, with_deps, missing, members_key, created_at, resolved_at) VALUES('cu199 cp312-manylinux_2_28_x86_64', '$OW_HTTPS_URL/whl/nightly', 'cu199', 'cp312', 'manylinux_2_28_x86_64', 'latest', NULL, 0, 1, 'torch,torchvision,torchaudio', '', 1, 1)"
+	[ "$("$OFFWHEEL" --home "$ws" --json ls sets | jq .count)" -eq $((n + 1)) ]
+	run "$OFFWHEEL" --home "$ws" --json gc --keep 1
+	[ "$status" -eq 0 ]
+	[ "$(jq .removed_sets <<<"$output")" -eq 1 ]
+	[ "$("$OFFWHEEL" --home "$ws" --json ls sets | jq '[.sets[] | select(.torch == null)] | length')" -eq 0 ]
+}
