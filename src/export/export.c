@@ -371,6 +371,16 @@ static int write_lists(const struct ow_export_plan *p, const struct ex_meta *m,
 	return rc;
 }
 
+/* The export's size as `check` reports it: every file SHA256SUMS lists
+ * (the wheels, the pages and lists, manifest.json) and their bytes. */
+static void count_signed(const struct ex_files *rec, struct ow_export_report *r)
+{
+	r->files = rec->n;
+	r->bytes_total = 0;
+	for (size_t i = 0; i < rec->n; i++)
+		r->bytes_total += rec->v[i].size;
+}
+
 /* manifest.json, then SHA256SUMS (which lists it), then the signature. */
 static int write_signed(const struct ow_export_plan *p, const struct ex_meta *m,
                         const struct ow_export_opts *o, const struct xrun *x,
@@ -533,7 +543,7 @@ static int run_steps(ow_store *s, const struct ow_export_plan *p, const struct o
 		rc = ow_err_prefix(rc, "%s/", x->dir);
 	if (!rc)
 		rc = write_signed(p, m, o, x, &rec, r);
-	r->files = rec.n;
+	count_signed(&rec, r);
 	ex_files_free(&rec);
 	return rc;
 }
@@ -637,7 +647,7 @@ static int run_s3(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 		rc = write_signed(p, m, o, x, &rec, r);
 	if (!rc)
 		rc = ex_s3_publish(x->s3, &want, &x->prev, r);
-	r->files = rec.n;
+	count_signed(&rec, r);
 	ex_files_free(&want);
 	ex_files_free(&rec);
 	return rc;

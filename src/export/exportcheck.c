@@ -164,8 +164,12 @@ static int load_manifest(const struct csrc *root, struct ow_check_report *r,
 			rc = OW_EVERIFY;
 			problem(r, "hash", OW_EXPORT_MANIFEST, "sha256 %s, the signed SHA256SUMS says %s "
 			        "(manifest edited after signing)", hex, e->sha256);
-		} else if ((rc = ex_json_parse(t, n, m)))
+		} else if ((rc = ex_json_parse(t, n, m))) {
 			problem(r, "manifest", OW_EXPORT_MANIFEST, "%s", ow_err_detail());
+		} else { /* verified: counted with the files it lists, as export counts them */
+			r->files++;
+			r->bytes += n;
+		}
 	}
 	free(t);
 	return rc;

@@ -136,6 +136,19 @@ moved_stick() { # copy the export to another "mount point"; prints its path
 	echo "$m"
 }
 
+@test "export and check count the same: every file SHA256SUMS lists, and their bytes" {
+	run ow --json export "$BATS_TEST_TMPDIR/same" --target "$TARGET" --sign "$KEYS/k.sec"
+	[ "$status" -eq 0 ]
+	ex=$(jq -c '[.files, .bytes]' <<<"$output")
+	run "$OFFWHEEL" --json check "$BATS_TEST_TMPDIR/same" --pubkey "$KEYS/k.pub" --state "$BATS_TEST_TMPDIR/st.json"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c '[.files, .bytes]' <<<"$output")" = "$ex" ]
+	# and both are what the stock tools see: the lines of SHA256SUMS, the sizes of those files
+	d=$BATS_TEST_TMPDIR/same
+	[ "$(jq '.[0]' <<<"$ex")" -eq "$(wc -l <"$d/SHA256SUMS")" ]
+	[ "$(jq '.[1]' <<<"$ex")" -eq "$(cd "$d" && awk '{print $2}' SHA256SUMS | xargs stat -c %s | awk '{ s += $1 } END { print s }')" ]
+}
+
 @test "INSTALL.txt's check commands work from the stick mounted elsewhere" {
 	m=$(moved_stick)
 	mapfile -t cmds < <(install_txt_cmds "$m" '^(offwheel check|signify-openbsd)')
