@@ -197,6 +197,27 @@ static int meta_wrong(ow_stmt *st, char *buf, size_t n)
 	return 1;
 }
 
+/* A set whose files are not all in the store: one message for the set, the
+ * command that fetches it, not the first file that is missing. */
+static int check_fetched(ow_store *s, const struct ow_export_set *set)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SET_FETCHED);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_int(st, 1, set->id);
+	int row = ow_stmt_step(st);
+	if (row != 1)
+		return row < 0 ? row : OW_EDB;
+	int64_t all = ow_col_int(st, 0), have = ow_col_int(st, 1);
+	ow_stmt_run(st);
+	if (have >= all)
+		return 0;
+	return ow_err(OW_EINCOMPLETE, "set %lld (%s) is not fetched (%lld of %lld files missing): "
+	                              "run 'offwheel fetch set:%lld', then export again",
+	              (long long)set->id, set->target, (long long)(all - have), (long long)all,
+	              (long long)set->id);
+}
+
 static int add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id, int *fail_cc)
 {
 	*fail_cc = 0;
@@ -247,6 +268,8 @@ static int add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id, int *f
 	set->complete = complete;
 	set->devices = devs;
 	set->ndevices = nd;
+	if ((rc = check_fetched(s, set)) < 0)
+		return rc;
 	return set_members(s, p, p->nsets - 1);
 }
 
