@@ -36,7 +36,7 @@ static void toml_str(struct ow_str *out, const char *s)
 }
 
 /* "cu128 cp311-manylinux_2_28_x86_64" -> its python and platform tags. */
-static int target_of(const char *describe, struct ow_target *t)
+int ex_target_of(const char *describe, struct ow_target *t)
 {
 	const char *sp = strchr(describe, ' ');
 	const char *tags = sp ? sp + 1 : describe;
@@ -54,7 +54,7 @@ static void lock_head(struct ow_str *out, const struct ow_export_set *set)
 	struct ow_target t;
 	char marker[512];
 	ow_str_printf(out, "lock-version = \"1.0\"\n");
-	if (set->id && target_of(set->target, &t) == 0 &&
+	if (set->id && ex_target_of(set->target, &t) == 0 &&
 	    ow_target_environment(&t, marker, sizeof marker) == 0) {
 		ow_str_printf(out, "environments = [");
 		toml_str(out, marker);

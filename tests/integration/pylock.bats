@@ -104,3 +104,23 @@ PY
 		[[ $output == *"incompatible with the"*"Python requirement: \`==3.12.*\`"* ]]
 	fi
 }
+
+@test "each requirements file and INSTALL.txt name the interpreter, with a guard that stops the wrong one before pip" {
+	for req in "$SRV/stick"/requirements/*.txt; do
+		t=$(basename "$req" .txt)
+		py=$(sed -E 's/^[a-z0-9]+-cp([0-9])([0-9]+).*/\1.\2/' <<<"$t")
+		sed -n 2p "$req" | grep -qF "# for CPython $py on "
+		guard=$(sed -n 3p "$req" | sed 's/^#  *//')
+		[[ $guard == "python3 -c "* ]]
+		grep -qF "$guard" "$SRV/stick/INSTALL.txt"
+		# pip still reads the file: the lines are comments
+		[ "$(grep -c -- '--hash=sha256:' "$req")" -eq "$(grep -vc '^#' "$req")" ]
+		run bash -c "$guard"
+		if [ "$py" = "$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" ]; then
+			[ "$status" -eq 0 ]
+		else
+			[ "$status" -eq 1 ]
+			[[ $output == "this set is for CPython $py, not "* ]]
+		fi
+	done
+}
