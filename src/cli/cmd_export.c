@@ -270,14 +270,25 @@ static void render(struct cli *c, const char *dir, const struct ow_export_plan *
 		cli_json_out(doc);
 		return;
 	}
-	char *shown = cli_printable_dup(dir);
-	cli_say(c, "exported %zu files to %s (%s; copied %zu = %s, kept %zu, removed %zu) in %.1f s\n",
-	        r->files, shown ? shown : "", cli_bytes(r->bytes_total, b, sizeof b), r->copied,
-	        cli_bytes(r->bytes_copied, b2, sizeof b2), r->kept, r->removed, r->seconds);
-	cli_say(c, "'%s', sequence %lld, %s%s; see %s/INSTALL.txt\n", r->name,
-	        (long long)r->sequence,
-	        *r->key_id ? "signed by key " : "NOT SIGNED (check will refuse it)", r->key_id,
-	        shown ? shown : "");
+	char *shown = cli_printable_dup(dir), *line = NULL;
+	/* wrapped at spaces on a terminal: a path is never cut in two */
+	if (c->verbosity >= 0 &&
+	    asprintf(&line, "exported %zu files to %s (%s; copied %zu = %s, kept %zu, removed %zu) "
+	                    "in %.1f s", r->files, shown ? shown : "",
+	             cli_bytes(r->bytes_total, b, sizeof b), r->copied,
+	             cli_bytes(r->bytes_copied, b2, sizeof b2), r->kept, r->removed,
+	             r->seconds) >= 0) {
+		cli_wrapped(stdout, "", line);
+		free(line);
+	}
+	if (c->verbosity >= 0 &&
+	    asprintf(&line, "'%s', sequence %lld, %s%s; see %s/INSTALL.txt", r->name,
+	             (long long)r->sequence,
+	             *r->key_id ? "signed by key " : "NOT SIGNED (check will refuse it)", r->key_id,
+	             shown ? shown : "") >= 0) {
+		cli_wrapped(stdout, "", line);
+		free(line);
+	}
 	free(shown);
 	for (int device = 0; device < 2 && c->verbosity >= 0; device++) {
 		char *sk = skipped_line(p, device);
