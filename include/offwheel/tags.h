@@ -32,12 +32,7 @@ struct ow_target {
  * windows-x86_64 / windows-amd64 (win_amd64), windows-arm64 (win_arm64),
  * macos-arm64 (macosx_11_0_arm64), macos-x86_64 (macosx_10_15_x86_64). */
 int ow_target_parse(struct ow_target *t, const char *python, const char *platform);
-/* A PEP 508 marker true on the target's machines and false elsewhere, as a
- * lock file's `environments` takes it: "python_version == '3.12' and
- * implementation_name == 'cpython' and sys_platform == 'linux' and
- * platform_machine == 'x86_64'" (the values markers see there, quoted with
- * '); OW_ETOOBIG when it does not fit n. */
-int ow_target_environment(const struct ow_target *t, char *buf, size_t n);
+
 /* "cp312-manylinux_2_28_x86_64", "cp313t-win_amd64", "cp312-macosx_11_0_arm64". */
 int ow_target_describe(const struct ow_target *t, char *buf, size_t cap);
 

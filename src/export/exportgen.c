@@ -8,7 +8,6 @@
 
 #include "offwheel/error.h"
 #include "exportint.h"
-#include "offwheel/tags.h"
 #include "clock.h"
 #include "digest.h"
 
@@ -123,7 +122,7 @@ int ex_gen_links(const struct ow_export_plan *p, struct ow_str *out)
  * if the stick had been tampered with. */
 static void interpreter(struct ow_str *out, const struct ow_export_set *set, const char *lead)
 {
-	struct ow_target t;
+	struct ex_target t;
 	if (!set->id || ex_target_of(set->target, &t) != 0)
 		return;
 	const char *plat = strchr(set->target, '-');

@@ -2,6 +2,7 @@
 #ifndef OW_EXPORTINT_H
 #define OW_EXPORTINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,9 +52,15 @@ int ex_gen_project_page(const struct ow_export_plan *p, const char *project, str
 int ex_gen_requirements(const struct ow_export_plan *p, const struct ow_export_set *set,
                          struct ow_str *out);
 int ex_gen_install(const struct ow_export_plan *p, const struct ex_meta *m, struct ow_str *out);
-struct ow_target;
+/* A set's target as an installer sees it: the interpreter and the values
+ * of the markers sys_platform and platform_machine there. */
+struct ex_target {
+	int py_major, py_minor;
+	bool freethreaded;
+	char sys_platform[16], machine[16];
+};
 /* The target of a set's describe text ("cu128 cp311-manylinux_2_28_x86_64"). */
-int ex_target_of(const char *describe, struct ow_target *t);
+int ex_target_of(const char *describe, struct ex_target *t);
 /* pylock.<req_name>.toml: the set as a PEP 751 lock file (exportlock.c). */
 int ex_gen_pylock(const struct ow_export_plan *p, const struct ow_export_set *set,
                   struct ow_str *out);

@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "exportint.h"
-#include "offwheel/tags.h"
 
 /* A TOML basic string: quotes and backslashes escaped, control bytes as
  * \uXXXX (names and versions never have them; a filename could). */
@@ -35,27 +34,52 @@ static void toml_str(struct ow_str *out, const char *s)
 	ow_str_put(out, "\"", 1);
 }
 
-/* "cu128 cp311-manylinux_2_28_x86_64" -> its python and platform tags. */
-int ex_target_of(const char *describe, struct ow_target *t)
+/* "cu128 cp311-manylinux_2_28_x86_64" -> the interpreter and the values
+ * PEP 508 markers see on such a machine.  The same mapping as the
+ * resolver's (src/index/pep508.c, which export does not link against):
+ * manylinux / linux -> linux; win_* -> win32 with AMD64 / ARM64; macosx_*
+ * -> darwin; the machine is the tag's last part. */
+int ex_target_of(const char *describe, struct ex_target *t)
 {
 	const char *sp = strchr(describe, ' ');
 	const char *tags = sp ? sp + 1 : describe;
-	size_t n = strcspn(tags, "-");
-	char python[32];
-	if (!tags[n] || n >= sizeof python)
+	int n = 0;
+	memset(t, 0, sizeof *t);
+	if (sscanf(tags, "cp%1d%2d%n", &t->py_major, &t->py_minor, &n) != 2 || n < 4)
 		return OW_EINVAL;
-	snprintf(python, sizeof python, "%.*s", (int)n, tags);
-	return ow_target_parse(t, python, tags + n + 1);
+	t->freethreaded = tags[n] == 't';
+	const char *plat = strchr(tags, '-');
+	if (!plat++)
+		return OW_EINVAL;
+	const char *arch = strrchr(plat, '_');
+	if (!strcmp(plat, "win_amd64") || !strcmp(plat, "win_arm64")) {
+		snprintf(t->sys_platform, sizeof t->sys_platform, "win32");
+		snprintf(t->machine, sizeof t->machine, "%s", plat[5] == 'm' ? "AMD64" : "ARM64");
+		return 0;
+	}
+	if (!strncmp(plat, "manylinux", 9) || !strncmp(plat, "musllinux", 9) || !strncmp(plat, "linux_", 6))
+		snprintf(t->sys_platform, sizeof t->sys_platform, "linux");
+	else if (!strncmp(plat, "macosx_", 7))
+		snprintf(t->sys_platform, sizeof t->sys_platform, "darwin");
+	else
+		return OW_EINVAL;
+	/* x86_64 keeps its underscore: the machine is what follows the version */
+	const char *m = strstr(plat, "x86_64") ? "x86_64" : arch ? arch + 1 : "";
+	snprintf(t->machine, sizeof t->machine, "%s", m);
+	return *m ? 0 : OW_EINVAL;
 }
 
 /* environments and requires-python for the set's target. */
 static void lock_head(struct ow_str *out, const struct ow_export_set *set)
 {
-	struct ow_target t;
-	char marker[512];
+	struct ex_target t;
+	char marker[256];
 	ow_str_printf(out, "lock-version = \"1.0\"\n");
-	if (set->id && ex_target_of(set->target, &t) == 0 &&
-	    ow_target_environment(&t, marker, sizeof marker) == 0) {
+	if (set->id && ex_target_of(set->target, &t) == 0) {
+		snprintf(marker, sizeof marker,
+		         "python_version == '%d.%d' and implementation_name == 'cpython' and "
+		         "sys_platform == '%s' and platform_machine == '%s'",
+		         t.py_major, t.py_minor, t.sys_platform, t.machine);
 		ow_str_printf(out, "environments = [");
 		toml_str(out, marker);
 		ow_str_printf(out, "]\nrequires-python = \"==%d.%d.*\"\n", t.py_major, t.py_minor);

@@ -440,18 +440,6 @@ void ow_marker_env_for_target(struct ow_marker_env *env, const struct ow_target 
 	set_os(env, t);
 }
 
-int ow_target_environment(const struct ow_target *t, char *buf, size_t n)
-{
-	struct ow_marker_env env;
-	ow_marker_env_for_target(&env, t);
-	int k = snprintf(buf, n,
-	                 "python_version == '%s' and implementation_name == '%s' and "
-	                 "sys_platform == '%s' and platform_machine == '%s'",
-	                 env.value[OW_MV_PYTHON_VERSION], env.value[OW_MV_IMPLEMENTATION_NAME],
-	                 env.value[OW_MV_SYS_PLATFORM], env.value[OW_MV_PLATFORM_MACHINE]);
-	return k < 0 || (size_t)k >= n ? ow_err(OW_ETOOBIG, "target marker: too long") : 0;
-}
-
 /* ---- requirements ----------------------------------------------------- */
 
 struct rparser {

@@ -8,6 +8,8 @@
 
 #include "exportint.h"
 #include "offwheel/error.h"
+#include "offwheel/tags.h"
+#include "pep508.h"
 
 static void test_name_problem(void **state)
 {
@@ -148,6 +150,38 @@ static void test_state_per_key_and_name(void **state)
 	free(dir);
 }
 
+/* The lock file's environment for a set's target agrees with the marker
+ * values the resolver evaluated the set's requirements with. */
+static void test_lock_target_matches_the_resolver(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{"3.11", "linux-x86_64"}, {"3.12", "linux-aarch64"}, {"3.13", "windows-x86_64"},
+		{"3.12", "windows-arm64"}, {"3.13t", "macos-arm64"}, {"3.10", "macos-x86_64"},
+		{"3.12", "manylinux2014_x86_64"}, {"3.11", "linux_x86_64"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct ow_target t;
+		struct ow_marker_env env;
+		struct ex_target x;
+		char desc[200], text[220];
+		assert_int_equal(ow_target_parse(&t, cases[i][0], cases[i][1]), 0);
+		ow_marker_env_for_target(&env, &t);
+		ow_target_describe(&t, desc, sizeof desc);
+		snprintf(text, sizeof text, "cu128 %s", desc);
+		assert_int_equal(ex_target_of(text, &x), 0);
+		char py[16];
+		snprintf(py, sizeof py, "%d.%d", x.py_major, x.py_minor);
+		assert_string_equal(py, env.value[OW_MV_PYTHON_VERSION]);
+		assert_string_equal(x.sys_platform, env.value[OW_MV_SYS_PLATFORM]);
+		assert_string_equal(x.machine, env.value[OW_MV_PLATFORM_MACHINE]);
+		assert_int_equal(x.freethreaded, t.freethreaded);
+	}
+	struct ex_target x;
+	assert_int_equal(ex_target_of("cu128 files", &x), OW_EINVAL);
+	assert_int_equal(ex_target_of("cu128 cp312-plan9_mips", &x), OW_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -156,6 +190,7 @@ int main(void)
 	    cmocka_unit_test(test_default_name),
 	    cmocka_unit_test(test_manifest_name),
 	    cmocka_unit_test(test_state_per_key_and_name),
+	    cmocka_unit_test(test_lock_target_matches_the_resolver),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
