@@ -10,11 +10,7 @@ load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"
 
 setup_file() {
 	export SRV=$(mktemp -d)
-	mkdir -p "$SRV/www" "$SRV/www2"
-	ow_start_nginx "$SRV/www" "$SRV/www2"
-	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
-		--host2 "$OW_HTTPS_URL2" >/dev/null
-	export OW_HTTPS_URL OW_CA_FILE
+	ow_serve_fixture_index "$SRV"
 	export UVENV="${XDG_CACHE_HOME:-$HOME/.cache}/offwheel-tests/uv-venv"
 	PY=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 	export TARGET="cu128-cp${PY/./}-manylinux_2_28_$(uname -m)"

@@ -8,11 +8,7 @@ load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"
 
 setup_file() {
 	export SRV=$(mktemp -d)
-	mkdir -p "$SRV/www" "$SRV/www2"
-	ow_start_nginx "$SRV/www" "$SRV/www2"
-	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
-		--host2 "$OW_HTTPS_URL2" >/dev/null
-	export OW_HTTPS_URL OW_CA_FILE
+	ow_serve_fixture_index "$SRV"
 	export SCREEN="python3 $OW_SOURCE_DIR/tests/tools/ptyscreen.py"
 	# the nightly matrix of two variants, two pythons, two platforms
 	"$OFFWHEEL" --home "$SRV/ws" resolve --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" \

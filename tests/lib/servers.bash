@@ -185,3 +185,17 @@ ow_nginx_serve() {
 	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" || { cat "$d/error.log" >&2; return 1; }
 	_ow_wait_port "$port"
 }
+
+# ow_serve_fixture_index DIR [make-fixture-index args...]: the sample index
+# (tests/tools/make-fixture-index) under DIR, served by nginx over HTTPS on
+# its two hosts (the second, r2.localhost, as download-r2.pytorch.org is);
+# exports what the tests read: OW_HTTPS_URL, OW_HTTPS_URL2, OW_CA_FILE, ...
+ow_serve_fixture_index() {
+	local d=${1:?ow_serve_fixture_index DIR [args]}
+	shift
+	mkdir -p "$d/www" "$d/www2"
+	ow_start_nginx "$d/www" "$d/www2" || return 1
+	"$(_ow_src)/tests/tools/make-fixture-index" "$d" --host "$OW_HTTPS_URL" \
+		--host2 "$OW_HTTPS_URL2" "$@" >/dev/null || return 1
+	export OW_HTTPS_URL OW_HTTPS_URL2 OW_CA_FILE OW_NGINX_LOG OW_NGINX_DIR
+}
