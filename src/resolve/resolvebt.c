@@ -85,7 +85,7 @@ static int p_candidates(void *ud, const char *name, const struct bt_cand **out, 
 	const struct rs_pick *root = root_pick(p, name);
 	if (root) {
 		int rc = add_list(p, name, &root->c, 1, &pl);
-		if (rc == 0)
+		if (rc == 0 && pl)
 			*out = pl->c, *n = pl->n;
 		return rc;
 	}
@@ -112,7 +112,7 @@ static int p_candidates(void *ud, const char *name, const struct bt_cand **out, 
 		return rc;
 	rc = add_list(p, name, (const struct rs_cand *const *)v, nv, &pl);
 	free(v);
-	if (rc == 0)
+	if (rc == 0 && pl)
 		*out = pl->c, *n = pl->n;
 	return rc;
 }
