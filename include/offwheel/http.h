@@ -40,6 +40,12 @@ struct ow_http_opts {
 	size_t header_max_bytes;    /* per response (default 64 KiB) */
 	unsigned header_max_count;  /* per response (default 200) */
 	const char *user_agent;     /* default "offwheel/<version>" */
+	/* The directory whose filesystem receives the bodies (a workspace's
+	 * tmp/), NULL for no check: when a response's Content-Length is known,
+	 * before its first body byte, it must fit in that filesystem's free
+	 * space beside what the transfers under way still bring (with a
+	 * margin); else the transfer fails with OW_ENOSPC, nothing written. */
+	const char *space_dir;
 	ow_http_allow_fn allow_url; /* NULL: scheme rules only */
 	void *allow_ud;
 };

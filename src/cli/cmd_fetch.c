@@ -257,6 +257,10 @@ int cmd_fetch(struct cli *c, int argc, char **argv)
 	size_t n = 0;
 	if (!(rc = cli_open_store(c, OW_STORE_WRITE, &s)) &&
 	    !(rc = lookup_all(c, s, argv + first, argc - first, &ids, &n))) {
+		char tmpdir[sizeof c->home + 8];
+		snprintf(tmpdir, sizeof tmpdir, "%s/tmp", c->home);
+		if (!a.idx.force) /* each download must fit on the workspace's disk */
+			a.idx.http.space_dir = tmpdir;
 		struct ow_fetch_opts fo = {.policy = &a.idx.policy, .http = &a.idx.http,
 		                           .max_size = (uint64_t)a.max_mb << 20,
 		                           .recheck = a.idx.force};
@@ -265,7 +269,7 @@ int cmd_fetch(struct cli *c, int argc, char **argv)
 		int frc = a.metadata ? ow_fetch_metadata(s, &fo, ids, n, &r)
 		                     : ow_fetch_files(s, &fo, ids, n, &r);
 		cli_interrupt_disarm();
-		int ok = frc == 0 || frc == OW_EINCOMPLETE || frc == OW_EVERIFY;
+		int ok = frc == 0 || frc == OW_EINCOMPLETE || frc == OW_EVERIFY || frc == OW_ENOSPC;
 		if (ok && cli_interrupted() && !c->json)
 			rc = cli_interrupt_report(c, &r);
 		else if (ok)

@@ -218,7 +218,10 @@ static int fetch_step(struct sopts *o, ow_store *s, struct outcome *out)
 	ow_fetch_metadata(s, &fo, ids, n, &out->meta);
 	out->frc = cli_interrupted() ? OW_EINCOMPLETE : ow_fetch_files(s, &fo, ids, n, &out->fetch);
 	free(ids);
-	return out->frc == 0 || out->frc == OW_EINCOMPLETE || out->frc == OW_EVERIFY ? 0 : out->frc;
+	return out->frc == 0 || out->frc == OW_EINCOMPLETE || out->frc == OW_EVERIFY ||
+	               out->frc == OW_ENOSPC
+	           ? 0
+	           : out->frc;
 }
 
 static int exit_code(struct sopts *o, const struct outcome *out)
@@ -226,6 +229,8 @@ static int exit_code(struct sopts *o, const struct outcome *out)
 	/* an index that could not be reached is incomplete, not "nothing runs" */
 	if (out->res.unreachable)
 		return 4;
+	if (out->frc == OW_ENOSPC) /* the disk is full: an error (1), not "incomplete" */
+		return ow_err_exit_code(OW_ENOSPC);
 	if (out->frc == OW_EVERIFY || (out->fits && !device_fits_running(&out->res, out->fits)))
 		return 3;
 	if (out->rrc == OW_EINCOMPLETE || out->frc == OW_EINCOMPLETE || out->crawl_failed ||
@@ -345,6 +350,10 @@ static int run(struct cli *c, void *ud, ow_store *s)
 {
 	struct sopts *o = ud;
 	struct outcome out = {0};
+	char tmpdir[sizeof c->home + 8];
+	snprintf(tmpdir, sizeof tmpdir, "%s/tmp", c->home);
+	if (!o->idx.force) /* each download must fit on the workspace's disk */
+		o->idx.http.space_dir = tmpdir;
 	int rc = crawl_step(c, o, s, &out.crawl_failed, &out.crawl_rejected);
 	if (rc)
 		return cli_fail(c, rc);

@@ -28,6 +28,7 @@
 #include "bytes.h"
 #include "clock.h"
 #include "fsbeneath.h"
+#include "fsutil.h"
 #include "url.h"
 
 /* ---- libcurl, loaded on first use ---------------------------------------------
@@ -194,6 +195,7 @@ struct xfer {
 	uint64_t pos;        /* offset of the next byte the sink expects */
 	uint64_t total;      /* total size learned from responses, 0 unknown */
 	uint64_t cap;
+	uint64_t reserved;   /* free space promised to this attempt's body */
 	uint64_t range_from; /* this attempt's Range start, 0 = none */
 	enum ow_http_resume range_basis; /* ... sent with If-Range, or plain */
 	uint64_t rlen;       /* a range request: body bytes its 206 announced */
@@ -220,6 +222,7 @@ struct ow_http {
 	unsigned nrun;
 	uint64_t rng;
 	volatile sig_atomic_t cancel;
+	uint64_t reserved; /* bytes the transfers under way still bring (o.space_dir) */
 	int first_rc;
 	char first_detail[1024];
 };
@@ -524,6 +527,50 @@ static int check_partial(struct xfer *x, uint64_t *start)
 	return 0;
 }
 
+/* "48.0 MB": bytes for a message (powers of 1000, as the CLI prints them). */
+static void size_text(uint64_t n, char *buf, size_t cap)
+{
+	static const char *const units[] = {"B", "kB", "MB", "GB", "TB"};
+	double v = (double)n;
+	int u = 0;
+	while (v >= 1000 && u < 4)
+		v /= 1000, u++;
+	snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+static void unreserve(struct xfer *x)
+{
+	x->h->reserved -= x->reserved < x->h->reserved ? x->reserved : x->h->reserved;
+	x->reserved = 0;
+}
+
+/* The body about to come must fit on the filesystem of o.space_dir beside
+ * what the other transfers under way still bring. */
+static int check_space(struct xfer *x, uint64_t need)
+{
+	struct ow_http *h = x->h;
+	uint64_t avail, want;
+	unreserve(x);
+	if (!h->o.space_dir || !need || ow_fs_avail(h->o.space_dir, &avail) != 0)
+		return 0; /* no check asked, or none possible: the write will say */
+	if (ow_space_short(need, h->reserved, avail, &want)) {
+		char a[32], b[32], c[32];
+		size_text(need, a, sizeof a);
+		size_text(h->reserved, b, sizeof b);
+		size_text(avail, c, sizeof c);
+		decide(x, V_FATAL, OW_ENOSPC,
+		       "not enough disk space: this file is %s%s%s, and %s has %s free — nothing "
+		       "of it was written; free some space (or fetch fewer sets), or re-run with "
+		       "--force to skip this check",
+		       a, h->reserved ? "; the downloads under way still bring " : "",
+		       h->reserved ? b : "", h->o.space_dir, c);
+		return -1;
+	}
+	x->reserved = need;
+	h->reserved += need;
+	return 0;
+}
+
 /* Content-Length against the cap and the expected size. */
 static int check_length(struct xfer *x, uint64_t start)
 {
@@ -541,6 +588,8 @@ static int check_length(struct xfer *x, uint64_t start)
 		       (unsigned long long)end, (unsigned long long)exp);
 		return -1;
 	}
+	if (x->r.clen > 0 && check_space(x, (uint64_t)x->r.clen) < 0)
+		return -1;
 	if (x->r.status == 200)
 		x->total = end;
 	return 0;
@@ -1117,6 +1166,7 @@ static void finish(struct xfer *x, int rc)
 		copy_str(h->first_detail, sizeof h->first_detail, res->detail);
 	}
 	x->state = X_DONE;
+	unreserve(x);
 	ow_progress_done(label(x), x->pos);
 	if (x->req->on_done)
 		x->req->on_done(x->req->ud, x->req);

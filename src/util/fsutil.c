@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -261,4 +262,22 @@ int ow_safe_component(const char *name)
 		if (*p < 0x20 || *p == 0x7f || strchr("/\\:*?\"<>|", *p))
 			return 0;
 	return 1;
+}
+
+int ow_fs_avail(const char *dir, uint64_t *avail)
+{
+	struct statvfs sv;
+	if (statvfs(dir, &sv) != 0)
+		return ow_err(OW_EIO, "%s: cannot read the free space: %s", dir, strerror(errno));
+	*avail = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+	return 0;
+}
+
+bool ow_space_short(uint64_t need, uint64_t reserved, uint64_t avail, uint64_t *want)
+{
+	uint64_t margin = need / 20 > (1u << 20) ? need / 20 : (1u << 20);
+	uint64_t w = need;
+	bool over = __builtin_add_overflow(w, reserved, &w) || __builtin_add_overflow(w, margin, &w);
+	*want = over ? UINT64_MAX : w;
+	return over || w > avail; /* more than a 64-bit count: it cannot fit */
 }

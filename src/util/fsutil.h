@@ -8,6 +8,7 @@
 #define OW_FSUTIL_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -56,5 +57,14 @@ void ow_lock_release(int fd);
  * to (ext4, FAT32, exFAT, NTFS): no '/', '\\', ':', control chars, not "."
  * or "..", at most 255 bytes. */
 int ow_safe_component(const char *name);
+
+/* Disk space.  ow_fs_avail: the bytes an unprivileged writer may still put
+ * on the filesystem holding `dir` (statvfs: f_bavail x f_frsize).
+ * ow_space_short: whether `need` more bytes, with `reserved` promised to
+ * downloads already under way, do NOT fit in `avail` with a margin (a
+ * twentieth of need, at least 1 MiB, for the database and metadata that
+ * come with them); *want gets what would be needed in all. */
+int ow_fs_avail(const char *dir, uint64_t *avail);
+bool ow_space_short(uint64_t need, uint64_t reserved, uint64_t avail, uint64_t *want);
 
 #endif

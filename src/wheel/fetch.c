@@ -720,6 +720,9 @@ static int summarize(struct ow_fetch_report *r)
 		r->failed += it->outcome == OW_FETCH_FAILED;
 		r->meta_replaced += it->meta_replaced != 0;
 	}
+	for (size_t i = 0; i < r->n; i++) /* a full disk is an error, not a flaky network */
+		if (r->items[i].outcome == OW_FETCH_FAILED && r->items[i].rc == OW_ENOSPC)
+			return ow_err(OW_ENOSPC, "%s: %s", r->items[i].filename, r->items[i].detail);
 	if (r->failed)
 		return ow_err(OW_EINCOMPLETE, "%zu of %zu files could not be downloaded (partials kept; "
 		                              "re-run to resume)",

@@ -145,6 +145,26 @@ static void test_safe_component(void **state)
 	assert_false(ow_safe_component(long_name));
 }
 
+/* The disk-space rule: the file, what the downloads under way still bring,
+ * and a margin of a twentieth (at least 1 MiB) must fit in what is free. */
+static void test_space_rule(void **state)
+{
+	(void)state;
+	uint64_t want;
+	const uint64_t MiB = 1u << 20;
+	assert_false(ow_space_short(10 * MiB, 0, 11 * MiB, &want));
+	assert_int_equal(want, 11 * MiB);               /* 10 MiB + the 1 MiB floor */
+	assert_true(ow_space_short(10 * MiB, 0, 11 * MiB - 1, &want));
+	assert_true(ow_space_short(10 * MiB, 5 * MiB, 12 * MiB, &want)); /* others come first */
+	assert_false(ow_space_short(1000 * MiB, 0, 1050 * MiB, &want)); /* 5 %: 50 MiB */
+	assert_true(ow_space_short(1000 * MiB, 0, 1050 * MiB - 1, &want));
+	assert_true(ow_space_short(UINT64_MAX - 1, 2, UINT64_MAX, &want)); /* overflow: short */
+	uint64_t avail = 0;
+	assert_int_equal(ow_fs_avail("/", &avail), 0);
+	assert_true(avail > 0);
+	assert_true(ow_fs_avail("/nonexistent/dir", &avail) < 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +174,7 @@ int main(void)
 		cmocka_unit_test(test_mkdir_p_and_join),
 		cmocka_unit_test(test_lock_excludes_and_times_out),
 		cmocka_unit_test(test_safe_component),
+		cmocka_unit_test(test_space_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
