@@ -334,12 +334,15 @@ static int applies(const struct bt *b, const struct ow_requirement *r, const cha
 static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, int d,
                              struct ow_str *reason)
 {
-	struct node *nd = &b->nodes[n];
+	/* copies: adding requirements may grow (move) b->nodes */
+	char name[OW_NAME_MAX], extra[OW_NAME_MAX];
+	snprintf(name, sizeof name, "%s", b->nodes[n].name);
+	snprintf(extra, sizeof extra, "%s", b->nodes[n].extra);
 	const char *label = b->lv[d].chain;
 	int rc = 0;
-	if (*nd->extra) {
+	if (*extra) {
 		struct ow_requirement base = {0};
-		snprintf(base.name, sizeof base.name, "%s", nd->name);
+		snprintf(base.name, sizeof base.name, "%s", name);
 		if ((rc = ow_spec_parse(&base.spec, "")) == 0) {
 			base.spec.n = 1;
 			base.spec.specs[0].op = OW_OP_EQ;
@@ -352,7 +355,7 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 	const char *const *lines = NULL, *why = NULL;
 	size_t nl = 0;
 	if (rc == 0)
-		rc = b->p->requires(b->p->ud, nd->name, c, &lines, &nl, &why);
+		rc = b->p->requires(b->p->ud, name, c, &lines, &nl, &why);
 	if (rc == BT_PENDING) {
 		b->pending = true;
 		return 0;
@@ -371,8 +374,8 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 		bool yes = false, base_yes = false;
 		if ((rc = parse_line(lines[i], &r, b->lv[d].label)) < 0)
 			break;
-		applies(b, &r, nd->extra, &yes);
-		if (*nd->extra) /* the extra adds only what the base does not have */
+		applies(b, &r, extra, &yes);
+		if (*extra) /* the extra adds only what the base does not have */
 			applies(b, &r, "", &base_yes);
 		if (yes && !base_yes)
 			rc = add_requirement(b, &r, d, label, false);
