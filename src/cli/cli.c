@@ -470,7 +470,11 @@ int cli_fail(struct cli *c, int rc)
 	char prefix[64];
 	cli_progress_clear();
 	snprintf(prefix, sizeof prefix, "offwheel %s: ", c->cmd ? c->cmd : "");
-	char *safe = cli_terminal_dup(*d ? d : ow_err_text(rc)); /* names in it may be hostile */
+	const char *text = *d ? d : ow_err_text(rc);
+	size_t n = c->cmd ? strlen(c->cmd) : 0;
+	if (n && !strncmp(text, c->cmd, n) && !strncmp(text + n, ": ", 2))
+		text += n + 2; /* "offwheel resolve: resolve: ..." says the command once */
+	char *safe = cli_terminal_dup(text); /* names in it may be hostile */
 	cli_wrapped(stderr, prefix, safe ? safe : ow_err_text(rc));
 	remember(c, ow_err_name(rc), ow_err_exit_code(rc), safe ? safe : ow_err_text(rc));
 	free(safe);
