@@ -82,20 +82,6 @@ const char *cli_nearest(const char *word, const char *const *names, size_t n)
 	return nprefixed == 1 ? prefixed : best;
 }
 
-/* The width help text is wrapped to: $COLUMNS when set, else the
- * terminal's, else 80 (a pipe, a file, the man page generator). */
-static int help_cols(FILE *f)
-{
-	const char *e = getenv("COLUMNS");
-	long v = e ? strtol(e, NULL, 10) : 0;
-	if (v >= 40 && v <= 1000)
-		return (int)v;
-	struct winsize ws;
-	if (isatty(fileno(f)) && ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
-		return ws.ws_col;
-	return 80;
-}
-
 /* text from column `col` on, wrapped at spaces to `width`, continuation
  * lines indented to `indent`; a word longer than a line is never cut. */
 static void wrap_text(FILE *f, const char *text, int col, int indent, int width)
@@ -153,7 +139,7 @@ static bool is_first_opt(const char *name)
 
 static void print_opts(FILE *f, const struct cli_opt *opts)
 {
-	int width = help_cols(f);
+	int width = cli_columns(fileno(f), 80);
 	for (size_t i = 0; first_opts[i]; i++)
 		for (const struct cli_opt *o = opts; o && o->name; o++)
 			if (!strcmp(o->name, first_opts[i]))
@@ -194,7 +180,7 @@ static size_t usage_item(const char *p)
  * a [...] group. */
 static void synopsis(FILE *f, const struct cli_opt *opts, const char *usage)
 {
-	int width = help_cols(f);
+	int width = cli_columns(fileno(f), 80);
 	size_t col = (size_t)fprintf(f, "usage: offwheel") > 0 ? 15 : 0;
 	for (const char *p = usage; *p;) {
 		p += strspn(p, " ");
@@ -251,7 +237,7 @@ void cli_usage(FILE *f, const struct cli *c, const struct cli_opt *opts, const c
 {
 	synopsis(f, opts, usage);
 	fputc('\n', f);
-	description_text(f, description, help_cols(f));
+	description_text(f, description, cli_columns(fileno(f), 80));
 	if (count_opts(opts)) {
 		fprintf(f, "\noptions:\n");
 		print_opts(f, opts);
@@ -413,7 +399,6 @@ int cli_with_store(struct cli *c, enum ow_store_mode mode,
 	return rc;
 }
 
-static int term_cols(int fd);
 
 /* Columns of n bytes of UTF-8 text (continuation bytes take none). */
 static size_t text_cols(const char *s, size_t n)
@@ -426,7 +411,7 @@ static size_t text_cols(const char *s, size_t n)
 
 void cli_wrapped(FILE *f, const char *prefix, const char *msg)
 {
-	int cols = isatty(fileno(f)) ? term_cols(fileno(f)) : 0;
+	int cols = isatty(fileno(f)) ? cli_columns(fileno(f), 80) : 0;
 	size_t col = text_cols(prefix, strlen(prefix));
 	cli_progress_clear();
 	fputs(prefix, f);
@@ -642,18 +627,15 @@ void cli_progress_clear(void)
 	pthread_mutex_unlock(&ev_lock);
 }
 
-/* The width of the terminal on fd, else $COLUMNS, else 80; at least 40. */
-static int term_cols(int fd)
+int cli_columns(int fd, int fallback)
 {
 	struct winsize ws;
-	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+	if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
 		return ws.ws_col;
 	const char *e = getenv("COLUMNS");
 	long n = e ? strtol(e, NULL, 10) : 0;
-	return n >= 40 && n <= 1000 ? (int)n : 80;
+	return n >= 40 && n <= 1000 ? (int)n : fallback;
 }
-
-int cli_term_cols(FILE *f) { return term_cols(fileno(f)); }
 
 /* `s` in at most `w` columns: a long name keeps its head and its tail,
  * joined by "..."; a URL only its tail (the page: variant and project). */
@@ -850,7 +832,7 @@ static void total_line(int cols)
 static void draw_bars(void)
 {
 	char b[32];
-	int cols = term_cols(2);
+	int cols = cli_columns(2, 80);
 	/* "  NAME 100% of 999.99 MB": the name takes what the rest leaves */
 	int namew = cols - 24;
 	namew = namew > 200 ? 200 : namew;

@@ -105,8 +105,10 @@ void cli_progress_clear(void);
 void cli_wrapped(FILE *f, const char *prefix, const char *msg);
 /* "1.23 GB" style. */
 const char *cli_bytes(unsigned long long n, char *buf, size_t len);
-/* The width of the terminal `f` is, else $COLUMNS, else 80. */
-int cli_term_cols(FILE *f);
+/* The columns text on fd may use: the terminal's width when fd is one,
+ * else $COLUMNS, else `fallback` (80 for help and messages, 0 = no limit
+ * for a listing that stays one greppable row per item in a pipe). */
+int cli_columns(int fd, int fallback);
 /* A wheel file name in `w` columns (padded): the tags are shortened or
  * dropped, the distribution and version kept whole. */
 void cli_fit_name(const char *name, int w, char *out, size_t n);

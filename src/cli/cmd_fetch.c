@@ -182,7 +182,7 @@ void fetch_item_text(const struct cli *c, const struct ow_fetch_item *it)
 	int k = snprintf(tail, sizeof tail, "%s%s%s%s", cli_bytes(it->bytes, b, sizeof b),
 	                 it->resumed ? " (resumed)" : "", it->trust ? "  " : "",
 	                 it->trust ? it->trust : "");
-	int split = isatty(fileno(stdout)) && n + 2 + k > cli_term_cols(stdout);
+	int split = isatty(fileno(stdout)) && n + 2 + k > cli_columns(fileno(stdout), 80);
 	cli_say(c, "%s%s%s\n", head, split ? "\n         " : "  ", tail);
 }
 

@@ -4,9 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "render.h"
@@ -220,19 +218,6 @@ static void widths(const struct ow_resolve_report *r, int *w)
 		w[p + 1] = w[p + 1] < 9 ? 9 : w[p + 1];
 }
 
-/* The columns the matrix may use: the terminal's width when stdout is one,
- * else $COLUMNS when set, else no limit (a pipe or a log keeps one greppable
- * row per target). */
-static int matrix_cols(void)
-{
-	struct winsize ws;
-	if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
-		return ws.ws_col;
-	const char *e = getenv("COLUMNS");
-	long v = e ? strtol(e, NULL, 10) : 0;
-	return v >= 40 && v <= 1000 ? (int)v : 0;
-}
-
 /* The wide table's width: the target, each project, the state. */
 static int wide_width(const struct ow_resolve_report *r, const int *w)
 {
@@ -246,15 +231,17 @@ static int wide_width(const struct ow_resolve_report *r, const int *w)
 static void sub_line(const struct cli *c, const char *fmt, ...) OW_PRINTF(2, 3);
 static void sub_line(const struct cli *c, const char *fmt, ...)
 {
-	char buf[1024];
+	char *buf = NULL;
 	va_list ap;
 	if (c->json || c->verbosity < 0)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	int n = vasprintf(&buf, fmt, ap); /* a conflict's chain can be long: never cut */
 	va_end(ap);
 	fflush(stdout);
-	cli_wrapped(stdout, "    ", buf);
+	cli_wrapped(stdout, "    ", n < 0 ? "(out of memory)" : buf);
+	if (n >= 0)
+		free(buf);
 }
 
 static void target_versions(const struct cli *c, const struct ow_resolve_report *r,
@@ -344,7 +331,7 @@ void resolve_render_text(const struct cli *c, const struct index_opts *o,
 {
 	int w[OW_RESOLVE_MAX_PROJECTS + 1];
 	widths(r, w);
-	int cols = matrix_cols(), narrow = cols && wide_width(r, w) > cols && r->nprojects > 1;
+	int cols = cli_columns(1, 0), narrow = cols && wide_width(r, w) > cols && r->nprojects > 1;
 	if (narrow) /* one version column, as wide as the widest of any project */
 		for (size_t p = 2; p <= r->nprojects; p++)
 			w[1] = w[p] > w[1] ? w[p] : w[1];

@@ -7,49 +7,47 @@
 #include "render.h"
 #include "offwheel/resolve.h"
 
-static json_t *members_json(struct cli *c, ow_store *s, int64_t id, int *rc)
+/* How many members of the set are in the store. */
+static size_t fetched_of(const struct ow_resolve_member *m, size_t n)
 {
-	struct ow_resolve_member *m;
-	size_t n;
-	json_t *a = json_array();
-	if ((*rc = ow_set_members(s, id, &m, &n)) < 0) {
-		*rc = cli_fail(c, *rc);
-		return a;
-	}
+	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, resolve_member_json(&m[i]));
-	ow_set_members_free(m, n);
-	return a;
+		k += m[i].object[0] != '\0';
+	return k;
 }
 
-/* How many members of the set are in the store. */
 static size_t fetched_count(ow_store *s, int64_t id, size_t *n_out)
 {
 	struct ow_resolve_member *m;
-	size_t n, k = 0;
+	size_t n;
 	*n_out = 0;
 	if (ow_set_members(s, id, &m, &n) < 0)
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		k += m[i].object[0] != '\0';
+	size_t k = fetched_of(m, n);
 	ow_set_members_free(m, n);
 	*n_out = n;
 	return k;
 }
 
+/* One set with its members, read once for both the list and the count. */
 static json_t *set_json(struct cli *c, ow_store *s, const struct ow_set_row *r, int *rc)
 {
-	size_t n;
-	size_t k = fetched_count(s, r->id, &n);
-	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s?, s:b, s:b, s:s?, s:I, s:I, s:I, s:I, s:o}",
-	                      "id", (json_int_t)r->id, "target", r->target, "index_url", r->index_url,
-	                      "selector", r->selector, "torch",
-	                      *r->torch_version ? r->torch_version : NULL, "complete", r->complete,
-	                      "with_deps", r->with_deps, "missing", *r->missing ? r->missing : NULL,
-	                      "created_at", (json_int_t)r->created_at, "resolved_at",
-	                      (json_int_t)r->resolved_at, "n_members", (json_int_t)r->nmembers,
-	                      "fetched", (json_int_t)k, "members", members_json(c, s, r->id, rc));
-	return o;
+	struct ow_resolve_member *m = NULL;
+	size_t n = 0;
+	json_t *a = json_array();
+	if ((*rc = ow_set_members(s, r->id, &m, &n)) < 0)
+		*rc = cli_fail(c, *rc);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, resolve_member_json(&m[i]));
+	size_t k = fetched_of(m, n);
+	ow_set_members_free(m, n);
+	return json_pack("{s:I, s:s, s:s, s:s, s:s?, s:b, s:b, s:s?, s:I, s:I, s:I, s:I, s:o}", "id",
+	                 (json_int_t)r->id, "target", r->target, "index_url", r->index_url,
+	                 "selector", r->selector, "torch", *r->torch_version ? r->torch_version : NULL,
+	                 "complete", r->complete, "with_deps", r->with_deps, "missing",
+	                 *r->missing ? r->missing : NULL, "created_at", (json_int_t)r->created_at,
+	                 "resolved_at", (json_int_t)r->resolved_at, "n_members",
+	                 (json_int_t)r->nmembers, "fetched", (json_int_t)k, "members", a);
 }
 
 /* STATE: what the set is good for now.  "fetched" (every file in the

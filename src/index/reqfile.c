@@ -288,7 +288,7 @@ static int run_option(struct rf_file *f, const struct rf_words *w, size_t *i)
 
 static int refused_option(struct rf_file *f, const char *a)
 {
-	if (!strcmp(a, "-e") || !strncmp(a, "--editable", 10) || !strncmp(a, "-e", 2))
+	if (!strncmp(a, "-e", 2) || !strncmp(a, "--editable", 10))
 		return rf_fail(f, "editable installs (-e) need the source tree on the target; "
 		                  "offwheel carries wheels: name the project and version instead",
 		               NULL);

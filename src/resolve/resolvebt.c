@@ -117,8 +117,10 @@ static int p_candidates(void *ud, const char *name, const struct bt_cand **out, 
 	return rc;
 }
 
-static int unusable(struct prov *p, const char **why, const char *fmt, ...) OW_PRINTF(3, 4);
-static int unusable(struct prov *p, const char **why, const char *fmt, ...)
+/* Answer `answer` (BT_UNUSABLE, BT_FAIL) with *why made from fmt. */
+static int refuse(struct prov *p, const char **why, int answer, const char *fmt, ...)
+	OW_PRINTF(4, 5);
+static int refuse(struct prov *p, const char **why, int answer, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -130,7 +132,7 @@ static int unusable(struct prov *p, const char **why, const char *fmt, ...)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	}
 	*why = p->unusable;
-	return BT_UNUSABLE;
+	return answer;
 }
 
 /* The `where` of a stack line whose --hash pins on `name` this file's
@@ -157,25 +159,22 @@ static int p_requires(void *ud, const char *name, const struct bt_cand *c,
 {
 	struct prov *p = ud;
 	const struct rs_cand *rc = c->ref;
-	(void)name;
 	*lines = NULL, *n = 0, *why = NULL;
 	const struct rs_meta *m = rs_meta_get(p->x, rc);
 	if (!m)
 		return BT_PENDING;
-	if (m->state == RS_META_NONE && unusable(p, why, "%s: %s", rc->filename,
-		                m->why ? m->why
-		                       : "its metadata could not be read (no .metadata file and the "
-		                         "wheel could not be fetched) — re-run, or check the index") < 0)
-		return OW_ENOMEM;
 	if (m->state == RS_META_NONE) /* broken metadata stops the target, as pip's error would */
-		return BT_FAIL;
+		return refuse(p, why, BT_FAIL, "%s: %s", rc->filename,
+		              m->why ? m->why
+		                     : "its metadata could not be read (no .metadata file and the "
+		                       "wheel could not be fetched) — re-run, or check the index");
 	const char *pin = hash_pin_refuses(p->x, name, rc);
 	if (pin)
-		return unusable(p, why, "%s: its sha256 is not among the --hash pins of %s",
-		                rc->filename, pin);
+		return refuse(p, why, BT_UNUSABLE, "%s: its sha256 is not among the --hash pins of %s",
+		              rc->filename, pin);
 	if (!rs_python_ok(p->t, m->requires_python))
-		return unusable(p, why, "Requires-Python '%s' excludes the target (%s)",
-		                m->requires_python, rc->filename);
+		return refuse(p, why, BT_UNUSABLE, "Requires-Python '%s' excludes the target (%s)",
+		              m->requires_python, rc->filename);
 	*lines = (const char *const *)m->reqs;
 	*n = m->nreqs;
 	return 0;
