@@ -484,7 +484,11 @@ static int parse_extras(struct rparser *p, struct ow_requirement *r)
 	}
 	for (;;) {
 		if (r->nextras == OW_REQ_EXTRAS_MAX)
-			return req_error(p, "too many extras");
+			return req_error(p, "more than 256 extras");
+		char(*grown)[OW_NAME_MAX] = realloc(r->extras, (r->nextras + 1) * sizeof *r->extras);
+		if (!grown)
+			return ow_err(OW_ENOMEM, "requirement: out of memory for its extras");
+		r->extras = grown;
 		rskip(p);
 		int rc = parse_name(p, r->extras[r->nextras], OW_NAME_MAX);
 		if (rc < 0)
@@ -595,4 +599,7 @@ void ow_requirement_free(struct ow_requirement *r)
 		return;
 	ow_marker_free(r->marker);
 	r->marker = NULL;
+	free(r->extras);
+	r->extras = NULL;
+	r->nextras = 0;
 }

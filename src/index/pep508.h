@@ -13,7 +13,7 @@
 #include "tags.h"
 
 #define OW_REQ_TEXT_MAX 4096 /* longest requirement line accepted */
-#define OW_REQ_EXTRAS_MAX 16 /* extras in [..] */
+#define OW_REQ_EXTRAS_MAX 256 /* extras in [..]: pandas[all] lists 23 */
 #define OW_MARKER_NODES_MAX 64
 #define OW_MARKER_DEPTH_MAX 32
 #define OW_MARKER_STR_MAX 128 /* one quoted string + NUL */
@@ -66,7 +66,7 @@ void ow_marker_free(struct ow_marker *m);
 
 struct ow_requirement {
 	char name[OW_NAME_MAX]; /* normalized */
-	char extras[OW_REQ_EXTRAS_MAX][OW_NAME_MAX];
+	char (*extras)[OW_NAME_MAX]; /* nextras normalized names, owned; NULL when none */
 	size_t nextras;
 	struct ow_specset spec;
 	bool has_url; /* "name @ url": parsed, flagged, to be refused */
@@ -79,7 +79,8 @@ int ow_requirement_parse(struct ow_requirement *r, const char *line);
 /* Whether the requirement applies to the target (no marker: yes). */
 int ow_requirement_applies(const struct ow_requirement *r, const struct ow_marker_env *env,
                            const char *extra, bool *result);
-/* Frees the marker; the struct itself is the caller's.  NULL is a no-op. */
+/* Frees the marker and the extras; the struct itself is the caller's.
+ * NULL is a no-op. */
 void ow_requirement_free(struct ow_requirement *r);
 
 #endif

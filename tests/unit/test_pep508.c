@@ -174,7 +174,19 @@ static void test_requirement_parts(void **state)
 	assert_non_null(r.marker);
 	ow_requirement_free(&r);
 
+	/* pandas 3.1.1's own line: its [all] extra asks for 23 of its extras */
+	assert_int_equal(ow_requirement_parse(&r, "pandas[aws,clipboard,compression,computation,excel,"
+						 "feather,fss,gcp,hdf5,html,iceberg,mysql,output-formatting,"
+						 "parquet,performance,plot,postgresql,pyarrow,spss,sql-other,"
+						 "test,timezone,xml]; extra == \"all\""), 0);
+	assert_int_equal(r.nextras, 23);
+	assert_string_equal(r.extras[12], "output-formatting");
+	assert_string_equal(r.extras[22], "xml");
+	ow_requirement_free(&r);
+	assert_null(r.extras);
+
 	assert_int_equal(ow_requirement_parse(&r, "pillow!=8.3.*,>=5.3.0"), 0);
+	assert_null(r.extras);
 	struct ow_version v;
 	assert_int_equal(ow_pep440_parse(&v, "8.3.2"), 0);
 	assert_false(ow_spec_contains(&r.spec, &v, false));
