@@ -258,6 +258,8 @@ static void crits_text(const struct bt *b, size_t n, size_t skip, const char *se
 static void yanked_text(const struct bt *b, size_t n, struct ow_str *s)
 {
 	const struct node *nd = &b->nodes[n];
+	if (pinned_exactly(b, n)) /* then a yanked release is taken: not the reason */
+		return;
 	for (size_t i = 0; i < nd->nc; i++) {
 		bool fits = nd->c[i].yanked;
 		for (size_t k = 0; fits && k < b->ncrits; k++)
@@ -269,6 +271,20 @@ static void yanked_text(const struct bt *b, size_t n, struct ow_str *s)
 			return;
 		}
 	}
+}
+
+/* What the provider knows of releases the criteria on n admit that have
+ * no file for the target (numpy<2 on Python 3.13). */
+static void unfit_text(const struct bt *b, size_t n, struct ow_str *s)
+{
+	const struct ow_specset *specs[64];
+	size_t ns = 0;
+	if (!b->p->unfit)
+		return;
+	for (size_t k = 0; k < b->ncrits && ns < 64; k++)
+		if (b->crits[k].node == n)
+			specs[ns++] = &b->crits[k].spec;
+	(void)b->p->unfit(b->p->ud, b->nodes[n].name, specs, ns, s);
 }
 
 /* Who first asked for node n: a decision's chain or an input's where. */
@@ -305,6 +321,7 @@ static void explain(struct bt *b, size_t n, const char *reasons)
 	else
 		crits_text(b, n, SIZE_MAX, "; ", &s);
 	yanked_text(b, n, &s);
+	unfit_text(b, n, &s);
 	free(b->conflict);
 	b->conflict = NULL;
 	(void)ow_str_take(&s, &b->conflict);

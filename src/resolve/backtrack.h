@@ -32,6 +32,7 @@
 
 #include "pep440.h"
 #include "pep508.h"
+#include "offwheel/str.h"
 
 #define BT_NODES_MAX 2048      /* projects and project[extra]s of one target */
 #define BT_STEPS_MAX 200000    /* candidates tried before giving up */
@@ -63,6 +64,11 @@ struct bt_provider {
 	 * must stop (metadata refused as broken): the result's conflict. */
 	int (*requires)(void *ud, const char *name, const struct bt_cand *c,
 	                const char *const **lines, size_t *n, const char **why);
+	/* Optional (NULL: none): when project `name` has no candidate that
+	 * meets every criterion, append to out what the target lacks — a
+	 * release the criteria admit that has files for other targets only. */
+	int (*unfit)(void *ud, const char *name, const struct ow_specset *const *specs, size_t n,
+	             struct ow_str *out);
 	void *ud;
 };
 

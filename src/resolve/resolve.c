@@ -18,7 +18,7 @@
 #include "tags.h"
 
 #define RS_WINDOW0 2
-#define RS_ROUNDS_MAX 64
+#define RS_ROUNDS_MAX 256 /* a round per release passed over, RS_PREFETCH at a time */
 
 static const char *const default_projects[] = {"torch", "torchvision", "torchaudio"};
 

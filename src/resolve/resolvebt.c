@@ -154,6 +154,24 @@ static const char *hash_pin_refuses(const struct rs_ctx *x, const char *name,
 	return NULL;
 }
 
+#define RS_PREFETCH 8 /* candidates past the one asked for, once the newest was passed over */
+
+/* The search asks a candidate below the newest of its project: it is going
+ * back through the releases, and each one it rejects would cost a round of
+ * its own.  Queue the metadata of the next few with it, as uv prefetches. */
+static void prefetch(struct prov *p, const struct bt_cand *c)
+{
+	for (size_t k = 0; k < p->nlists; k++) {
+		const struct pv_list *l = &p->lists[k];
+		if (c < l->c || c >= l->c + l->n)
+			continue;
+		size_t at = (size_t)(c - l->c);
+		for (size_t i = at + 1; at > 0 && i < l->n && i <= at + RS_PREFETCH; i++)
+			(void)rs_meta_get(p->x, l->rc[i]);
+		return;
+	}
+}
+
 static int p_requires(void *ud, const char *name, const struct bt_cand *c,
                       const char *const **lines, size_t *n, const char **why)
 {
@@ -161,8 +179,10 @@ static int p_requires(void *ud, const char *name, const struct bt_cand *c,
 	const struct rs_cand *rc = c->ref;
 	*lines = NULL, *n = 0, *why = NULL;
 	const struct rs_meta *m = rs_meta_get(p->x, rc);
-	if (!m)
+	if (!m) {
+		prefetch(p, c);
 		return BT_PENDING;
+	}
 	if (m->state == RS_META_NONE) /* broken metadata stops the target, as pip's error would */
 		return refuse(p, why, BT_FAIL, "%s: %s", rc->filename,
 		              m->why ? m->why
@@ -177,6 +197,51 @@ static int p_requires(void *ud, const char *name, const struct bt_cand *c,
 		              m->requires_python, rc->filename);
 	*lines = (const char *const *)m->reqs;
 	*n = m->nreqs;
+	return 0;
+}
+
+static bool admitted(const struct ow_specset *const *specs, size_t n, const struct ow_version *v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!ow_spec_contains(specs[i], v, false))
+			return false;
+	return true;
+}
+
+/* The newest release on name's page that specs admit, when it has wheels
+ * for other targets only: "numpy 1.26.4 meets them, but none of its 29
+ * wheels is for this target; the newest numpy with one is 2.4.6". */
+static int p_unfit(void *ud, const char *name, const struct ow_specset *const *specs, size_t ns,
+                   struct ow_str *out)
+{
+	struct prov *p = ud;
+	struct rs_list *l;
+	if (root_pick(p, name))
+		return 0;
+	int rc = rs_list_get(p->x, name, p->variant, true, &l);
+	if (rc < 0 || l->state != RS_LIST_LOADED)
+		return rc < 0 ? rc : 0;
+	const struct rs_cand *best = NULL;
+	for (size_t i = 0; i < l->n; i++)
+		if (!l->c[i].yanked && admitted(specs, ns, &l->c[i].v) &&
+		    (!best || ow_pep440_cmp(&l->c[i].v, &best->v) > 0))
+			best = &l->c[i];
+	struct rs_cand **v = NULL;
+	size_t nv = 0, files = 0;
+	if (!best || (rc = rs_view(p->x, l, p->t, &v, &nv)) < 0)
+		return rc;
+	bool here = false;
+	for (size_t i = 0; i < nv && !here; i++)
+		here = !ow_pep440_cmp(&v[i]->v, &best->v);
+	for (size_t i = 0; i < l->n; i++)
+		files += !ow_pep440_cmp(&l->c[i].v, &best->v);
+	if (!here) {
+		ow_str_printf(out, "; %s %s meets them, but none of its %zu wheel%s is for this target",
+		              name, best->version_text, files, files == 1 ? "" : "s");
+		if (nv)
+			ow_str_printf(out, "; the newest %s with one is %s", name, v[0]->version_text);
+	}
+	free(v);
 	return 0;
 }
 
@@ -250,7 +315,7 @@ int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
 	struct ow_requirement reqs[OW_RESOLVE_MAX_PROJECTS];
 	struct bt_input *in = calloc(nroots + x->nstack + 1, sizeof *in);
 	struct bt_input *cons = calloc(x->nstack + 1, sizeof *cons);
-	struct bt_provider bp = {p_candidates, p_requires, &p};
+	struct bt_provider bp = {p_candidates, p_requires, p_unfit, &p};
 	struct bt_opts o = {&env, x->o->pre, 0};
 	struct bt_result r;
 	size_t nin = nroots, ncons = 0;

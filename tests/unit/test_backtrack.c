@@ -183,7 +183,7 @@ static void resolve(struct run *x, const char *spec, const char *roots, const ch
 	fprov_init(&x->f, spec);
 	split(roots, rr, ri, &nr);
 	split(cons, cr, ci, &nc);
-	struct bt_provider p = {f_candidates, f_requires, &x->f};
+	struct bt_provider p = {f_candidates, f_requires, NULL, &x->f};
 	struct bt_opts o = {&env, pre, 0};
 	x->rc = bt_resolve(&p, &o, ri, nr, ci, nc, &x->r);
 	for (size_t i = 0; i < nr; i++)
