@@ -208,3 +208,46 @@ for i in json.load(open(sys.argv[1]))["install"]:
 	done
 	[ "$n" -ge 4 ]
 }
+
+@test "stack a end to end on the host's target: sync, export, then uv installs the lock file and pip the hashed requirements, offline, pip check clean" {
+	[ "$(uname -sm)" = "Linux x86_64" ] || skip "the fixture's wheels for the host ($(uname -sm)) are none of the 12 targets"
+	py=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	t=cp${py/./}-manylinux_2_28_x86_64
+	jq -e --arg t "$t" '.targets | has($t)' "$SRV/www/a/EXPECTED.json" >/dev/null || skip "host python $py is not one of 3.11-3.13"
+	ws=$SRV/ws-a-sync
+	run --separate-stderr "$OFFWHEEL" --home "$ws" sync --index-url "$OW_HTTP_URL/a/www/whl" --variant cu130 \
+		--extra-index-url "$OW_HTTP_URL/a/www/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--python "$py" --platform linux-x86_64 -r "$SRV/a.req"
+	echo "sync exit $status; $stderr" | tail -5
+	[ "$status" -eq 0 ]
+	"$OFFWHEEL" keygen "$SRV/a.sec" >/dev/null
+	"$OFFWHEEL" --home "$ws" -q export "$SRV/stick-a" --all-sets --sign "$SRV/a.sec"
+	"$OFFWHEEL" -q check "$SRV/stick-a" --pubkey "$SRV/a.pub"
+	lock=$SRV/stick-a/pylock.cu130-$t.toml
+	req=$SRV/stick-a/requirements/cu130-$t.txt
+	[ -f "$lock" ] && [ -f "$req" ]
+	# the lock file lists exactly uv's closure on PyPI
+	python3 -c '
+import re, sys, tomllib
+doc = tomllib.load(open(sys.argv[1], "rb"))
+for p in doc["packages"]:
+    print(re.sub(r"[-_.]+", "-", p["name"]).lower() + "==" + p["version"])' "$lock" | sort >"$BATS_TEST_TMPDIR/lock.txt"
+	diff -u --label "uv-on-PyPI $t" --label "pylock" <(exp_closure a "$t") "$BATS_TEST_TMPDIR/lock.txt"
+	cd "$SRV/stick-a"
+	# pip: the hashed requirements, no index, into a fresh venv
+	python3 -m venv "$BATS_TEST_TMPDIR/vpip"
+	"$BATS_TEST_TMPDIR/vpip/bin/pip" install -q --no-index --find-links wheels --require-hashes -r "$req"
+	"$BATS_TEST_TMPDIR/vpip/bin/pip" check
+	"$BATS_TEST_TMPDIR/vpip/bin/pip" list --format freeze | grep -qx 'transformers==[0-9.]*'
+	# uv: the lock file, offline, into another fresh venv
+	if [ -x "$UVENV/bin/uv" ]; then
+		"$UVENV/bin/uv" venv -q --no-config -p python3 "$BATS_TEST_TMPDIR/vuv"
+		"$UVENV/bin/uv" pip install -q --no-config --offline --no-index --no-cache \
+			--python "$BATS_TEST_TMPDIR/vuv/bin/python" -r "$lock"
+		"$BATS_TEST_TMPDIR/vpip/bin/pip" --python "$BATS_TEST_TMPDIR/vuv/bin/python" check
+		diff <("$BATS_TEST_TMPDIR/vpip/bin/pip" list --format freeze | grep -v '^pip==' | sort) \
+			<("$BATS_TEST_TMPDIR/vpip/bin/pip" --python "$BATS_TEST_TMPDIR/vuv/bin/python" list --format freeze | grep -v '^pip==' | sort)
+	else
+		skip "uv is not in $UVENV (no network when the uv oracle ran?): the pylock install did not run"
+	fi
+}
