@@ -3,7 +3,8 @@
  * ow_resolve_opts.stack takes.  A file is read as pip reads it (continuation
  * lines, comments, ${VAR}, -r/-c includes relative to the file, --hash
  * pins, markers); what offwheel cannot honour (editable installs, paths and
- * URLs, --no-binary, --find-links) is refused naming FILE:LINE. */
+ * URLs, --no-binary, --find-links) is refused naming FILE:LINE.  A
+ * pyproject.toml gives its [project] dependencies, extras and groups. */
 #ifndef OW_STACK_H
 #define OW_STACK_H
 
@@ -33,6 +34,22 @@ struct ow_stack {
 int ow_stack_add_file(struct ow_stack *s, const char *path, bool constraint);
 /* One requirement (PEP 508), `where` naming it in messages ("--with"). */
 int ow_stack_add_line(struct ow_stack *s, const char *line, const char *where);
+/* What to take from a pyproject.toml besides its [project] dependencies:
+ * extras of [project.optional-dependencies] and PEP 735 groups of
+ * [dependency-groups], named as given (compared normalized). */
+struct ow_stack_pyproject {
+	const char *const *extras;
+	size_t nextras;
+	bool all_extras;
+	const char *const *groups;
+	size_t ngroups;
+};
+/* The requirements of a pyproject.toml, each named "FILE:LINE (table)".
+ * OW_EINVAL for what cannot be read (dynamic dependencies, an extra or a
+ * group the file lacks: the ones it has are listed), OW_EPARSE for a file
+ * that is not TOML, OW_ENOENT / OW_EIO for one that cannot be read. */
+int ow_stack_add_pyproject(struct ow_stack *s, const char *path,
+                           const struct ow_stack_pyproject *w);
 /* Whether a requirement of the stack names the project (normalized). */
 bool ow_stack_names(const struct ow_stack *s, const char *project);
 void ow_stack_dispose(struct ow_stack *s);

@@ -1,15 +1,42 @@
 /* stackopts.c - -r, -c and --with for resolve and sync (stackopts.h). */
 #include "stackopts.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include <stdio.h>
+#include "offwheel/error.h"
 #include "offwheel/resolve.h"
+
+static bool is_pyproject(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	return !strcmp(base ? base + 1 : path, "pyproject.toml");
+}
+
+static int add_pyproject(struct stack_opts *o, const char *path)
+{
+	char **g = realloc(o->pyprojects, (o->npyprojects + 1) * sizeof *g);
+	if (g)
+		o->pyprojects = g;
+	if (!g || !(g[o->npyprojects] = strdup(path)))
+		return ow_err(OW_ENOMEM, "out of memory");
+	o->npyprojects++;
+	return 0;
+}
 
 int stack_opt(struct cli *c, struct stack_opts *o, int key, const char *arg)
 {
 	int rc;
-	if (key == 'r' || key == 'c')
+	if (key == STK_EXTRA || key == STK_GROUP)
+		return strlist_add_csv(key == STK_EXTRA ? &o->extras : &o->groups, arg);
+	if (key == STK_ALL_EXTRAS) {
+		o->all_extras = true;
+		return 0;
+	}
+	if (key == 'r' && is_pyproject(arg))
+		rc = add_pyproject(o, arg);
+	else if (key == 'r' || key == 'c')
 		rc = ow_stack_add_file(&o->st, arg, key == 'c');
 	else if (key == STK_WITH)
 		rc = ow_stack_add_line(&o->st, arg, "--with");
@@ -19,10 +46,27 @@ int stack_opt(struct cli *c, struct stack_opts *o, int key, const char *arg)
 	return rc < 0 ? cli_fail(c, rc) : 0;
 }
 
+/* The pyproject.toml files, now that --extra and --group are known. */
+static int read_pyprojects(struct cli *c, struct stack_opts *o)
+{
+	if ((o->extras.n || o->groups.n || o->all_extras) && !o->npyprojects)
+		return cli_usage_error(c, "--extra, --all-extras and --group read a pyproject.toml: give "
+		                    "it with -r pyproject.toml");
+	struct ow_stack_pyproject w = {(const char *const *)o->extras.v, o->extras.n, o->all_extras,
+	                               (const char *const *)o->groups.v, o->groups.n};
+	for (size_t i = 0; i < o->npyprojects; i++) {
+		int rc = ow_stack_add_pyproject(&o->st, o->pyprojects[i], &w);
+		if (rc < 0)
+			return cli_fail(c, rc);
+	}
+	return 0;
+}
+
 int stack_opts_finish(struct cli *c, struct stack_opts *o, struct index_opts *idx)
 {
-	if (!o->given)
-		return 0;
+	int rc = read_pyprojects(c, o);
+	if (rc || !o->given)
+		return rc;
 	if ((o->st.index_url || o->st.nextra) && c->verbosity >= 0) {
 		char prefix[64];
 		snprintf(prefix, sizeof prefix, "offwheel %s: warning: ", c->cmd ? c->cmd : "");
@@ -50,4 +94,9 @@ void stack_resolve_opts(const struct stack_opts *o, struct ow_resolve_opts *ro)
 void stack_opts_free(struct stack_opts *o)
 {
 	ow_stack_dispose(&o->st);
+	for (size_t i = 0; i < o->npyprojects; i++)
+		free(o->pyprojects[i]);
+	free(o->pyprojects);
+	strlist_free(&o->extras);
+	strlist_free(&o->groups);
 }

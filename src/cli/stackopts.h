@@ -1,5 +1,6 @@
 /* stackopts.h - a whole stack for resolve and sync: -r FILE (pip
- * requirements), -c FILE (constraints), --with SPEC.  With any of them the
+ * requirements, or a pyproject.toml with --extra / --all-extras / --group),
+ * -c FILE (constraints), --with SPEC.  With any of them the
  * projects are torch plus what the stack names (torchvision and torchaudio
  * only when named), each target's closure taken over all of them. */
 #ifndef OW_STACKOPTS_H
@@ -9,7 +10,7 @@
 #include "indexopts.h"
 #include "offwheel/stack.h"
 
-enum { STK_WITH = 390 };
+enum { STK_WITH = 390, STK_EXTRA, STK_ALL_EXTRAS, STK_GROUP };
 
 #define CLI_STACK_OPTS                                                                           \
 	{"requirement", 'r', required_argument, "FILE",                                          \
@@ -18,11 +19,22 @@ enum { STK_WITH = 390 };
 	{"constraint", 'c', required_argument, "FILE",                                           \
 	 "a pip constraints file: limits versions, adds no project (repeatable)"},               \
 	{"with", STK_WITH, required_argument, "SPEC",                                            \
-	 "one more requirement of the stack, e.g. 'numpy<2' or 'vllm==0.11.0' (repeatable)"}
+	 "one more requirement of the stack, e.g. 'numpy<2' or 'vllm==0.11.0' (repeatable)"},    \
+	{"extra", STK_EXTRA, required_argument, "NAME",                                          \
+	 "with -r pyproject.toml: its [project.optional-dependencies] NAME too (repeatable)"},  \
+	{"all-extras", STK_ALL_EXTRAS, no_argument, NULL,                                        \
+	 "with -r pyproject.toml: every extra it has"},                                          \
+	{"group", STK_GROUP, required_argument, "NAME",                                          \
+	 "with -r pyproject.toml: its [dependency-groups] NAME too (PEP 735; repeatable)"}
 
 struct stack_opts {
 	struct ow_stack st;
 	bool given;
+	/* pyproject.toml files, read when every option is known */
+	char **pyprojects;
+	size_t npyprojects;
+	struct strlist extras, groups;
+	bool all_extras;
 };
 
 /* 0 handled (a file read at once), an exit code on a bad one, -1 when the

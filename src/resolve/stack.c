@@ -9,6 +9,7 @@
 #include "array.h"
 #include "offwheel/error.h"
 #include "pep508.h"
+#include "pyproject.h"
 #include "reqfile.h"
 
 static int oom(void)
@@ -130,6 +131,24 @@ int ow_stack_add_line(struct ow_stack *s, const char *line, const char *where)
 	if (rc == 0)
 		rc = add_named(s, r.name);
 	ow_requirement_free(&r);
+	return rc;
+}
+
+int ow_stack_add_pyproject(struct ow_stack *s, const char *path,
+                           const struct ow_stack_pyproject *w)
+{
+	char *name = NULL, *text = NULL;
+	size_t len = 0, n = 0;
+	struct ow_pyreq *r = NULL;
+	struct ow_pyproject_want pw = {w->extras, w->nextras, w->all_extras, w->groups, w->ngroups};
+	int rc = ow_reqfile_read_fs(NULL, NULL, path, &name, &text, &len);
+	if (rc == 0)
+		rc = ow_pyproject_requirements(name, text, len, &pw, &r, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = ow_stack_add_line(s, r[i].text, r[i].where);
+	ow_pyreqs_free(r, n);
+	free(name);
+	free(text);
 	return rc;
 }
 

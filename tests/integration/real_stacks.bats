@@ -251,3 +251,57 @@ for p in doc["packages"]:
 		skip "uv is not in $UVENV (no network when the uv oracle ran?): the pylock install did not run"
 	fi
 }
+
+@test "a lab's pyproject.toml (dependencies, a self-referencing extra with a marker, PEP 735 groups with include-group): uv's closure from the same file" {
+	[ -x "$UVENV/bin/uv" ] || skip "uv is not in $UVENV (see the uv-on-the-fixture test): the pyproject oracle did not run"
+	mkdir -p "$BATS_TEST_TMPDIR/lab"
+	cat >"$BATS_TEST_TMPDIR/lab/pyproject.toml" <<'TOML'
+[project]
+name = "Lab_Models"
+version = "1.0"
+requires-python = ">=3.11"
+dependencies = [
+    "torch",
+    "transformers>=4.40",  # the models
+]
+
+[project.optional-dependencies]
+data = ["datasets"]
+All = ["lab-models[data]", "accelerate ; python_version >= '3.12'"]
+
+[dependency-groups]
+train = ["accelerate", {include-group = "Base"}]
+base = ["pyyaml"]
+
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+TOML
+	local t py plat uvp args bad=()
+	for t in cp311-manylinux_2_28_x86_64 cp312-win_amd64 cp313-macosx_14_0_arm64; do
+		py=$(jq -r --arg t "$t" '.platforms[$t].python' "$SRV/www/a/EXPECTED.json")
+		plat=$(jq -r --arg t "$t" '.platforms[$t].offwheel_platform' "$SRV/www/a/EXPECTED.json")
+		uvp=$(jq -r --arg t "$t" '.platforms[$t].uv_python_platform' "$SRV/www/a/EXPECTED.json")
+		for args in "" "--extra all" "--group train" "--all-extras --group train"; do
+			# shellcheck disable=SC2086 # (uv reads --group from ./pyproject.toml)
+			(cd "$BATS_TEST_TMPDIR/lab" && MACOSX_DEPLOYMENT_TARGET=14.0 "$UVENV/bin/uv" pip compile -q --no-config --cache-dir "$SRV/uv-cache" \
+				--no-python-downloads --python-platform "$uvp" --python-version "$py" \
+				--index-url "$OW_HTTP_URL/a/www/whl/cu130" --extra-index-url "$OW_HTTP_URL/a/www/simple" \
+				--allow-insecure-host 127.0.0.1 --only-binary :all: --no-header --no-annotate \
+				pyproject.toml $args) | sed 's/ *;.*//' | sort >"$BATS_TEST_TMPDIR/uv.txt"
+			# shellcheck disable=SC2086
+			ow_stack a --json resolve --offline --python "$py" --platform "$plat" \
+				-r "$BATS_TEST_TMPDIR/lab/pyproject.toml" $args >"$BATS_TEST_TMPDIR/ow.json"
+			[ -s "$BATS_TEST_TMPDIR/uv.txt" ] || { bad+=("$t '$args' (uv failed)"); continue; }
+			diff -u --label "uv $t $args" --label offwheel "$BATS_TEST_TMPDIR/uv.txt" \
+				<(jq -r '.targets[0].members[] | "\(.project)==\(.version)"' "$BATS_TEST_TMPDIR/ow.json" | sort) ||
+				bad+=("$t '$args'")
+		done
+	done
+	[ "${#bad[@]}" -eq 0 ] || { echo "offwheel differs from uv on: ${bad[*]}"; false; }
+	# the extra's marker holds: accelerate only where python_version >= 3.12
+	ow_stack a --json resolve --offline --python 3.11,3.12 --platform linux-x86_64 \
+		-r "$BATS_TEST_TMPDIR/lab/pyproject.toml" --extra ALL >"$BATS_TEST_TMPDIR/ow.json"
+	[ "$(jq -r '[.targets[] | select(.members | any(.project == "accelerate")) | .target] | join(" ")' "$BATS_TEST_TMPDIR/ow.json")" = "cu130 cp312-manylinux_2_28_x86_64" ]
+	jq -r '.targets[0].members[] | select(.project == "datasets") | .required_by' "$BATS_TEST_TMPDIR/ow.json" | grep -q 'pyproject.toml:11 (project.optional-dependencies.data)'
+}

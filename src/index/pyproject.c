@@ -1,0 +1,293 @@
+/* pyproject.c - the requirements of a pyproject.toml (pyproject.h). */
+#include "pyproject.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "offwheel/error.h"
+#include "offwheel/str.h"
+#include "pep508.h"
+#include "tags.h"
+#include "toml.h"
+
+#define PP_DEPTH_MAX 32 /* extras and groups brought by one another */
+
+struct pp {
+	const char *path;
+	const struct ow_toml *doc;
+	const struct ow_toml *project; /* NULL when the file has no [project] */
+	char name[OW_NAME_MAX];        /* the project's, normalized; "" none */
+	struct ow_pyreq *out;
+	size_t n;
+	char seen[PP_DEPTH_MAX * 4][OW_NAME_MAX]; /* extras of the project brought so far */
+	size_t nseen;
+	const char *chain[PP_DEPTH_MAX]; /* the groups being read, outermost first */
+	size_t nchain;
+};
+
+static int oom(void)
+{
+	return ow_err(OW_ENOMEM, "pyproject: out of memory");
+}
+
+static bool is_dynamic(const struct pp *p, const char *field)
+{
+	const struct ow_toml *d = ow_toml_get(p->project, "dynamic");
+	for (size_t i = 0; d && d->kind == OW_TOML_ARRAY && i < d->n; i++)
+		if (d->kids[i]->kind == OW_TOML_STRING && !strcmp(d->kids[i]->text, field))
+			return true;
+	return false;
+}
+
+/* The member of table t whose key normalizes to `want` (normalized). */
+static const struct ow_toml *get_normalized(const struct ow_toml *t, const char *want)
+{
+	char k[OW_NAME_MAX];
+	for (size_t i = 0; t && t->kind == OW_TOML_TABLE && i < t->n; i++)
+		if (ow_name_normalize(t->kids[i]->key, strlen(t->kids[i]->key), k, sizeof k) == 0 &&
+		    !strcmp(k, want))
+			return t->kids[i];
+	return NULL;
+}
+
+/* "a, b, c", the keys of t, for a message. */
+static void keys_text(const struct ow_toml *t, struct ow_str *s)
+{
+	for (size_t i = 0; t && t->kind == OW_TOML_TABLE && i < t->n; i++)
+		ow_str_printf(s, "%s%s", i ? ", " : "", t->kids[i]->key);
+	if (!t || t->kind != OW_TOML_TABLE || !t->n)
+		ow_str_puts(s, "none");
+}
+
+static int missing(const struct pp *p, const char *what, const char *name, const struct ow_toml *t)
+{
+	struct ow_str s = {0};
+	keys_text(t, &s);
+	int rc = ow_err(OW_EINVAL, "%s: %s has no '%s' (it has: %s)", p->path, what, name,
+	                s.p ? s.p : "none");
+	ow_str_free(&s);
+	return rc;
+}
+
+/* Split "req ; marker" at the first ';' outside quotes. */
+static size_t marker_at(const char *line)
+{
+	char q = 0;
+	for (size_t i = 0; line[i]; i++) {
+		if (q && line[i] == q)
+			q = 0;
+		else if (!q && (line[i] == '"' || line[i] == '\''))
+			q = line[i];
+		else if (!q && line[i] == ';')
+			return i;
+	}
+	return strlen(line);
+}
+
+/* line with `outer` (a marker, or NULL) joined to its own marker. */
+static char *with_marker(const char *line, const char *outer)
+{
+	char *out = NULL;
+	size_t at = marker_at(line);
+	const char *own = line[at] ? line + at + 1 : "";
+	while (*own == ' ' || *own == '\t')
+		own++;
+	int k;
+	if (!outer || !*outer)
+		k = asprintf(&out, "%s", line);
+	else if (!*own)
+		k = asprintf(&out, "%.*s; %s", (int)at, line, outer);
+	else
+		k = asprintf(&out, "%.*s; (%s) and (%s)", (int)at, line, own, outer);
+	return k < 0 ? NULL : out;
+}
+
+static int push(struct pp *p, const char *line, size_t lineno, const char *label,
+                const char *outer)
+{
+	struct ow_pyreq *g = ow_array_more(p->out, p->n, sizeof *g);
+	if (!g)
+		return oom();
+	p->out = g;
+	g[p->n].text = with_marker(line, outer);
+	if (asprintf(&g[p->n].where, "%s:%zu (%s)", p->path, lineno, label) < 0)
+		g[p->n].where = NULL;
+	p->n++;
+	return g[p->n - 1].text && g[p->n - 1].where ? 0 : oom();
+}
+
+static int add_extra(struct pp *p, const char *extra, const char *outer);
+
+/* One requirement; on the project itself, the extras it asks for. */
+static int requirement(struct pp *p, const struct ow_toml *item, const char *label,
+                       const char *outer)
+{
+	struct ow_requirement r;
+	if (ow_requirement_parse(&r, item->text) < 0)
+		return ow_err_prefix(OW_EINVAL, "%s:%zu (%s): ", p->path, item->line, label);
+	int rc = 0;
+	if (*p->name && !strcmp(r.name, p->name)) {
+		char *joined = with_marker(item->text, outer);
+		size_t at = joined ? marker_at(joined) : 0;
+		const char *m = joined && joined[at] ? joined + at + 1 : NULL;
+		rc = joined ? 0 : oom();
+		for (size_t e = 0; rc == 0 && e < r.nextras; e++)
+			rc = add_extra(p, r.extras[e], m);
+		free(joined);
+	} else {
+		rc = push(p, item->text, item->line, label, outer);
+	}
+	ow_requirement_free(&r);
+	return rc;
+}
+
+static int add_group(struct pp *p, const char *group);
+
+/* The requirement strings of array `a` (named `label`), and where `groups`,
+ * the {include-group = "NAME"} tables of PEP 735. */
+static int add_array(struct pp *p, const struct ow_toml *a, const char *label,
+                     const char *outer, bool groups)
+{
+	if (a->kind != OW_TOML_ARRAY)
+		return ow_err(OW_EINVAL, "%s:%zu: %s must be an array of requirement strings",
+		              p->path, a->line, label);
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < a->n; i++) {
+		const struct ow_toml *it = a->kids[i];
+		const struct ow_toml *inc = groups ? ow_toml_get(it, "include-group") : NULL;
+		if (it->kind == OW_TOML_STRING)
+			rc = requirement(p, it, label, outer);
+		else if (inc && inc->kind == OW_TOML_STRING && it->n == 1)
+			rc = add_group(p, inc->text);
+		else
+			rc = ow_err(OW_EINVAL, "%s:%zu: %s: an item that is neither a requirement "
+			                       "string%s",
+			            p->path, it->line, label, groups ? " nor {include-group = \"NAME\"}" : "");
+	}
+	return rc;
+}
+
+static int add_extra(struct pp *p, const char *extra, const char *outer)
+{
+	char want[OW_NAME_MAX], label[OW_NAME_MAX + 40];
+	int rc = ow_name_normalize(extra, strlen(extra), want, sizeof want);
+	if (rc < 0)
+		return ow_err_prefix(OW_EINVAL, "%s: extra '%s': ", p->path, extra);
+	for (size_t i = 0; i < p->nseen; i++)
+		if (!strcmp(p->seen[i], want))
+			return 0;
+	if (p->nseen == sizeof p->seen / sizeof p->seen[0])
+		return ow_err(OW_ETOOBIG, "%s: more than %zu extras", p->path, p->nseen);
+	snprintf(p->seen[p->nseen++], OW_NAME_MAX, "%s", want);
+	if (is_dynamic(p, "optional-dependencies"))
+		return ow_err(OW_EINVAL, "%s: the extras are dynamic (computed by the build backend, "
+		                         "[project] dynamic lists \"optional-dependencies\"): offwheel "
+		                         "cannot read extra '%s'; list its requirements in a "
+		                         "requirements file (-r) instead",
+		              p->path, extra);
+	const struct ow_toml *od = ow_toml_get(p->project, "optional-dependencies");
+	const struct ow_toml *list = get_normalized(od, want);
+	if (!list)
+		return missing(p, "[project.optional-dependencies]", extra, od);
+	snprintf(label, sizeof label, "project.optional-dependencies.%s", list->key);
+	return add_array(p, list, label, outer, false);
+}
+
+static int add_group(struct pp *p, const char *group)
+{
+	char want[OW_NAME_MAX], label[OW_NAME_MAX + 40];
+	if (ow_name_normalize(group, strlen(group), want, sizeof want) < 0)
+		return ow_err_prefix(OW_EINVAL, "%s: group '%s': ", p->path, group);
+	for (size_t i = 0; i < p->nchain; i++)
+		if (!strcmp(p->chain[i], want))
+			return ow_err(OW_EINVAL, "%s: [dependency-groups] '%s' includes itself (through "
+			                         "include-group)",
+			              p->path, group);
+	if (p->nchain == PP_DEPTH_MAX)
+		return ow_err(OW_ETOOBIG, "%s: groups include one another more than %d deep", p->path,
+		              PP_DEPTH_MAX);
+	const struct ow_toml *dg = ow_toml_get(p->doc, "dependency-groups");
+	const struct ow_toml *list = get_normalized(dg, want);
+	if (!list)
+		return missing(p, "[dependency-groups]", group, dg);
+	snprintf(label, sizeof label, "dependency-groups.%s", list->key);
+	p->chain[p->nchain++] = list->key;
+	int rc = add_array(p, list, label, NULL, true);
+	p->nchain--;
+	return rc;
+}
+
+/* [project]: its name, and its dependencies unless they are dynamic. */
+static int project(struct pp *p)
+{
+	const struct ow_toml *name = ow_toml_get(p->project, "name");
+	if (name && name->kind == OW_TOML_STRING &&
+	    ow_name_normalize(name->text, name->len, p->name, sizeof p->name) < 0)
+		return ow_err_prefix(OW_EINVAL, "%s:%zu: project.name: ", p->path, name->line);
+	if (is_dynamic(p, "dependencies"))
+		return ow_err(OW_EINVAL, "%s: the dependencies are dynamic (computed by the build "
+		                         "backend, [project] dynamic lists \"dependencies\"): offwheel "
+		                         "cannot read them; list them in a requirements file (-r) "
+		                         "instead",
+		              p->path);
+	const struct ow_toml *deps = ow_toml_get(p->project, "dependencies");
+	return deps ? add_array(p, deps, "project.dependencies", NULL, false) : 0;
+}
+
+static int read_all(struct pp *p, const struct ow_pyproject_want *w)
+{
+	const struct ow_toml *proj = ow_toml_get(p->doc, "project");
+	if (proj && proj->kind != OW_TOML_TABLE)
+		return ow_err(OW_EINVAL, "%s: 'project' must be a table", p->path);
+	p->project = proj;
+	bool extras = w->nextras || w->all_extras;
+	if (!proj && (extras || !w->ngroups))
+		return ow_err(OW_EINVAL, "%s: no [project] table: %s", p->path,
+		              extras ? "--extra reads [project.optional-dependencies]"
+		                     : "nothing to carry (give --group NAME for its "
+		                       "[dependency-groups], or a requirements file)");
+	int rc = proj ? project(p) : 0;
+	const struct ow_toml *od = ow_toml_get(proj, "optional-dependencies");
+	for (size_t i = 0; rc == 0 && w->all_extras && od && i < od->n; i++)
+		rc = add_extra(p, od->kids[i]->key, NULL);
+	for (size_t i = 0; rc == 0 && i < w->nextras; i++)
+		rc = add_extra(p, w->extras[i], NULL);
+	for (size_t i = 0; rc == 0 && i < w->ngroups; i++)
+		rc = add_group(p, w->groups[i]);
+	return rc;
+}
+
+int ow_pyproject_requirements(const char *path, const char *text, size_t len,
+                              const struct ow_pyproject_want *w, struct ow_pyreq **out, size_t *n)
+{
+	*out = NULL, *n = 0;
+	struct ow_toml *doc = NULL;
+	int rc = ow_toml_parse(text, len, path, &doc);
+	if (rc < 0)
+		return rc;
+	struct pp *p = calloc(1, sizeof *p);
+	if (!p) {
+		ow_toml_free(doc);
+		return oom();
+	}
+	p->path = path;
+	p->doc = doc;
+	rc = read_all(p, w);
+	if (rc < 0)
+		ow_pyreqs_free(p->out, p->n);
+	else
+		*out = p->out, *n = p->n;
+	free(p);
+	ow_toml_free(doc);
+	return rc;
+}
+
+void ow_pyreqs_free(struct ow_pyreq *r, size_t n)
+{
+	for (size_t i = 0; r && i < n; i++)
+		free(r[i].text), free(r[i].where);
+	free(r);
+}
