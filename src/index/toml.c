@@ -437,6 +437,10 @@ static int array(struct tp *p, struct ow_toml **out)
 	while (rc == 0) {
 		if ((rc = array_space(p)) < 0 || peek(p) == ']')
 			break;
+		if (p->i == p->n) {
+			rc = perr(p, "an array that is never closed (no ']')");
+			break;
+		}
 		struct ow_toml *item = NULL;
 		if ((rc = value(p, &item)) < 0 || (rc = adopt(a, item)) < 0 || (rc = array_space(p)) < 0)
 			break;
