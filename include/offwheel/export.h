@@ -51,6 +51,7 @@
 
 struct ow_export_item { /* one wheel on the stick */
 	char *filename, *project, *version, *requires_python;
+	char *upload_time; /* the index's (PEP 700), as it gave it; NULL unknown */
 	char object[OW_SHA256_HEX];      /* pinned hash = the file's sha256 */
 	char meta_object[OW_SHA256_HEX]; /* "" when no PEP 658 metadata is stored */
 	uint64_t size, meta_size;

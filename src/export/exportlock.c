@@ -8,11 +8,13 @@
  *   requires-python  the same for the interpreter version;
  *   [[packages]]     name and version of every member, and its one wheel:
  *                    `path` relative to the lock file (the stick's
- *                    wheels/), its size and sha256, so the installer checks
+ *                    wheels/), its upload-time where the index gave one
+ *                    (PEP 700), its size and sha256, so the installer checks
  *                    the bytes as pip's --require-hashes does.
  * The file is written, listed in SHA256SUMS and signed like every other,
  * so `offwheel check` verifies it.  Keys come in the specification's order
  * and packages in the set's order (deterministic output). */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -87,6 +89,26 @@ static void lock_head(struct ow_str *out, const struct ow_export_set *set)
 	ow_str_printf(out, "created-by = \"offwheel\"\n");
 }
 
+/* Whether t is an RFC 3339 date-time with an offset (PEP 700's
+ * upload-time: "2026-10-28T15:21:34.123456Z"), so it can be written as a
+ * TOML date-time as it is; anything else from the index is left out. */
+static bool rfc3339(const char *t)
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd";
+	size_t i = 0;
+	for (; shape[i]; i++)
+		if (shape[i] == 'd' ? !isdigit((unsigned char)t[i]) : t[i] != shape[i])
+			return false;
+	if (t[i] == '.')
+		for (i++; isdigit((unsigned char)t[i]); i++)
+			;
+	if (t[i] == 'Z')
+		return !t[i + 1];
+	return (t[i] == '+' || t[i] == '-') && isdigit((unsigned char)t[i + 1]) &&
+	       isdigit((unsigned char)t[i + 2]) && t[i + 3] == ':' &&
+	       isdigit((unsigned char)t[i + 4]) && isdigit((unsigned char)t[i + 5]) && !t[i + 6];
+}
+
 int ex_gen_pylock(const struct ow_export_plan *p, const struct ow_export_set *set,
                   struct ow_str *out)
 {
@@ -111,6 +133,8 @@ int ex_gen_pylock(const struct ow_export_plan *p, const struct ow_export_set *se
 		ow_str_printf(out, "\npath = ");
 		toml_str(out, path.p ? path.p : "");
 		ow_str_free(&path);
+		if (it->upload_time && rfc3339(it->upload_time))
+			ow_str_printf(out, "\nupload-time = %s", it->upload_time);
 		ow_str_printf(out, "\nsize = %llu\nhashes = {sha256 = \"%s\"}\n",
 		              (unsigned long long)it->size, it->object);
 	}

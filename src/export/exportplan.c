@@ -19,6 +19,7 @@ static void item_free(struct ow_export_item *it)
 	free(it->project);
 	free(it->version);
 	free(it->requires_python);
+	free(it->upload_time);
 }
 
 void ow_export_plan_free(struct ow_export_plan *p)
@@ -68,7 +69,8 @@ static int requires_python_from_meta(ow_store *s, struct ow_export_item *it)
 	return 0;
 }
 
-/* Row columns: filename, project, version, requires_python, object, meta_object. */
+/* Row columns: filename, project, version, requires_python, object, meta_object,
+ * upload_time. */
 static int item_from_row(ow_store *s, ow_stmt *st, struct ow_export_item *it)
 {
 	const char *fn = ow_col_text(st, 0), *obj = ow_col_text(st, 4), *meta = ow_col_text(st, 5);
@@ -82,6 +84,7 @@ static int item_from_row(ow_store *s, ow_stmt *st, struct ow_export_item *it)
 	it->project = dup_col(st, 1);
 	it->version = dup_col(st, 2);
 	it->requires_python = dup_col(st, 3);
+	it->upload_time = dup_col(st, 6);
 	if (!it->filename || !it->project || !it->version)
 		return ow_err(OW_ENOMEM, "export: out of memory");
 	int rc = ow_store_has(s, it->object, &it->size, NULL, 0);

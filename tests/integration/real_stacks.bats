@@ -233,6 +233,22 @@ doc = tomllib.load(open(sys.argv[1], "rb"))
 for p in doc["packages"]:
     print(re.sub(r"[-_.]+", "-", p["name"]).lower() + "==" + p["version"])' "$lock" | sort >"$BATS_TEST_TMPDIR/lock.txt"
 	diff -u --label "uv-on-PyPI $t" --label "pylock" <(exp_closure a "$t") "$BATS_TEST_TMPDIR/lock.txt"
+	# upload-time (a TOML date-time) where the index gave one: PyPI's, from the PEP 691 JSON pages
+	python3 - "$lock" "$FIX/stack-a.json" <<'PY'
+import datetime, json, sys, tomllib
+lock = tomllib.load(open(sys.argv[1], "rb"))
+real = {f["filename"]: f.get("upload_time") for f in json.load(open(sys.argv[2]))["files"]}
+n = 0
+for p in lock["packages"]:
+    for w in p["wheels"]:
+        if "upload-time" in w:
+            got = w["upload-time"]
+            want = datetime.datetime.fromisoformat(real[w["name"]].replace("Z", "+00:00"))
+            assert got == want, (w["name"], got, want)
+            n += 1
+print(f"{n} wheels with their upload-time")
+assert n >= 10, n
+PY
 	cd "$SRV/stick-a"
 	# pip: the hashed requirements, no index, into a fresh venv
 	python3 -m venv "$BATS_TEST_TMPDIR/vpip"
