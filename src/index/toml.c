@@ -17,6 +17,7 @@
 
 #include "array.h"
 #include "offwheel/error.h"
+#include "offwheel/str.h"
 
 enum { T_DEFINED = 1, T_DOTTED = 2, T_FROZEN = 4, T_AOT = 8 };
 
@@ -183,24 +184,14 @@ static int array_space(struct tp *p)
 
 /* ---- strings ---------------------------------------------------------------- */
 
-struct buf {
-	char *s;
-	size_t n, cap;
-};
-
-static int put(struct buf *b, const char *s, size_t n)
+/* Append to a string being decoded: 0, or OW_ENOMEM. */
+static int put(struct ow_str *b, const char *s, size_t n)
 {
-	char *g = ow_array_reserve(b->s, &b->cap, b->n + n + 1, 1);
-	if (!g)
-		return oom();
-	b->s = g;
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-	return 0;
+	ow_str_put(b, s, n);
+	return b->err ? oom() : 0;
 }
 
-static int put_utf8(struct buf *b, uint32_t cp)
+static int put_utf8(struct ow_str *b, uint32_t cp)
 {
 	char u[4];
 	size_t k;
@@ -226,7 +217,7 @@ static int hexval(int c)
 }
 
 /* \uXXXX or \UXXXXXXXX (the cursor on the u or U). */
-static int escape_unicode(struct tp *p, struct buf *b)
+static int escape_unicode(struct tp *p, struct ow_str *b)
 {
 	size_t k = peek(p) == 'u' ? 4 : 8;
 	uint32_t cp = 0;
@@ -243,7 +234,7 @@ static int escape_unicode(struct tp *p, struct buf *b)
 }
 
 /* One escape of a basic string (the cursor after the backslash). */
-static int escape(struct tp *p, struct buf *b)
+static int escape(struct tp *p, struct ow_str *b)
 {
 	static const char from[] = "btnfr\"\\", to[] = "\b\t\n\f\r\"\\";
 	int c = peek(p);
@@ -277,7 +268,7 @@ static bool line_ending_backslash(struct tp *p)
 /* The body of a string opened by `quote` (1 or 3 quote characters): basic
  * strings decode escapes, literal ones do not; up to two quotes may end a
  * multi-line body before its closing three. */
-static int string_body(struct tp *p, char quote, bool multi, struct buf *b)
+static int string_body(struct tp *p, char quote, bool multi, struct ow_str *b)
 {
 	const char *close = quote == '"' ? (multi ? "\"\"\"" : "\"") : (multi ? "'''" : "'");
 	for (;;) {
@@ -313,7 +304,7 @@ static int string_body(struct tp *p, char quote, bool multi, struct buf *b)
 }
 
 /* A string of any of the four kinds, the cursor on its first quote. */
-static int string(struct tp *p, struct buf *b)
+static int string(struct tp *p, struct ow_str *b)
 {
 	char quote = (char)peek(p);
 	bool multi = at(p, quote == '"' ? "\"\"\"" : "'''");
@@ -336,7 +327,7 @@ static bool bare_char(int c)
 /* One part of a key: bare, "basic" or 'literal' (single-line only). */
 static int key_part(struct tp *p, char **out)
 {
-	struct buf b = {0};
+	struct ow_str b = {0};
 	int rc = 0, c = peek(p);
 	if (c == '"' || c == '\'') {
 		if (at(p, c == '"' ? "\"\"\"" : "'''"))
@@ -351,10 +342,10 @@ static int key_part(struct tp *p, char **out)
 		return perr(p, "expected a key, found %s", c < 0 ? "the end" : "another character");
 	}
 	if (rc < 0) {
-		free(b.s);
+		ow_str_free(&b);
 		return rc;
 	}
-	*out = b.s;
+	*out = b.p;
 	return 0;
 }
 
@@ -498,11 +489,11 @@ static int value(struct tp *p, struct ow_toml **out)
 		return perr(p, "arrays and inline tables nested more than %d deep", OW_TOML_DEPTH_MAX);
 	int rc, c = peek(p);
 	if (c == '"' || c == '\'') {
-		struct buf b = {0};
+		struct ow_str b = {0};
 		struct ow_toml *v = mknode(OW_TOML_STRING, p->line);
 		rc = v ? string(p, &b) : oom();
 		if (v)
-			v->text = b.s, v->len = b.n;
+			v->text = b.p, v->len = b.n;
 		if (rc < 0)
 			ow_toml_free(v);
 		*out = rc < 0 ? NULL : v;
