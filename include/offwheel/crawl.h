@@ -60,7 +60,8 @@ struct ow_crawl_page {
 	enum ow_page_outcome outcome;
 	int rc;       /* for FAILED */
 	long status;  /* HTTP status */
-	size_t files, added, gone, rejected;
+	size_t files, added, gone, rejected; /* files: wheels and sdists */
+	size_t sdists; /* of `files`, source distributions (resolve takes them with --allow-sdist) */
 	size_t vanished; /* files the page listed before and lists no more; more
 	                  * than 5 and 10 % of them at once fail the page (not
 	                  * applied) unless opts.force */

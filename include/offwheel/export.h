@@ -31,6 +31,7 @@
 #define OW_EXPORT_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,7 +50,10 @@
  * the key.  1 to 64 bytes of printable ASCII, no space at either end. */
 #define OW_EXPORT_NAME_MAX 64
 
-struct ow_export_item { /* one wheel on the stick */
+/* Whether a file of the stick is a source distribution (.tar.gz, .zip). */
+bool ow_export_is_sdist(const char *filename);
+
+struct ow_export_item { /* one wheel (or sdist) on the stick */
 	char *filename, *project, *version, *requires_python;
 	char *upload_time; /* the index's (PEP 700), as it gave it; NULL unknown */
 	char object[OW_SHA256_HEX];      /* pinned hash = the file's sha256 */
@@ -76,6 +80,9 @@ struct ow_export_set {
 	char *req_name; /* requirements/<req_name>.txt */
 	int complete;
 	size_t *members; /* indexes into plan.items */
+	bool *build;     /* per member: only for building an sdist of the set on the
+	                  * target (OW_ROLE_BUILD): on the stick, not in the
+	                  * requirements file or the lock file */
 	size_t n;
 	struct ow_export_device *devices; /* every verdict recorded for it, by cc */
 	size_t ndevices;

@@ -17,6 +17,7 @@
 #ifndef OW_FETCH_H
 #define OW_FETCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -152,6 +153,10 @@ void ow_fetch_report_free(struct ow_fetch_report *r);
  * METADATA member of its stored wheel (verified on the way).  OW_ENOENT
  * when neither has been fetched.  *text is malloc'd, NUL-terminated. */
 int ow_file_metadata(ow_store *s, int64_t file_id, char **text, size_t *len);
+/* The same for a stored sdist (object `object`): its PKG-INFO, read once and
+ * kept parsed with its build requirements (ow_file_meta_get). */
+int ow_sdist_metadata(ow_store *s, int64_t file_id, const char *object, const char *filename,
+                      char **text, size_t *len);
 
 const char *ow_fetch_outcome_name(enum ow_fetch_outcome o);
 /* "none", "resumed", "not-resumed", "server-restarted", "discarded" */
@@ -166,16 +171,26 @@ const char *ow_fetch_resume_basis_name(enum ow_fetch_resume_basis b);
 #define OW_META_PEP658 "pep658" /* the index's .metadata file */
 #define OW_META_RANGE "range"   /* read from the remote wheel by range requests */
 #define OW_META_WHEEL "wheel"   /* read from the stored wheel */
+#define OW_META_SDIST "sdist"   /* PKG-INFO of the stored sdist */
 
 struct ow_metadata;
 struct ow_file_meta {
 	char source[8];             /* OW_META_* */
 	char sha256[OW_SHA256_HEX]; /* of the METADATA bytes */
 	struct ow_metadata *md;     /* the fields above (no Metadata-Version, Summary) */
+	/* an sdist's (source OW_META_SDIST): what building it needs, one PEP 508
+	 * line each; and whether PKG-INFO leaves its dependencies to the build
+	 * (PEP 643).  NULL / 0 / false for a wheel. */
+	char **build_requires;
+	size_t nbuild_requires;
+	bool deps_dynamic;
 };
 /* Parse `text` and keep it as the metadata of file_id (replacing any). */
 int ow_file_meta_record(ow_store *s, int64_t file_id, const char *source, const char *text,
                         size_t len);
+/* Keep an sdist's build requirements beside its parsed PKG-INFO. */
+int ow_file_meta_set_build(ow_store *s, int64_t file_id, char *const *reqs, size_t n,
+                           bool deps_dynamic);
 /* 1 with *out filled (free with ow_file_meta_clear), 0 when none is kept. */
 int ow_file_meta_get(ow_store *s, int64_t file_id, struct ow_file_meta *out);
 void ow_file_meta_clear(struct ow_file_meta *m);

@@ -151,6 +151,12 @@ struct ow_resolve_opts {
 	const char *version; /* "2.10.0": the torch whose public release is that */
 	bool no_deps;
 	bool pre;       /* pre-releases allowed for dependencies */
+	/* A dependency version with no wheel for the target may be taken as its
+	 * sdist (pip's default; without it, pip's --only-binary :all:): the
+	 * target builds it at install, so its build requirements join the set
+	 * (role OW_ROLE_BUILD). */
+	bool allow_sdist;
+	/* (each sdist taken gets a target note with OW_RESOLVE_SDIST_NOTE in it) */
 	bool no_store;  /* do not record sets */
 	bool variants_default; /* the variants are the defaults, not the user's: one the index
 	                          lacks is left out with a note instead of an incomplete
@@ -172,11 +178,24 @@ struct ow_resolve_opts {
 	const struct ow_resolve_io *io;
 };
 
+#define OW_RESOLVE_SDIST_NOTE "ships as its sdist"
+
 /* The default max_age of resolve and sync: a warm resolve an hour later
  * asks the server whether its pages changed (304s, in parallel). */
 #define OW_RESOLVE_MAX_AGE_DEFAULT 3600
 
-enum ow_member_role { OW_ROLE_TORCH, OW_ROLE_VISION, OW_ROLE_AUDIO, OW_ROLE_PROJECT, OW_ROLE_DEP };
+/* OW_ROLE_BUILD: needed only to build an sdist of the set on the target
+ * (its [build-system] requires and their closure); on the stick, never in
+ * its requirements file or lock file (pip and uv fetch build requirements
+ * from the same --find-links directory themselves). */
+enum ow_member_role {
+	OW_ROLE_TORCH,
+	OW_ROLE_VISION,
+	OW_ROLE_AUDIO,
+	OW_ROLE_PROJECT,
+	OW_ROLE_DEP,
+	OW_ROLE_BUILD
+};
 const char *ow_member_role_name(enum ow_member_role r);
 
 struct ow_resolve_member {

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "offwheel/cuda.h"
 #include "offwheel/devicefit.h"
+#include "offwheel/export.h"
 #include "offwheel/resolve.h"
 
 static const char usage[] = "audit PATH|SHA256|FILENAME|set:ID... [--device X.Y|auto] [--driver X.Y]";
@@ -474,6 +475,11 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
 	}
 	cli_say(c, "%s: %zu members\n", ref, n);
 	for (size_t i = 0; i < n; i++) {
+		if (ow_export_is_sdist(m[i].filename)) {
+			cli_say(c, "%s: an sdist, built on the target: what it carries is known only "
+			           "once built\n", m[i].filename);
+			continue;
+		}
 		if (!m[i].object[0]) {
 			missing++;
 			cli_say(c, "%s: not fetched\n", m[i].filename);

@@ -31,10 +31,10 @@ static json_t *page_json(const struct ow_crawl_page *p)
 	json_t *reasons = json_array();
 	for (size_t i = 0; i < p->rejected; i++)
 		json_array_append_new(reasons, json_string(p->reasons[i]));
-	return json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:s?}", "url", p->url,
+	return json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:s?}", "url", p->url,
 	                 "variant", p->variant, "project", p->project, "outcome",
 	                 ow_page_outcome_name(p->outcome), "http_status", (int)p->status, "files",
-	                 (json_int_t)p->files, "added", (json_int_t)p->added, "gone",
+	                 (json_int_t)p->files, "sdists", (json_int_t)p->sdists, "added", (json_int_t)p->added, "gone",
 	                 (json_int_t)p->gone, "vanished", (json_int_t)p->vanished, "skipped", (json_int_t)p->skipped, "rejected", (json_int_t)p->rejected,
 	                 "rejected_reasons", reasons, "error",
 	                 p->outcome == OW_PAGE_FAILED || p->outcome == OW_PAGE_MISSING ? p->detail
@@ -51,6 +51,8 @@ static void page_text(const struct cli *c, const struct ow_crawl_page *p)
 	}
 	cli_say(c, "%-28s %-9s %5zu files: %zu new, %zu gone, %zu rejected", where,
 	        ow_page_outcome_name(p->outcome), p->files, p->added, p->gone, p->rejected);
+	if (p->sdists)
+		cli_say(c, ", %zu of them sdists", p->sdists);
 	if (p->skipped)
 		cli_say(c, ", %zu skipped (.egg/.exe/old sdist formats)", p->skipped);
 	cli_say(c, "\n");

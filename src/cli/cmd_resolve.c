@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "render.h"
+#include "offwheel/export.h"
 #include "offwheel/resolve.h"
 #include "stackopts.h"
 #include "targetopts.h"
@@ -202,6 +203,15 @@ static size_t ndeps(const struct ow_resolve_target *t)
 	return n;
 }
 
+/* Members that ship as source (the target builds them at install). */
+static size_t nsdists(const struct ow_resolve_target *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nmembers; i++)
+		n += ow_export_is_sdist(t->members[i].filename);
+	return n;
+}
+
 static void widths(const struct ow_resolve_report *r, int *w)
 {
 	w[0] = 6;
@@ -267,7 +277,9 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 {
 	cli_say(c, "%-*s", w[0], t->describe);
 	target_versions(c, r, t, w, narrow);
-	if (t->complete)
+	if (t->complete && nsdists(t))
+		cli_say(c, "  %zu deps, %zu built from source\n", ndeps(t), nsdists(t));
+	else if (t->complete)
 		cli_say(c, deps ? "  %zu deps\n" : "\n", ndeps(t));
 	else
 		cli_say(c, "  INCOMPLETE\n");
@@ -292,8 +304,9 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 		else
 			sub_line(c, "newer torch %s passed over: no matching %s", t->skipped[i].torch,
 			         t->skipped[i].missing);
-	for (size_t i = 0; c->verbosity > 0 && i < t->nnotes; i++)
-		sub_line(c, "note: %s", t->notes[i]);
+	for (size_t i = 0; i < t->nnotes; i++) /* the sdists it builds: always said */
+		if (c->verbosity > 0 || strstr(t->notes[i], OW_RESOLVE_SDIST_NOTE))
+			sub_line(c, "note: %s", t->notes[i]);
 }
 
 /* The header: one column per project, or in a narrow terminal the projects

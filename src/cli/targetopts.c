@@ -29,6 +29,9 @@ int target_opt(struct cli *c, struct target_opts *o, int key, const char *arg)
 	case TGT_PRE:
 		o->pre = 1;
 		return 0;
+	case TGT_ALLOW_SDIST:
+		o->allow_sdist = 1;
+		return 0;
 	case TGT_PAIR:
 		if (strcmp(arg, "matched") && strcmp(arg, "newest"))
 			return cli_usage_error(c, "--pair: '%s' is not matched or newest", arg);
@@ -136,6 +139,7 @@ void target_resolve_opts(struct ow_resolve_opts *ro, const struct index_opts *id
 		.version = tgt->version,
 		.no_deps = tgt->no_deps,
 		.pre = tgt->pre,
+		.allow_sdist = tgt->allow_sdist,
 		.pair = tgt->pair_newest ? OW_PAIR_NEWEST : OW_PAIR_MATCHED,
 		.variants_default = idx->variants_default,
 		.flat = idx->flat,

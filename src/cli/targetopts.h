@@ -1,6 +1,6 @@
 /* targetopts.h - the options that say which machines the wheels are for and
  * which set to pick (resolve, sync, fetch, export): --python, --platform,
- * --date, --version, --no-deps, --pre, --pair. */
+ * --date, --version, --no-deps, --pre, --allow-sdist, --pair. */
 #ifndef OW_TARGETOPTS_H
 #define OW_TARGETOPTS_H
 
@@ -11,7 +11,7 @@
 #include "offwheel/tags.h"
 
 enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_PRE, TGT_DEVICE,
-       TGT_DRIVER, TGT_PAIR };
+       TGT_DRIVER, TGT_PAIR, TGT_ALLOW_SDIST };
 
 #define CLI_TARGET_OPTS                                                                          \
 	{"python", TGT_PYTHON, required_argument, "LIST",                                        \
@@ -24,6 +24,9 @@ enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_P
 	 "the torch of that version (2.9.1; local labels ignored)"},                             \
 	{"no-deps", TGT_NO_DEPS, no_argument, NULL, "only the sets, not their dependencies"},    \
 	{"pre", TGT_PRE, no_argument, NULL, "allow pre-releases of dependencies"},               \
+	{"allow-sdist", TGT_ALLOW_SDIST, no_argument, NULL,                                      \
+	 "a dependency with no wheel for a target ships as its sdist, with what building it "    \
+	 "needs; the target builds it at install (pip's default; without it, --only-binary)"},   \
 	{"pair", TGT_PAIR, required_argument, "RULE",                                            \
 	 "matched (default): the torchvision/torchaudio released for that torch (== pin); "      \
 	 "newest: pip's rule, the newest whose pin admits it"},                                  \
@@ -36,7 +39,7 @@ enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_P
 struct target_opts {
 	struct strlist pythons, platforms;
 	const char *date, *version;
-	int no_deps, pre;
+	int no_deps, pre, allow_sdist;
 	int pair_newest;
 	int device, driver; /* --device as 10*major+minor, 0 when not given */
 	/* filled by target_opts_finish: pythons × platforms */

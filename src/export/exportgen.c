@@ -142,7 +142,9 @@ int ex_gen_requirements(const struct ow_export_plan *p, const struct ow_export_s
 	interpreter(out, set, "# ");
 	for (size_t i = 0; i < set->n; i++) {
 		const struct ow_export_item *it = &p->items[set->members[i]];
-		ow_str_printf(out, "%s==%s --hash=sha256:%s\n", it->project, it->version, it->object);
+		if (!set->build[i])
+			ow_str_printf(out, "%s==%s --hash=sha256:%s\n", it->project, it->version,
+			              it->object);
 	}
 	return out->err;
 }
@@ -169,19 +171,43 @@ static void install_devices(struct ow_str *out, const struct ow_export_set *set)
 	}
 }
 
-static void install_set(struct ow_str *out, const struct ow_export_set *set)
+static bool has_sdist(const struct ow_export_plan *p, const struct ow_export_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (ow_export_is_sdist(p->items[set->members[i]].filename))
+			return true;
+	return false;
+}
+
+/* The members that come as source: built by pip or uv on the target. */
+static void install_sdists(struct ow_str *out, const struct ow_export_plan *p,
+                           const struct ow_export_set *set)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < set->n; i++)
+		if (!set->build[i] && ow_export_is_sdist(p->items[set->members[i]].filename))
+			ow_str_printf(out, "%s%s", n++ ? ", " : "  built from source at install: ",
+			              p->items[set->members[i]].filename);
+	if (n)
+		ow_str_printf(out, "\n    (their build requirements are in wheels/ too; one with "
+		                   "native code needs a compiler on the target)\n");
+}
+
+static void install_set(struct ow_str *out, const struct ow_export_plan *p,
+                        const struct ow_export_set *set)
 {
 	ow_str_printf(out, "\nTarget %s%s%s%s\n", set->target, set->torch_version ? " (torch " : "",
 	             set->torch_version ? set->torch_version : "", set->torch_version ? ")" : "");
 	install_devices(out, set);
+	install_sdists(out, p, set);
 	interpreter(out, set, "  ");
 	ow_str_printf(out, "  from the wheels directory:\n"
 	                  "    pip install --no-index --find-links wheels --require-hashes -r "
 	                  "requirements/%s.txt\n",
 	             set->req_name);
 	ow_str_printf(out, "  with uv, from the lock file (PEP 751; uv refuses it for another Python):\n"
-	                  "    uv pip install --offline --no-index -r pylock.%s.toml\n",
-	             set->req_name);
+	                  "    uv pip install --offline --no-index%s -r pylock.%s.toml\n",
+	             has_sdist(p, set) ? " --find-links wheels" : "", set->req_name);
 	ow_str_printf(out, "  through the PEP 503 index:\n"
 	                  "    pip install --index-url \"file://$PWD/simple\" --require-hashes -r "
 	                  "requirements/%s.txt\n",
@@ -224,7 +250,7 @@ int ex_gen_install(const struct ow_export_plan *p, const struct ex_meta *m, stru
 		             m->tool);
 	ow_str_puts(out, "2. Install a target (in a virtual environment of its Python):\n");
 	for (size_t i = 0; i < p->nsets; i++)
-		install_set(out, &p->sets[i]);
+		install_set(out, p, &p->sets[i]);
 	return out->err;
 }
 

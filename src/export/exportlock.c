@@ -6,11 +6,15 @@
  *                    an installer refuses it anywhere else (the wrong-Python
  *                    install that a requirements file cannot prevent);
  *   requires-python  the same for the interpreter version;
- *   [[packages]]     name and version of every member, and its one wheel:
- *                    `path` relative to the lock file (the stick's
- *                    wheels/), its upload-time where the index gave one
- *                    (PEP 700), its size and sha256, so the installer checks
- *                    the bytes as pip's --require-hashes does.
+ *   [[packages]]     name and version of every member, and its one wheel
+ *                    (or, for a member that ships as source, its
+ *                    [packages.sdist]): `path` relative to the lock file
+ *                    (the stick's wheels/), its upload-time where the index
+ *                    gave one (PEP 700), its size and sha256, so the
+ *                    installer checks the bytes as pip's --require-hashes
+ *                    does.  What only building an sdist needs is on the
+ *                    stick but not in the lock: the installer's isolated
+ *                    build takes it from the same directory.
  * The file is written, listed in SHA256SUMS and signed like every other,
  * so `offwheel check` verifies it.  Keys come in the specification's order
  * and packages in the set's order (deterministic output). */
@@ -109,6 +113,12 @@ static bool rfc3339(const char *t)
 	       isdigit((unsigned char)t[i + 4]) && isdigit((unsigned char)t[i + 5]) && !t[i + 6];
 }
 
+bool ow_export_is_sdist(const char *f)
+{
+	size_t n = strlen(f);
+	return (n > 7 && !strcmp(f + n - 7, ".tar.gz")) || (n > 4 && !strcmp(f + n - 4, ".zip"));
+}
+
 int ex_gen_pylock(const struct ow_export_plan *p, const struct ow_export_set *set,
                   struct ow_str *out)
 {
@@ -118,6 +128,8 @@ int ex_gen_pylock(const struct ow_export_plan *p, const struct ow_export_set *se
 	lock_head(out, set);
 	for (size_t i = 0; i < set->n; i++) {
 		const struct ow_export_item *it = &p->items[set->members[i]];
+		if (set->build[i])
+			continue; /* the installer fetches build requirements itself */
 		ow_str_printf(out, "\n[[packages]]\nname = ");
 		toml_str(out, it->project);
 		ow_str_printf(out, "\nversion = ");
@@ -126,7 +138,8 @@ int ex_gen_pylock(const struct ow_export_plan *p, const struct ow_export_set *se
 			ow_str_printf(out, "\nrequires-python = ");
 			toml_str(out, it->requires_python);
 		}
-		ow_str_printf(out, "\n\n[[packages.wheels]]\nname = ");
+		ow_str_printf(out, ow_export_is_sdist(it->filename) ? "\n\n[packages.sdist]\nname = "
+		                                                   : "\n\n[[packages.wheels]]\nname = ");
 		toml_str(out, it->filename);
 		struct ow_str path = {0};
 		ow_str_printf(&path, "wheels/%s", it->filename);

@@ -33,6 +33,7 @@ void ow_export_plan_free(struct ow_export_plan *p)
 		free(p->sets[i].torch_version);
 		free(p->sets[i].req_name);
 		free(p->sets[i].members);
+		free(p->sets[i].build);
 		ex_devices_free(p->sets[i].devices, p->sets[i].ndevices);
 	}
 	for (size_t i = 0; i < p->nskipped; i++)
@@ -121,12 +122,16 @@ static int plan_item(ow_store *s, struct ow_export_plan *p, ow_stmt *st, size_t 
 	return 0;
 }
 
-static int set_add_member(struct ow_export_set *set, size_t idx)
+static int set_add_member(struct ow_export_set *set, size_t idx, bool build)
 {
 	size_t *g = ow_array_more(set->members, set->n, sizeof *g);
-	if (!g)
+	if (g)
+		set->members = g;
+	bool *b = g ? ow_array_more(set->build, set->n, sizeof *b) : NULL;
+	if (!b)
 		return ow_err(OW_ENOMEM, "export: out of memory");
-	set->members = g;
+	set->build = b;
+	set->build[set->n] = build;
 	set->members[set->n++] = idx;
 	return 0;
 }
@@ -177,7 +182,8 @@ static int set_members(ow_store *s, struct ow_export_plan *p, size_t si)
 	int rc, row;
 	size_t idx;
 	while ((row = ow_stmt_step(st)) == 1)
-		if ((rc = plan_item(s, p, st, &idx)) || (rc = set_add_member(&p->sets[si], idx)))
+		if ((rc = plan_item(s, p, st, &idx)) ||
+		    (rc = set_add_member(&p->sets[si], idx, !strcmp(ow_col_text(st, 7), "build"))))
 			return ow_err_prefix(rc, "set %lld (%s): ", (long long)p->sets[si].id,
 			                     p->sets[si].target);
 	return row;
@@ -465,5 +471,5 @@ int ow_export_add_file(ow_store *s, struct ow_export_plan *p, const char *filena
 	for (size_t i = 0; !rc && i < p->sets[si].n; i++)
 		if (p->sets[si].members[i] == idx)
 			return 0;
-	return rc ? rc : set_add_member(&p->sets[si], idx);
+	return rc ? rc : set_add_member(&p->sets[si], idx, false);
 }

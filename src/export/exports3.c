@@ -148,8 +148,10 @@ static const char *content_type(const char *key)
 		return "text/html; charset=utf-8";
 	if (ENDS(".json"))
 		return "application/json";
-	if (ENDS(".whl"))
+	if (ENDS(".whl") || ENDS(".zip"))
 		return "application/zip";
+	if (ENDS(".tar.gz"))
+		return "application/gzip";
 	if (ENDS(".deb"))
 		return "application/vnd.debian.binary-package";
 	return "text/plain; charset=utf-8";

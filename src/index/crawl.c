@@ -190,19 +190,35 @@ static int insert_file(struct crawl *cr, struct page_job *j, const struct ow_lin
 	ow_stmt_text(st, 10, j->index_url);
 	bind_link_attrs(st, l, 11);
 	ow_stmt_int(st, 18, cr->now);
+	ow_stmt_text(st, 19, l->is_sdist ? "sdist" : "wheel");
 	int rc = ow_stmt_run(st);
 	*id = ow_db_last_rowid(ow_store_db(cr->s));
 	return rc;
 }
 
+/* An sdist's name and version as a wheel name with no tags: no target's
+ * tag order admits it, so only a resolve asked to take sdists sees it. */
+static int sdist_name(const struct ow_link *l, struct ow_wheel_name *w)
+{
+	memset(w, 0, sizeof *w);
+	int rc = ow_name_normalize(l->name, strlen(l->name), w->name, sizeof w->name);
+	if (rc < 0)
+		return rc;
+	if (strlen(l->version) >= sizeof w->version_text)
+		return ow_err(OW_EPARSE, "version \"%.40s…\" too long", l->version);
+	snprintf(w->version_text, sizeof w->version_text, "%s", l->version);
+	return ow_pep440_parse(&w->version, l->version);
+}
+
 /* Record one link; *id gets its file row.  A link whose file name is not a
- * wheel of this project, or whose published hash changed, is rejected. */
+ * wheel or sdist of this project, or whose published hash changed, is
+ * rejected. */
 static int record_link(struct crawl *cr, struct page_job *j, const struct ow_link *l, int64_t *id)
 {
 	struct ow_crawl_page *p = j->page;
 	struct ow_wheel_name w;
 	*id = 0;
-	if (ow_wheel_name_parse(&w, l->filename))
+	if (l->is_sdist ? sdist_name(l, &w) : ow_wheel_name_parse(&w, l->filename))
 		return add_reason(p, "%s: %s", l->filename, ow_err_detail());
 	if (strcmp(w.name, p->project))
 		return add_reason(p, "%s: a file of project '%s' on the page of another project",
@@ -351,10 +367,10 @@ static int record_links(struct crawl *cr, struct page_job *j, const struct ow_pa
 		rc = add_reason(p, "%s", pg->rejected[i].reason);
 	for (size_t i = 0; !rc && i < pg->nlinks; i++) {
 		int64_t id;
-		if (pg->links[i].is_sdist)
-			continue;
-		if (!(rc = record_link(cr, j, &pg->links[i], &id)) && id)
+		if (!(rc = record_link(cr, j, &pg->links[i], &id)) && id) {
 			ids[p->files++] = id;
+			p->sdists += pg->links[i].is_sdist;
+		}
 	}
 	int64_t *old = NULL;
 	size_t nold = 0;

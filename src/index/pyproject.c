@@ -291,3 +291,84 @@ void ow_pyreqs_free(struct ow_pyreq *r, size_t n)
 		free(r[i].text), free(r[i].where);
 	free(r);
 }
+
+/* ---- [build-system] (PEP 518 / 517) ---------------------------------------- */
+
+/* What pip and uv take for a project that names no build system: the
+ * setuptools backend in its legacy mode, at least the release that added
+ * build_meta.  "wheel" with it: setuptools before 70.1 asks for it at build
+ * time (get_requires_for_build_wheel), and a pin in the project may keep an
+ * older setuptools. */
+static const char *const fallback_requires[] = {"setuptools>=40.8.0", "wheel"};
+
+static int build_push(struct ow_pybuild *b, const char *text, size_t len)
+{
+	char **g = ow_array_more(b->requires, b->n, sizeof *g);
+	if (!g)
+		return oom();
+	b->requires = g;
+	return (g[b->n++] = strndup(text, len)) ? 0 : oom();
+}
+
+static bool is_setuptools_backend(const char *backend)
+{
+	return !backend || !strncmp(backend, "setuptools.build_meta", 21);
+}
+
+static int build_declared(const char *path, const struct ow_toml *bs, struct ow_pybuild *b)
+{
+	const struct ow_toml *req = ow_toml_get(bs, "requires");
+	const struct ow_toml *be = ow_toml_get(bs, "build-backend");
+	if (!req || req->kind != OW_TOML_ARRAY)
+		return ow_err(OW_EINVAL, "%s: [build-system] has no 'requires' list (PEP 518 makes it "
+		                         "required; pip refuses to build such a project)", path);
+	if (be && (be->kind != OW_TOML_STRING || !(b->backend = strdup(be->text))))
+		return be->kind != OW_TOML_STRING
+		           ? ow_err(OW_EINVAL, "%s:%zu: build-system.build-backend must be a string",
+		                    path, be->line)
+		           : oom();
+	b->declared = true;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < req->n; i++) {
+		const struct ow_toml *it = req->kids[i];
+		struct ow_requirement r;
+		if (it->kind != OW_TOML_STRING)
+			return ow_err(OW_EINVAL, "%s:%zu: build-system.requires holds a value that is not a "
+			                         "string", path, it->line);
+		if ((rc = ow_requirement_parse(&r, it->text)) < 0)
+			return ow_err_prefix(rc, "%s:%zu: build-system.requires: ", path, it->line);
+		ow_requirement_free(&r);
+		rc = build_push(b, it->text, it->len);
+	}
+	if (rc == 0 && is_setuptools_backend(b->backend))
+		rc = build_push(b, "wheel", 5);
+	return rc;
+}
+
+int ow_pyproject_build_system(const char *path, const char *text, size_t len,
+                              struct ow_pybuild *out)
+{
+	memset(out, 0, sizeof *out);
+	struct ow_toml *doc = NULL;
+	int rc = text ? ow_toml_parse(text, len, path, &doc) : 0;
+	const struct ow_toml *bs = doc ? ow_toml_get(doc, "build-system") : NULL;
+	if (rc == 0 && bs && bs->kind != OW_TOML_TABLE)
+		rc = ow_err(OW_EINVAL, "%s: 'build-system' must be a table", path);
+	else if (rc == 0 && bs)
+		rc = build_declared(path, bs, out);
+	for (size_t i = 0; rc == 0 && !bs && i < 2; i++)
+		rc = build_push(out, fallback_requires[i], strlen(fallback_requires[i]));
+	ow_toml_free(doc);
+	if (rc < 0)
+		ow_pybuild_dispose(out);
+	return rc;
+}
+
+void ow_pybuild_dispose(struct ow_pybuild *b)
+{
+	for (size_t i = 0; b->requires && i < b->n; i++)
+		free(b->requires[i]);
+	free(b->requires);
+	free(b->backend);
+	memset(b, 0, sizeof *b);
+}

@@ -37,4 +37,20 @@ int ow_pyproject_requirements(const char *path, const char *text, size_t len,
                               const struct ow_pyproject_want *w, struct ow_pyreq **out, size_t *n);
 void ow_pyreqs_free(struct ow_pyreq *r, size_t n);
 
+/* What building a source tree needs (PEP 518's [build-system]): its
+ * `requires`, each a checked PEP 508 line, and its build-backend; with no
+ * [build-system] (or no pyproject.toml: text NULL), what pip and uv take
+ * then: setuptools>=40.8.0 and wheel, declared false.  A setuptools backend
+ * gets "wheel" added (setuptools before 70.1 asks for it while building).
+ * A [build-system] without `requires` is refused, as pip refuses it. */
+struct ow_pybuild {
+	char **requires;
+	size_t n;
+	char *backend; /* NULL when none was named */
+	bool declared; /* the file has a [build-system] table */
+};
+int ow_pyproject_build_system(const char *path, const char *text, size_t len,
+                              struct ow_pybuild *out);
+void ow_pybuild_dispose(struct ow_pybuild *b);
+
 #endif

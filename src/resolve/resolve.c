@@ -48,7 +48,8 @@ struct pview {
 
 const char *ow_member_role_name(enum ow_member_role r)
 {
-	static const char *const n[] = {"torch", "torchvision", "torchaudio", "project", "dep"};
+	static const char *const n[] = {"torch", "torchvision", "torchaudio", "project", "dep",
+	                                  "build"};
 	return (unsigned)r < sizeof n / sizeof n[0] ? n[r] : "?";
 }
 
@@ -477,7 +478,7 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 			rs_closure_free(&cl);
 			return 0;
 		}
-		if (cl.error && x->nstack && ts->npassed < RS_STACK_PASSES) {
+		if (cl.error && !cl.build_error && x->nstack && ts->npassed < RS_STACK_PASSES) {
 			rc = pass_over(ts, roots[0].c, cl.error);
 			rs_closure_free(&cl);
 			return rc < 0 ? rc : CHOOSE_AGAIN;
@@ -491,6 +492,8 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 	size_t nall = x->o->no_deps || cl.error ? n : cl.n;
 	for (size_t i = 0; i < nall && rc == 0; i++)
 		rc = add_member(o, &all[i]);
+	for (size_t i = 0; i < cl.nnotes && rc == 0; i++)
+		rc = add_note(o, "%s", cl.notes[i]);
 	if (rc == 0)
 		rc = add_skips(x, o, pv, ch, (size_t)ch->torch);
 	for (size_t i = 0; rc == 0 && i < ts->npassed; i++) {

@@ -230,19 +230,161 @@ static int p_unfit(void *ud, const char *name, const struct ow_specset *const *s
 	size_t nv = 0, files = 0;
 	if (!best || (rc = rs_view(p->x, l, p->t, &v, &nv)) < 0)
 		return rc;
-	bool here = false;
+	bool here = false, sdist = false;
 	for (size_t i = 0; i < nv && !here; i++)
 		here = !ow_pep440_cmp(&v[i]->v, &best->v);
 	for (size_t i = 0; i < l->n; i++)
-		files += !ow_pep440_cmp(&l->c[i].v, &best->v);
-	if (!here) {
-		ow_str_printf(out, "; %s %s meets them, but none of its %zu wheel%s is for this target",
-		              name, best->version_text, files, files == 1 ? "" : "s");
-		if (nv)
-			ow_str_printf(out, "; the newest %s with one is %s", name, v[0]->version_text);
-	}
+		if (!ow_pep440_cmp(&l->c[i].v, &best->v)) {
+			files += !l->c[i].sdist;
+			sdist |= l->c[i].sdist;
+		}
+	if (!here && !files)
+		ow_str_printf(out, "; %s %s meets them, but it has only an sdist (--allow-sdist ships "
+		                   "it, and the target builds it at install)", name, best->version_text);
+	else if (!here)
+		ow_str_printf(out, "; %s %s meets them, but none of its %zu wheel%s is for this "
+		                   "target%s", name, best->version_text, files, files == 1 ? "" : "s",
+		              sdist ? " (it has an sdist: --allow-sdist ships it, and the target "
+		                      "builds it)" : "");
+	if (!here && nv)
+		ow_str_printf(out, "; the newest %s with one is %s", name, v[0]->version_text);
 	free(v);
 	return 0;
+}
+
+/* ---- what building the sdists takes --------------------------------------
+ * An sdist of the set is built on the target, by pip or uv, in an isolated
+ * environment of its own: its [build-system] requires are resolved apart
+ * from the set (they may pin what the set has at another version), for the
+ * same target, and their files join the stick as OW_ROLE_BUILD.  A build
+ * requirement that is itself an sdist brings its own, in turn. */
+
+#define RS_SDISTS_MAX 64 /* sdists built for one target, build requirements' included */
+
+static int add_note(struct rs_closure *out, const char *fmt, ...) OW_PRINTF(2, 3);
+static int add_note(struct rs_closure *out, const char *fmt, ...)
+{
+	char **g = ow_array_more(out->notes, out->nnotes, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	out->notes = g;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&g[out->nnotes], fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	out->nnotes++;
+	return 0;
+}
+
+static bool picked(const struct rs_closure *out, const struct rs_cand *c)
+{
+	for (size_t i = 0; i < out->n; i++)
+		if (out->picks[i].c->id == c->id)
+			return true;
+	return false;
+}
+
+static int add_build_pick(struct rs_closure *out, const struct bt_pin *pin, const char *by)
+{
+	if (picked(out, pin->c->ref))
+		return 0;
+	struct rs_pick *g = ow_array_more(out->picks, out->n, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	out->picks = g;
+	struct rs_pick *k = &g[out->n];
+	*k = (struct rs_pick){.c = pin->c->ref, .role = OW_ROLE_BUILD};
+	snprintf(k->project, sizeof k->project, "%s", pin->name);
+	if (pin->input ? asprintf(&k->required_by, "%s", by) < 0
+	               : asprintf(&k->required_by, "%s -> %s", by, pin->required_by) < 0) {
+		k->required_by = NULL;
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	out->n++;
+	return 0;
+}
+
+static int build_taken(const struct rs_pick *sd, const struct rs_meta *m,
+                       const struct bt_result *r, struct rs_closure *out)
+{
+	char by[OW_NAME_MAX + OW_VER_TEXT_MAX + 16];
+	struct ow_str names = {0};
+	snprintf(by, sizeof by, "building %s %s", sd->project, sd->c->version_text);
+	for (size_t k = 0; k < r->npins; k++)
+		ow_str_printf(&names, "%s%s %s", k ? ", " : "", r->pins[k].name,
+		              r->pins[k].c->version_text);
+	int rc = names.err ? names.err
+	                   : add_note(out, "%s %s " OW_RESOLVE_SDIST_NOTE " (%s): the target builds "
+	                                   "it at install, with %s from the stick (and a compiler "
+	                                   "if it has native code)%s",
+	                              sd->project, sd->c->version_text, sd->c->filename,
+	                              names.p ? names.p : "nothing more",
+	                              m->deps_dynamic ? "; its PKG-INFO does not promise its "
+	                                                "dependencies (PEP 643): taken as written"
+	                                              : "");
+	ow_str_free(&names);
+	for (size_t k = 0; rc == 0 && k < r->npins; k++)
+		rc = add_build_pick(out, &r->pins[k], by);
+	return rc;
+}
+
+/* Resolve one sdist's build requirements and add what they take. */
+static int build_one(struct prov *p, const struct ow_marker_env *env, const struct rs_pick *sd,
+                     struct rs_closure *out)
+{
+	const struct rs_meta *m = rs_meta_peek(p->x, sd->c);
+	if (!m || m->state != RS_META_PARSED)
+		return ow_err(OW_EINTERNAL, "resolve: %s: its metadata went missing", sd->c->filename);
+	struct ow_requirement *reqs = calloc(m->nbuild + 1, sizeof *reqs);
+	struct bt_input *in = calloc(m->nbuild + 1, sizeof *in);
+	struct bt_provider bp = {p_candidates, p_requires, p_unfit, p};
+	struct bt_opts o = {env, p->x->o->pre, 0};
+	struct bt_result r = {0};
+	size_t n = 0;
+	int rc = reqs && in ? 0 : ow_err(OW_ENOMEM, "resolve: out of memory");
+	for (; rc == 0 && n < m->nbuild; n++) {
+		if ((rc = ow_requirement_parse(&reqs[n], m->build[n])) < 0)
+			break;
+		in[n] = (struct bt_input){&reqs[n], "[build-system] requires"};
+	}
+	if (rc == 0)
+		rc = bt_resolve(&bp, &o, in, n, NULL, 0, &r);
+	if (rc == 0 && r.pending)
+		out->need = true;
+	else if (rc == 0 && r.conflict) {
+		out->build_error = true;
+		if (asprintf(&out->error, "%s %s comes as an sdist, and what building it needs fits no "
+		                          "set for this target: %s", sd->project, sd->c->version_text,
+		             r.conflict) < 0)
+			out->error = NULL, rc = ow_err(OW_ENOMEM, "resolve: out of memory");
+	} else if (rc == 0)
+		rc = build_taken(sd, m, &r, out);
+	bt_result_dispose(&r);
+	for (size_t i = 0; i < n; i++)
+		ow_requirement_free(&reqs[i]);
+	free(reqs);
+	free(in);
+	return rc;
+}
+
+/* Every sdist taken, those of the build requirements included (appended
+ * to out->picks as they are found, so the loop reaches them too). */
+static int build_all(struct prov *p, const struct ow_marker_env *env, struct rs_closure *out)
+{
+	size_t built = 0;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < out->n && !out->need && !out->error; i++) {
+		if (!out->picks[i].c->sdist)
+			continue;
+		if (++built > RS_SDISTS_MAX)
+			return ow_err(OW_ETOOBIG, "resolve: more than %d sdists to build for one target",
+			              RS_SDISTS_MAX);
+		struct rs_pick sd = out->picks[i]; /* out->picks may move */
+		rc = build_one(p, env, &sd, out);
+	}
+	return rc;
 }
 
 /* The inputs: each member of the set, with the extras asked of it. */
@@ -343,6 +485,8 @@ int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
 		rc = fill(out, &r, &p);
 	}
 	bt_result_dispose(&r);
+	if (rc == 0 && !out->need && !out->error && x->o->allow_sdist)
+		rc = build_all(&p, &env, out);
 	prov_free(&p);
 	return rc;
 }

@@ -92,6 +92,7 @@ static int add_row(struct rs_list *l, ow_stmt *st, size_t *cap)
 	c->has_metadata = ow_col_int(st, 11) != 0;
 	rs_build_parse(ow_col_is_null(st, 12) ? NULL : ow_col_text(st, 12), &c->build);
 	c->uploaded = rs_upload_day(ow_col_is_null(st, 13) ? NULL : ow_col_text(st, 13));
+	c->sdist = !strcmp(ow_col_text(st, 14), "sdist");
 	c->date = rs_version_date(&c->v);
 	l->n++;
 	return intern_tag(l, st, &c->tag);
@@ -470,10 +471,23 @@ static int by_version_then_prio(const void *a, const void *b)
 	return rs_build_cmp(&y->c->build, &x->c->build);
 }
 
+/* An sdist ranks below every wheel of its version: pip's and uv's order
+ * when source builds are allowed (the newest version, a wheel where it has
+ * one). */
+#define RS_SDIST_PRIO 1000000
+
+/* The priority of candidate c for the target: -1 when it cannot be used. */
+static int cand_prio(const struct rs_ctx *x, const struct rs_list *l, const struct rs_cand *c,
+                     const int *prio)
+{
+	if (c->sdist)
+		return l->dep && x->o->allow_sdist ? RS_SDIST_PRIO : -1;
+	return prio[c->tag];
+}
+
 int rs_view(struct rs_ctx *x, const struct rs_list *l, const struct ow_target *t,
             struct rs_cand ***out, size_t *n)
 {
-	(void)x;
 	int *prio = malloc((l->ntags + 1) * sizeof *prio);
 	struct ranked *r = malloc((l->n + 1) * sizeof *r);
 	struct ow_tagorder *order = ow_tagorder_new(t);
@@ -487,9 +501,11 @@ int rs_view(struct rs_ctx *x, const struct rs_list *l, const struct ow_target *t
 		                               l->tags[3 * i + 2]);
 	ow_tagorder_free(order);
 	size_t k = 0;
-	for (size_t i = 0; i < l->n; i++)
-		if (prio[l->c[i].tag] >= 0 && rs_python_ok(t, l->c[i].requires_python))
-			r[k++] = (struct ranked){&l->c[i], prio[l->c[i].tag]};
+	for (size_t i = 0; i < l->n; i++) {
+		int pr = cand_prio(x, l, &l->c[i], prio);
+		if (pr >= 0 && rs_python_ok(t, l->c[i].requires_python))
+			r[k++] = (struct ranked){&l->c[i], pr};
+	}
 	qsort(r, k, sizeof *r, by_version_then_prio);
 	*n = 0;
 	for (size_t i = 0; i < k; i++)
@@ -529,12 +545,25 @@ static int meta_grow(struct rs_ctx *x)
 /* Metadata is the file's only if it names the file's project and version
  * (PEP 503 names, PEP 440 equality): a .metadata that matches the page's
  * hash but says "evil-torch 9.9.9" is not the metadata of torch 2.0.0. */
+/* An sdist's file name as a wheel name: "name-version.tar.gz". */
+static int sdist_name_parse(struct ow_wheel_name *w, const char *fn)
+{
+	size_t n = strlen(fn), stem = n - (n > 7 && !strcmp(fn + n - 7, ".tar.gz") ? 7 : 4);
+	const char *dash = memrchr(fn, '-', stem);
+	memset(w, 0, sizeof *w);
+	if (!dash || (size_t)(fn + stem - dash - 1) >= sizeof w->version_text)
+		return ow_err(OW_EPARSE, "\"%s\" is not an sdist file name", fn);
+	snprintf(w->version_text, sizeof w->version_text, "%.*s", (int)(fn + stem - dash - 1),
+	         dash + 1);
+	return ow_name_normalize(fn, (size_t)(dash - fn), w->name, sizeof w->name);
+}
+
 static int meta_matches(const struct rs_cand *c, const struct ow_metadata *md)
 {
 	struct ow_wheel_name w;
 	struct ow_version v;
 	char name[OW_NAME_MAX];
-	int rc = ow_wheel_name_parse(&w, c->filename);
+	int rc = c->sdist ? sdist_name_parse(&w, c->filename) : ow_wheel_name_parse(&w, c->filename);
 	if (rc < 0)
 		return rc;
 	int bad_name = ow_name_normalize(md->name, strlen(md->name), name, sizeof name) < 0 ||
@@ -604,6 +633,27 @@ static int meta_refused(struct rs_meta *m)
 	return -1;
 }
 
+/* An sdist's build requirements, kept beside its PKG-INFO (fm, or read
+ * from the database when fm is NULL): moved into m. */
+static int meta_build(struct rs_ctx *x, const struct rs_cand *c, struct rs_meta *m,
+                      struct ow_file_meta *fm)
+{
+	struct ow_file_meta got = {0};
+	int rc = fm ? 1 : ow_file_meta_get(x->s, c->id, &got);
+	if (!fm)
+		fm = &got;
+	if (rc == 1 && fm->build_requires) {
+		m->build = fm->build_requires, m->nbuild = fm->nbuild_requires;
+		m->deps_dynamic = fm->deps_dynamic;
+		fm->build_requires = NULL, fm->nbuild_requires = 0;
+	} else if (rc >= 0) {
+		rc = ow_err(OW_ENOENT, "%s: its build requirements are not kept in the workspace "
+		                       "(read-only?) — re-run", c->filename);
+	}
+	ow_file_meta_clear(&got);
+	return rc < 0 ? rc : 0;
+}
+
 /* Read what the store has; -1 state when it has nothing after a round. */
 static int meta_load(struct rs_ctx *x, const struct rs_cand *c, struct rs_meta *m, bool fetched)
 {
@@ -617,6 +667,9 @@ static int meta_load(struct rs_ctx *x, const struct rs_cand *c, struct rs_meta *
 		x->metadata_cached++;
 		rc = meta_take(m, c, fm.md);
 		fm.md = NULL;
+		if (rc == 0 && c->sdist)
+			rc = meta_build(x, c, m, &fm);
+		ow_file_meta_clear(&fm);
 		if (rc < 0) {
 			ow_log(OW_LOG_WARN, "%s: unusable metadata: %s", c->filename, ow_err_detail());
 			return meta_refused(m);
@@ -632,6 +685,8 @@ static int meta_load(struct rs_ctx *x, const struct rs_cand *c, struct rs_meta *
 		x->metadata_read++;
 		rc = meta_fill(m, c, text, len);
 		free(text);
+		if (rc == 0 && c->sdist)
+			rc = meta_build(x, c, m, NULL);
 		if (rc < 0) {
 			ow_log(OW_LOG_WARN, "%s: unusable metadata: %s", c->filename, ow_err_detail());
 			return meta_refused(m);
@@ -822,6 +877,9 @@ void rs_ctx_free(struct rs_ctx *x)
 		free(m->name);
 		free(m->requires_python);
 		free(m->why);
+		for (size_t j = 0; j < m->nbuild; j++)
+			free(m->build[j]);
+		free(m->build);
 	}
 	free(x->meta);
 	free(x->need);

@@ -171,7 +171,7 @@ int ow_sets_list(ow_store *s, const char *target, struct ow_set_row **rows, size
 
 static enum ow_member_role role_named(const char *s)
 {
-	for (int r = OW_ROLE_TORCH; r <= OW_ROLE_DEP; r++)
+	for (int r = OW_ROLE_TORCH; r <= OW_ROLE_BUILD; r++)
 		if (!strcmp(s, ow_member_role_name((enum ow_member_role)r)))
 			return (enum ow_member_role)r;
 	return OW_ROLE_DEP;

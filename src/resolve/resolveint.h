@@ -81,6 +81,7 @@ struct rs_cand {
 	size_t tag; /* index into the list's tag triples */
 	struct rs_build build;
 	bool yanked, has_metadata;
+	bool sdist; /* a source distribution (kind 'sdist'): its tags are empty */
 	uint32_t date;
 	uint32_t uploaded; /* YYYYMMDD of the index's upload-time, 0 none */
 };
@@ -116,6 +117,11 @@ struct rs_meta {
 	char **reqs;
 	size_t nreqs;
 	char *why; /* state -1: why the metadata could not be used */
+	/* an sdist's: what building it needs, and whether its PKG-INFO leaves
+	 * the dependencies to the build (PEP 643) */
+	char **build;
+	size_t nbuild;
+	bool deps_dynamic;
 };
 
 /* A stack line parsed once (ow_resolve_opts.stack). */
@@ -210,7 +216,8 @@ struct rs_closure {
 	size_t n;
 	char *error; /* conflict text, NULL when none */
 	bool need;   /* something was queued: run again after the round */
-	char **notes;
+	bool build_error; /* error: an sdist's build requirements, not the stack */
+	char **notes; /* for the target: the sdists it builds */
 	size_t nnotes;
 };
 

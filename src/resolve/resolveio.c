@@ -142,7 +142,7 @@ static void remember_no_range(struct ow_resolve_netio *c, const char *url)
 
 /* .metadata where the page announced one; else the METADATA by range
  * requests (pread on a local index's file); else (a host that ignores ranges,
- * a local wheel that is a symlink) the whole wheel. */
+ * a local wheel that is a symlink, an sdist) the whole file. */
 static int net_fetch(void *ud, ow_store *s, const int64_t *ids, size_t n)
 {
 	struct ow_resolve_netio *c = ud;
@@ -167,6 +167,8 @@ static int net_fetch(void *ud, ow_store *s, const int64_t *ids, size_t n)
 		ow_fetch_host(ow_col_text(st, 1), host, sizeof host);
 		if (ow_col_int(st, 0))
 			meta[nm++] = ids[i];
+		else if (!strcmp(ow_col_text(st, 2), "sdist"))
+			whl[nw++] = ids[i]; /* PKG-INFO lies in a gzip stream: the whole file */
 		else if (no_range_host(c, host))
 			whl[nw++] = ids[i]; /* known this run to ignore ranges */
 		else

@@ -18,6 +18,7 @@
 #include "fsutil.h"
 #include "hashpipe.h"
 #include "pool.h"
+#include "sdist.h"
 #include "wheel.h"
 #include "clock.h"
 #include "store.h"
@@ -388,10 +389,19 @@ static int check_core_metadata(struct dl *d, struct meta_grab *g)
 	return 0;
 }
 
-/* No published hash: the wheel must prove itself (zip, RECORD, METADATA). */
+/* No published hash: the file must prove itself — a wheel by its zip,
+ * RECORD and METADATA; an sdist by reading whole as one (gzip's CRC to the
+ * end, one top-level directory, a PKG-INFO, a pyproject.toml pip builds). */
 static int verify_unpublished(struct dl *d)
 {
 	struct meta_grab g = {0};
+	if (ow_sdist_filename(d->item->filename)) {
+		struct ow_sdist_info si;
+		int rc = ow_sdist_read_fd(d->fd, d->item->filename, &si);
+		ow_sdist_info_dispose(&si);
+		return rc ? ow_err_prefix(rc, "no published sha256, and the sdist does not verify: ")
+		          : 0;
+	}
 	int rc = ow_sha256_new(&g.h);
 	if (rc)
 		return rc;
@@ -491,7 +501,8 @@ static int finish_wheel(struct fetch *f, struct dl *d)
 		ow_log(OW_LOG_WARN, "%s: %s", d->item->filename, ow_err_detail());
 	d->item->meta_replaced = meta == 1;
 	if (!rc) {
-		rc = ow_store_adopt(f->s, d->fd, d->part, hex, d->size, "wheel");
+		rc = ow_store_adopt(f->s, d->fd, d->part, hex, d->size,
+		                    ow_sdist_filename(d->item->filename) ? "sdist" : "wheel");
 		d->fd = -1; /* adopt closed it, and removed the part file on failure */
 	}
 	if (!rc) {
@@ -888,9 +899,12 @@ int ow_file_metadata(ow_store *s, int64_t file_id, char **text, size_t *len)
 	snprintf(object, sizeof object, "%s", ow_col_is_null(st, 5) ? "" : ow_col_text(st, 5));
 	snprintf(meta, sizeof meta, "%s", ow_col_is_null(st, 6) ? "" : ow_col_text(st, 6));
 	ow_stmt_run(st);
-	const char *source = *meta ? OW_META_PEP658 : OW_META_WHEEL;
+	bool sdist = ow_sdist_filename(filename);
+	const char *source = *meta ? OW_META_PEP658 : sdist ? OW_META_SDIST : OW_META_WHEEL;
 	if (*meta)
 		rc = ow_store_load(s, meta, OW_METADATA_CAP, text, len);
+	else if (*object && sdist)
+		return ow_sdist_metadata(s, file_id, object, filename, text, len);
 	else if (*object)
 		rc = metadata_from_wheel(s, object, filename, text, len);
 	else

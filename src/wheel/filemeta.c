@@ -118,17 +118,43 @@ int ow_file_meta_get(ow_store *s, int64_t file_id, struct ow_file_meta *out)
 		rc = split_lines(ow_col_text(st, 5), &md->requires_dist, &md->n_requires_dist);
 	if (!rc)
 		rc = split_lines(ow_col_text(st, 6), &md->provides_extra, &md->n_provides_extra);
+	if (!rc && !ow_col_is_null(st, 7))
+		rc = split_lines(ow_col_text(st, 7), &out->build_requires, &out->nbuild_requires);
+	out->deps_dynamic = ow_col_int(st, 8) != 0;
 	ow_stmt_run(st);
+	out->md = md;
 	if (rc) {
-		ow_metadata_free(md);
+		ow_file_meta_clear(out);
 		return rc;
 	}
-	out->md = md;
 	return 1;
+}
+
+int ow_file_meta_set_build(ow_store *s, int64_t file_id, char *const *reqs, size_t n,
+                           bool deps_dynamic)
+{
+	char *text = NULL;
+	int rc = join_lines(reqs, n, "build-system requires", &text);
+	ow_stmt *st = rc ? NULL : ow_db_stmt(ow_store_db(s), OW_SQL_FMETA_SET_BUILD);
+	if (!rc && !st)
+		rc = OW_EDB;
+	if (!rc) {
+		ow_stmt_int(st, 1, file_id);
+		ow_stmt_text(st, 2, text);
+		ow_stmt_int(st, 3, deps_dynamic);
+		rc = ow_stmt_run(st);
+	}
+	free(text);
+	return rc;
 }
 
 void ow_file_meta_clear(struct ow_file_meta *m)
 {
 	ow_metadata_free(m->md);
 	m->md = NULL;
+	for (size_t i = 0; i < m->nbuild_requires; i++)
+		free(m->build_requires[i]);
+	free(m->build_requires);
+	m->build_requires = NULL;
+	m->nbuild_requires = 0;
 }

@@ -393,3 +393,111 @@ int ow_wheel_each_member_jobs(ow_wheel *w, int jobs, ow_wheel_pick_fn pick, void
 	free(q.err);
 	return rc;
 }
+
+/* ---- a streamed pass over a source distribution --------------------------- */
+
+/* An sdist is a gzip'ed tar (or, before PEP 625, a zip) read front to back:
+ * nothing in it is trusted to say where its members are, and gzip's CRC
+ * covers the whole stream, so every byte is inflated once, in order. */
+struct stream {
+	struct archive *a;
+	const char *label;
+	const struct ow_archive_limits *lim;
+	ow_wheel_filter_fn filter;
+	ow_wheel_data_fn data;
+	void *ud;
+	uint64_t total;
+	size_t members;
+};
+
+static int stream_fail(const struct stream *st, const char *what)
+{
+	const char *e = archive_error_string(st->a);
+	return ow_err(OW_EZIP, "%s: %s: %.200s — the file is not a readable source distribution",
+	              st->label, what, e && *e ? e : "the archive reader gave no reason");
+}
+
+/* A member name must stay inside the archive's tree: not absolute, no "..". */
+static int stream_name_ok(const char *name)
+{
+	if (!*name || *name == '/' || strlen(name) > 4096)
+		return 0;
+	for (const char *p = name; p && *p; p = strchr(p, '/'), p = p ? p + 1 : NULL)
+		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || !p[2]))
+			return 0;
+	return 1;
+}
+
+static int stream_member(struct stream *st, struct archive_entry *ae)
+{
+	const char *name = archive_entry_pathname_utf8(ae);
+	if (!name)
+		name = archive_entry_pathname(ae);
+	if (!name || !stream_name_ok(name))
+		return ow_err(OW_EZIP, "%s: a member named \"%.200s\" leaves the archive's tree — "
+		                       "refused", st->label, name ? name : "(none)");
+	if (++st->members > st->lim->max_members)
+		return ow_err(OW_ETOOBIG, "%s: more than %zu members — refused", st->label,
+		              st->lim->max_members);
+	if (archive_entry_filetype(ae) != AE_IFREG)
+		return 0; /* directories and links carry no bytes offwheel reads */
+	int want = st->filter(name, (uint64_t)archive_entry_size(ae), st->ud);
+	if (want < 0)
+		return want;
+	for (;;) {
+		const void *buf;
+		size_t len;
+		la_int64_t off;
+		int r = archive_read_data_block(st->a, &buf, &len, &off);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r != ARCHIVE_OK)
+			return stream_fail(st, name);
+		if ((st->total += len) > st->lim->max_total)
+			return ow_err(OW_ETOOBIG, "%s: more than %llu bytes unpacked — refused", st->label,
+			              (unsigned long long)st->lim->max_total);
+		int rc = want > 0 && len ? st->data(name, buf, len, st->ud) : 0;
+		if (rc < 0)
+			return rc;
+	}
+	return want > 0 ? st->data(name, NULL, 0, st->ud) : 0;
+}
+
+static int stream_run(struct stream *st, int fd)
+{
+	if (archive_read_support_filter_gzip(st->a) != ARCHIVE_OK ||
+	    archive_read_support_format_tar(st->a) != ARCHIVE_OK ||
+	    archive_read_support_format_zip_streamable(st->a) != ARCHIVE_OK)
+		return stream_fail(st, "libarchive setup");
+	if (archive_read_open_fd(st->a, fd, READ_BUF) != ARCHIVE_OK)
+		return stream_fail(st, "cannot open the archive");
+	for (;;) {
+		struct archive_entry *ae;
+		int r = archive_read_next_header(st->a, &ae);
+		if (r == ARCHIVE_EOF)
+			return st->members ? 0 : ow_err(OW_EZIP, "%s: an empty archive", st->label);
+		if (r != ARCHIVE_OK)
+			return stream_fail(st, "a damaged member header");
+		int rc = stream_member(st, ae);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+int ow_archive_each_member(int fd, const char *label, const struct ow_archive_limits *lim,
+                           ow_wheel_filter_fn filter, ow_wheel_data_fn data, void *ud)
+{
+	struct stream st = {.label = label, .lim = lim, .filter = filter, .data = data, .ud = ud};
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return ow_err(OW_EIO, "%s: cannot read: %s", label, strerror(errno));
+	locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	locale_t old = utf8 ? uselocale(utf8) : (locale_t)0;
+	int rc = (st.a = archive_read_new()) ? stream_run(&st, fd) : ow_err(OW_ENOMEM, "out of memory");
+	if (st.a)
+		archive_read_free(st.a);
+	if (utf8) {
+		uselocale(old);
+		freelocale(utf8);
+	}
+	return rc;
+}

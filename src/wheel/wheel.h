@@ -92,4 +92,16 @@ int ow_wheel_verify_fd(int fd, const char *filename, const struct ow_wheel_limit
                        const struct ow_wheel_consumer *consumer, struct ow_wheel_info **out);
 void ow_wheel_info_free(struct ow_wheel_info *info);
 
+/* A source distribution (.tar.gz, .zip) read front to back through
+ * libarchive's streaming readers: `filter` and `data` as for a wheel, for
+ * regular-file members only.  A member whose name is absolute or has a ".."
+ * component, more than max_members members or more than max_total bytes
+ * unpacked, and any damage (ARCHIVE_WARN included) fail the pass. */
+struct ow_archive_limits {
+	size_t max_members;
+	uint64_t max_total;
+};
+int ow_archive_each_member(int fd, const char *label, const struct ow_archive_limits *lim,
+                           ow_wheel_filter_fn filter, ow_wheel_data_fn data, void *ud);
+
 #endif
