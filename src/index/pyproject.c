@@ -315,6 +315,19 @@ static bool is_setuptools_backend(const char *backend)
 	return !backend || !strncmp(backend, "setuptools.build_meta", 21);
 }
 
+static bool names_wheel(const struct ow_pybuild *b)
+{
+	bool found = false;
+	for (size_t i = 0; i < b->n && !found; i++) {
+		struct ow_requirement r;
+		if (ow_requirement_parse(&r, b->requires[i]) == 0) {
+			found = !strcmp(r.name, "wheel");
+			ow_requirement_free(&r);
+		}
+	}
+	return found;
+}
+
 static int build_declared(const char *path, const struct ow_toml *bs, struct ow_pybuild *b)
 {
 	const struct ow_toml *req = ow_toml_get(bs, "requires");
@@ -340,7 +353,7 @@ static int build_declared(const char *path, const struct ow_toml *bs, struct ow_
 		ow_requirement_free(&r);
 		rc = build_push(b, it->text, it->len);
 	}
-	if (rc == 0 && is_setuptools_backend(b->backend))
+	if (rc == 0 && is_setuptools_backend(b->backend) && !names_wheel(b))
 		rc = build_push(b, "wheel", 5);
 	return rc;
 }

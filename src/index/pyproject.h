@@ -41,7 +41,7 @@ void ow_pyreqs_free(struct ow_pyreq *r, size_t n);
  * `requires`, each a checked PEP 508 line, and its build-backend; with no
  * [build-system] (or no pyproject.toml: text NULL), what pip and uv take
  * then: setuptools>=40.8.0 and wheel, declared false.  A setuptools backend
- * gets "wheel" added (setuptools before 70.1 asks for it while building).
+ * gets "wheel" added when it lacks one (setuptools before 70.1 asks for it while building).
  * A [build-system] without `requires` is refused, as pip refuses it. */
 struct ow_pybuild {
 	char **requires;

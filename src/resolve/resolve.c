@@ -730,6 +730,26 @@ static int offline_gap(struct rs_ctx *x, struct tstate *ts)
 	return 0;
 }
 
+/* Every torch tried was passed over for the stack.  When torch has no part
+ * in the conflict (each one met the same one, and it names no torch), say
+ * the conflict as it is; else with the newest torch, whose conflict it is. */
+static int stack_conflict_text(const struct tstate *ts, struct ow_resolve_target *o)
+{
+	bool same = !strstr(ts->passed[0].why, "torch");
+	for (size_t i = 1; same && i < ts->npassed; i++)
+		same = !strcmp(ts->passed[i].why, ts->passed[0].why);
+	int n = same ? asprintf(&o->error, "no set fits the stack on this target: %s (the same with "
+	                                   "each of the %zu torch release%s tried)",
+	                        ts->passed[0].why, ts->npassed, ts->npassed == 1 ? "" : "s")
+	             : asprintf(&o->error, "the stack fits no torch of this target; with torch %s: %s",
+	                        ts->passed[0].torch, ts->passed[0].why);
+	if (n < 0) {
+		o->error = NULL;
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	return 0;
+}
+
 /* One target as far as it goes: 0 with ts->done or *wait, < 0 error. */
 static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 {
@@ -757,11 +777,7 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 	/* every torch passed over for the stack: its conflict with the newest */
 	if (rc == 0 && !*wait && !*o->versions[0] && !o->error && ts->npassed) {
 		o->stack_conflict = true;
-		if (asprintf(&o->error, "the stack fits no torch of this target; with torch %s: %s",
-		             ts->passed[0].torch, ts->passed[0].why) < 0) {
-			o->error = NULL;
-			rc = ow_err(OW_ENOMEM, "resolve: out of memory");
-		}
+		rc = stack_conflict_text(ts, o);
 	}
 	if (rc == 0 && *wait && x->o->offline) {
 		*wait = false;

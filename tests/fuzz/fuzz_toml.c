@@ -22,5 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n = 0;
 	if (ow_pyproject_requirements("fuzz.toml", (const char *)data, size, &w, &r, &n) == 0)
 		ow_pyreqs_free(r, n);
+	struct ow_pybuild b;
+	if (ow_pyproject_build_system("fuzz.toml", (const char *)data, size, &b) == 0)
+		ow_pybuild_dispose(&b);
 	return 0;
 }

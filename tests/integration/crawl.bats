@@ -281,11 +281,20 @@ fault_crawl() { # mode
 			--project filelock
 		[ "$status" -eq 0 ] || { echo "$output"; false; }
 		n=$(jq '.pages[0].files' <<<"$output")
-		echo "$form: $n files"
-		eval "n_$form=$n"
+		sd=$(jq '.pages[0].sdists' <<<"$output")
+		echo "$form: $n files, $sd sdists"
+		eval "n_$form=$n sd_$form=$sd"
 	done
-	[ "$n_pep691" -eq 124 ] # the 124 wheels of its 271 files (sdists are not recorded)
-	[ "$n_pep691" -eq "$n_pep503" ]
+	# all 271 files: 124 wheels and 147 sdists, as PyPI's own JSON counts them
+	read -r all wheels sdists < <(python3 -c '
+import json, sys
+fs = [f["filename"] for f in json.load(open(sys.argv[1]))["files"]]
+print(len(fs), sum(f.endswith(".whl") for f in fs), sum(f.endswith((".tar.gz", ".zip")) for f in fs))
+' "$OW_SOURCE_DIR/tests/fixtures/pypi-simple/filelock.json")
+	[ "$all" -eq 271 ] && [ "$wheels" -eq 124 ]
+	[ "$n_pep691" -eq "$all" ]
+	[ "$sd_pep691" -eq "$sdists" ]
+	[ "$n_pep691" -eq "$n_pep503" ] && [ "$sd_pep691" -eq "$sd_pep503" ]
 	# every page request carried the Accept header, JSON first
 	grep -F '/whl/pep691/cpu/filelock/' "$OW_NGINX_LOG" | grep -qF 'accept="application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"' ||
 		{ cat "$OW_NGINX_LOG"; false; }

@@ -37,6 +37,26 @@ setup_file() {
 	! jq -r '.[].text' <<<"$output" | grep -qi '^pandas'
 }
 
+@test "[build-system] as pip reads it (pip's own load_pyproject_toml): real pyproject.toml files, none, and what pip refuses" {
+	run "$OW_SOURCE_DIR/tests/tools/pypi_pyprojects.py" "$BATS_TEST_TMPDIR/real" packaging hatchling black httpx \
+		pydantic pip pytest ruff uv scikit-learn pandas jupyterlab jupyterlab-server matplotlib poetry-core
+	[ "$status" -ne 3 ] || skip "PyPI cannot be reached: the real pyproject.toml files were not compared ($output)"
+	[ "$status" -eq 0 ]
+	d=$BATS_TEST_TMPDIR/bs
+	mkdir -p "$d"
+	printf '[build-system]\nbuild-backend = "x"\n' >"$d/norequires.toml"
+	printf '[build-system]\nrequires = "setuptools"\n' >"$d/notlist.toml"
+	printf '[build-system]\nrequires = ["setup tools >= 1"]\n' >"$d/badreq.toml"
+	printf '[build-system]\nrequires = [1]\n' >"$d/notstring.toml"
+	printf '[build-system]\nrequires = ["setuptools>=61"]\n' >"$d/nobackend.toml"
+	printf '[project]\nname = "x"\n' >"$d/nobuildsystem.toml"
+	run python3 "$OW_SOURCE_DIR/tests/tools/buildsys_oracle.py" "$OWTOML" - "$d"/*.toml "$BATS_TEST_TMPDIR"/real/*.toml
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^ok .*both refuse' <<<"$output")" -eq 4 ]
+	[ "$(grep -c '^ok ' <<<"$output")" -ge 19 ]
+}
+
 pyproject() { mkdir -p "$BATS_TEST_TMPDIR/p" && cat >"$BATS_TEST_TMPDIR/p/pyproject.toml"; }
 
 resolve_py() { "$OFFWHEEL" --home "$BATS_TEST_TMPDIR/ws" resolve --offline --index-url http://127.0.0.1:9/whl \

@@ -6,6 +6,7 @@
  *          arrays, strings as strings, every other value as
  *          {"scalar": "<its text>"}
  *        owtoml --pyproject FILE [--extra NAME]... [--group NAME]...
+ *        owtoml --build-system FILE|-   (PEP 518's [build-system], "-": no file)
  *          the requirements offwheel takes from it: [{"text", "where"}, ...]
  * Exit 1 with ow_err's detail on stderr when the file is refused. */
 #include <stdio.h>
@@ -77,8 +78,42 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* --build-system FILE: {"requires": [...], "backend": ..., "declared": ...};
+ * FILE "-" stands for no pyproject.toml at all. */
+static int build_system(const char *path)
+{
+	size_t len = 0;
+	char *text = strcmp(path, "-") ? slurp(path, &len) : NULL;
+	if (strcmp(path, "-") && !text) {
+		fprintf(stderr, "%s: cannot read\n", path);
+		return 2;
+	}
+	struct ow_pybuild b;
+	int rc = ow_pyproject_build_system(path, text, len, &b);
+	free(text);
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", ow_err_detail());
+		return 1;
+	}
+	printf("{\"requires\": [");
+	for (size_t i = 0; i < b.n; i++) {
+		printf(i ? ", " : "");
+		json_str(b.requires[i], strlen(b.requires[i]));
+	}
+	printf("], \"backend\": ");
+	if (b.backend)
+		json_str(b.backend, strlen(b.backend));
+	else
+		printf("null");
+	printf(", \"declared\": %s}\n", b.declared ? "true" : "false");
+	ow_pybuild_dispose(&b);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--build-system"))
+		return build_system(argv[2]);
 	bool py = argc > 1 && !strcmp(argv[1], "--pyproject");
 	const char *extras[64], *groups[64];
 	size_t ne = 0, ng = 0;
