@@ -142,7 +142,7 @@ int ex_gen_requirements(const struct ow_export_plan *p, const struct ow_export_s
 	interpreter(out, set, "# ");
 	for (size_t i = 0; i < set->n; i++) {
 		const struct ow_export_item *it = &p->items[set->members[i]];
-		if (!set->build[i])
+		if (!ex_build_only(set, i))
 			ow_str_printf(out, "%s==%s --hash=sha256:%s\n", it->project, it->version,
 			              it->object);
 	}
@@ -185,7 +185,7 @@ static void install_sdists(struct ow_str *out, const struct ow_export_plan *p,
 {
 	size_t n = 0;
 	for (size_t i = 0; i < set->n; i++)
-		if (!set->build[i] && ow_export_is_sdist(p->items[set->members[i]].filename))
+		if (!ex_build_only(set, i) && ow_export_is_sdist(p->items[set->members[i]].filename))
 			ow_str_printf(out, "%s%s", n++ ? ", " : "  built from source at install: ",
 			              p->items[set->members[i]].filename);
 	if (n)

@@ -49,6 +49,12 @@ struct ex_meta {
 /* Text of the generated files (malloc'd into *out). */
 int ex_gen_simple_root(const struct ow_export_plan *p, struct ow_str *out);
 int ex_gen_project_page(const struct ow_export_plan *p, const char *project, struct ow_str *out);
+/* Whether member i of a set is there only to build one of its sdists (a
+ * set made without roles, build NULL, has none). */
+static inline bool ex_build_only(const struct ow_export_set *set, size_t i)
+{
+	return set->build && set->build[i];
+}
 int ex_gen_requirements(const struct ow_export_plan *p, const struct ow_export_set *set,
                          struct ow_str *out);
 int ex_gen_install(const struct ow_export_plan *p, const struct ex_meta *m, struct ow_str *out);

@@ -128,7 +128,7 @@ int ex_gen_pylock(const struct ow_export_plan *p, const struct ow_export_set *se
 	lock_head(out, set);
 	for (size_t i = 0; i < set->n; i++) {
 		const struct ow_export_item *it = &p->items[set->members[i]];
-		if (set->build[i])
+		if (ex_build_only(set, i))
 			continue; /* the installer fetches build requirements itself */
 		ow_str_printf(out, "\n[[packages]]\nname = ");
 		toml_str(out, it->project);

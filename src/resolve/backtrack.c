@@ -600,6 +600,11 @@ static int solve(struct bt *b, struct bits *cs_out)
 	int rc = load(b, &b->nodes[n]);
 	if (rc < 0)
 		return rc;
+	/* not known this round: go on with the others, so that one round asks
+	 * for every page and metadata file the search can see it needs (the
+	 * result is pending either way; choose() passes unknown nodes over) */
+	if (b->nodes[n].unknown)
+		return solve(b, cs_out);
 	struct bits cs = {{0}};
 	struct ow_str why = {0};
 	size_t tried = 0;

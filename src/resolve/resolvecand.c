@@ -352,6 +352,29 @@ bool rs_index_only(const struct ow_resolve_opts *o, const char *project)
 	return false;
 }
 
+/* The page of look `from` is being crawled: queue the later looks' pages
+ * in the same round, so that a project only the extra index has costs one
+ * round trip, not one per root asked before it (pip's order is kept: the
+ * answers are read in that order next round).  Pages already stored are
+ * left alone. */
+static int look_ahead(struct rs_ctx *x, const struct rs_list *l, size_t from, size_t maxn)
+{
+	const struct ow_resolve_opts *o = x->o;
+	for (size_t i = from; i < maxn; i++) {
+		const char *root = i < 2 ? o->index_url : o->extra_index_urls[i - 2];
+		const char *variant = i == 0 ? l->variant : "";
+		char url[2048], why[256];
+		int64_t fetched;
+		if (i == 1 && !*l->variant)
+			continue;
+		page_url(root, variant, l->project, url, sizeof url);
+		int ps = page_status(x, url, why, sizeof why, &fetched);
+		if (ps == PG_NOT_CRAWLED && (ps = rs_need_crawl(x, root, variant, l->project)) < 0)
+			return ps;
+	}
+	return 0;
+}
+
 static int load_dep(struct rs_ctx *x, struct rs_list *l)
 {
 	const struct ow_resolve_opts *o = x->o;
@@ -372,6 +395,8 @@ static int load_dep(struct rs_ctx *x, struct rs_list *l)
 	}
 	if (ps < PG_MISSING)
 		return ps;
+	if (ps == PG_NOT_CRAWLED && (rc = look_ahead(x, l, n, maxn)) < 0)
+		return rc;
 	l->state = list_state(ps);
 	free(l->why);
 	l->why = NULL;
