@@ -32,6 +32,12 @@ const char *ow_channel_index(const char *channel);
  * directory (cu128, rocm6.4, cpu, cpu-cxx11-abi, xpu), "" when none. */
 void ow_variant_of_url(const char *url, char *buf, size_t n);
 
+/* One page to crawl: {index_url}/{variant}/{project}/ (variant "": the
+ * root's {index_url}/{project}/). */
+struct ow_crawl_ref {
+	const char *index_url, *variant, *project;
+};
+
 struct ow_crawl_opts {
 	const char *index_url;   /* without trailing slash */
 	const char *const *variants; /* "" = the channel root folder */
@@ -42,6 +48,11 @@ struct ow_crawl_opts {
 	const struct ow_http_opts *http;    /* engine options (jobs, CA, timeouts) */
 	int force;                          /* no conditional GET; accept a page
 	                                     * that lost many files at once */
+	/* Instead of index_url x variants x projects: these pages, of any
+	 * indexes, all in one engine run (a resolve's round: every root it
+	 * asks, at once).  The report has one page per ref, in order. */
+	const struct ow_crawl_ref *refs;
+	size_t nrefs;
 };
 
 enum ow_page_outcome {

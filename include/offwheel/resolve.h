@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "offwheel/crawl.h"
 #include "offwheel/http.h"
 #include "offwheel/store.h"
 #include "offwheel/tags.h"
@@ -45,14 +46,14 @@
 
 #define OW_RESOLVE_MAX_PROJECTS 8
 
-/* Where pages and metadata come from.  crawl: fetch {index}/{variant}/
- * {project}/ for each pair (variant "" = {index}/{project}/).  fetch_metadata:
+/* Where pages and metadata come from.  crawl: fetch each page
+ * {index}/{variant}/{project}/ (variant "" = {index}/{project}/), of any of
+ * the roots, at once.  fetch_metadata:
  * make the core metadata of `ids` available (errors per file are allowed:
  * ow_resolve asks file_metadata afterwards and treats OW_ENOENT as "not
  * available").  file_metadata: as ow_file_metadata. */
 struct ow_resolve_io {
-	int (*crawl)(void *ud, ow_store *s, const char *index, const char *const *variants,
-	             const char *const *projects, size_t n);
+	int (*crawl)(void *ud, ow_store *s, const struct ow_crawl_ref *pages, size_t n);
 	int (*fetch_metadata)(void *ud, ow_store *s, const int64_t *ids, size_t n);
 	int (*file_metadata)(void *ud, ow_store *s, int64_t id, char **text, size_t *len);
 	/* Why pages could not be fetched this run ("GET URL: Could not resolve
@@ -73,6 +74,9 @@ struct ow_resolve_io {
 struct ow_resolve_netio {
 	const struct ow_url_policy *policy;
 	const struct ow_http_opts *http;
+	/* for pages, .metadata files and range reads: many small transfers,
+	 * each worth a round trip, run more at once (NULL: http) */
+	const struct ow_http_opts *http_small;
 	int net;
 	size_t crawled, fetched, failed; /* counters for the caller */
 	size_t ranged;        /* wheels whose METADATA was read by ranges (or local reads) */

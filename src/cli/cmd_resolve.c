@@ -394,6 +394,7 @@ static int run(struct cli *c, void *ud, ow_store *s)
 {
 	struct ropts *o = ud;
 	struct ow_resolve_netio net = {.policy = &o->idx.policy, .http = &o->idx.http,
+	                              .http_small = &o->idx.http_small,
 	                               .net = !o->offline};
 	struct ow_resolve_io io;
 	ow_resolve_io_net(&io, &net);

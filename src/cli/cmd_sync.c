@@ -163,7 +163,8 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 static int resolve_step(struct sopts *o, ow_store *s, struct ow_resolve_report *r,
                         struct ow_resolve_netio *net)
 {
-	*net = (struct ow_resolve_netio){.policy = &o->idx.policy, .http = &o->idx.http, .net = 1};
+	*net = (struct ow_resolve_netio){.policy = &o->idx.policy, .http = &o->idx.http,
+	                                 .http_small = &o->idx.http_small, .net = 1};
 	struct ow_resolve_io io;
 	ow_resolve_io_net(&io, net);
 	struct ow_resolve_opts ro;

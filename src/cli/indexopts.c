@@ -315,6 +315,26 @@ static int build_policy(struct cli *c, struct index_opts *o)
 	return 0;
 }
 
+/* A resolve's round is a batch of small requests (pages, .metadata files,
+ * range reads) whose cost is round trips, not bytes: 4 at a time to a host
+ * made a cold resolve of a whole stack wait through ten sequential batches
+ * per round.  uv runs 50 at once; offwheel 32 in all, 16 to one host, or
+ * what --jobs says. */
+#define INDEX_SMALL_JOBS 32u
+#define INDEX_SMALL_PER_HOST 16u
+
+static void small_opts(const struct cli *c, struct index_opts *o)
+{
+	o->http_small = o->http;
+	if (c->jobs_given) {
+		o->http_small.per_host = o->http.jobs < INDEX_SMALL_PER_HOST ? o->http.jobs
+		                                                             : INDEX_SMALL_PER_HOST;
+		return;
+	}
+	o->http_small.jobs = INDEX_SMALL_JOBS;
+	o->http_small.per_host = INDEX_SMALL_PER_HOST;
+}
+
 /* A channel's index: download.pytorch.org's, or the same path under
  * $OFFWHEEL_PYTORCH_URL, a lab's mirror of https://download.pytorch.org/whl
  * (stable at its root, nightly/ and test/ below it). */
@@ -370,6 +390,7 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 		o->http.deadline_floor_ms = (long)o->deadline_s * 1000;
 	if (c->jobs_given)
 		o->http.jobs = (unsigned)c->jobs;
+	small_opts(c, o);
 	return build_policy(c, o);
 }
 

@@ -102,6 +102,9 @@ struct index_opts {
 	char index[2048];
 	struct ow_url_policy policy;
 	struct ow_http_opts http;
+	/* resolve's pages and metadata: more transfers at once (see
+	 * INDEX_SMALL_JOBS), or --jobs when given */
+	struct ow_http_opts http_small;
 };
 
 /* The variant folders to crawl: the root itself ("") for a flat index. */

@@ -26,7 +26,7 @@ enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_P
 	{"pre", TGT_PRE, no_argument, NULL, "allow pre-releases of dependencies"},               \
 	{"allow-sdist", TGT_ALLOW_SDIST, no_argument, NULL,                                      \
 	 "a dependency with no wheel for a target ships as its sdist, with what building it "    \
-	 "needs; the target builds it at install (pip's default; without it, --only-binary)"},   \
+	 "needs; the target builds it at install (pip's default; without it, only wheels)"},   \
 	{"pair", TGT_PAIR, required_argument, "RULE",                                            \
 	 "matched (default): the torchvision/torchaudio released for that torch (== pin); "      \
 	 "newest: pip's rule, the newest whose pin admits it"},                                  \

@@ -461,6 +461,13 @@ static int check_project(const struct page_job *j, const struct ow_page *pg)
 
 /* A 200: parse first (nothing of a refused page is stored), then the body
  * object, then every row in one transaction. */
+/* Each page is one unit of work inside the crawl's one transaction
+ * (ow_crawl): a page that fails leaves the others; the whole run commits
+ * once, so a round of 90 pages waits for one journal sync, not 90. */
+static int unit_begin(ow_db *db) { return ow_db_savepoint(db); }
+static int unit_end(ow_db *db) { return ow_db_release(db); }
+static void unit_undo(ow_db *db) { (void)ow_db_rollback_to(db); }
+
 static int store_page(struct crawl *cr, struct page_job *j)
 {
 	struct ow_page *pg = NULL;
@@ -480,12 +487,12 @@ static int store_page(struct crawl *cr, struct page_job *j)
 		goto out;
 	j->page->outcome = !j->seen_before ? OW_PAGE_NEW
 	                   : strcmp(hex, j->old_body) ? OW_PAGE_CHANGED : OW_PAGE_SAME;
-	if ((rc = ow_db_begin(db)))
+	if ((rc = unit_begin(db)))
 		goto out;
 	if ((rc = upsert_page(cr, j, "ok", hex, NULL, &page_id)) ||
 	    (rc = record_links(cr, j, pg, page_id)) ||
-	    (rc = upsert_page(cr, j, "ok", hex, pg, &page_id)) || (rc = ow_db_commit(db)))
-		ow_db_rollback(db);
+	    (rc = upsert_page(cr, j, "ok", hex, pg, &page_id)) || (rc = unit_end(db)))
+		unit_undo(db);
 out:
 	ow_page_free(pg);
 	return rc;
@@ -495,7 +502,7 @@ static int touch_unchanged(struct crawl *cr, struct page_job *j)
 {
 	int64_t page_id = 0;
 	ow_db *db = ow_store_db(cr->s);
-	int rc = ow_db_begin(db);
+	int rc = unit_begin(db);
 	if (rc)
 		return rc;
 	if ((rc = upsert_page(cr, j, "ok", NULL, NULL, &page_id)))
@@ -507,10 +514,10 @@ static int touch_unchanged(struct crawl *cr, struct page_job *j)
 	}
 	ow_stmt_int(st, 1, page_id);
 	ow_stmt_int(st, 2, cr->now);
-	if (!(rc = ow_stmt_run(st)) && !(rc = ow_db_commit(db)))
+	if (!(rc = ow_stmt_run(st)) && !(rc = unit_end(db)))
 		return 0;
 fail:
-	ow_db_rollback(db);
+	unit_undo(db);
 	return rc;
 }
 
@@ -523,11 +530,11 @@ static void record_missing(struct crawl *cr, struct page_job *j)
 	else
 		snprintf(j->page->detail, sizeof j->page->detail, "no such project here (no %.900s)",
 		         j->fetch_url);
-	if (ow_db_begin(ow_store_db(cr->s)) == 0 &&
+	if (unit_begin(ow_store_db(cr->s)) == 0 &&
 	    upsert_page(cr, j, "missing", NULL, NULL, &id) == 0)
-		ow_db_commit(ow_store_db(cr->s));
+		unit_end(ow_store_db(cr->s));
 	else
-		ow_db_rollback(ow_store_db(cr->s));
+		unit_undo(ow_store_db(cr->s));
 }
 
 static void fail_page(struct page_job *j, int rc, const char *detail)
@@ -621,16 +628,17 @@ static int job_data(void *ud, const void *buf, size_t len)
 static int job_restart(void *ud) { return ow_http_membuf_restart(&((struct page_job *)ud)->body); }
 
 static int prepare_job(struct crawl *cr, struct page_job *j, struct ow_crawl_page *p,
-                       const char *variant, const char *project)
+                       const struct ow_crawl_ref *ref)
 {
 	int rc;
+	const char *variant = ref->variant, *project = ref->project;
 	j->cr = cr;
 	j->page = p;
-	snprintf(j->index_url, sizeof j->index_url, "%s", cr->o->index_url);
+	snprintf(j->index_url, sizeof j->index_url, "%s", ref->index_url);
 	snprintf(p->variant, sizeof p->variant, "%s", variant);
 	if ((rc = ow_name_normalize(project, strlen(project), p->project, sizeof p->project)))
 		return ow_err_prefix(rc, "project '%s': ", project);
-	if ((rc = page_url(p->url, sizeof p->url, cr->o->index_url, variant, p->project)) ||
+	if ((rc = page_url(p->url, sizeof p->url, ref->index_url, variant, p->project)) ||
 	    (rc = load_previous(cr, j)))
 		return rc;
 	j->body.cap = PAGE_CAP;
@@ -658,13 +666,38 @@ static int prepare_job(struct crawl *cr, struct page_job *j, struct ow_crawl_pag
 	return 0;
 }
 
-static int check_index(const struct ow_crawl_opts *o)
+static int check_index(const struct ow_crawl_opts *o, const char *index_url)
 {
-	if (!o->index_url || !*o->index_url)
+	if (!index_url || !*index_url)
 		return ow_err(OW_EINVAL, "no index URL");
-	if (ow_url_check_page(o->policy, o->index_url))
-		return ow_err_prefix(OW_EPOLICY, "index %s: ", o->index_url);
+	if (ow_url_check_page(o->policy, index_url))
+		return ow_err_prefix(OW_EPOLICY, "index %s: ", index_url);
 	return 0;
+}
+
+/* The pages of a crawl: o->refs, or index_url x variants x projects. */
+static int crawl_refs(const struct ow_crawl_opts *o, struct ow_crawl_ref **out, size_t *n)
+{
+	*n = o->refs ? o->nrefs : o->nvariants * o->nprojects;
+	*out = calloc(*n ? *n : 1, sizeof **out);
+	if (!*out)
+		return ow_err(OW_ENOMEM, "out of memory");
+	for (size_t i = 0; o->refs && i < *n; i++)
+		(*out)[i] = o->refs[i];
+	for (size_t v = 0; !o->refs && v < o->nvariants; v++)
+		for (size_t p = 0; p < o->nprojects; p++)
+			(*out)[v * o->nprojects + p] =
+			    (struct ow_crawl_ref){o->index_url, o->variants[v], o->projects[p]};
+	for (size_t i = 0; i < *n; i++) {
+		int rc = i && !strcmp((*out)[i].index_url, (*out)[i - 1].index_url)
+		             ? 0
+		             : check_index(o, (*out)[i].index_url);
+		if (rc) {
+			free(*out);
+			return rc;
+		}
+	}
+	return !*n && !o->refs ? check_index(o, o->index_url) : 0;
 }
 
 /* Every hop of every transfer, redirects included, passes the link policy. */
@@ -683,40 +716,51 @@ static int run_jobs(struct crawl *cr, struct page_job *jobs, size_t n)
 		ow_http_opts_default(&ho);
 	ho.allow_url = allow_hop;
 	ho.allow_ud = (void *)(uintptr_t)cr->o->policy;
+	ow_db *db = ow_store_db(cr->s);
+	bool mine = !ow_db_in_tx(db); /* else the caller's transaction holds the pages */
 	int rc = ow_http_new(&h, &ho);
+	if (!rc && mine)
+		rc = ow_db_begin(db);
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = ow_http_add(h, &jobs[i].req);
 	if (!rc)
 		ow_http_run(h); /* each page's outcome is recorded by on_page_done */
 	ow_http_free(h);
+	if (mine && ow_db_in_tx(db)) {
+		int c = ow_db_commit(db);
+		if (c) {
+			ow_db_rollback(db);
+			rc = rc ? rc : c;
+		}
+	}
 	return rc;
 }
 
 int ow_crawl(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report *out)
 {
 	struct crawl cr = {.s = s, .o = o, .now = (int64_t)time(NULL)};
-	size_t n = o->nvariants * o->nprojects;
+	struct ow_crawl_ref *refs;
+	size_t n;
 	memset(out, 0, sizeof *out);
-	int rc = check_index(o);
+	int rc = crawl_refs(o, &refs, &n);
 	if (rc)
 		return rc;
 	struct page_job *jobs = calloc(n ? n : 1, sizeof *jobs);
 	out->pages = calloc(n ? n : 1, sizeof *out->pages);
 	if (!jobs || !out->pages) {
 		free(jobs);
+		free(refs);
 		return ow_err(OW_ENOMEM, "out of memory");
 	}
 	out->npages = n;
-	for (size_t v = 0; !rc && v < o->nvariants; v++)
-		for (size_t p = 0; !rc && p < o->nprojects; p++) {
-			size_t i = v * o->nprojects + p;
-			rc = prepare_job(&cr, &jobs[i], &out->pages[i], o->variants[v], o->projects[p]);
-		}
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = prepare_job(&cr, &jobs[i], &out->pages[i], &refs[i]);
 	if (!rc)
 		rc = run_jobs(&cr, jobs, n);
 	for (size_t i = 0; i < n; i++)
 		ow_http_membuf_free(&jobs[i].body);
 	free(jobs);
+	free(refs);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < n; i++)

@@ -352,14 +352,18 @@ bool rs_index_only(const struct ow_resolve_opts *o, const char *project)
 	return false;
 }
 
-/* The page of look `from` is being crawled: queue the later looks' pages
- * in the same round, so that a project only the extra index has costs one
- * round trip, not one per root asked before it (pip's order is kept: the
- * answers are read in that order next round).  Pages already stored are
- * left alone. */
+/* The page of look `from` is being crawled: queue the index's other look
+ * (the variant folder's page and the channel root's) in the same round, so
+ * that a project the variant folder lacks costs one round trip, not two
+ * (pip's order is kept: the answers are read in that order next round).
+ * An extra index is still asked only once the index has no page: it never
+ * learns of a project the index has.  Pages already stored are left
+ * alone. */
 static int look_ahead(struct rs_ctx *x, const struct rs_list *l, size_t from, size_t maxn)
 {
 	const struct ow_resolve_opts *o = x->o;
+	if (maxn > 2)
+		maxn = 2;
 	for (size_t i = from; i < maxn; i++) {
 		const char *root = i < 2 ? o->index_url : o->extra_index_urls[i - 2];
 		const char *variant = i == 0 ? l->variant : "";
@@ -824,33 +828,19 @@ static void forget_uncrawled(struct rs_ctx *x)
 	x->nlists = k;
 }
 
-/* The queued pages, one io->crawl per root (the index, then extra indexes
- * in the order they were first needed). */
+/* The queued pages, of every root, in one io->crawl (one engine run). */
 static int run_crawls(struct rs_ctx *x)
 {
 	const struct ow_resolve_io *io = x->o->io;
 	size_t from = x->crawl_done, n = x->ncrawl - from;
-	const char **vs = n ? malloc(n * sizeof *vs) : NULL, **ps = n ? malloc(n * sizeof *ps) : NULL;
-	char *done = n ? calloc(n, 1) : NULL;
-	int rc = !n || (vs && ps && done) ? 0 : ow_err(OW_ENOMEM, "resolve: out of memory");
-	for (size_t i = 0; (rc == 0 || rc == OW_EINCOMPLETE) && i < n; i++) {
-		if (done[i])
-			continue;
-		const char *root = x->crawl_r[from + i];
-		size_t k = 0;
-		for (size_t j = i; j < n; j++)
-			if (!done[j] && !strcmp(x->crawl_r[from + j], root)) {
-				vs[k] = x->crawl_v[from + j];
-				ps[k++] = x->crawl_p[from + j];
-				done[j] = 1;
-			}
-		int r = io->crawl(io->ud, x->s, root, vs, ps, k);
-		if (r < 0 && (rc == 0 || r != OW_EINCOMPLETE))
-			rc = r;
-	}
-	free(vs);
-	free(ps);
-	free(done);
+	struct ow_crawl_ref *refs = n ? malloc(n * sizeof *refs) : NULL;
+	int rc = !n || refs ? 0 : ow_err(OW_ENOMEM, "resolve: out of memory");
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		refs[i] = (struct ow_crawl_ref){x->crawl_r[from + i], x->crawl_v[from + i],
+		                                x->crawl_p[from + i]};
+	if (rc == 0 && n)
+		rc = io->crawl(io->ud, x->s, refs, n);
+	free(refs);
 	x->crawl_done = x->ncrawl;
 	forget_uncrawled(x);
 	return rc;

@@ -11,7 +11,6 @@
 #include "offwheel/resolve.h"
 #include "store.h"
 
-/* One ow_crawl per variant with all of its projects (it crosses the two). */
 /* A page that could not be fetched: the first one for fetch_error, each one
  * for page_error.  Returns rc, or OW_ENOMEM. */
 static int keep_page_error(struct ow_resolve_netio *c, const char *url, const char *detail,
@@ -32,36 +31,23 @@ static int keep_page_error(struct ow_resolve_netio *c, const char *url, const ch
 	return rc;
 }
 
-static int net_crawl(void *ud, ow_store *s, const char *index, const char *const *variants,
-                     const char *const *projects, size_t n)
+static int net_crawl(void *ud, ow_store *s, const struct ow_crawl_ref *pages, size_t n)
 {
 	struct ow_resolve_netio *c = ud;
-	const char **ps = malloc((n + 1) * sizeof *ps);
-	char *done = calloc(n + 1, 1);
-	int rc = ps && done ? 0 : ow_err(OW_ENOMEM, "resolve: out of memory");
-	for (size_t i = 0; c->net && i < n && (rc == 0 || rc == OW_EINCOMPLETE); i++) {
-		size_t k = 0;
-		for (size_t j = i; j < n; j++)
-			if (!done[j] && !strcmp(variants[j], variants[i]))
-				ps[k++] = projects[j], done[j] = 1;
-		if (!k)
-			continue;
-		struct ow_crawl_opts o = {.index_url = index, .variants = &variants[i], .nvariants = 1,
-		                          .projects = ps, .nprojects = k, .policy = c->policy,
-		                          .http = c->http};
-		struct ow_crawl_report r;
-		rc = ow_crawl(s, &o, &r);
-		if (rc == 0 || rc == OW_EINCOMPLETE) {
-			for (size_t p = 0; p < r.npages && rc != OW_ENOMEM; p++)
-				if (r.pages[p].outcome == OW_PAGE_FAILED)
-					rc = keep_page_error(c, r.pages[p].url, r.pages[p].detail, rc);
-			c->crawled += r.npages;
-			ow_crawl_report_refusals(&r, &c->rejected);
-			ow_crawl_report_free(&r);
-		}
+	if (!c->net || !n)
+		return 0;
+	struct ow_crawl_opts o = {.refs = pages, .nrefs = n, .policy = c->policy,
+	                          .http = c->http_small ? c->http_small : c->http};
+	struct ow_crawl_report r;
+	int rc = ow_crawl(s, &o, &r);
+	if (rc == 0 || rc == OW_EINCOMPLETE) {
+		for (size_t p = 0; p < r.npages && rc != OW_ENOMEM; p++)
+			if (r.pages[p].outcome == OW_PAGE_FAILED)
+				rc = keep_page_error(c, r.pages[p].url, r.pages[p].detail, rc);
+		c->crawled += r.npages;
+		ow_crawl_report_refusals(&r, &c->rejected);
+		ow_crawl_report_free(&r);
 	}
-	free(ps);
-	free(done);
 	return rc;
 }
 
@@ -98,7 +84,8 @@ static void keep_causes(struct ow_resolve_netio *c, const struct ow_fetch_report
 static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *ids, size_t n,
                       enum fetch_kind kind, struct ow_fetch_report *keep)
 {
-	struct ow_fetch_opts o = {.policy = c->policy, .http = c->http};
+	bool small = kind != FK_WHEEL && c->http_small;
+	struct ow_fetch_opts o = {.policy = c->policy, .http = small ? c->http_small : c->http};
 	struct ow_fetch_report r;
 	if (!n)
 		return 0;

@@ -338,6 +338,17 @@ void ow_db_close(ow_db *db)
 int ow_db_begin(ow_db *db) { return ow_db_exec(db, "BEGIN IMMEDIATE"); }
 int ow_db_commit(ow_db *db) { return ow_db_exec(db, "COMMIT"); }
 
+int ow_db_savepoint(ow_db *db) { return ow_db_exec(db, "SAVEPOINT unit"); }
+int ow_db_release(ow_db *db) { return ow_db_exec(db, "RELEASE unit"); }
+
+int ow_db_rollback_to(ow_db *db)
+{
+	int rc = ow_db_exec(db, "ROLLBACK TO unit");
+	return rc ? rc : ow_db_exec(db, "RELEASE unit");
+}
+
+int ow_db_in_tx(const ow_db *db) { return !sqlite3_get_autocommit(db->h); }
+
 int ow_db_rollback(ow_db *db)
 {
 	if (sqlite3_get_autocommit(db->h))

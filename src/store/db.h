@@ -39,6 +39,13 @@ int ow_db_schema_version(ow_db *db);
 int ow_db_begin(ow_db *db);
 int ow_db_commit(ow_db *db);
 int ow_db_rollback(ow_db *db);
+/* A nested unit of work inside an open transaction (SQL SAVEPOINT): kept
+ * with release, undone (the outer transaction goes on) with rollback_to. */
+int ow_db_savepoint(ow_db *db);
+int ow_db_release(ow_db *db);
+int ow_db_rollback_to(ow_db *db);
+/* Whether a transaction is open. */
+int ow_db_in_tx(const ow_db *db);
 /* Run a literal SQL script (no results). */
 int ow_db_exec(ow_db *db, const char *sql);
 
