@@ -982,27 +982,14 @@ static void set_options(struct xfer *x)
 	curl_easy_setopt(e, CURLOPT_URL, x->url);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	/* large receive buffers: fewer callbacks per byte (curl's own tool uses 100 kB) */
-	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	ow_http_curl_common(e, &h->o, h->ca_file, h->user_agent);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, protocols(x));
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "https");
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (h->ca_file)
-		curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_file);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->o.connect_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, h->o.low_speed_bytes);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, h->o.low_speed_time_s);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, h->o.attempt_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, h->user_agent);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
 	curl_easy_setopt(e, CURLOPT_XFERINFODATA, x);
 	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);

@@ -188,18 +188,8 @@ static CURLcode call_attempt(struct ow_http_conn *k, struct call_run *r, struct 
 	errbuf[0] = '\0';
 	curl_easy_setopt(e, CURLOPT_URL, c->url);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	ow_http_curl_common(e, &k->o, k->ca_file, k->user_agent);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, (c->flags & OW_HTTP_ALLOW_HTTP) ? "https,http" : "https");
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (k->ca_file)
-		curl_easy_setopt(e, CURLOPT_CAINFO, k->ca_file);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, k->o.connect_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, k->o.low_speed_bytes);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, k->o.low_speed_time_s);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, k->o.attempt_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, k->user_agent);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, call_write_cb);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
@@ -208,8 +198,6 @@ static CURLcode call_attempt(struct ow_http_conn *k, struct call_run *r, struct 
 	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, call_progress_cb);
 	curl_easy_setopt(e, CURLOPT_XFERINFODATA, r);
 	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	if (c->aws_sigv4) {
 		curl_easy_setopt(e, CURLOPT_AWS_SIGV4, c->aws_sigv4);
 		curl_easy_setopt(e, CURLOPT_USERPWD, c->userpwd);

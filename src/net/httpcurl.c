@@ -137,6 +137,26 @@ int ow_http_pick_ca_file(const struct ow_http_opts *o, char **out)
 	return *out ? 0 : ow_err(OW_ENOMEM, "out of memory");
 }
 
+void ow_http_curl_common(CURL *e, const struct ow_http_opts *o, const char *ca_file,
+                         const char *user_agent)
+{
+	CURLcode (*set)(CURL *, CURLoption, ...) = ow_http_curl.curl_easy_setopt;
+	set(e, CURLOPT_NOSIGNAL, 1L);
+	set(e, CURLOPT_FOLLOWLOCATION, 0L);
+	set(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	set(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (ca_file)
+		set(e, CURLOPT_CAINFO, ca_file);
+	set(e, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
+	set(e, CURLOPT_LOW_SPEED_LIMIT, o->low_speed_bytes);
+	set(e, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s);
+	set(e, CURLOPT_TIMEOUT_MS, o->attempt_timeout_ms);
+	set(e, CURLOPT_USERAGENT, user_agent);
+	/* large receive buffers: fewer callbacks per byte (curl's own tool uses 100 kB) */
+	set(e, CURLOPT_BUFFERSIZE, 256L * 1024);
+	set(e, CURLOPT_TCP_KEEPALIVE, 1L);
+}
+
 int ow_http_sink_code(int rc)
 {
 	return rc > OW__ERROR_BASE && rc < OW__ERROR_END ? rc : OW_EIO;

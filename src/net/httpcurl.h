@@ -63,6 +63,12 @@ int ow_http_curl_transient(CURLcode c);
 /* The CA file (opts, else $SSL_CERT_FILE), checked readable, malloc'd in
  * *out; NULL there: the system's. */
 int ow_http_pick_ca_file(const struct ow_http_opts *o, char **out);
+/* The options every request of both clients carries: no signals, no
+ * redirect followed by libcurl, TLS verified (against ca_file when not
+ * NULL), o's timeouts and low-speed limit, the user agent, 256 kB buffers,
+ * TCP keep-alive. */
+void ow_http_curl_common(CURL *e, const struct ow_http_opts *o, const char *ca_file,
+                         const char *user_agent);
 /* A sink's nonzero return as an OW_E* code. */
 int ow_http_sink_code(int rc);
 
