@@ -7,11 +7,7 @@
  * every response is checked here rather than trusted to libcurl. */
 #include "http.h"
 
-#define CURL_DISABLE_TYPECHECK 1 /* its macros would wrap the pointers below */
-#include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -24,130 +20,16 @@
 #include <unistd.h>
 
 #include "offwheel/error.h"
+#include "array.h"
 #include "event.h"
 #include "bytes.h"
 #include "clock.h"
 #include "fsbeneath.h"
 #include "fsutil.h"
+#include "httpcurl.h"
+#include "httpresp.h"
+#include "httpretry.h"
 #include "url.h"
-
-/* ---- libcurl, loaded on first use ---------------------------------------------
- *
- * libcurl on Debian pulls in about 30 shared libraries (gnutls, kerberos,
- * ldap, ssh, rtmp...) whose loading and constructors cost ~3.5 ms at every
- * start (measured: an empty program linked with -lcurl starts in 6.0 ms,
- * 2.4 ms without).  Only the commands that go to the network need it, so the
- * few entry points used here are resolved with dlopen when the first engine
- * is created: offline commands (audit, verify, ls, export, check, smoke)
- * never load it.  OFFWHEEL_LIBCURL names another libcurl (path or soname). */
-
-#ifndef OW_CURL_SONAME
-#define OW_CURL_SONAME "libcurl.so.4"
-#endif
-
-/* X(name, return type, parameters) for every libcurl function used here */
-#define OW_CURL_FUNCS(X)                                                          \
-	X(curl_global_init, CURLcode, (long))                                         \
-	X(curl_easy_init, CURL *, (void))                                             \
-	X(curl_easy_setopt, CURLcode, (CURL *, CURLoption, ...))                      \
-	X(curl_easy_getinfo, CURLcode, (CURL *, CURLINFO, ...))                       \
-	X(curl_easy_cleanup, void, (CURL *))                                          \
-	X(curl_easy_perform, CURLcode, (CURL *))                                      \
-	X(curl_easy_reset, void, (CURL *))                                            \
-	X(curl_easy_strerror, const char *, (CURLcode))                               \
-	X(curl_multi_init, CURLM *, (void))                                           \
-	X(curl_multi_setopt, CURLMcode, (CURLM *, CURLMoption, ...))                  \
-	X(curl_multi_add_handle, CURLMcode, (CURLM *, CURL *))                        \
-	X(curl_multi_remove_handle, CURLMcode, (CURLM *, CURL *))                     \
-	X(curl_multi_perform, CURLMcode, (CURLM *, int *))                            \
-	X(curl_multi_poll, CURLMcode, (CURLM *, struct curl_waitfd *, unsigned, int, int *)) \
-	X(curl_multi_info_read, CURLMsg *, (CURLM *, int *))                          \
-	X(curl_multi_cleanup, CURLMcode, (CURLM *))                                   \
-	X(curl_slist_append, struct curl_slist *, (struct curl_slist *, const char *)) \
-	X(curl_slist_free_all, void, (struct curl_slist *))                           \
-	X(curl_url, CURLU *, (void))                                                  \
-	X(curl_url_set, CURLUcode, (CURLU *, CURLUPart, const char *, unsigned int))  \
-	X(curl_url_get, CURLUcode, (CURLU *, CURLUPart, char **, unsigned int)) \
-	X(curl_url_cleanup, void, (CURLU *))                                          \
-	X(curl_getdate, time_t, (const char *, const time_t *))                       \
-	X(curl_free, void, (void *))
-
-static struct curl_api {
-#define OW_CURL_PTR(name, ret, args) ret(*name) args;
-	OW_CURL_FUNCS(OW_CURL_PTR)
-#undef OW_CURL_PTR
-} ow_curl;
-
-static char curl_why[512];
-static int curl_ok; /* every entry point resolved */
-
-static const char *curl_lib_name(void)
-{
-	const char *env = getenv("OFFWHEEL_LIBCURL");
-	return env && *env ? env : OW_CURL_SONAME;
-}
-
-static void curl_load(void)
-{
-	void *h = dlopen(curl_lib_name(), RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *e = dlerror();
-		snprintf(curl_why, sizeof curl_why, "%s", e ? e : "not found");
-		return;
-	}
-	struct curl_api api;
-#define OW_CURL_SYM(name, ret, args)                                                         \
-	if (!(*(void **)&api.name = dlsym(h, #name))) {                                          \
-		snprintf(curl_why, sizeof curl_why, "it has no %s (libcurl older than 7.80?)", #name); \
-		return;                                                                          \
-	}
-	OW_CURL_FUNCS(OW_CURL_SYM)
-#undef OW_CURL_SYM
-	ow_curl = api;
-	curl_ok = 1;
-}
-
-/* 0, or an error naming the library, the cause and what to install. */
-static int curl_loaded(void)
-{
-	if (curl_ok)
-		return 0;
-	return ow_err(OW_EUNSUPPORTED,
-	              "cannot load %s, which offwheel needs for the network: %s — install "
-	              "libcurl 7.80 or newer (Debian/Ubuntu: apt-get install libcurl4) or point "
-	              "OFFWHEEL_LIBCURL at one; offline commands work without it",
-	              curl_lib_name(), curl_why);
-}
-
-/* From here on the usual names call through the table (curl.h defines the
- * first three as pass-through macros). */
-#undef curl_easy_setopt
-#undef curl_easy_getinfo
-#undef curl_multi_setopt
-#define curl_global_init ow_curl.curl_global_init
-#define curl_easy_init ow_curl.curl_easy_init
-#define curl_easy_setopt ow_curl.curl_easy_setopt
-#define curl_easy_getinfo ow_curl.curl_easy_getinfo
-#define curl_easy_cleanup ow_curl.curl_easy_cleanup
-#define curl_easy_perform ow_curl.curl_easy_perform
-#define curl_easy_reset ow_curl.curl_easy_reset
-#define curl_easy_strerror ow_curl.curl_easy_strerror
-#define curl_multi_init ow_curl.curl_multi_init
-#define curl_multi_setopt ow_curl.curl_multi_setopt
-#define curl_multi_add_handle ow_curl.curl_multi_add_handle
-#define curl_multi_remove_handle ow_curl.curl_multi_remove_handle
-#define curl_multi_perform ow_curl.curl_multi_perform
-#define curl_multi_poll ow_curl.curl_multi_poll
-#define curl_multi_info_read ow_curl.curl_multi_info_read
-#define curl_multi_cleanup ow_curl.curl_multi_cleanup
-#define curl_slist_append ow_curl.curl_slist_append
-#define curl_slist_free_all ow_curl.curl_slist_free_all
-#define curl_url ow_curl.curl_url
-#define curl_url_set ow_curl.curl_url_set
-#define curl_url_get ow_curl.curl_url_get
-#define curl_url_cleanup ow_curl.curl_url_cleanup
-#define curl_getdate ow_curl.curl_getdate
-#define curl_free ow_curl.curl_free
 
 #define MAX_VISITED 32
 #define DISCARD_MAX (1u << 20) /* bytes of an error page we read and drop */
@@ -155,24 +37,6 @@ static int curl_loaded(void)
 
 enum verdict { V_NONE, V_OK, V_FATAL, V_RETRY, V_RESTART, V_REDIRECT };
 enum xstate { X_QUEUED, X_RUNNING, X_DONE };
-
-/* What one response said (reset at each status line). */
-struct resp {
-	long status;
-	int64_t clen; /* -1: absent */
-	int clen_bad;
-	int begun;     /* body checks done */
-	int body_sink; /* body goes to the caller (2xx) */
-	int discard_cut;
-	int http1;   /* an HTTP/1.x status line */
-	int chunked; /* Transfer-Encoding: chunked */
-	uint64_t got; /* body bytes of this attempt */
-	char crange[128];
-	char cenc[64];
-	char etag[256];
-	char lastmod[64];
-	char retry_after[128];
-};
 
 struct xfer {
 	struct ow_http *h;
@@ -205,7 +69,7 @@ struct xfer {
 	unsigned nvisited;
 	size_t hdr_bytes;
 	unsigned hdr_count;
-	struct resp r;
+	struct ow_http_resp r;
 	enum verdict v; /* decision about the current attempt */
 	int rc;
 	long delay_ms; /* for V_RETRY; -1 = own backoff */
@@ -234,30 +98,11 @@ static int64_t now_ms(void)
 	return ow_mono_ms();
 }
 
-static uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static uint64_t rng_next(struct ow_http *h)
-{
-	return xorshift(&h->rng);
-}
-
 static void copy_str(char *dst, size_t n, const char *src)
 {
 	size_t l = strnlen(src, n - 1);
 	memcpy(dst, src, l);
 	dst[l] = '\0';
-}
-
-/* A sink's nonzero return as an OW_E* code. */
-static int ow_code(int rc)
-{
-	return rc > OW__ERROR_BASE && rc < OW__ERROR_END ? rc : OW_EIO;
 }
 
 /* The request asks for one byte range (req->range_len). */
@@ -362,81 +207,6 @@ static void set_url(struct xfer *x, const char *url)
 
 /* ---- response headers ------------------------------------------------------ */
 
-static int64_t parse_clen(const char *v)
-{
-	if (!*v || strlen(v) > 18 || strspn(v, "0123456789") != strlen(v))
-		return -2;
-	return (int64_t)strtoll(v, NULL, 10);
-}
-
-static void on_clen(struct resp *r, const char *v)
-{
-	int64_t n = parse_clen(v);
-	if (n < 0 || (r->clen >= 0 && r->clen != n))
-		r->clen_bad = 1;
-	else
-		r->clen = n;
-}
-
-/* A validator is replayed to the server in a later request: only printable
- * ASCII of a sane length is kept, anything else is dropped (that request
- * will then be unconditional). */
-static int validator_ok(const char *v, size_t vl, size_t max)
-{
-	if (!vl || vl > max)
-		return 0;
-	for (size_t i = 0; i < vl; i++)
-		if ((unsigned char)v[i] < 0x20 || (unsigned char)v[i] > 0x7e)
-			return 0;
-	return 1;
-}
-
-static int is_chunked(const char *v)
-{
-	size_t n = strlen(v);
-	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
-		n--;
-	return n >= 7 && !strncasecmp(v + n - 7, "chunked", 7);
-}
-
-static void on_header(struct resp *r, const char *name, const char *v)
-{
-	size_t vl = strlen(v);
-	if (!strcasecmp(name, "content-length"))
-		on_clen(r, v);
-	else if (!strcasecmp(name, "content-range"))
-		copy_str(r->crange, sizeof r->crange, v);
-	else if (!strcasecmp(name, "content-encoding"))
-		copy_str(r->cenc, sizeof r->cenc, v);
-	else if (!strcasecmp(name, "transfer-encoding"))
-		r->chunked = is_chunked(v);
-	else if (!strcasecmp(name, "etag") && validator_ok(v, vl, OW_HTTP_VALIDATOR_MAX))
-		copy_str(r->etag, sizeof r->etag, v);
-	else if (!strcasecmp(name, "last-modified") && validator_ok(v, vl, sizeof r->lastmod - 1))
-		copy_str(r->lastmod, sizeof r->lastmod, v);
-	else if (!strcasecmp(name, "retry-after"))
-		copy_str(r->retry_after, sizeof r->retry_after, v);
-}
-
-/* Split "Name: value\r\n" (trimmed) and hand it to on_header. */
-static void parse_header_line(struct resp *r, const char *line, size_t n)
-{
-	char buf[1024];
-	if (n >= sizeof buf)
-		return; /* no header we read is that long; the total is capped */
-	memcpy(buf, line, n);
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\r' || buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
-		buf[--n] = '\0';
-	char *colon = strchr(buf, ':');
-	if (!colon)
-		return;
-	*colon = '\0';
-	char *v = colon + 1;
-	v += strspn(v, " \t");
-	on_header(r, buf, v);
-}
-
 static int begin_body(struct xfer *x);
 
 static size_t header_cb(char *p, size_t size, size_t nitems, void *ud)
@@ -453,47 +223,13 @@ static size_t header_cb(char *p, size_t size, size_t nitems, void *ud)
 		       "misbehaving; try another mirror", o->header_max_count, o->header_max_bytes);
 		return 0;
 	}
-	if (n >= 5 && !memcmp(p, "HTTP/", 5)) {
-		memset(&x->r, 0, sizeof x->r);
-		x->r.clen = -1;
-		x->r.http1 = n >= 7 && !memcmp(p, "HTTP/1.", 7);
-		const char *sp = memchr(p, ' ', n);
-		x->r.status = sp ? strtol(sp + 1, NULL, 10) : 0;
-	} else if (n <= 2 && (p[0] == '\r' || p[0] == '\n')) {
-		if (x->r.status >= 200 && begin_body(x))
-			return 0;
-	} else {
-		parse_header_line(&x->r, p, n);
-	}
+	if (ow_http_resp_line(&x->r, p, n) == OW_HTTP_LINE_END && x->r.status >= 200 &&
+	    begin_body(x))
+		return 0;
 	return n;
 }
 
 /* ---- body checks ------------------------------------------------------------ */
-
-/* "bytes A-B/T" (T may be "*"): 0 with *a, *t (0 = unknown), or -1. */
-static int parse_crange(const char *s, uint64_t *a, uint64_t *t)
-{
-	unsigned long long first, last;
-	char tot[32];
-	if (sscanf(s, "bytes %llu-%llu/%31s", &first, &last, tot) != 3 || last < first)
-		return -1;
-	*a = first;
-	*t = 0;
-	if (strcmp(tot, "*")) {
-		char *end;
-		*t = strtoull(tot, &end, 10);
-		if (*end || *t <= last)
-			return -1;
-	}
-	return 0;
-}
-
-/* A 206 to a request with If-Range must carry what was sent: the same
- * strong ETag (a quoted one), else the same Last-Modified (a date). */
-static int same_validator(const struct resp *r, const char *sent)
-{
-	return *sent == '"' ? !strcmp(r->etag, sent) : !strcmp(r->lastmod, sent);
-}
 
 /* A 206: accept only a Content-Range that continues where we are, of the
  * version of the file the If-Range named. */
@@ -507,14 +243,14 @@ static int check_partial(struct xfer *x, uint64_t *start)
 		       "use another mirror");
 		return -1;
 	}
-	if (parse_crange(x->r.crange, &a, &t) || a != x->range_from || (want && t && t != want)) {
+	if (ow_http_crange_parse(x->r.crange, &a, &t) || a != x->range_from || (want && t && t != want)) {
 		decide(x, V_RESTART, OW_EHTTP,
 		       "206 with Content-Range '%s' does not continue at byte %llu; restarting "
 		       "from zero without Range", x->r.crange, (unsigned long long)x->range_from);
 		x->no_range = 1;
 		return -1;
 	}
-	if (x->range_basis == OW_HTTP_RESUME_IF_RANGE && !same_validator(&x->r, x->validator)) {
+	if (x->range_basis == OW_HTTP_RESUME_IF_RANGE && !ow_http_same_validator(&x->r, x->validator)) {
 		decide(x, V_RESTART, OW_EHTTP,
 		       "206 without the If-Range validator '%s' sent (the server ignored it); "
 		       "restarting from zero without Range", x->validator);
@@ -598,57 +334,6 @@ static int check_length(struct xfer *x, uint64_t start)
 static int restart_sink(struct xfer *x);
 static void learn_validator(struct xfer *x);
 
-/* "bytes=-N" or "bytes=A-B" as this request asks for it. */
-static void range_text(const struct ow_http_req *q, char *buf, size_t n)
-{
-	if (q->flags & OW_HTTP_RANGE_SUFFIX)
-		snprintf(buf, n, "bytes=-%llu", (unsigned long long)q->range_len);
-	else
-		snprintf(buf, n, "bytes=%llu-%llu", (unsigned long long)q->range_off,
-		         (unsigned long long)(q->range_off + q->range_len - 1));
-}
-
-/* Digits up to `stop` (at most 19 of them): 0 with *v and *s past them. */
-static int crange_num(const char **s, char stop, uint64_t *v)
-{
-	const char *p = *s;
-	size_t n = strspn(p, "0123456789");
-	if (!n || n > 19 || p[n] != stop)
-		return -1;
-	*v = strtoull(p, NULL, 10);
-	*s = p + n + (stop ? 1 : 0);
-	return 0;
-}
-
-/* "bytes A-B/T" exactly (no spaces, signs or "*"), A <= B < T. */
-static int crange_exact(const char *s, uint64_t *a, uint64_t *b, uint64_t *t)
-{
-	if (strncmp(s, "bytes ", 6))
-		return -1;
-	s += 6;
-	if (crange_num(&s, '-', a) || crange_num(&s, '/', b) || crange_num(&s, '\0', t))
-		return -1;
-	return *a <= *b && *b < *t ? 0 : -1;
-}
-
-/* The bytes [*a, *b] of a file of `total` bytes that the request asks for;
- * -1 when none of them exists. */
-static int range_wanted(const struct ow_http_req *q, uint64_t total, uint64_t *a, uint64_t *b)
-{
-	if (!total)
-		return -1;
-	if (q->flags & OW_HTTP_RANGE_SUFFIX) {
-		*a = total > q->range_len ? total - q->range_len : 0;
-		*b = total - 1;
-		return 0;
-	}
-	if (q->range_off >= total)
-		return -1;
-	*a = q->range_off;
-	*b = total - q->range_off > q->range_len ? q->range_off + q->range_len - 1 : total - 1;
-	return 0;
-}
-
 /* The answer to a range request: only a 206 for exactly the range asked for
  * (cut at the end of the file), with the file's size, goes to the sink.  A
  * 200 carries the whole file: it is cut off here, before its first body
@@ -658,7 +343,7 @@ static int begin_range(struct xfer *x)
 	struct ow_http_req *q = x->req;
 	char asked[64];
 	uint64_t a, t, wa, wb, last;
-	range_text(q, asked, sizeof asked);
+	ow_http_range_text(q, asked, sizeof asked);
 	if (x->r.status == 200) {
 		q->res.range_ignored = 1;
 		decide(x, V_FATAL, OW_EUNSUPPORTED,
@@ -672,7 +357,7 @@ static int begin_range(struct xfer *x)
 		       "broken; use another mirror", x->r.status, asked);
 		return -1;
 	}
-	if (crange_exact(x->r.crange, &a, &last, &t) || range_wanted(q, t, &wa, &wb) || a != wa ||
+	if (ow_http_crange_exact(x->r.crange, &a, &last, &t) || ow_http_range_wanted(q, t, &wa, &wb) || a != wa ||
 	    last != wb ||
 	    (q->expected_size && t != q->expected_size)) {
 		char of[48] = "";
@@ -694,7 +379,7 @@ static int begin_range(struct xfer *x)
 		       asked, (unsigned long long)(wb - wa + 1), (unsigned long long)x->cap);
 		return -1;
 	}
-	if (q->if_range && *q->if_range && !same_validator(&x->r, q->if_range)) {
+	if (q->if_range && *q->if_range && !ow_http_same_validator(&x->r, q->if_range)) {
 		q->res.validator_changed = 1;
 		decide(x, V_FATAL, OW_EHTTP,
 		       "the 206 to Range %s carries %s '%s', not the If-Range '%s' sent: the server "
@@ -720,7 +405,7 @@ static int restart_sink(struct xfer *x)
 	struct ow_http_req *q = x->req;
 	int rc = q->on_restart ? q->on_restart(q->ud) : 0;
 	if (rc) {
-		decide(x, V_FATAL, ow_code(rc),
+		decide(x, V_FATAL, ow_http_sink_code(rc),
 		       "discarding the partial download failed: %s", ow_err_detail());
 		return -1;
 	}
@@ -738,11 +423,7 @@ static int restart_sink(struct xfer *x)
 
 static void learn_validator(struct xfer *x)
 {
-	struct resp *r = &x->r;
-	if (r->etag[0] && strncmp(r->etag, "W/", 2))
-		copy_str(x->validator, sizeof x->validator, r->etag);
-	else
-		copy_str(x->validator, sizeof x->validator, r->lastmod);
+	copy_str(x->validator, sizeof x->validator, ow_http_resp_validator(&x->r));
 }
 
 static int check_encoding(struct xfer *x)
@@ -812,7 +493,7 @@ static int sink_bytes(struct xfer *x, const char *p, size_t n)
 	}
 	int rc = q->on_data(q->ud, p, n);
 	if (rc) {
-		decide(x, V_FATAL, ow_code(rc),
+		decide(x, V_FATAL, ow_http_sink_code(rc),
 		       "storing the body failed: %s", ow_err_detail());
 		return -1;
 	}
@@ -935,32 +616,6 @@ static int xferinfo_cb(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 
 /* ---- classification of a finished attempt ----------------------------------- */
 
-static int is_tls_error(CURLcode c)
-{
-	switch (c) {
-	case CURLE_PEER_FAILED_VERIFICATION: case CURLE_SSL_CONNECT_ERROR:
-	case CURLE_SSL_CERTPROBLEM: case CURLE_SSL_CIPHER: case CURLE_SSL_CACERT_BADFILE:
-	case CURLE_SSL_ISSUER_ERROR: case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-	case CURLE_SSL_INVALIDCERTSTATUS: case CURLE_SSL_CRL_BADFILE:
-	case CURLE_USE_SSL_FAILED: case CURLE_SSL_ENGINE_INITFAILED:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static int is_transient(CURLcode c)
-{
-	switch (c) {
-	case CURLE_COULDNT_CONNECT: case CURLE_PARTIAL_FILE: case CURLE_RECV_ERROR:
-	case CURLE_SEND_ERROR: case CURLE_GOT_NOTHING: case CURLE_HTTP2:
-	case CURLE_HTTP2_STREAM:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 static const char *cerr(const struct xfer *x, CURLcode c)
 {
 	return x->errbuf[0] ? x->errbuf : curl_easy_strerror(c);
@@ -969,7 +624,7 @@ static const char *cerr(const struct xfer *x, CURLcode c)
 static void classify_curl(struct xfer *x, CURLcode c)
 {
 	const struct ow_http_opts *o = &x->h->o;
-	if (is_tls_error(c))
+	if (ow_http_curl_tls_error(c))
 		decide(x, V_FATAL, OW_ETLS,
 		       "TLS failed: %s — check the host name and the system clock; for a "
 		       "private CA pass --cert FILE (or set SSL_CERT_FILE)", cerr(x, c));
@@ -977,7 +632,7 @@ static void classify_curl(struct xfer *x, CURLcode c)
 		decide(x, V_RETRY, OW_ETIMEOUT,
 		       "timed out (%s; stall limit %ld s below %ld B/s) — check the network or "
 		       "raise the timeouts", cerr(x, c), o->low_speed_time_s, o->low_speed_bytes);
-	else if (is_transient(c))
+	else if (ow_http_curl_transient(c))
 		decide(x, V_RETRY, OW_ENET, "%s after %llu body bytes — network or server "
 		       "trouble", cerr(x, c), (unsigned long long)x->r.got);
 	else if ((c == CURLE_OUT_OF_MEMORY || (int)c == 100 /* CURLE_TOO_LARGE */) && !x->r.begun)
@@ -1004,10 +659,9 @@ static void classify_curl(struct xfer *x, CURLcode c)
 /* Retry-After in seconds: -1 absent or unparsable (use own backoff). */
 static int64_t retry_after_s(const char *v)
 {
-	if (!*v)
-		return -1;
-	if (strspn(v, "0123456789") == strlen(v))
-		return strlen(v) > 9 ? INT64_MAX : strtoll(v, NULL, 10);
+	int64_t secs;
+	if (ow_http_retry_after(v, &secs) != OW_HTTP_RA_DATE)
+		return secs;
 	time_t when = curl_getdate(v, NULL);
 	if (when == (time_t)-1)
 		return -1;
@@ -1101,41 +755,59 @@ static void classify_redirect(struct xfer *x)
 	x->v = V_REDIRECT;
 }
 
+/* How the current attempt was sent, for ow_http_classify. */
+static unsigned sent_as(const struct xfer *x)
+{
+	return (x->is_file ? OW_HTTP_SENT_FILE : 0) | (x->conditional ? OW_HTTP_SENT_CONDITIONAL : 0) |
+	       (ranged(x->req) ? OW_HTTP_SENT_RANGE : 0) | (x->range_from ? OW_HTTP_SENT_RESUME : 0);
+}
+
+static void classify_not_modified(struct xfer *x)
+{
+	x->req->res.not_modified = 1;
+	note_validators(x);
+	if (!recheck_effective(x))
+		x->v = V_OK;
+}
+
+static void classify_416(struct xfer *x, enum ow_http_class k)
+{
+	char asked[64];
+	if (k == OW_HTTP_CLASS_RANGE_MISSING) {
+		ow_http_range_text(x->req, asked, sizeof asked);
+		decide(x, V_FATAL, OW_EHTTP, "HTTP 416 to Range %s: the file has no such bytes "
+		       "(Content-Range '%s') — the index and the file disagree", asked, x->r.crange);
+		return;
+	}
+	decide(x, V_RESTART, OW_EHTTP, "HTTP 416 to Range bytes=%llu- — the file is not "
+	       "what was partly downloaded; restarting from zero",
+	       (unsigned long long)x->range_from);
+	x->no_range = 1;
+}
+
 static void classify_status(struct xfer *x)
 {
 	long st = x->r.status;
+	enum ow_http_class k = ow_http_classify(st, sent_as(x));
 	x->req->res.status = st;
-	if (x->is_file || st / 100 == 2) {
-		classify_success(x);
-	} else if (st == 304 && !x->conditional) {
+	switch (k) {
+	case OW_HTTP_CLASS_SUCCESS: classify_success(x); break;
+	case OW_HTTP_CLASS_UNASKED_304:
 		decide(x, V_FATAL, OW_EHTTP,
 		       "HTTP 304 Not Modified to a request that was not conditional (no If-None-Match "
 		       "or If-Modified-Since was sent) — a proxy or captive portal is answering in "
 		       "the server's place; check the network, or use another mirror");
-	} else if (st == 304) {
-		x->req->res.not_modified = 1;
-		note_validators(x);
-		if (!recheck_effective(x))
-			x->v = V_OK;
-	} else if (st / 100 == 3) {
-		classify_redirect(x);
-	} else if (st == 416 && ranged(x->req)) {
-		char asked[64];
-		range_text(x->req, asked, sizeof asked);
-		decide(x, V_FATAL, OW_EHTTP, "HTTP 416 to Range %s: the file has no such bytes "
-		       "(Content-Range '%s') — the index and the file disagree", asked, x->r.crange);
-	} else if (st == 416 && x->range_from) {
-		decide(x, V_RESTART, OW_EHTTP, "HTTP 416 to Range bytes=%llu- — the file is not "
-		       "what was partly downloaded; restarting from zero",
-		       (unsigned long long)x->range_from);
-		x->no_range = 1;
-	} else if (st == 403 || st == 404 || st == 410) {
+		break;
+	case OW_HTTP_CLASS_NOT_MODIFIED: classify_not_modified(x); break;
+	case OW_HTTP_CLASS_REDIRECT: classify_redirect(x); break;
+	case OW_HTTP_CLASS_RANGE_MISSING:
+	case OW_HTTP_CLASS_RESUME_REFUSED: classify_416(x, k); break;
+	case OW_HTTP_CLASS_NOT_FOUND:
 		decide(x, V_FATAL, OW_ENOENT, "not found (HTTP %ld) — check the name and the index "
 		       "URL", st);
-	} else if (st == 408 || st == 429 || st / 100 == 5) {
-		classify_retryable_status(x);
-	} else {
-		decide(x, V_FATAL, OW_EHTTP, "unexpected HTTP status %ld", st);
+		break;
+	case OW_HTTP_CLASS_RETRY: classify_retryable_status(x); break;
+	default: decide(x, V_FATAL, OW_EHTTP, "unexpected HTTP status %ld", st); break;
 	}
 }
 
@@ -1172,22 +844,9 @@ static void finish(struct xfer *x, int rc)
 		x->req->on_done(x->req->ud, x->req);
 }
 
-/* Capped exponential backoff with jitter (half fixed, half random) before
- * the attempt after `attempts` ones. */
-static long backoff_delay(const struct ow_http_opts *o, unsigned attempts, uint64_t rnd)
-{
-	unsigned n = attempts ? attempts - 1 : 0;
-	long d = o->backoff_base_ms;
-	while (n-- && d < o->backoff_max_ms)
-		d *= 2;
-	if (d > o->backoff_max_ms)
-		d = o->backoff_max_ms;
-	return d / 2 + (long)(rnd % (uint64_t)(d / 2 + 1));
-}
-
 static long backoff_ms(struct xfer *x)
 {
-	return backoff_delay(&x->h->o, x->req->res.attempts, rng_next(x->h));
+	return ow_http_backoff_ms(&x->h->o, x->req->res.attempts, &x->h->rng);
 }
 
 static void requeue(struct xfer *x, long delay_ms)
@@ -1291,7 +950,7 @@ static int build_headers(struct xfer *x)
 	x->range_basis = OW_HTTP_RESUME_NONE;
 	if (ranged(q)) {
 		char asked[64];
-		range_text(q, asked, sizeof asked);
+		ow_http_range_text(q, asked, sizeof asked);
 		bad |= add_header(x, "Range: %s", asked);
 		if (q->if_range && *q->if_range)
 			bad |= add_header(x, "If-Range: %s", q->if_range);
@@ -1323,27 +982,14 @@ static void set_options(struct xfer *x)
 	curl_easy_setopt(e, CURLOPT_URL, x->url);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	/* large receive buffers: fewer callbacks per byte (curl's own tool uses 100 kB) */
-	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	ow_http_curl_common(e, &h->o, h->ca_file, h->user_agent);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, protocols(x));
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "https");
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (h->ca_file)
-		curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_file);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->o.connect_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, h->o.low_speed_bytes);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, h->o.low_speed_time_s);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, h->o.attempt_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, h->user_agent);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
 	curl_easy_setopt(e, CURLOPT_XFERINFODATA, x);
 	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
@@ -1534,55 +1180,9 @@ void ow_http_opts_default(struct ow_http_opts *o)
 	o->header_max_count = 200;
 }
 
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static CURLcode global_rc;
-static void global_init(void)
-{
-	curl_load();
-	if (curl_ok)
-		global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-/* libcurl loaded and initialised, once per process; else why not (the
- * message recorded on this thread). */
-static int curl_ready(void)
-{
-	pthread_once(&global_once, global_init);
-	int rc = curl_loaded();
-	if (rc)
-		return rc;
-	if (global_rc != CURLE_OK)
-		return ow_err(OW_EINTERNAL, "libcurl initialisation failed: %s",
-		              curl_easy_strerror(global_rc));
-	return 0;
-}
-
-/* The CA file (opts, else $SSL_CERT_FILE), checked readable; NULL: the system's. */
-static int pick_ca_file(const struct ow_http_opts *o, char **out)
-{
-	const char *ca = o->ca_file ? o->ca_file : getenv("SSL_CERT_FILE");
-	*out = NULL;
-	if (!ca || !*ca)
-		return 0;
-	struct stat st;
-	int fd, rc = ow_open_regular(ca, &fd, &st); /* OpenSSL's read of a FIFO would block */
-	if (rc == OW_EPOLICY) {
-		char why[512];
-		snprintf(why, sizeof why, "%s", ow_err_detail());
-		return ow_err(OW_EINVAL, "CA file %s — pass a PEM file with --cert (or fix "
-		              "SSL_CERT_FILE)", why);
-	}
-	if (rc)
-		return ow_err(OW_EINVAL, "CA file %s cannot be read — pass an existing PEM file "
-		              "with --cert (or fix SSL_CERT_FILE)", ca);
-	close(fd);
-	*out = strdup(ca);
-	return *out ? 0 : ow_err(OW_ENOMEM, "out of memory");
-}
-
 static int pick_ca(struct ow_http *h)
 {
-	return pick_ca_file(&h->o, &h->ca_file);
+	return ow_http_pick_ca_file(&h->o, &h->ca_file);
 }
 
 static int check_opts(const struct ow_http_opts *o)
@@ -1608,15 +1208,14 @@ static int engine_setup(struct ow_http *h)
 		return ow_err(OW_ENOMEM, "cannot create the transfer engine: out of memory");
 	curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)h->o.per_host);
 	curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)h->o.jobs);
-	h->rng = (uint64_t)now_ms() * 2654435761u ^ (uint64_t)getpid() ^ (uintptr_t)h;
-	h->rng |= 1;
+	h->rng = ow_http_rng_seed(h);
 	return 0;
 }
 
 int ow_http_new(struct ow_http **out, const struct ow_http_opts *opts)
 {
 	*out = NULL;
-	int lrc = curl_ready();
+	int lrc = ow_http_curl_ready();
 	if (lrc)
 		return lrc;
 	struct ow_http *h = calloc(1, sizeof *h);
@@ -1763,16 +1362,12 @@ int ow_http_membuf_write(void *ud, const void *buf, size_t len)
 	struct ow_http_membuf *m = ud;
 	if (len > m->cap - m->len)
 		return ow_err(OW_ETOOBIG, "body is larger than %zu bytes", m->cap);
-	if (m->len + len + 1 > m->alloc) {
-		size_t want = m->alloc ? m->alloc : 16384;
-		while (want < m->len + len + 1)
-			want *= 2;
-		char *p = realloc(m->data, want);
-		if (!p)
-			return ow_err(OW_ENOMEM, "out of memory for a %zu-byte body", m->len + len);
-		m->data = p;
-		m->alloc = want;
-	}
+	size_t need = m->len + len + 1;
+	/* the first block 16 kB, an index page's size; doubled from there */
+	char *p = ow_array_reserve(m->data, &m->alloc, need < 16384 ? 16384 : need, 1);
+	if (!p)
+		return ow_err(OW_ENOMEM, "out of memory for a %zu-byte body", m->len + len);
+	m->data = p;
 	memcpy(m->data + m->len, buf, len);
 	m->len += len;
 	m->data[m->len] = '\0';
@@ -1826,353 +1421,4 @@ int ow_http_get_buffer(const struct ow_http_opts *opts, struct ow_http_req *req,
 	*out = m.data;
 	*len = m.len;
 	return 0;
-}
-
-/* ---- one request of any method (http.h: ow_http_call) ------------------------ */
-
-struct ow_http_conn {
-	struct ow_http_opts o;
-	char *ca_file;
-	char *user_agent;
-	CURL *easy;
-	uint64_t rng;
-};
-
-int ow_http_conn_new(struct ow_http_conn **out, const struct ow_http_opts *opts)
-{
-	*out = NULL;
-	int rc = curl_ready();
-	if (rc)
-		return rc;
-	struct ow_http_conn *c = calloc(1, sizeof *c);
-	if (!c)
-		return ow_err(OW_ENOMEM, "out of memory");
-	if (opts)
-		c->o = *opts;
-	else
-		ow_http_opts_default(&c->o);
-	rc = pick_ca_file(&c->o, &c->ca_file);
-	if (!rc && !(c->user_agent = strdup(c->o.user_agent ? c->o.user_agent : "offwheel/" OW_VERSION)))
-		rc = ow_err(OW_ENOMEM, "out of memory");
-	if (!rc && !(c->easy = curl_easy_init()))
-		rc = ow_err(OW_ENOMEM, "cannot create a libcurl handle");
-	c->rng = (uint64_t)now_ms() * 0x9E3779B97F4A7C15ull + (uint64_t)(uintptr_t)c;
-	if (rc) {
-		ow_http_conn_free(c);
-		return rc;
-	}
-	*out = c;
-	return 0;
-}
-
-void ow_http_conn_free(struct ow_http_conn *c)
-{
-	if (!c)
-		return;
-	if (c->easy)
-		curl_easy_cleanup(c->easy);
-	free(c->ca_file);
-	free(c->user_agent);
-	free(c);
-}
-
-struct call_run {
-	struct ow_http_call *c;
-	uint64_t sent;   /* request body bytes handed to libcurl */
-	uint64_t got;    /* response body bytes */
-	uint64_t cap;
-	int sink_rc;     /* the caller's sink refused */
-	int read_err;    /* errno of a failed pread */
-	size_t err_len;
-	long status;     /* of the response being read */
-	const char *shown; /* the URL for messages: userinfo as "***" */
-	long stall_s;      /* no byte either way for this long: stalled */
-	int64_t last_move; /* when bytes last moved (ms) */
-	curl_off_t moved;  /* bytes up and down so far */
-	int stalled;
-};
-
-/* Nothing at all moved for stall_s: curl's own low-speed check averages
- * over a window of several seconds, so a burst then silence goes unnoticed
- * for long (the transfer engine's check_silence, for calls). */
-static int call_progress_cb(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
-{
-	struct call_run *r = ud;
-	int64_t t = now_ms();
-	(void)dt, (void)ut;
-	if (dn + un != r->moved) {
-		r->moved = dn + un;
-		r->last_move = t;
-	}
-	r->stalled = r->stall_s > 0 && t - r->last_move > r->stall_s * 1000;
-	return r->stalled;
-}
-
-static size_t call_read_cb(char *buf, size_t size, size_t nitems, void *ud)
-{
-	struct call_run *r = ud;
-	struct ow_http_call *c = r->c;
-	size_t want = size * nitems;
-	uint64_t left = c->body_len - r->sent;
-	if (want > left)
-		want = (size_t)left;
-	if (!want)
-		return 0;
-	if (c->body) {
-		memcpy(buf, (const char *)c->body + r->sent, want);
-	} else {
-		ssize_t n;
-		do
-			n = pread(c->body_fd, buf, want, (off_t)(c->body_off + r->sent));
-		while (n < 0 && errno == EINTR);
-		if (n <= 0) {
-			r->read_err = n < 0 ? errno : EIO;
-			return CURL_READFUNC_ABORT;
-		}
-		want = (size_t)n;
-	}
-	r->sent += want;
-	return want;
-}
-
-static int call_seek_cb(void *ud, curl_off_t off, int origin)
-{
-	struct call_run *r = ud;
-	if (origin != SEEK_SET || off < 0 || (uint64_t)off > r->c->body_len)
-		return CURL_SEEKFUNC_CANTSEEK;
-	r->sent = (uint64_t)off;
-	return CURL_SEEKFUNC_OK;
-}
-
-static size_t call_write_cb(char *p, size_t size, size_t nmemb, void *ud)
-{
-	struct call_run *r = ud;
-	struct ow_http_call *c = r->c;
-	size_t n = size * nmemb;
-	if (r->status < 200 || r->status > 299) { /* keep the start of an error page */
-		size_t room = sizeof c->error_body - 1 - r->err_len;
-		size_t k = n < room ? n : room;
-		memcpy(c->error_body + r->err_len, p, k);
-		r->err_len += k;
-		c->error_body[r->err_len] = '\0';
-		return n;
-	}
-	if (r->got + n > r->cap) {
-		r->sink_rc = ow_err(OW_ETOOBIG, "%s %s: the answer is over the %llu-byte cap (HTTP "
-		                    "%ld) — the server sent more than this can be; check the URL "
-		                    "and the server", c->method, r->shown, (unsigned long long)r->cap,
-		                    r->status);
-		return 0;
-	}
-	r->got += n;
-	if (c->on_data) {
-		int rc = c->on_data(c->ud, p, n);
-		if (rc) {
-			r->sink_rc = ow_code(rc);
-			return 0;
-		}
-	}
-	return n;
-}
-
-static size_t call_header_cb(char *p, size_t size, size_t nitems, void *ud)
-{
-	struct call_run *r = ud;
-	struct ow_http_call *c = r->c;
-	size_t n = size * nitems;
-	if (n > 5 && !strncmp(p, "HTTP/", 5)) { /* a new response (100 Continue first) */
-		const char *sp = memchr(p, ' ', n);
-		r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
-		for (int i = 0; i < OW_HTTP_CALL_CAPTURE; i++)
-			c->captured[i][0] = '\0';
-		return n;
-	}
-	const char *colon = memchr(p, ':', n);
-	if (!colon)
-		return n;
-	size_t nl = (size_t)(colon - p);
-	for (int i = 0; i < OW_HTTP_CALL_CAPTURE && c->capture[i]; i++) {
-		if (strlen(c->capture[i]) != nl || strncasecmp(p, c->capture[i], nl))
-			continue;
-		const char *v = colon + 1, *end = p + n;
-		while (v < end && (*v == ' ' || *v == '\t'))
-			v++;
-		while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
-			end--;
-		size_t vl = (size_t)(end - v);
-		if (vl >= sizeof c->captured[i] || !validator_ok(v, vl, sizeof c->captured[i] - 1))
-			vl = 0;
-		memcpy(c->captured[i], v, vl);
-		c->captured[i][vl] = '\0';
-	}
-	return n;
-}
-
-static int call_retryable(long status)
-{
-	return status == 408 || status == 429 || status == 500 || status == 502 ||
-	       status == 503 || status == 504;
-}
-
-/* One attempt: 0 = the response is final (any status), else a curl code. */
-static CURLcode call_attempt(struct ow_http_conn *k, struct call_run *r, struct curl_slist *hdrs,
-                             char *errbuf)
-{
-	struct ow_http_call *c = r->c;
-	CURL *e = k->easy;
-	curl_easy_reset(e);
-	errbuf[0] = '\0';
-	curl_easy_setopt(e, CURLOPT_URL, c->url);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, (c->flags & OW_HTTP_ALLOW_HTTP) ? "https,http" : "https");
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (k->ca_file)
-		curl_easy_setopt(e, CURLOPT_CAINFO, k->ca_file);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, k->o.connect_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, k->o.low_speed_bytes);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, k->o.low_speed_time_s);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, k->o.attempt_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, k->user_agent);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, call_write_cb);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, call_header_cb);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, call_progress_cb);
-	curl_easy_setopt(e, CURLOPT_XFERINFODATA, r);
-	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	if (c->aws_sigv4) {
-		curl_easy_setopt(e, CURLOPT_AWS_SIGV4, c->aws_sigv4);
-		curl_easy_setopt(e, CURLOPT_USERPWD, c->userpwd);
-	}
-	int up = !strcmp(c->method, "PUT") || (!strcmp(c->method, "POST") && c->body_len);
-	if (up) {
-		curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)c->body_len);
-		curl_easy_setopt(e, CURLOPT_READFUNCTION, call_read_cb);
-		curl_easy_setopt(e, CURLOPT_READDATA, r);
-		curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, call_seek_cb);
-		curl_easy_setopt(e, CURLOPT_SEEKDATA, r);
-		curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 256L * 1024);
-		if (strcmp(c->method, "PUT"))
-			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method);
-	} else if (!strcmp(c->method, "HEAD")) {
-		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-	} else if (!strcmp(c->method, "POST")) {
-		curl_easy_setopt(e, CURLOPT_POST, 1L);
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
-	} else if (strcmp(c->method, "GET")) {
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method);
-	}
-	return curl_easy_perform(e);
-}
-
-/* A timeout named by what happened: the store stopped sending (curl's
- * low-speed check: under low_speed_bytes a second for low_speed_time_s), or
- * the attempt's whole time ran out. */
-static void call_timeout_detail(const struct ow_http_conn *k, const struct call_run *r,
-                                int64_t ms, char *out, size_t n)
-{
-	const struct ow_http_call *c = r->c;
-	long lim = k->o.low_speed_time_s;
-	if (k->o.attempt_timeout_ms > 0 && ms + 100 >= k->o.attempt_timeout_ms)
-		snprintf(out, n, "%s %s: no complete answer within %.0f s (%llu body bytes) — the "
-		         "server is too slow or hung; try again later", c->method, r->shown,
-		         (double)k->o.attempt_timeout_ms / 1000.0, (unsigned long long)r->got);
-	else if (r->status)
-		snprintf(out, n, "%s %s: stalled after %llu bytes (HTTP %ld, no data for %ld s) — the "
-		         "server stopped sending; check it and try again", c->method, r->shown,
-		         (unsigned long long)r->got, r->status, lim);
-	else
-		snprintf(out, n, "%s %s: no answer for %ld s (stalled before the response headers) "
-		         "— the server is hung; check it and try again", c->method, r->shown, lim);
-}
-
-static void call_sleep(struct ow_http_conn *k, unsigned attempts)
-{
-	long d = backoff_delay(&k->o, attempts, xorshift(&k->rng));
-	struct timespec ts = {d / 1000, (d % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-int ow_http_call(struct ow_http_conn *k, struct ow_http_call *c)
-{
-	struct curl_slist *hdrs = NULL;
-	char errbuf[CURL_ERROR_SIZE];
-	c->status = 0;
-	c->attempts = 0;
-	c->received = 0;
-	c->error_body[0] = c->detail[0] = '\0';
-	for (int i = 0; i < OW_HTTP_CALL_CAPTURE; i++)
-		c->captured[i][0] = '\0';
-	for (int i = 0; i < OW_HTTP_CALL_HEADERS && c->headers[i]; i++) {
-		struct curl_slist *n = curl_slist_append(hdrs, c->headers[i]);
-		if (!n) {
-			curl_slist_free_all(hdrs);
-			return ow_err(OW_ENOMEM, "out of memory");
-		}
-		hdrs = n;
-	}
-	int64_t start = now_ms();
-	int rc = 0;
-	char shown[512]; /* cut with "..." to leave the detail room for the cause */
-	ow_url_printable(c->url, shown, sizeof shown);
-	for (;;) {
-		int64_t t0 = now_ms();
-		struct call_run r = {.c = c, .cap = c->max_size ? c->max_size : 64u << 20,
-		                     .shown = shown, .stall_s = k->o.low_speed_time_s,
-		                     .last_move = t0};
-		c->attempts++;
-		c->error_body[0] = '\0';
-		CURLcode cc = call_attempt(k, &r, hdrs, errbuf);
-		c->received = r.got;
-		c->status = r.status;
-		int again = 0;
-		if (r.sink_rc) {
-			rc = r.sink_rc;
-			snprintf(c->detail, sizeof c->detail, "%s", ow_err_detail());
-		} else if (r.read_err) {
-			rc = OW_EIO;
-			snprintf(c->detail, sizeof c->detail, "%s %s: reading the body to send failed: %s",
-			         c->method, shown, strerror(r.read_err));
-		} else if (cc != CURLE_OK) {
-			int timeout = cc == CURLE_OPERATION_TIMEDOUT || r.stalled;
-			rc = is_tls_error(cc) ? OW_ETLS : timeout ? OW_ETIMEOUT : OW_ENET;
-			again = rc != OW_ETLS && (is_transient(cc) || timeout);
-			if (rc == OW_ETIMEOUT)
-				call_timeout_detail(k, &r, now_ms() - t0, c->detail, sizeof c->detail);
-			else
-				snprintf(c->detail, sizeof c->detail, "%s %s: %s%s%s", c->method, shown,
-				         errbuf[0] ? errbuf : curl_easy_strerror(cc),
-				         r.status ? " (the answer broke off)" : "",
-				         rc == OW_ETLS ? " — check the host name and the system clock; for a "
-				                         "private CA pass --cert FILE (or set SSL_CERT_FILE)" : "");
-		} else if (r.status >= 200 && r.status <= 299) {
-			rc = 0;
-		} else {
-			rc = r.status == 404 ? OW_ENOENT : r.status == 401 || r.status == 403 ? OW_EPOLICY
-			                                                                      : OW_EHTTP;
-			again = call_retryable(r.status);
-			snprintf(c->detail, sizeof c->detail, "%s %s: HTTP %ld", c->method, shown, r.status);
-		}
-		if (!again || c->attempts >= k->o.max_attempts ||
-		    now_ms() - start > k->o.retry_budget_ms)
-			break;
-		if (c->on_restart && r.got && (rc = c->on_restart(c->ud)) != 0) {
-			snprintf(c->detail, sizeof c->detail, "%s", ow_err_detail());
-			break;
-		}
-		call_sleep(k, c->attempts);
-	}
-	curl_slist_free_all(hdrs);
-	if (rc)
-		ow_err(rc, "%s", c->detail);
-	return rc;
 }

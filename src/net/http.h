@@ -1,4 +1,5 @@
-/* http.h - the transfer engine (the only module that includes libcurl).
+/* http.h - the transfer engine (http.c) and single requests (httpcall.c),
+ * the modules that use libcurl (through httpcurl.h, its loader).
  *
  * One engine = one curl multi handle running many transfers in parallel,
  * capped in total (`jobs`) and per host (`per_host`).  Every transfer:

@@ -15,6 +15,7 @@
 #include "digest.h"
 #include "fsutil.h"
 #include "offwheel/error.h"
+#include "s3xml.h"
 #include "url.h"
 
 int ow_s3_is_url(const char *s)
@@ -302,131 +303,6 @@ static int add_hdr(struct ow_http_call *c, const char *h)
 	return -1;
 }
 
-/* ---- XML ------------------------------------------------------------------------
- *
- * S3 answers in small, flat XML: named elements (no two of one name nested),
- * text with the five predefined entities and character references, no CDATA.
- * The elements wanted are found by their tags; libxml2 stays with html.c, its
- * one includer.  Text that is not plain (markup or an unknown entity inside,
- * a NUL) is refused, never guessed at. */
-
-struct span {
-	const char *p, *end;
-};
-
-/* The next element `name` in *s: its content in *in, and *s moves past its
- * end tag.  1 found, 0 not. */
-static int xml_next(struct span *s, const char *name, struct span *in)
-{
-	size_t nl = strlen(name);
-	const char *p = s->p;
-	while (p < s->end && (p = memchr(p, '<', (size_t)(s->end - p))) != NULL) {
-		p++;
-		if ((size_t)(s->end - p) <= nl || memcmp(p, name, nl) ||
-		    (p[nl] != '>' && p[nl] != ' ' && p[nl] != '/'))
-			continue;
-		const char *gt = memchr(p + nl, '>', (size_t)(s->end - p - nl));
-		if (!gt)
-			return 0;
-		if (gt[-1] == '/') { /* <Name/> */
-			in->p = in->end = gt + 1;
-			s->p = gt + 1;
-			return 1;
-		}
-		char close[80];
-		int cl = snprintf(close, sizeof close, "</%s>", name);
-		const char *e = cl > 0 && (size_t)cl < sizeof close
-		                ? memmem(gt + 1, (size_t)(s->end - gt - 1), close, (size_t)cl) : NULL;
-		if (!e)
-			return 0;
-		in->p = gt + 1;
-		in->end = e;
-		s->p = e + cl;
-		return 1;
-	}
-	return 0;
-}
-
-/* A character reference's code point as UTF-8 onto *o; 0, or -1 if invalid. */
-static int put_utf8(char **o, unsigned long cp)
-{
-	unsigned char *u = (unsigned char *)*o;
-	if (!cp || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return -1;
-	if (cp < 0x80) {
-		*u++ = (unsigned char)cp;
-	} else if (cp < 0x800) {
-		*u++ = (unsigned char)(0xC0 | cp >> 6);
-		*u++ = (unsigned char)(0x80 | (cp & 0x3F));
-	} else if (cp < 0x10000) {
-		*u++ = (unsigned char)(0xE0 | cp >> 12);
-		*u++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-		*u++ = (unsigned char)(0x80 | (cp & 0x3F));
-	} else {
-		*u++ = (unsigned char)(0xF0 | cp >> 18);
-		*u++ = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
-		*u++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-		*u++ = (unsigned char)(0x80 | (cp & 0x3F));
-	}
-	*o = (char *)u;
-	return 0;
-}
-
-/* The text of `in`, entities decoded, malloc'd; NULL when it is not plain
- * text or out of memory.  A reference never decodes longer than it is
- * written ("&#65536;" is 8 bytes, its UTF-8 4), so len + 1 bytes suffice. */
-static char *xml_text(struct span in)
-{
-	static const struct { const char *name; char c; } ents[] = {
-		{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''},
-	};
-	char *out = malloc((size_t)(in.end - in.p) + 1), *o = out;
-	for (const char *p = in.p; out && p < in.end;) {
-		if (*p == '<' || *p == '\0')
-			goto bad;
-		if (*p != '&') {
-			*o++ = *p++;
-			continue;
-		}
-		size_t left = (size_t)(in.end - p);
-		const char *semi = memchr(p, ';', left < 12 ? left : 12);
-		if (!semi)
-			goto bad;
-		size_t el = (size_t)(semi - p - 1);
-		int done = 0;
-		for (size_t i = 0; !done && i < sizeof ents / sizeof *ents; i++)
-			if (strlen(ents[i].name) == el && !memcmp(p + 1, ents[i].name, el)) {
-				*o++ = ents[i].c;
-				done = 1;
-			}
-		if (!done && el >= 2 && p[1] == '#') {
-			int hex = p[2] == 'x';
-			char num[12], *end;
-			size_t dl = el - 1 - (size_t)hex;
-			memcpy(num, p + 2 + hex, dl);
-			num[dl] = '\0';
-			unsigned long cp = dl ? strtoul(num, &end, hex ? 16 : 10) : 0;
-			done = dl && !*end && isxdigit((unsigned char)num[0]) && put_utf8(&o, cp) == 0;
-		}
-		if (!done)
-			goto bad;
-		p = semi + 1;
-	}
-	if (out)
-		*o = '\0';
-	return out;
-bad:
-	free(out);
-	return NULL;
-}
-
-/* The text of the first element `name` in s, or NULL. */
-static char *xml_child(struct span s, const char *name)
-{
-	struct span in;
-	return xml_next(&s, name, &in) ? xml_text(in) : NULL;
-}
-
 /* Every occurrence of `secret` in s (malloc'd text) shown as "***". */
 static void redact(char *s, const char *secret, size_t sl)
 {
@@ -454,8 +330,8 @@ static void redact_creds(const struct ow_s3 *s, char *text)
 
 void ow_s3_error_text(const struct ow_s3 *s, const char *xml, char *out, size_t n)
 {
-	struct span all = {xml, xml + strlen(xml)};
-	char *code = xml_child(all, "Code"), *msg = xml_child(all, "Message");
+	struct ow_s3_span all = {xml, xml + strlen(xml)};
+	char *code = ow_s3_xml_child(all, "Code"), *msg = ow_s3_xml_child(all, "Message");
 	redact_creds(s, code);
 	redact_creds(s, msg);
 	out[0] = '\0';
@@ -520,10 +396,10 @@ static int membuf_restart(void *ud)
 	return ow_http_membuf_restart(ud);
 }
 
-static struct span span_of(const struct ow_http_membuf *m)
+static struct ow_s3_span span_of(const struct ow_http_membuf *m)
 {
 	const char *p = m->data ? m->data : "";
-	return (struct span){p, p + m->len};
+	return (struct ow_s3_span){p, p + m->len};
 }
 
 /* Run a call whose answer is a small XML document into m (the failure is
@@ -545,18 +421,18 @@ static int call_mem(struct ow_http_conn *c, const struct ow_s3 *s, struct ow_htt
 }
 
 /* One page of a ListObjectsV2 answer into out; *token the next page's. */
-static int list_page(const struct ow_s3 *s, struct span body, struct ow_s3_list *out,
+static int list_page(const struct ow_s3 *s, struct ow_s3_span body, struct ow_s3_list *out,
                      size_t *cap, char **token)
 {
-	struct span root, item;
+	struct ow_s3_span root, item;
 	*token = NULL;
-	if (!xml_next(&body, "ListBucketResult", &root))
+	if (!ow_s3_xml_next(&body, "ListBucketResult", &root))
 		return ow_err(OW_EPARSE, "s3://%s/%s: the listing is not a ListBucketResult — is "
 		                         "--endpoint an S3 API endpoint?", s->bucket, s->prefix);
 	int rc = 0;
 	size_t pl = strlen(s->prefix);
-	for (struct span rest = root; !rc && xml_next(&rest, "Contents", &item);) {
-		char *key = xml_child(item, "Key"), *size = xml_child(item, "Size"), *end;
+	for (struct ow_s3_span rest = root; !rc && ow_s3_xml_next(&rest, "Contents", &item);) {
+		char *key = ow_s3_xml_child(item, "Key"), *size = ow_s3_xml_child(item, "Size"), *end;
 		errno = 0;
 		unsigned long long sz = size ? strtoull(size, &end, 10) : 0;
 		if (!key || !size || strncmp(key, s->prefix, pl) || !key[pl])
@@ -576,9 +452,9 @@ static int list_page(const struct ow_s3 *s, struct span body, struct ow_s3_list 
 		free(key);
 		free(size);
 	}
-	char *trunc = xml_child(root, "IsTruncated");
+	char *trunc = ow_s3_xml_child(root, "IsTruncated");
 	if (!rc && trunc && !strcmp(trunc, "true")) {
-		*token = xml_child(root, "NextContinuationToken");
+		*token = ow_s3_xml_child(root, "NextContinuationToken");
 		if (!*token || !**token) {
 			free(*token);
 			*token = NULL;
@@ -689,10 +565,10 @@ int ow_s3_abort_uploads(struct ow_http_conn *c, const struct ow_s3 *s,
 	int rc = call_mem(c, s, &call, NULL, &m);
 	if (rc)
 		return rc;
-	struct span rest = span_of(&m), item;
+	struct ow_s3_span rest = span_of(&m), item;
 	size_t pl = strlen(s->prefix);
-	while (!rc && xml_next(&rest, "Upload", &item)) {
-		char *key = xml_child(item, "Key"), *id = xml_child(item, "UploadId");
+	while (!rc && ow_s3_xml_next(&rest, "Upload", &item)) {
+		char *key = ow_s3_xml_child(item, "Key"), *id = ow_s3_xml_child(item, "UploadId");
 		if (key && id && !strncmp(key, s->prefix, pl) && want(ud, key + pl)) {
 			char q[1200], u[4096];
 			size_t qo = (size_t)snprintf(q, sizeof q, "uploadId=");
@@ -778,7 +654,7 @@ static int mp_create(struct ow_http_conn *c, const struct ow_s3 *s, const char *
 	object_headers(s, &call, &oh, sha256, content_type);
 	if ((rc = call_mem(c, s, &call, key, &m)))
 		return rc;
-	*upload_id = xml_child(span_of(&m), "UploadId");
+	*upload_id = ow_s3_xml_child(span_of(&m), "UploadId");
 	ow_http_membuf_free(&m);
 	if (!*upload_id || !**upload_id) {
 		free(*upload_id);
@@ -854,7 +730,7 @@ static int mp_complete(struct ow_http_conn *c, const struct ow_s3 *s, const char
 	int rc = ow_s3_key_url(s, key, qid, url, sizeof url);
 	struct ow_http_membuf m = {0};
 	struct ow_http_call call;
-	struct span err;
+	struct ow_s3_span err;
 	if (!rc) {
 		call_init(s, &call, "POST", url, hs, sizeof hs, hex);
 		add_hdr(&call, "Content-Type: application/xml");
@@ -862,8 +738,8 @@ static int mp_complete(struct ow_http_conn *c, const struct ow_s3 *s, const char
 		call.body_len = x.n;
 		rc = call_mem(c, s, &call, key, &m);
 		/* S3 may answer 200 with an <Error> body when completing */
-		struct span body = span_of(&m);
-		if (!rc && xml_next(&body, "Error", &err)) {
+		struct ow_s3_span body = span_of(&m);
+		if (!rc && ow_s3_xml_next(&body, "Error", &err)) {
 			snprintf(call.error_body, sizeof call.error_body, "%s", m.data);
 			call.status = 500;
 			rc = call_fail(s, &call, OW_EHTTP, key);
