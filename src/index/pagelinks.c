@@ -330,6 +330,27 @@ static void compact(struct ow_page *p, const char *mark)
 	p->nlinks = o;
 }
 
+/* 1 when some URL is listed twice, 0 when none is: one pass over a hash
+ * table, so a page of thousands of links is sorted only when it must be. */
+static int any_duplicate(const struct url_ix *ix, size_t n)
+{
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	size_t *slot = calloc(cap, sizeof *slot); /* index + 1, 0 empty */
+	if (!slot)
+		return ow_err(OW_ENOMEM, "pagelinks: out of memory");
+	int dup = 0;
+	for (size_t i = 0; i < n && !dup; i++) {
+		size_t h = (size_t)ix[i].hash & (cap - 1);
+		while (slot[h] && !(dup = same_key(&ix[slot[h] - 1], &ix[i])))
+			h = (h + 1) & (cap - 1);
+		slot[h] = i + 1;
+	}
+	free(slot);
+	return dup;
+}
+
 static int dedup(struct ow_page *p)
 {
 	struct url_ix *ix = malloc((p->nlinks + 1) * sizeof *ix);
@@ -337,8 +358,13 @@ static int dedup(struct ow_page *p)
 	int rc = (ix && mark) ? 0 : ow_err(OW_ENOMEM, "pagelinks: out of memory");
 	for (size_t i = 0; !rc && i < p->nlinks; i++)
 		ix[i] = (struct url_ix){ow_fnv1a(p->links[i].url), p->links[i].url, i};
-	if (!rc)
-		qsort(ix, p->nlinks, sizeof *ix, cmp_by_key);
+	int dup = rc ? 0 : any_duplicate(ix, p->nlinks);
+	if (dup <= 0) { /* the usual page: no URL twice, nothing to group */
+		free(ix);
+		free(mark);
+		return rc ? rc : dup;
+	}
+	qsort(ix, p->nlinks, sizeof *ix, cmp_by_key);
 	for (size_t b = 0, e; !rc && b < p->nlinks; b = e) {
 		for (e = b + 1; e < p->nlinks && same_key(&ix[e], &ix[b]); e++)
 			;

@@ -223,9 +223,22 @@ static int is_allowed(const struct ow_url_policy *p, const struct ow_url *u)
 
 /* --- raw href checks ----------------------------------------------------- */
 
+/* The bytes a link may hold as they are: printable ASCII but space and
+ * backslash.  A page carries thousands of links, so the common case is a
+ * tight scan; the first other byte is named below. */
+static int plain_byte(unsigned char c)
+{
+	return c > ' ' && c < 0x7f && c != '\\';
+}
+
 static int check_chars(const char *href)
 {
-	for (const unsigned char *p = (const unsigned char *)href; *p; p++) {
+	const unsigned char *q = (const unsigned char *)href;
+	while (plain_byte(*q))
+		q++;
+	if (!*q)
+		return 0;
+	for (const unsigned char *p = q; *p; p++) {
 		if (*p == '\r' || *p == '\n')
 			return ow_err(OW_EPOLICY, "contains a CR/LF control character");
 		if (*p < 0x20 || *p == 0x7f)
@@ -304,6 +317,8 @@ static int check_decoded_segment(const char *d, size_t len)
 
 static int check_segment(const char *p, size_t n)
 {
+	if (!memchr(p, '%', n)) /* decodes to itself: checked in place */
+		return check_decoded_segment(p, n);
 	char small[256];
 	char *d = n < sizeof small ? small : malloc(n + 1);
 	size_t len = 0;
