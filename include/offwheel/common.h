@@ -15,6 +15,9 @@
 #define OW_NAME_MAX 128
 /* The longest wheel filename accepted (without the NUL). */
 #define OW_FILENAME_MAX 255
+/* A path as Linux bounds it (PATH_MAX of <linux/limits.h>, with its NUL);
+ * spelled here so that a public header compiles without feature macros. */
+#define OW_PATH_MAX 4096
 /* The longest version text accepted (without the NUL). */
 #define OW_VER_TEXT_MAX 128
 

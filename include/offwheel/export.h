@@ -30,7 +30,6 @@
 #ifndef OW_EXPORT_H
 #define OW_EXPORT_H
 
-#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -169,7 +168,7 @@ struct ow_export_report {
 	char manifest_sha256[OW_SHA256_HEX];
 	char fs[16]; /* "fat32", "exfat", "fuse" or "" */
 	double seconds;
-	char dir[PATH_MAX]; /* DIR as an absolute path, links resolved */
+	char dir[OW_PATH_MAX]; /* DIR as an absolute path, links resolved */
 	char name[OW_EXPORT_NAME_MAX + 1];
 };
 

@@ -1,4 +1,5 @@
 /* cmd_check.c - offwheel check: verify an export on the target. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
