@@ -76,6 +76,8 @@ teardown_file() {
 setup() { [ -z "${OW_NO_PYPI:-}" ] || skip "$OW_NO_PYPI: the sdist tests did not run"; }
 
 ow() { "$OFFWHEEL" --home "$SRV/ws" "$@"; }
+sql() { python3 -c 'import sqlite3, sys; [print(*r, sep="|") for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]; ' "$@"; }
+sql_run() { python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()' "$@"; }
 idx() { echo --index-url "$OW_HTTP_URL/whl" --variant cu128 --extra-index-url "$OW_HTTP_URL/simple" \
 	--trusted-host "127.0.0.1:$OW_HTTP_PORT" --python 3.11 --platform linux-x86_64; }
 stack() { echo --with docopt --with antlr4-python3-runtime --with tomli --with typing-extensions; }
@@ -189,5 +191,48 @@ members() { jq -r '.targets[0].members[] | "\(.project)==\(.version):\(.role)"' 
 		! ow ls objects | grep -q "$bad-1.0.tar.gz"
 	done
 	run ow fsck
+	[ "$status" -eq 0 ]
+}
+
+@test "a workspace of schema 11 (an offwheel before sdists) is upgraded: its sets keep their members, role 'build' can be stored, the pages are read again" {
+	# the workspace as the migrations 0001-0011 of this tree leave it, with a
+	# set and a page validator in it, made with sqlite3 alone
+	ws=$SRV/old-ws
+	mkdir -p "$ws"
+	python3 - "$OW_SOURCE_DIR/index/schema" "$ws/index.db" <<'PY'
+import glob, os, sqlite3, sys
+db = sqlite3.connect(sys.argv[2])
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.sql"))):
+    if int(os.path.basename(f)[:4]) <= 11:
+        db.executescript(open(f).read())
+db.executescript("""
+INSERT INTO pages(url, index_url, variant, project, status, etag, fetched_at)
+  VALUES('http://x/whl/cu128/torch/', 'http://x/whl', 'cu128', 'torch', 'ok', '"e1"', 1);
+INSERT INTO files(url, filename, project, version, python_tag, abi_tag, platform_tag, variant,
+  index_url, first_seen, last_seen)
+  VALUES('http://x/torch-2.10.0-py3-none-any.whl', 'torch-2.10.0-py3-none-any.whl', 'torch',
+  '2.10.0', 'py3', 'none', 'any', 'cu128', 'http://x/whl', 1, 1);
+""")
+db.execute("INSERT INTO sets(index_url, target, variant, python, platform, selector, torch_version, complete, with_deps, members_key, created_at, resolved_at) VALUES('http://x/whl', 'cu128 cp311-manylinux_2_28_x86_64', 'cu128', 'cp311', 'manylinux_2_28_x86_64', 'latest', '2.10.0', 1, 1, '1', 1, 1)")
+db.execute("INSERT INTO set_members(set_id, file_id, role) VALUES(1, 1, 'torch')")
+db.commit()
+db.execute("PRAGMA application_id=%d" % 0x4F57484C)
+db.execute("PRAGMA user_version=11")
+db.close()
+PY
+	run "$OFFWHEEL" --home "$ws" ls sets
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"2.10.0"* ]]
+	[ "$(sql "$ws/index.db" 'PRAGMA user_version')" -ge 12 ]
+	[ "$(sql "$ws/index.db" "SELECT role FROM set_members WHERE set_id = 1")" = torch ]
+	[ "$(sql "$ws/index.db" "SELECT kind FROM files WHERE id = 1")" = wheel ]
+	# the stored page forgets its validator, so the next crawl reads it whole (with its sdists)
+	[ "$(sql "$ws/index.db" "SELECT etag IS NULL FROM pages")" = 1 ]
+	# the new role is accepted (an older CHECK refused it, and INSERT OR IGNORE hid that)
+	sql_run "$ws/index.db" "UPDATE set_members SET role = 'build' WHERE set_id = 1"
+	! sql_run "$ws/index.db" "UPDATE set_members SET role = 'bogus' WHERE set_id = 1" 2>/dev/null
+	sql_run "$ws/index.db" "UPDATE set_members SET role = 'torch' WHERE set_id = 1"
+	run "$OFFWHEEL" --home "$ws" fsck
 	[ "$status" -eq 0 ]
 }
