@@ -60,6 +60,18 @@ int ow_err(int code, const char *fmt, ...) OW_PRINTF(2, 3);
 int ow_err_prefix(int code, const char *fmt, ...) OW_PRINTF(2, 3);
 /* The detail message of the last ow_err() on this thread ("" if none). */
 const char *ow_err_detail(void);
+/* An error carried from one thread to another (libgit2's git_error_save /
+ * restore): ow_err_save copies this thread's detail with its code;
+ * ow_err_restore makes them this thread's last error and returns the code
+ * (the copy is freed).  A saved error that could not copy its detail (out
+ * of memory) restores as OW_ENOMEM. */
+struct ow_err_saved {
+	int code;     /* 0: nothing saved */
+	char *detail; /* malloc'd */
+};
+void ow_err_save(struct ow_err_saved *s, int code);
+int ow_err_restore(struct ow_err_saved *s);
+void ow_err_saved_dispose(struct ow_err_saved *s);
 void ow_err_clear(void);
 /* "EHASH" for OW_EHASH; "OK" for 0; "UNKNOWN" otherwise. */
 const char *ow_err_name(int code);

@@ -101,8 +101,6 @@ struct s3obj {
 	char sha256[OW_SHA256_HEX];
 	int phase;             /* OBJ_WHEEL, OBJ_TEXT, OBJ_LATE (manifest, sums, sig) */
 	int keep;              /* already there with these bytes */
-	int rc;
-	char *err;
 };
 
 struct ex_s3run {
@@ -372,7 +370,6 @@ void ex_s3_free(struct ex_s3run *u)
 		return;
 	for (size_t i = 0; i < u->n; i++) {
 		free(u->v[i].key);
-		free(u->v[i].err);
 		ow_str_free(&u->v[i].text);
 	}
 	free(u->v);
@@ -390,14 +387,6 @@ struct phase_run {
 	size_t *idx; /* objects of this step */
 	int head;    /* 1: HEAD to decide keep, 0: PUT */
 };
-
-static int keep_err(struct s3obj *o, int rc)
-{
-	o->rc = rc;
-	if (!(o->err = strdup(ow_err_detail())))
-		o->rc = OW_ENOMEM;
-	return 1;
-}
 
 static int put_obj(struct ex_s3run *u, struct ow_http_conn *c, struct s3obj *o)
 {
@@ -421,7 +410,7 @@ static int phase_worker(void *ud, size_t i)
 		return 0;
 	int k = conn_take(&u->cn);
 	if (k < 0)
-		return keep_err(o, ow_err(OW_EINTERNAL, "export: no free connection"));
+		return ow_err(OW_EINTERNAL, "export: no free connection");
 	struct ow_http_conn *c = u->cn.v[k];
 	int rc = 0;
 	if (pr->head) {
@@ -441,7 +430,7 @@ static int phase_worker(void *ud, size_t i)
 	conn_give(&u->cn, k);
 	if (rc)
 		__atomic_store_n(&u->failed, 1, __ATOMIC_RELAXED);
-	return rc ? keep_err(o, rc) : 0;
+	return rc; /* the pool keeps the error of the first object (in order) that failed */
 }
 
 /* Run the objects whose index `pick` accepts; the first error wins. */
@@ -456,13 +445,7 @@ static int run_phase(struct ex_s3run *u, int head, int (*pick)(const struct ex_s
 		if (pick(u, &u->v[i], arg))
 			idx[k++] = i;
 	struct phase_run pr = {.u = u, .idx = idx, .head = head};
-	ow_parallel_for(k, jobs, phase_worker, &pr);
-	int rc = 0;
-	for (size_t i = 0; !rc && i < k; i++) {
-		struct s3obj *o = &u->v[idx[i]];
-		if (o->rc)
-			rc = ow_err(o->rc, "%s", o->err ? o->err : "out of memory");
-	}
+	int rc = ow_parallel_run(k, jobs, phase_worker, &pr);
 	free(idx);
 	return rc;
 }

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OW_DETAIL_MAX 2048
@@ -56,6 +57,32 @@ int ow_err_prefix(int code, const char *fmt, ...)
 }
 
 const char *ow_err_detail(void) { return detail; }
+
+void ow_err_save(struct ow_err_saved *s, int code)
+{
+	s->code = code;
+	s->detail = strdup(detail);
+}
+
+int ow_err_restore(struct ow_err_saved *s)
+{
+	int code = s->code;
+	if (!code)
+		return 0;
+	if (!s->detail)
+		code = ow_err(OW_ENOMEM, "out of memory");
+	else
+		ow_err(code, "%s", s->detail);
+	ow_err_saved_dispose(s);
+	return code;
+}
+
+void ow_err_saved_dispose(struct ow_err_saved *s)
+{
+	free(s->detail);
+	s->detail = NULL;
+	s->code = 0;
+}
 
 void ow_err_clear(void) { detail[0] = '\0'; }
 

@@ -309,8 +309,6 @@ struct par {
 	void *const *uds;
 	int *owner;
 	volatile int stop;
-	int *rc;
-	char **err;
 };
 
 static int par_worker(void *ud, size_t t)
@@ -322,13 +320,9 @@ static int par_worker(void *ud, size_t t)
 	                 .stop = &q->stop};
 	int rc = s.buf ? pass_with_utf8(&p, &s) : ow_err(OW_ENOMEM, "out of memory");
 	free(s.buf);
-	if (rc && rc != PASS_STOPPED) {
+	if (rc && rc != PASS_STOPPED)
 		q->stop = 1;
-		if (!(q->err[t] = strdup(ow_err_detail())))
-			rc = OW_ENOMEM;
-	}
-	q->rc[t] = rc;
-	return rc != 0;
+	return rc; /* the pool keeps the error of the lowest pass that failed */
 }
 
 /* Largest wanted member first, each to the pass with the fewest bytes so
@@ -374,23 +368,14 @@ int ow_wheel_each_member_jobs(ow_wheel *w, int jobs, ow_wheel_pick_fn pick, void
 		return ow_wheel_each_member_opts(w, OW_WHEEL_SKIP_UNWANTED, filter, data, uds[0]);
 	struct par q = {.w = w, .filter = filter, .data = data, .uds = uds};
 	q.owner = malloc((w->z->n ? w->z->n : 1) * sizeof *q.owner);
-	q.rc = calloc((size_t)jobs, sizeof *q.rc);
-	q.err = calloc((size_t)jobs, sizeof *q.err);
-	int rc = q.owner && q.rc && q.err ? assign(w->z, jobs, pick, pick_ud, q.owner)
-	                                  : ow_err(OW_ENOMEM, "out of memory");
-	if (!rc)
-		ow_parallel_for((size_t)jobs, jobs, par_worker, &q);
+	int rc = q.owner ? assign(w->z, jobs, pick, pick_ud, q.owner)
+	                 : ow_err(OW_ENOMEM, "out of memory");
 	/* the error of the pass that failed first in member order would need
 	 * each pass's position; the lowest pass number with a real error is
 	 * reported (deterministic for one damaged member) */
-	for (int t = 0; !rc && t < jobs; t++)
-		if (q.rc[t] && q.rc[t] != PASS_STOPPED)
-			rc = ow_err(q.rc[t], "%s", q.err[t] ? q.err[t] : "out of memory");
-	for (int t = 0; q.err && t < jobs; t++)
-		free(q.err[t]);
+	if (!rc)
+		rc = ow_parallel_run((size_t)jobs, jobs, par_worker, &q);
 	free(q.owner);
-	free(q.rc);
-	free(q.err);
 	return rc;
 }
 
