@@ -209,6 +209,14 @@ static json_t *verdict_json(const struct ow_audit_lib *l, int cc, int drv)
 	                 "judged_by", lv.data_judged);
 }
 
+/* What the file is (fatbin.h's formats), as the JSON says it. */
+static const char *format_name(int format)
+{
+	static const char *const names[] = {"unknown", "elf", "pe", "cubin", "ptx", "fatbin",
+	                                    "archive"};
+	return format >= 0 && format <= OW_FB_FMT_LAST ? names[format] : "unknown";
+}
+
 static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_device)
 {
 	struct ow_audit_summary s;
@@ -222,6 +230,9 @@ static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_
 	                      (json_int_t)s.n_entries, "sass", words(s.sass), "ptx", ptx_json(s.ptx),
 	                      "lto", words(s.lto));
 	json_object_set_new(o, "modules_unchecked", json_integer((json_int_t)s.n_unchecked));
+	json_object_set_new(o, "format", json_string(format_name(l->fb->format)));
+	json_object_set_new(o, "section_headers_missing",
+	                    json_boolean(l->fb->no_section_headers));
 	json_object_set_new(o, "rdc_only", words(s.rdc));
 	json_object_set_new(o, "data_sections_only", words(s.data));
 	json_object_set_new(o, "device", have_device ? verdict_json(l, cc, drv) : json_null());
@@ -354,9 +365,14 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 	if (s.n_unchecked)
 		snprintf(unch, sizeof unch, "; %zu of these native here, not opened for kernels",
 		         s.n_unchecked);
+	int noshdr = l->fb->no_section_headers;
 	cli_say(c, "    %zu modules (%zu with code, %zu empty, %zu rdc%s)%s%s\n", s.n_modules,
-	        s.n_code, s.n_empty, s.n_reloc, s.n_scanned ? ", some found in data sections" : "",
+	        s.n_code, s.n_empty, s.n_reloc,
+	        s.n_scanned && !noshdr ? ", some found in data sections" : "",
 	        l->scanned ? ", data sections scanned" : "", unch);
+	if (noshdr)
+		cli_say(c, "    no section headers (e_shoff 0): fatbins found by scanning its "
+		        "loadable segments\n");
 	if (s.sass[0])
 		cli_say(c, "    SASS %s\n", s.sass);
 	if (s.ptx[0])

@@ -108,7 +108,10 @@ static int list_input(const struct input *in, unsigned opts, struct ow_fatbin **
 
 static int want_data_scan(const struct ow_fatbin *fb, uint64_t size, int mode)
 {
-	if (mode == OW_AUDIT_SCAN_NEVER || fb->format == OW_FB_FMT_RAW || size < SCAN_MIN_SIZE)
+	/* device code files have no data sections; a stripped ELF was scanned whole */
+	int hosts = fb->format == OW_FB_FMT_ELF || fb->format == OW_FB_FMT_PE ||
+	            fb->format == OW_FB_FMT_AR;
+	if (mode == OW_AUDIT_SCAN_NEVER || !hosts || fb->no_section_headers || size < SCAN_MIN_SIZE)
 		return 0;
 	uint64_t in_sections = 0;
 	for (size_t i = 0; i < fb->n_modules; i++)

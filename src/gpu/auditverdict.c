@@ -44,7 +44,10 @@ static int is_shared_object(const char *name)
 
 int ow_audit_is_candidate(const char *name)
 {
-	static const char *const exts[] = {".dll", ".pyd", ".dylib", ".cubin", ".fatbin"};
+	/* by name, so that a wheel member is inflated only when it may hold device
+	 * code; what it holds is then told by content (fatbin.h) */
+	static const char *const exts[] = {".dll", ".pyd", ".dylib", ".cubin", ".fatbin",
+	                                   ".ptx", ".a"};
 	const char *b = base_name(name);
 	if (is_shared_object(b))
 		return 1;

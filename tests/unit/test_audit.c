@@ -183,7 +183,9 @@ static void test_names(void **state)
 		{"kern/k.FATBIN", 1, 0},
 		{"lib/libfoo.dylib", 1, 0},
 		{"torch/__init__.py", 0, 0},
-		{"torch/lib/libtorch.a", 0, 0},
+		{"torch/lib/libtorch.a", 1, 0}, /* static archives hold fatbins too */
+		{"flashinfer_cubin/cubins/k_sm100f.cubin", 1, 0},
+		{"kern/k_sm90a.ptx", 1, 0},
 		{"torch/include/c10/some.so.h", 0, 0},
 		{"torch/lib/libx.so.abc", 0, 0},
 		{"nvidia/README.md", 0, 1},
@@ -202,21 +204,25 @@ static void test_decode_rejects(void **state)
 		"owaudit",
 		"owaudit 1 1\n", /* format 1: read again, never trusted */
 		"owaudit 2 1\n", /* format 2: compressed modules were never looked into */
+		"owaudit 3 1\n", /* format 3: no cubin/PTX/archive formats, no header flag */
+		"owaudit 5 1 -\n",
+		"owaudit 4 9 -\n",
 		"owaudit 4 1\n",
-		"owaudit 3 9\n",
+		"owaudit 4 1 x\n",
+		"owaudit 4 1 -h\n",
 		"owaudit 3 1\n0 .nv_fatbin - 2:75:7.5:0\n",
-		"owaudit 3 1\n1 .nv_fatbin - 2:75:7.5:0",
-		"owaudit 3 1\n1 .nv_fatbin x 2:75:7.5:0\n",
-		"owaudit 3 1\n1 .nv_fatbin - 2:75b:7.5:0\n",
-		"owaudit 3 1\n1 .nv_fatbin - 2:75:7.5:9\n",
-		"owaudit 3 1\n1 .nv_fatbin - 2:75:7:0\n",
-		"owaudit 3 1\n1 .nv_fatbin - 2:99999999:7.5:0\n",
-		"owaudit 3 1\n1 .nv_fatbin -  2:75:7.5:0\n",
-		"owaudit 3 1\n1000001 .nv_fatbin -\n",
-		"owaudit 3 1\n600000 a -\n600000 b -\n",
-		"owaudit 3 1\n1 .nv_fatbin\n",
-		"owaudit 3 1\n1  -\n",
-		"owaudit 3 1\n18446744073709551617 .nv_fatbin -\n",
+		"owaudit 4 1 -\n1 .nv_fatbin - 2:75:7.5:0",
+		"owaudit 4 1 -\n1 .nv_fatbin x 2:75:7.5:0\n",
+		"owaudit 4 1 -\n1 .nv_fatbin - 2:75b:7.5:0\n",
+		"owaudit 4 1 -\n1 .nv_fatbin - 2:75:7.5:9\n",
+		"owaudit 4 1 -\n1 .nv_fatbin - 2:75:7:0\n",
+		"owaudit 4 1 -\n1 .nv_fatbin - 2:99999999:7.5:0\n",
+		"owaudit 4 1 -\n1 .nv_fatbin -  2:75:7.5:0\n",
+		"owaudit 4 1 -\n1000001 .nv_fatbin -\n",
+		"owaudit 4 1 -\n600000 a -\n600000 b -\n",
+		"owaudit 4 1 -\n1 .nv_fatbin\n",
+		"owaudit 4 1 -\n1  -\n",
+		"owaudit 4 1 -\n18446744073709551617 .nv_fatbin -\n",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct ow_fatbin *fb = (struct ow_fatbin *)1;
@@ -226,7 +232,7 @@ static void test_decode_rejects(void **state)
 		assert_null(fb);
 	}
 	struct ow_fatbin *fb;
-	const char *good = "owaudit 3 1\n3 .nv_fatbin - 2:90a:9.0:2 1:120:9.0:2\n1 __nv_relfatbin r\n"
+	const char *good = "owaudit 4 1 -\n3 .nv_fatbin - 2:90a:9.0:2 1:120:9.0:2\n1 __nv_relfatbin r\n"
 	                   "2 .nv_fatbin k 2:75:8.0:0\n";
 	assert_int_equal(ow_audit_decode(good, strlen(good), &fb), 0);
 	assert_int_equal(fb->n_modules, 6);
