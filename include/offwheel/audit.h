@@ -46,6 +46,9 @@ struct ow_audit_opts {
 	                      * given by path look for kernel-less modules only where
 	                      * the verdict on it depends on it (fatbinkern.h); store
 	                      * objects always look everywhere, once, for the cache */
+	int no_kernels;      /* a plain listing (no device, no module list): files and
+	                      * wheels by path open no payload for kernels; the modules
+	                      * left open are marked unchecked and counted as code */
 };
 
 enum ow_audit_kind { OW_AUDIT_LIBRARY = 0, OW_AUDIT_WHEEL, OW_AUDIT_DIRECTORY };

@@ -393,7 +393,8 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 	        v ? data_text(lv, db, sizeof db) : "");
 	char unch[96] = "";
 	if (s.n_unchecked)
-		snprintf(unch, sizeof unch, "; %zu of these native here, not opened for kernels",
+		snprintf(unch, sizeof unch, g->device ? "; %zu of these native here, not opened for "
+		         "kernels" : "; %zu of these not opened for kernels (-v counts them)",
 		         s.n_unchecked);
 	int noshdr = l->fb->no_section_headers;
 	cli_say(c, "    %zu modules (%zu with code, %zu empty, %zu rdc%s)%s%s\n", s.n_modules,
@@ -617,6 +618,8 @@ int cmd_audit(struct cli *c, int argc, char **argv)
 	/* with a device, kernel-less modules are looked for only where it matters */
 	g.ao.cc = g.cc;
 	g.ao.driver = g.drv;
+	/* a plain listing opens no payload: kernels only where a verdict or -v needs them */
+	g.ao.no_kernels = !g.device && c->verbosity < 1 && !c->json;
 	g.ao.jobs = c->jobs_given ? c->jobs : 0; /* default: the cores */
 	ow_store *s = NULL;
 	if (need_store(argc, argv, first) && (rc = cli_open_store(c, OW_STORE_READ, &s)))
