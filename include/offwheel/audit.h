@@ -3,9 +3,9 @@
  *
  * Listings come from fatbin.h (headers only) and verdicts from gpucompat.h.
  * A wheel is read through wheel.h: only members that can hold device code
- * (*.so, *.so.N, *.dll, *.pyd, *.dylib, *.cubin, *.fatbin) are inflated,
- * into memory, one at a time; the others are skipped without inflating;
- * nothing is written to disk.  An audit is not a verification: RECORD
+ * (*.so, *.so.N, *.dll, *.pyd, *.dylib, *.cubin, *.fatbin, *.ptx, *.a) are
+ * inflated into memory, and what each is then comes from its bytes; the
+ * others are skipped without inflating; nothing is written to disk.  An audit is not a verification: RECORD
  * hashes are not checked (offwheel verify / fetch do that).
  *
  * Data sections (OW_AUDIT_SCAN_AUTO): a library of at least 8 MiB whose

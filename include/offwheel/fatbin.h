@@ -2,12 +2,19 @@
  *
  * Reads headers only: ELF64 section headers, the 16-byte container headers
  * (magic 0xBA55ED50) and the 64-byte entry headers; payloads are never
- * read, copied or decompressed.  Where the containers are:
+ * read, copied or decompressed.  What the input is comes from its first
+ * bytes (docs/fatbin.md, "What a file is"): a standalone cubin (ELF with
+ * e_machine EM_CUDA: one SASS module, arch from e_flags), a fatbin file
+ * (walked from offset 0), a static archive (each member by its own first
+ * bytes), PTX text (.version then .target: one PTX module), a host ELF or
+ * PE.  Where the containers are in those:
  *   ELF  .nv_fatbin (loadable modules) and __nv_relfatbin (-rdc code, not
  *        loadable); with OW_FATBIN_SCAN_DATA also other PROGBITS data
  *        sections (.ldata, .rodata, .cask_resource ...) by a magic scan.
  *   PE   section .nv_fatb; other sections scanned with OW_FATBIN_SCAN_DATA,
  *        or always when there is no .nv_fatb.
+ *   ELF without section headers (e_shoff 0): its PT_LOAD segments are
+ *        magic-scanned (section "(PT_LOAD)", no_section_headers set).
  *   else the whole input is magic-scanned (section name "(scan)").
  * Containers walked from a fatbin section must be well-formed (an error
  * otherwise); in a magic scan (8-aligned) a magic whose container does not
