@@ -534,6 +534,9 @@ static int elf_segments(struct ctx *c, const uint8_t *eh)
 	if (entsize < PHDR_SIZE)
 		return ow_err(OW_EPARSE, "ELF program header size %u is too small (56 expected)",
 			      entsize);
+	if (!in_bounds(phoff, (uint64_t)n * entsize, c->s->size))
+		return ow_err(OW_EPARSE, "ELF program header table (%u x %u bytes at %" PRIu64
+			      ") runs past the end of the file — truncated", n, entsize, phoff);
 	uint8_t *tab = malloc((size_t)n * entsize);
 	if (!tab)
 		return ow_err(OW_ENOMEM, "ELF program headers: out of memory");
