@@ -3,9 +3,9 @@
  *
  * Listings come from fatbin.h (headers only) and verdicts from gpucompat.h.
  * A wheel is read through wheel.h: only members that can hold device code
- * (*.so, *.so.N, *.dll, *.pyd, *.dylib, *.cubin, *.fatbin) are inflated,
- * into memory, one at a time; the others are skipped without inflating;
- * nothing is written to disk.  An audit is not a verification: RECORD
+ * (*.so, *.so.N, *.dll, *.pyd, *.dylib, *.cubin, *.fatbin, *.ptx, *.a) are
+ * inflated into memory, and what each is then comes from its bytes; the
+ * others are skipped without inflating; nothing is written to disk.  An audit is not a verification: RECORD
  * hashes are not checked (offwheel verify / fetch do that).
  *
  * Data sections (OW_AUDIT_SCAN_AUTO): a library of at least 8 MiB whose
@@ -46,6 +46,9 @@ struct ow_audit_opts {
 	                      * given by path look for kernel-less modules only where
 	                      * the verdict on it depends on it (fatbinkern.h); store
 	                      * objects always look everywhere, once, for the cache */
+	int no_kernels;      /* a plain listing (no device, no module list): files and
+	                      * wheels by path open no payload for kernels; the modules
+	                      * left open are marked unchecked and counted as code */
 };
 
 enum ow_audit_kind { OW_AUDIT_LIBRARY = 0, OW_AUDIT_WHEEL, OW_AUDIT_DIRECTORY };
@@ -127,20 +130,51 @@ struct ow_audit_lib_verdict {
 	size_t data_modules, data_no_image;
 	int data_judged; /* v is from the data-section modules */
 	int isa_unknown; /* its JIT needs PTX newer than the ISA table (driver_needed 0) */
+	int extension;   /* built only for arch-specific targets: every image SASS sm_XYa,
+	                  * no PTX (vllm's _flashmla_C, flashinfer's Sm103a cubins) */
+	int role;        /* enum ow_audit_role, from ow_audit_lib_verdicts */
 };
 int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,
                          struct ow_audit_lib_verdict *out);
+
+/* How a library counts in its target's verdict (docs/gpu.md, "Optional
+ * libraries"), unless the rules are strict. */
+enum ow_audit_role {
+	OW_AUDIT_ROLE_REQUIRED = 0, /* counts */
+	OW_AUDIT_ROLE_NOT_FOR_DEVICE, /* an extension none of whose modules runs here while
+	                               * another library of the target runs: not fatal */
+	OW_AUDIT_ROLE_OTHER_CUDA,     /* one of a family of per-CUDA-runtime builds
+	                               * (libbitsandbytes_cuda128.so, _cuda130.so ...) that
+	                               * is not the one loaded: not judged */
+};
+
+struct ow_audit_rules {
+	int strict; /* every library counts, as it is (no roles) */
+	int cuda;   /* the CUDA runtime of the set (10 * major + minor: 128), which picks a
+	             * family's member; 0 unknown: the newest member */
+};
+/* The verdict of every library of `a` (out: a->n_libs of them, malloc'd),
+ * with the roles above applied; rules NULL: not strict, CUDA unknown. */
+int ow_audit_lib_verdicts(const struct ow_audit *a, int cc, int driver,
+                          const struct ow_audit_rules *rules, struct ow_audit_lib_verdict **out);
+/* For a library of a family (OW_AUDIT_ROLE_OTHER_CUDA or the chosen one): its
+ * CUDA number (128), else 0. */
+int ow_audit_family_cuda(const char *path);
 
 struct ow_audit_result {
 	int verdict;   /* enum ow_audit_verdict */
 	int fatal;     /* some library is fatal: exit 3 */
 	size_t n_native, n_jit, n_partial, n_none, n_no_code; /* libraries, effective */
+	size_t n_not_for_device, n_other_cuda; /* libraries left out by their role */
 	int driver_needed; /* highest driver the JIT needs; 0 none/unknown */
 	int isa_unknown;   /* a library that runs needs PTX newer than the ISA table: the
 	                    * driver needed is newer than ow_gpu_ptx_newest_driver(),
 	                    * and driver_needed (0) cannot say more */
 };
 int ow_audit_verdict(const struct ow_audit *a, int cc, int driver, struct ow_audit_result *out);
+/* The same under explicit rules (NULL: as ow_audit_verdict). */
+int ow_audit_verdict_rules(const struct ow_audit *a, int cc, int driver,
+                           const struct ow_audit_rules *rules, struct ow_audit_result *out);
 /* "no-code", "native", "jit", "partial", "none". */
 const char *ow_audit_verdict_name(int verdict);
 

@@ -2,12 +2,19 @@
  *
  * Reads headers only: ELF64 section headers, the 16-byte container headers
  * (magic 0xBA55ED50) and the 64-byte entry headers; payloads are never
- * read, copied or decompressed.  Where the containers are:
+ * read, copied or decompressed.  What the input is comes from its first
+ * bytes (docs/fatbin.md, "What a file is"): a standalone cubin (ELF with
+ * e_machine EM_CUDA: one SASS module, arch from e_flags), a fatbin file
+ * (walked from offset 0), a static archive (each member by its own first
+ * bytes), PTX text (.version then .target: one PTX module), a host ELF or
+ * PE.  Where the containers are in those:
  *   ELF  .nv_fatbin (loadable modules) and __nv_relfatbin (-rdc code, not
  *        loadable); with OW_FATBIN_SCAN_DATA also other PROGBITS data
  *        sections (.ldata, .rodata, .cask_resource ...) by a magic scan.
  *   PE   section .nv_fatb; other sections scanned with OW_FATBIN_SCAN_DATA,
  *        or always when there is no .nv_fatb.
+ *   ELF without section headers (e_shoff 0): its PT_LOAD segments are
+ *        magic-scanned (section "(PT_LOAD)", no_section_headers set).
  *   else the whole input is magic-scanned (section name "(scan)").
  * Containers walked from a fatbin section must be well-formed (an error
  * otherwise); in a magic scan (8-aligned) a magic whose container does not
@@ -35,7 +42,16 @@ enum ow_fatbin_compression {
 	OW_FB_COMP_UNKNOWN, /* compressed size set but no known method bit */
 };
 
-enum ow_fatbin_format { OW_FB_FMT_RAW = 0, OW_FB_FMT_ELF, OW_FB_FMT_PE };
+enum ow_fatbin_format {
+	OW_FB_FMT_RAW = 0, /* unknown bytes, magic-scanned */
+	OW_FB_FMT_ELF,     /* a host ELF: .nv_fatbin, or its loadable segments */
+	OW_FB_FMT_PE,
+	OW_FB_FMT_CUBIN,   /* a standalone cubin (ELF, e_machine EM_CUDA) */
+	OW_FB_FMT_PTX,     /* PTX text: .version then .target */
+	OW_FB_FMT_FATBIN,  /* a fatbin file: containers from offset 0 */
+	OW_FB_FMT_AR,      /* a static archive (!<arch>): its members by content */
+	OW_FB_FMT_LAST = OW_FB_FMT_AR,
+};
 
 /* Flag bits of the entry header (u64 at 0x28). */
 #define OW_FB_FLAG_64BIT 0x1ull
@@ -91,6 +107,8 @@ struct ow_fatbin {
 	struct ow_fatbin_entry *entries;
 	size_t n_entries;
 	size_t n_false_magic; /* magics skipped in scans */
+	int no_section_headers; /* an ELF with e_shoff 0: its PT_LOAD segments were
+	                         * magic-scanned instead of its fatbin sections */
 	uint64_t bytes_read;  /* file reader: bytes read from disk */
 };
 
@@ -111,6 +129,21 @@ void ow_fatbin_free(struct ow_fatbin *fb);
 /* The kernels of a whole (decompressed) cubin: its sections named
  * .text.<kernel>; -1 when it is not a readable little-endian ELF64. */
 int32_t ow_fatbin_cubin_kernels(const void *cubin, uint64_t n);
+
+/* A standalone cubin: a little-endian ELF64 with e_machine EM_CUDA (190),
+ * from its first 64 bytes. */
+int ow_fatbin_is_cubin(const void *elf_header, size_t n);
+/* Its SASS arch and 'a' (or 0) from e_flags (ELF ABI versions 7 and 8;
+ * docs/fatbin.md).  OW_EPARSE / OW_EUNSUPPORTED otherwise. */
+int ow_fatbin_cubin_arch(const void *elf_header, size_t n, uint16_t *arch, char *variant);
+/* 1 when a cubin's .nv.compat section says arch-specific (nvcc 13's way of
+ * writing the 'a'), else 0. */
+int ow_fatbin_compat_arch_specific(const void *compat, size_t n);
+/* PTX text of n bytes: after blanks and comments, ".version X.Y" then
+ * ".target sm_XY[a|f]" (in its first 4 KiB).  Fills a PTX entry (kind, arch,
+ * variant, ISA in ver_major/minor, payload_size n, kernels -1); OW_EPARSE
+ * when the text is not PTX. */
+int ow_fatbin_ptx_header(const void *text, size_t n, struct ow_fatbin_entry *e);
 
 /* "sm_90a", "compute_120", "lto_100f", "cubin_80", "kind9_80". */
 int ow_fatbin_entry_name(const struct ow_fatbin_entry *e, char *buf, size_t size);

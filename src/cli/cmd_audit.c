@@ -11,7 +11,7 @@
 #include "offwheel/export.h"
 #include "offwheel/resolve.h"
 
-static const char usage[] = "audit PATH|SHA256|FILENAME|set:ID... [--device X.Y|auto] [--driver X.Y]";
+static const char usage[] = "audit PATH|SHA256|FILENAME|set:ID... [--device X.Y|auto] [--driver X.Y] [--strict]";
 static const char description[] =
 	"List the CUDA code (SASS architectures, PTX with its ISA, LTO-IR, module counts)\n"
 	"of wheels (read from the zip, only members that can hold device code, never\n"
@@ -25,11 +25,16 @@ static const char description[] =
 	"Exit 3 when the device cannot run a target: a library with no image at all,\n"
 	"or a non-NVIDIA library (torch, torchvision, ...) with a module that has no\n"
 	"image.  NVIDIA's libraries (cuBLAS, cuDNN, ... often one architecture per\n"
-	"module) count as runnable when some of their modules run.  -v lists modules.\n"
+	"module) count as runnable when some of their modules run.  A library built only\n"
+	"for arch-specific targets (sm_90a ...) that this device cannot run is \"not for\n"
+	"this device\" while the target's other libraries run, and of a family of\n"
+	"per-CUDA builds (libbitsandbytes_cudaXYZ.so) only the one loaded counts (the\n"
+	"set's CUDA, else the newest); --strict judges every library alike.\n"
+	"-v lists modules.\n"
 	"The verdict on a stored torch wheel (set:ID, or by name) is recorded for each\n"
 	"set it belongs to: export refuses a set recorded as not running.";
 
-enum { OPT_DEVICE = 256, OPT_DRIVER, OPT_SCAN, OPT_NO_CACHE };
+enum { OPT_DEVICE = 256, OPT_DRIVER, OPT_SCAN, OPT_NO_CACHE, OPT_STRICT };
 static const struct cli_opt opts[] = {
 	{"device", OPT_DEVICE, required_argument, "X.Y|auto",
 	 "compute capability to judge for (12.0, sm_86; auto: this machine's GPU 0)"},
@@ -37,6 +42,8 @@ static const struct cli_opt opts[] = {
 	{"scan-data", OPT_SCAN, required_argument, "WHEN",
 	 "auto|always|never: magic-scan data sections for fatbins (default auto)"},
 	{"no-cache", OPT_NO_CACHE, no_argument, NULL, "read stored objects again, ignore the index"},
+	{"strict", OPT_STRICT, no_argument, NULL,
+	 "every library counts: no arch-specific extensions, no per-CUDA families"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -44,6 +51,7 @@ struct args {
 	const char *device, *driver;
 	int cc, drv;
 	struct ow_audit_opts ao;
+	struct ow_audit_rules rules;
 };
 
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
@@ -53,6 +61,7 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	case OPT_DEVICE: a->device = arg; return 0;
 	case OPT_DRIVER: a->driver = arg; return 0;
 	case OPT_NO_CACHE: a->ao.no_cache = 1; return 0;
+	case OPT_STRICT: a->rules.strict = 1; return 0;
 	case OPT_SCAN:
 		if (!strcmp(arg, "auto") || !strcmp(arg, "always") || !strcmp(arg, "never")) {
 			a->ao.scan = arg[1] == 'u' ? OW_AUDIT_SCAN_AUTO
@@ -192,12 +201,18 @@ static json_t *modules_json(const struct ow_audit_lib *l, int cc, int drv, int h
 	return arr;
 }
 
-static json_t *verdict_json(const struct ow_audit_lib *l, int cc, int drv)
+static const char *role_name(int role)
 {
-	struct ow_audit_lib_verdict lv;
-	if (ow_audit_lib_verdict(l, cc, drv, &lv))
+	return role == OW_AUDIT_ROLE_NOT_FOR_DEVICE ? "not-for-device"
+	       : role == OW_AUDIT_ROLE_OTHER_CUDA  ? "other-cuda" : "required";
+}
+
+static json_t *verdict_json(const struct ow_audit_lib_verdict *p)
+{
+	if (!p)
 		return json_null();
-	return json_pack("{s:s, s:s, s:b, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}, "
+	struct ow_audit_lib_verdict lv = *p;
+	json_t *o = json_pack("{s:s, s:s, s:b, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}, "
 	                 "s:{s:I, s:I, s:b}}", "verdict",
 	                 ow_gpu_lib_verdict_name(lv.v.verdict), "effective",
 	                 ow_gpu_lib_verdict_name(lv.effective), "fatal", lv.fatal, "driver_needed",
@@ -208,9 +223,21 @@ static json_t *verdict_json(const struct ow_audit_lib *l, int cc, int drv)
 	                 (json_int_t)lv.v.n_skipped, "data_sections", "modules",
 	                 (json_int_t)lv.data_modules, "no_image", (json_int_t)lv.data_no_image,
 	                 "judged_by", lv.data_judged);
+	json_object_set_new(o, "extension", json_boolean(lv.extension));
+	json_object_set_new(o, "role", json_string(role_name(lv.role)));
+	return o;
 }
 
-static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_device)
+/* What the file is (fatbin.h's formats), as the JSON says it. */
+static const char *format_name(int format)
+{
+	static const char *const names[] = {"unknown", "elf", "pe", "cubin", "ptx", "fatbin",
+	                                    "archive"};
+	return format >= 0 && format <= OW_FB_FMT_LAST ? names[format] : "unknown";
+}
+
+static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_device,
+                        const struct ow_audit_lib_verdict *lv)
 {
 	struct ow_audit_summary s;
 	ow_audit_lib_summary(l, &s);
@@ -223,9 +250,12 @@ static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_
 	                      (json_int_t)s.n_entries, "sass", words(s.sass), "ptx", ptx_json(s.ptx),
 	                      "lto", words(s.lto));
 	json_object_set_new(o, "modules_unchecked", json_integer((json_int_t)s.n_unchecked));
+	json_object_set_new(o, "format", json_string(format_name(l->fb->format)));
+	json_object_set_new(o, "section_headers_missing",
+	                    json_boolean(l->fb->no_section_headers));
 	json_object_set_new(o, "rdc_only", words(s.rdc));
 	json_object_set_new(o, "data_sections_only", words(s.data));
-	json_object_set_new(o, "device", have_device ? verdict_json(l, cc, drv) : json_null());
+	json_object_set_new(o, "device", have_device ? verdict_json(lv) : json_null());
 	json_object_set_new(o, "module_list", modules_json(l, cc, drv, have_device));
 	return o;
 }
@@ -236,13 +266,14 @@ static const char *kind_name(int kind)
 }
 
 static json_t *target_json(const struct ow_audit *a, const struct args *g,
-                           const struct ow_audit_result *r)
+                           const struct ow_audit_result *r, const struct ow_audit_lib_verdict *lvs)
 {
 	int dev = g->device != NULL;
 	json_t *libs = json_array();
 	int unknown = dev && r->isa_unknown; /* then no known driver_needed */
 	for (size_t i = 0; i < a->n_libs; i++)
-		json_array_append_new(libs, lib_json(&a->libs[i], g->cc, g->drv, dev));
+		json_array_append_new(libs, lib_json(&a->libs[i], g->cc, g->drv, dev,
+		                                     lvs ? &lvs[i] : NULL));
 	return json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o, s:b, s:o, s:o, s:o}", "source",
 	                 a->source, "label", a->label, "kind", kind_name(a->kind), "sha256",
 	                 a->sha256[0] ? json_string(a->sha256) : json_null(), "cached",
@@ -289,6 +320,17 @@ static const char *lib_verdict_text(const struct ow_audit_lib_verdict *lv, const
                                     char *b, size_t n)
 {
 	char d[16], isas[64];
+	if (lv->role == OW_AUDIT_ROLE_NOT_FOR_DEVICE)
+		return "not for this device (built only for arch-specific targets; the other "
+		       "libraries run)";
+	if (lv->role == OW_AUDIT_ROLE_OTHER_CUDA)
+		return "not loaded (a build for another CUDA runtime than its family's chosen one)";
+	if (lv->extension && lv->v.verdict == OW_GPU_LIB_PARTIAL && !lv->fatal) {
+		snprintf(b, n, "native: %zu of %zu modules run here (arch-specific, one target "
+		         "per module: normal)", lv->v.n_native,
+		         lv->v.n_native + lv->v.n_none + lv->v.n_ptx_too_new);
+		return b;
+	}
 	ow_gpu_format_driver(lv->v.driver_needed, d, sizeof d);
 	switch (lv->v.verdict) {
 	case OW_GPU_LIB_NATIVE: return "native";
@@ -338,26 +380,31 @@ static void say_modules(struct cli *c, const struct ow_audit_lib *l, const struc
 	}
 }
 
-static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct args *g)
+static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct args *g,
+                    const struct ow_audit_lib_verdict *lv)
 {
 	struct ow_audit_summary s;
-	struct ow_audit_lib_verdict lv;
 	char b[200];
 	ow_audit_lib_summary(l, &s);
 	if (!s.n_modules && c->verbosity < 1)
 		return;
-	const char *v = g->device && !ow_audit_lib_verdict(l, g->cc, g->drv, &lv)
-	                        ? lib_verdict_text(&lv, s.ptx, b, sizeof b) : NULL;
+	const char *v = g->device && lv ? lib_verdict_text(lv, s.ptx, b, sizeof b) : NULL;
 	char db[200];
 	cli_say(c, "  %s%s%s%s\n", l->path, v ? ": " : "", v ? v : "",
-	        v ? data_text(&lv, db, sizeof db) : "");
+	        v ? data_text(lv, db, sizeof db) : "");
 	char unch[96] = "";
 	if (s.n_unchecked)
-		snprintf(unch, sizeof unch, "; %zu of these native here, not opened for kernels",
+		snprintf(unch, sizeof unch, g->device ? "; %zu of these native here, not opened for "
+		         "kernels" : "; %zu of these not opened for kernels (-v counts them)",
 		         s.n_unchecked);
+	int noshdr = l->fb->no_section_headers;
 	cli_say(c, "    %zu modules (%zu with code, %zu empty, %zu rdc%s)%s%s\n", s.n_modules,
-	        s.n_code, s.n_empty, s.n_reloc, s.n_scanned ? ", some found in data sections" : "",
+	        s.n_code, s.n_empty, s.n_reloc,
+	        s.n_scanned && !noshdr ? ", some found in data sections" : "",
 	        l->scanned ? ", data sections scanned" : "", unch);
+	if (noshdr)
+		cli_say(c, "    no section headers (e_shoff 0): fatbins found by scanning its "
+		        "loadable segments\n");
 	if (s.sass[0])
 		cli_say(c, "    SASS %s\n", s.sass);
 	if (s.ptx[0])
@@ -384,9 +431,23 @@ static size_t libs_with_code(const struct ow_audit *a)
 	return with_code;
 }
 
-static void say_target(struct cli *c, const struct ow_audit *a, const struct args *g,
-                       const struct ow_audit_result *r)
+/* ", 1130 not for this device, 6 for other CUDA runtimes" */
+static const char *left_out_text(const struct ow_audit_result *r, char *b, size_t n)
 {
+	b[0] = 0;
+	if (r->n_not_for_device)
+		snprintf(b, n, ", %zu arch-specific not for this device", r->n_not_for_device);
+	if (r->n_other_cuda) {
+		size_t at = strlen(b);
+		snprintf(b + at, n - at, ", %zu built for other CUDA runtimes", r->n_other_cuda);
+	}
+	return b;
+}
+
+static void say_target(struct cli *c, const struct ow_audit *a, const struct args *g,
+                       const struct ow_audit_result *r, const struct ow_audit_lib_verdict *lvs)
+{
+	char left[128];
 	size_t with_code = libs_with_code(a);
 	char cc[8], d[16], tail[64] = "";
 	ow_gpu_format_cc(g->cc, cc, sizeof cc);
@@ -398,14 +459,14 @@ static void say_target(struct cli *c, const struct ow_audit *a, const struct arg
 		snprintf(tail, sizeof tail, ", needs driver >= %s", d);
 	}
 	if (g->device)
-		cli_say(c, "%s: %s on CC %s%s — %zu of %zu libraries carry device code%s\n", a->label,
-		        ow_audit_verdict_name(r->verdict), cc, tail, with_code, a->n_libs,
-		        r->fatal ? " — CANNOT RUN" : "");
+		cli_say(c, "%s: %s on CC %s%s — %zu of %zu libraries carry device code%s%s\n",
+		        a->label, ow_audit_verdict_name(r->verdict), cc, tail, with_code, a->n_libs,
+		        left_out_text(r, left, sizeof left), r->fatal ? " — CANNOT RUN" : "");
 	else
 		cli_say(c, "%s: %zu of %zu libraries carry device code\n", a->label, with_code,
 		        a->n_libs);
 	for (size_t i = 0; i < a->n_libs; i++)
-		say_lib(c, &a->libs[i], g);
+		say_lib(c, &a->libs[i], g, lvs ? &lvs[i] : NULL);
 }
 
 /* ---- the command ----------------------------------------------------------------- */
@@ -431,13 +492,17 @@ static int worse(int worst, int rc)
 /* One target: 0, 3 (cannot run) or an error's exit code.  `set` > 0: a
  * member of that set, said in one line when it carries no device code. */
 static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct args *g,
-                     json_t *out, int64_t set, size_t *plain)
+                     const struct ow_audit_rules *rules, json_t *out, int64_t set,
+                     size_t *plain)
 {
 	struct ow_audit *a;
 	struct ow_audit_result r = {0};
+	struct ow_audit_lib_verdict *lvs = NULL;
 	int rc = ow_audit_any(s, ref, &g->ao, &a);
 	if (!rc && g->device)
-		rc = ow_audit_verdict(a, g->cc, g->drv, &r);
+		rc = ow_audit_verdict_rules(a, g->cc, g->drv, rules, &r);
+	if (!rc && g->device)
+		rc = ow_audit_lib_verdicts(a, g->cc, g->drv, rules, &lvs);
 	if (!rc && g->device && s)
 		ow_device_fit_record_torch(s, a, g->cc, g->drv); /* export reads it */
 	if (rc) {
@@ -446,17 +511,33 @@ static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct a
 		return cli_fail(c, rc);
 	}
 	if (out) {
-		json_t *t = target_json(a, g, &r);
+		json_t *t = target_json(a, g, &r, lvs);
 		if (set > 0)
 			json_object_set_new(t, "set", json_integer(set));
 		json_array_append_new(out, t);
 	} else if (set > 0 && c->verbosity < 1 && libs_with_code(a) == 0) {
 		++*plain;
 	} else {
-		say_target(c, a, g, &r);
+		say_target(c, a, g, &r, lvs);
 	}
+	free(lvs);
 	ow_audit_free(a);
 	return g->device && r.fatal ? 3 : 0;
+}
+
+/* The set's CUDA runtime, from its torch wheel's local version: "+cu128" is
+ * 128; 0 when the set has no such torch. */
+static int set_cuda(const struct ow_resolve_member *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *cu = strncmp(m[i].filename, "torch-", 6) ? NULL : strstr(m[i].filename, "+cu");
+		int v = 0, digits = 0;
+		for (cu = cu ? cu + 3 : NULL; cu && *cu >= '0' && *cu <= '9' && digits < 4; cu++, digits++)
+			v = v * 10 + (*cu - '0');
+		if (digits >= 2 && digits <= 3)
+			return v;
+	}
+	return 0;
 }
 
 /* set:ID: every fetched member (those without device code in one line) and
@@ -474,6 +555,8 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
 		return cli_fail(c, rc);
 	}
 	cli_say(c, "%s: %zu members\n", ref, n);
+	struct ow_audit_rules rules = g->rules;
+	rules.cuda = set_cuda(m, n);
 	for (size_t i = 0; i < n; i++) {
 		if (ow_export_is_sdist(m[i].filename)) {
 			cli_say(c, "%s: an sdist, built on the target: what it carries is known only "
@@ -490,7 +573,7 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
 				                                     "detail", "not fetched"));
 			continue;
 		}
-		worst = worse(worst, audit_one(c, s, m[i].object, g, out, id, &plain));
+		worst = worse(worst, audit_one(c, s, m[i].object, g, &rules, out, id, &plain));
 	}
 	if (plain)
 		cli_say(c, "%zu more members carry no device code (-v lists them)\n", plain);
@@ -512,7 +595,7 @@ static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
 		size_t plain = 0;
 		worst = worse(worst, !strncmp(argv[i], "set:", 4)
 		                         ? audit_set(c, s, argv[i], g, targets)
-		                         : audit_one(c, s, argv[i], g, targets, 0, &plain));
+		                         : audit_one(c, s, argv[i], g, &g->rules, targets, 0, &plain));
 	}
 	if (targets) {
 		char cc[8];
@@ -541,6 +624,8 @@ int cmd_audit(struct cli *c, int argc, char **argv)
 	/* with a device, kernel-less modules are looked for only where it matters */
 	g.ao.cc = g.cc;
 	g.ao.driver = g.drv;
+	/* a plain listing opens no payload: kernels only where a verdict or -v needs them */
+	g.ao.no_kernels = !g.device && c->verbosity < 1 && !c->json;
 	g.ao.jobs = c->jobs_given ? c->jobs : 0; /* default: the cores */
 	ow_store *s = NULL;
 	if (need_store(argc, argv, first) && (rc = cli_open_store(c, OW_STORE_READ, &s)))

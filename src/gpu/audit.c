@@ -108,7 +108,10 @@ static int list_input(const struct input *in, unsigned opts, struct ow_fatbin **
 
 static int want_data_scan(const struct ow_fatbin *fb, uint64_t size, int mode)
 {
-	if (mode == OW_AUDIT_SCAN_NEVER || fb->format == OW_FB_FMT_RAW || size < SCAN_MIN_SIZE)
+	/* device code files have no data sections; a stripped ELF was scanned whole */
+	int hosts = fb->format == OW_FB_FMT_ELF || fb->format == OW_FB_FMT_PE ||
+	            fb->format == OW_FB_FMT_AR;
+	if (mode == OW_AUDIT_SCAN_NEVER || !hosts || fb->no_section_headers || size < SCAN_MIN_SIZE)
 		return 0;
 	uint64_t in_sections = 0;
 	for (size_t i = 0; i < fb->n_modules; i++)
@@ -135,12 +138,26 @@ static int list_sections(const struct input *in, int mode, struct ow_fatbin **fb
 	return rc;
 }
 
+/* A plain listing: what the headers did not settle stays open. */
+static void mark_unchecked(struct ow_fatbin *fb)
+{
+	for (size_t i = 0; i < fb->n_modules; i++) {
+		struct ow_fatbin_module *m = &fb->modules[i];
+		int known = m->no_kernels;
+		for (size_t k = m->first; k < m->first + m->count && !known; k++)
+			known = fb->entries[k].kernels > 0;
+		m->unchecked = !m->relocatable && m->count > 0 && !known;
+	}
+}
+
 /* The listing, then the kernel-less modules it left open (fatbinkern.h). */
 static int list_library(const struct input *in, const struct ow_audit_opts *o,
                         struct ow_fatbin **fb, int *scanned, uint64_t *bytes)
 {
 	int rc = list_sections(in, o->scan, fb, scanned, bytes);
-	if (!rc)
+	if (!rc && o->no_kernels && !o->cc)
+		mark_unchecked(*fb);
+	else if (!rc)
 		rc = ow_fatbin_count_kernels(*fb, in->buf, in->size, in->buf ? -1 : in->fd, o->cc,
 		                             o->driver, bytes);
 	if (rc && *fb) {
@@ -491,7 +508,7 @@ static int audit_object_fresh(ow_store *s, const char *hex, const char *ref, con
 	/* what is cached must hold for every device: every module looked into */
 	struct ow_audit_opts all = *o;
 	if (!o->no_cache)
-		all.cc = all.driver = 0;
+		all.cc = all.driver = all.no_kernels = 0;
 	rc = audit_fd(fd, ref, label, &all, out);
 	close(fd);
 	if (!rc) {

@@ -2,7 +2,9 @@
  *
  * Format 1, enough to recompute every verdict without the library:
  *
- *   owaudit 1 FORMAT\n                 FORMAT = enum ow_fatbin_format
+ *   owaudit N FORMAT HDR\n             N = OW_AUDIT_FORMAT, FORMAT = enum
+ *                                      ow_fatbin_format, HDR "h" when the ELF
+ *                                      had no section headers, else "-"
  *   RUN SECTION FLAGS ENTRY...\n       one line per run of equal modules
  *
  * RUN is how many consecutive modules share the line (libcublas: 193
@@ -80,7 +82,8 @@ int ow_audit_encode(const struct ow_fatbin *fb, char **out)
 {
 	struct ow_str b = {0};
 	*out = NULL;
-	ow_str_printf(&b, "owaudit %d %d\n", OW_AUDIT_FORMAT, fb->format);
+	ow_str_printf(&b, "owaudit %d %d %s\n", OW_AUDIT_FORMAT, fb->format,
+	              fb->no_section_headers ? "h" : "-");
 	for (size_t i = 0; !b.err && i < fb->n_modules;) {
 		size_t run = 1;
 		while (i + run < fb->n_modules &&
@@ -266,9 +269,15 @@ static int header(struct dec *d)
 	if (!rc && ver != OW_AUDIT_FORMAT)
 		rc = bad(d, "unknown listing format");
 	if (!rc)
-		rc = num(d, OW_FB_FMT_PE, '\n', &fmt);
+		rc = num(d, OW_FB_FMT_LAST, ' ', &fmt);
 	if (!rc)
 		d->fb->format = (int)fmt;
+	if (!rc && d->end - d->p >= 2 && (d->p[0] == '-' || d->p[0] == 'h') && d->p[1] == '\n') {
+		d->fb->no_section_headers = d->p[0] == 'h';
+		d->p += 2;
+	} else if (!rc) {
+		rc = bad(d, "bad listing flags");
+	}
 	return rc;
 }
 

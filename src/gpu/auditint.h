@@ -5,8 +5,10 @@
 #include "offwheel/audit.h"
 
 /* The listing text format written into audits.listing. */
-#define OW_AUDIT_FORMAT 3 /* 2: module flag k (cubins without kernels); 3: k also
-                           * from compressed cubins and PTX (fatbinkern.h) */
+#define OW_AUDIT_FORMAT 4 /* 2: module flag k (cubins without kernels); 3: k also
+                           * from compressed cubins and PTX (fatbinkern.h); 4: the
+                           * cubin/PTX/fatbin/archive formats and the header's
+                           * section-headers flag */
 
 /* A fresh audit of `kind` for `source` labelled `label`. */
 int au_new(const char *source, const char *label, int kind, struct ow_audit **out);

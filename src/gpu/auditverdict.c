@@ -44,7 +44,10 @@ static int is_shared_object(const char *name)
 
 int ow_audit_is_candidate(const char *name)
 {
-	static const char *const exts[] = {".dll", ".pyd", ".dylib", ".cubin", ".fatbin"};
+	/* by name, so that a wheel member is inflated only when it may hold device
+	 * code; what it holds is then told by content (fatbin.h) */
+	static const char *const exts[] = {".dll", ".pyd", ".dylib", ".cubin", ".fatbin",
+	                                   ".ptx", ".a"};
 	const char *b = base_name(name);
 	if (is_shared_object(b))
 		return 1;
@@ -202,6 +205,23 @@ void ow_audit_lib_summary(const struct ow_audit_lib *l, struct ow_audit_summary 
 
 /* ---- verdicts --------------------------------------------------------------- */
 
+/* Every image of its loadable modules with kernels is SASS for an
+ * arch-specific target (sm_90a): it runs on those exact devices only. */
+static int arch_specific_only(const struct ow_fatbin *fb)
+{
+	int code = 0;
+	for (size_t k = 0; k < fb->n_modules; k++) {
+		const struct ow_fatbin_module *m = &fb->modules[k];
+		if (m->relocatable || m->count == 0 || m->no_kernels)
+			continue;
+		for (size_t i = m->first; i < m->first + m->count && i < fb->n_entries; i++)
+			if (fb->entries[i].kind != OW_FB_SASS || fb->entries[i].variant != 'a')
+				return 0;
+		code = 1;
+	}
+	return code;
+}
+
 int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,
                          struct ow_audit_lib_verdict *out)
 {
@@ -224,11 +244,131 @@ int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,
 		out->effective = out->v.n_native ? OW_GPU_LIB_NATIVE : OW_GPU_LIB_JIT;
 	out->fatal = out->effective == OW_GPU_LIB_NONE || out->effective == OW_GPU_LIB_PARTIAL;
 	out->isa_unknown = out->v.n_jit && !out->v.driver_needed;
+	out->extension = arch_specific_only(l->fb);
+	return 0;
+}
+
+/* ---- roles: extensions and per-CUDA families ---------------------------------- */
+
+/* "…/libbitsandbytes_cuda128.so": 128, and *stem the length of
+ * "…/libbitsandbytes_cuda"; 0 for any other name. */
+static int family_member(const char *path, size_t *stem)
+{
+	const char *b = base_name(path), *hit = NULL;
+	for (const char *p = strstr(b, "_cuda"); p; p = strstr(p + 1, "_cuda"))
+		hit = p;
+	if (!hit)
+		return 0;
+	const char *d = hit + 5, *e = d;
+	int n = 0;
+	while (*e >= '0' && *e <= '9' && e - d < 4)
+		n = n * 10 + (*e++ - '0');
+	if (e - d < 2 || e - d > 3 || *e != '.')
+		return 0;
+	*stem = (size_t)(d - path);
+	return n;
+}
+
+int ow_audit_family_cuda(const char *path)
+{
+	size_t stem;
+	return family_member(path, &stem);
+}
+
+static int same_family(const char *a, size_t stem_a, const char *b)
+{
+	size_t stem_b;
+	return family_member(b, &stem_b) && stem_a == stem_b && !strncmp(a, b, stem_a);
+}
+
+/* The member a family loads: the set's CUDA if a member has it, else the
+ * newest member not above it, else (CUDA unknown, or all above it) the newest. */
+static int better(int cand, int best, int cuda)
+{
+	if (!best)
+		return 1;
+	if (cuda && (cand == cuda) != (best == cuda))
+		return cand == cuda;
+	if (cuda && (cand <= cuda) != (best <= cuda))
+		return cand <= cuda;
+	return cand > best;
+}
+
+static int family_loaded(const struct ow_audit *a, size_t i, int cuda)
+{
+	size_t stem;
+	int own = family_member(a->libs[i].path, &stem), best = 0, members = 0;
+	for (size_t j = 0; j < a->n_libs; j++) {
+		if (!same_family(a->libs[i].path, stem, a->libs[j].path))
+			continue;
+		members++;
+		int n = family_member(a->libs[j].path, &stem);
+		if (better(n, best, cuda))
+			best = n;
+	}
+	return members < 2 || own == best;
+}
+
+static int runs(const struct ow_audit_lib_verdict *lv)
+{
+	return lv->role == OW_AUDIT_ROLE_REQUIRED &&
+	       (lv->effective == OW_GPU_LIB_NATIVE || lv->effective == OW_GPU_LIB_JIT);
+}
+
+/* Extensions: some modules run is enough (one arch-specific module per
+ * target is how they are built); none runs is "not for this device" when
+ * another library of the target runs. */
+static void apply_extensions(const struct ow_audit *a, struct ow_audit_lib_verdict *lv)
+{
+	int any = 0;
+	for (size_t i = 0; i < a->n_libs; i++) {
+		if (lv[i].extension && !a->libs[i].vendor && lv[i].v.verdict == OW_GPU_LIB_PARTIAL) {
+			lv[i].effective = OW_GPU_LIB_NATIVE;
+			lv[i].fatal = 0;
+		}
+		any |= runs(&lv[i]);
+	}
+	for (size_t i = 0; i < a->n_libs && any; i++)
+		if (lv[i].extension && lv[i].role == OW_AUDIT_ROLE_REQUIRED &&
+		    lv[i].effective == OW_GPU_LIB_NONE) {
+			lv[i].role = OW_AUDIT_ROLE_NOT_FOR_DEVICE;
+			lv[i].fatal = 0;
+		}
+}
+
+int ow_audit_lib_verdicts(const struct ow_audit *a, int cc, int driver,
+                          const struct ow_audit_rules *rules, struct ow_audit_lib_verdict **out)
+{
+	struct ow_audit_lib_verdict *lv = calloc(a->n_libs ? a->n_libs : 1, sizeof *lv);
+	*out = NULL;
+	if (!lv)
+		return ow_err(OW_ENOMEM, "audit verdicts: out of memory");
+	for (size_t i = 0; i < a->n_libs; i++) {
+		int rc = ow_audit_lib_verdict(&a->libs[i], cc, driver, &lv[i]);
+		if (rc) {
+			free(lv);
+			return rc;
+		}
+	}
+	if (!rules || !rules->strict) {
+		for (size_t i = 0; i < a->n_libs; i++)
+			if (!family_loaded(a, i, rules ? rules->cuda : 0)) {
+				lv[i].role = OW_AUDIT_ROLE_OTHER_CUDA;
+				lv[i].fatal = 0;
+			}
+		apply_extensions(a, lv);
+	}
+	*out = lv;
 	return 0;
 }
 
 static void count_lib(struct ow_audit_result *r, const struct ow_audit_lib_verdict *lv)
 {
+	if (lv->role != OW_AUDIT_ROLE_REQUIRED) {
+		r->n_not_for_device += lv->role == OW_AUDIT_ROLE_NOT_FOR_DEVICE;
+		r->n_other_cuda += lv->role == OW_AUDIT_ROLE_OTHER_CUDA;
+		return;
+	}
 	switch (lv->effective) {
 	case OW_GPU_LIB_NATIVE: r->n_native++; break;
 	case OW_GPU_LIB_JIT: r->n_jit++; break;
@@ -258,14 +398,20 @@ static int overall(const struct ow_audit_result *r)
 
 int ow_audit_verdict(const struct ow_audit *a, int cc, int driver, struct ow_audit_result *out)
 {
+	return ow_audit_verdict_rules(a, cc, driver, NULL, out);
+}
+
+int ow_audit_verdict_rules(const struct ow_audit *a, int cc, int driver,
+                           const struct ow_audit_rules *rules, struct ow_audit_result *out)
+{
+	struct ow_audit_lib_verdict *lv;
 	memset(out, 0, sizeof *out);
-	for (size_t i = 0; i < a->n_libs; i++) {
-		struct ow_audit_lib_verdict lv;
-		int rc = ow_audit_lib_verdict(&a->libs[i], cc, driver, &lv);
-		if (rc)
-			return rc;
-		count_lib(out, &lv);
-	}
+	int rc = ow_audit_lib_verdicts(a, cc, driver, rules, &lv);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < a->n_libs; i++)
+		count_lib(out, &lv[i]);
+	free(lv);
 	out->verdict = overall(out);
 	if (out->isa_unknown)
 		out->driver_needed = 0; /* only "newer than the table" is known */

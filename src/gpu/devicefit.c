@@ -34,9 +34,12 @@ static size_t first_fatal(const struct ow_audit *a, int cc, int driver, struct o
 {
 	size_t fatal = 0;
 	int chosen_vendor = 1;
+	struct ow_audit_lib_verdict *all;
+	if (ow_audit_lib_verdicts(a, cc, driver, NULL, &all))
+		return 0;
 	for (size_t i = 0; i < a->n_libs; i++) {
-		struct ow_audit_lib_verdict lv;
-		if (ow_audit_lib_verdict(&a->libs[i], cc, driver, &lv) || !lv.fatal)
+		struct ow_audit_lib_verdict lv = all[i];
+		if (!lv.fatal)
 			continue;
 		fatal++;
 		if (f->library[0] && (chosen_vendor <= a->libs[i].vendor))
@@ -46,6 +49,7 @@ static size_t first_fatal(const struct ow_audit *a, int cc, int driver, struct o
 		f->modules = lv.v.n_native + lv.v.n_jit + lv.v.n_none + lv.v.n_ptx_too_new;
 		f->no_image = lv.v.n_none + lv.v.n_ptx_too_new;
 	}
+	free(all);
 	return fatal ? fatal - 1 : 0;
 }
 

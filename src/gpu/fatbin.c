@@ -33,7 +33,8 @@
 struct src {
 	const uint8_t *buf; /* whole input in memory, or NULL for fd */
 	int fd;
-	uint64_t size;
+	uint64_t base;      /* where this view starts in the input (an archive member) */
+	uint64_t size;      /* of the view */
 	uint64_t bytes_read;
 	uint8_t *win;       /* file mode scan window */
 	uint64_t win_off, win_len;
@@ -66,7 +67,7 @@ static int src_read(struct src *s, uint64_t off, void *dst, size_t n)
 			      " of a %" PRIu64 "-byte file — the file is cut short or corrupt",
 			      n, off, s->size);
 	if (s->buf) {
-		memcpy(dst, s->buf + off, n);
+		memcpy(dst, s->buf + s->base + off, n);
 		return 0;
 	}
 	if (n <= HDR_CACHE / 2) {
@@ -89,7 +90,8 @@ static int fd_read(struct src *s, uint64_t off, void *dst, size_t n)
 {
 	size_t done = 0;
 	while (done < n) {
-		ssize_t r = pread(s->fd, (uint8_t *)dst + done, n - done, (off_t)(off + done));
+		ssize_t r = pread(s->fd, (uint8_t *)dst + done, n - done,
+				  (off_t)(s->base + off + done));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -110,7 +112,7 @@ static int src_view(struct src *s, uint64_t off, uint64_t end, const uint8_t **p
 	if (off >= end || end > s->size)
 		return ow_err(OW_EPARSE, "truncated input at offset %" PRIu64, off);
 	if (s->buf) {
-		*p = s->buf + off;
+		*p = s->buf + s->base + off;
 		*len = end - off;
 		return 0;
 	}
@@ -149,7 +151,7 @@ static int add_module(struct ctx *c, const char *section, int reloc, int scanned
 	snprintf(m->section, sizeof m->section, "%s", section);
 	m->relocatable = reloc;
 	m->scanned = scanned;
-	m->offset = off;
+	m->offset = c->s->base + off;
 	m->first = fb->n_entries;
 	*out = m;
 	return 0;
@@ -166,7 +168,8 @@ static int add_entry(struct ctx *c, const struct ow_fatbin_entry *e)
 	if (!g)
 		return ow_err(OW_ENOMEM, "fatbin entry list: out of memory");
 	fb->entries = g;
-	fb->entries[fb->n_entries++] = *e;
+	fb->entries[fb->n_entries] = *e;
+	fb->entries[fb->n_entries++].offset += c->s->base; /* offsets are the input's */
 	return 0;
 }
 
@@ -214,7 +217,7 @@ static int peek_kernels(struct ctx *c, uint64_t at, struct ow_fatbin_entry *e)
 	    e->payload_size > CUBIN_PEEK_MAX || e->payload_size < 64)
 		return 0;
 	if (c->s->buf) {
-		e->kernels = cubin_kernels(c->s->buf + at, e->payload_size);
+		e->kernels = cubin_kernels(c->s->buf + c->s->base + at, e->payload_size);
 		return 0;
 	}
 	if (!c->peek && !(c->peek = malloc(CUBIN_PEEK_MAX)))
@@ -502,6 +505,49 @@ static int elf_walk(struct ctx *c, const uint8_t *tab, uint16_t entsize, uint64_
 	return 0;
 }
 
+#define PHDR_SIZE 56u
+#define PT_LOAD 1u
+
+/* One PT_LOAD segment, scanned from where the previous one ended (*done):
+ * segments may share a page of the file. */
+static int scan_segment(struct ctx *c, const uint8_t *ph, uint64_t *done)
+{
+	uint64_t off = ow_le64(ph + 0x08), size = ow_le64(ph + 0x20);
+	if (!in_bounds(off, size, c->s->size))
+		return ow_err(OW_EPARSE, "ELF segment (offset %" PRIu64 ", %" PRIu64
+			      " bytes) lies past the end of the file — truncated or corrupt", off, size);
+	uint64_t start = off > *done ? off : *done, end = off + size;
+	if (end > *done)
+		*done = end;
+	return end > start ? scan_range(c, "(PT_LOAD)", start, end - start) : 0;
+}
+
+/* An ELF without section headers (e_shoff 0, a stripped table): what the
+ * loader maps, its PT_LOAD segments, magic-scanned; the listing says so. */
+static int elf_segments(struct ctx *c, const uint8_t *eh)
+{
+	uint64_t phoff = ow_le64(eh + 0x20), done = 0;
+	uint16_t entsize = ow_le16(eh + 0x36), n = ow_le16(eh + 0x38);
+	c->fb->no_section_headers = 1;
+	if (!phoff || !n)
+		return 0;
+	if (entsize < PHDR_SIZE)
+		return ow_err(OW_EPARSE, "ELF program header size %u is too small (56 expected)",
+			      entsize);
+	if (!in_bounds(phoff, (uint64_t)n * entsize, c->s->size))
+		return ow_err(OW_EPARSE, "ELF program header table (%u x %u bytes at %" PRIu64
+			      ") runs past the end of the file — truncated", n, entsize, phoff);
+	uint8_t *tab = malloc((size_t)n * entsize);
+	if (!tab)
+		return ow_err(OW_ENOMEM, "ELF program headers: out of memory");
+	int rc = src_read(c->s, phoff, tab, (size_t)n * entsize);
+	for (uint16_t i = 0; i < n && !rc; i++)
+		if (ow_le32(tab + (size_t)i * entsize) == PT_LOAD)
+			rc = scan_segment(c, tab + (size_t)i * entsize, &done);
+	free(tab);
+	return rc ? ow_err_prefix(rc, "ELF segments: ") : 0;
+}
+
 static int elf_list(struct ctx *c, const uint8_t *eh)
 {
 	if (eh[4] != 2 || eh[5] != 1)
@@ -515,6 +561,8 @@ static int elf_list(struct ctx *c, const uint8_t *eh)
 		rc = elf_strtab(c, tab, ow_le16(eh + 0x3A), n, strndx, &str, &len);
 	if (!rc && tab)
 		rc = elf_walk(c, tab, ow_le16(eh + 0x3A), n, str, len);
+	else if (!rc)
+		rc = elf_segments(c, eh);
 	free(tab);
 	free(str);
 	return rc;
@@ -556,7 +604,217 @@ static int pe_list(struct ctx *c, uint32_t lfanew)
 	return rc;
 }
 
+/* ---- device code outside a host binary: cubin, PTX, fatbin ------------ */
+
+#define COMPAT_MAX 4096u
+#define PTX_HEAD 4096u
+
+/* The whole input as one module of one entry (a cubin or PTX file). */
+static int one_module(struct ctx *c, const char *name, const struct ow_fatbin_entry *e)
+{
+	struct ow_fatbin_module *m;
+	int rc = add_module(c, name, 0, 0, 0, &m);
+	if (rc)
+		return rc;
+	m->size = c->s->size;
+	m->count = 1;
+	m->no_kernels = e->kernels == 0;
+	return add_entry(c, e);
+}
+
+/* A cubin's section names: its kernels (.text.<kernel>), and whether
+ * .nv.compat says arch-specific. */
+static int cubin_names(struct ctx *c, const uint8_t *tab, uint16_t entsize, uint64_t n,
+		       const char *str, uint64_t len, struct ow_fatbin_entry *e)
+{
+	e->kernels = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		struct shdr sh;
+		decode_shdr(tab + i * entsize, &sh);
+		const char *name = sec_name(str, len, sh.name);
+		if (!strncmp(name, ".text.", 6) && e->kernels < INT32_MAX)
+			e->kernels++;
+		if (strcmp(name, ".nv.compat") || sh.type == 8 || sh.size > COMPAT_MAX)
+			continue;
+		uint8_t compat[COMPAT_MAX];
+		int rc = src_read(c->s, sh.offset, compat, (size_t)sh.size);
+		if (rc)
+			return rc;
+		if (ow_fatbin_compat_arch_specific(compat, (size_t)sh.size))
+			e->variant = 'a';
+	}
+	return 0;
+}
+
+/* Section headers only, as for a host ELF: no payload byte is read. */
+static int cubin_sections(struct ctx *c, const uint8_t *eh, struct ow_fatbin_entry *e)
+{
+	uint8_t *tab = NULL;
+	char *str = NULL;
+	uint64_t n = 0, strndx = 0, len = 0;
+	int rc = elf_sections(c, eh, &tab, &n, &strndx);
+	if (!rc && tab)
+		rc = elf_strtab(c, tab, ow_le16(eh + 0x3A), n, strndx, &str, &len);
+	if (!rc && tab)
+		rc = cubin_names(c, tab, ow_le16(eh + 0x3A), n, str, len, e);
+	free(tab);
+	free(str);
+	return rc;
+}
+
+static int cubin_list(struct ctx *c, const uint8_t *eh)
+{
+	struct ow_fatbin_entry e = {.kind = OW_FB_SASS, .payload_size = c->s->size,
+				    .flags = OW_FB_FLAG_64BIT, .kernels = -1};
+	int rc = ow_fatbin_cubin_arch(eh, 64, &e.arch, &e.variant);
+	if (!rc)
+		rc = cubin_sections(c, eh, &e);
+	if (rc)
+		return ow_err_prefix(rc, "cubin: ");
+	if (e.variant == 'a')
+		e.flags |= OW_FB_FLAG_ARCH_A;
+	return one_module(c, "(cubin)", &e);
+}
+
+/* 1 when the input starts as PTX does (then *e is its entry), else 0. */
+static int ptx_sniff(struct ctx *c, struct ow_fatbin_entry *e)
+{
+	char head[PTX_HEAD];
+	size_t n = c->s->size < PTX_HEAD ? (size_t)c->s->size : PTX_HEAD;
+	if (n < 16 || src_read(c->s, 0, head, n) || ow_fatbin_ptx_header(head, n, e)) {
+		ow_err_clear();
+		return 0;
+	}
+	e->payload_size = c->s->size;
+	return 1;
+}
+
+static int ptx_list(struct ctx *c, const struct ow_fatbin_entry *e)
+{
+	return one_module(c, "(ptx)", e);
+}
+
+/* ---- static archives ----------------------------------------------------- */
+
+#define AR_MAGIC "!<arch>\n"
+#define AR_HDR 60u
+
+/* A decimal field of an archive header, space padded. */
+static int ar_decimal(const uint8_t *p, size_t n, uint64_t *v)
+{
+	size_t i = 0;
+	*v = 0;
+	while (i < n && p[i] >= '0' && p[i] <= '9')
+		*v = *v * 10 + (uint64_t)(p[i++] - '0');
+	int digits = i > 0;
+	while (i < n && p[i] == ' ')
+		i++;
+	return digits && i == n;
+}
+
+/* Member size and, for BSD "#1/N" names, the N name bytes that open its data. */
+static int ar_header(const uint8_t *h, uint64_t at, uint64_t *size, uint64_t *skip)
+{
+	*skip = 0;
+	if (h[58] != '`' || h[59] != '\n' || !ar_decimal(h + 48, 10, size) ||
+	    (!memcmp(h, "#1/", 3) && (!ar_decimal(h + 3, 13, skip) || *skip > *size)))
+		return ow_err(OW_EPARSE, "archive member header at offset %" PRIu64
+			      " is corrupt — the archive is damaged", at);
+	return 0;
+}
+
+static int list_by_content(struct ctx *c, int member);
+
+/* A fatbin file is one whose first container validates (its bytes are then
+ * walked strictly); other bytes with the magic first are magic-scanned. */
+static int fatbin_file(struct ctx *c)
+{
+	size_t nm = c->fb->n_modules, ne = c->fb->n_entries;
+	uint64_t end;
+	int rc = take_container(c, "(fatbin)", 0, 1, 0, c->s->size, &end);
+	c->fb->n_modules = nm;
+	c->fb->n_entries = ne;
+	ow_err_clear();
+	return rc == 0;
+}
+
+/* One member, as a view of the input of its own: what it holds decides. */
+static int ar_member(struct ctx *c, uint64_t off, uint64_t size)
+{
+	struct src *whole = c->s;
+	struct src sub = {.buf = whole->buf, .fd = whole->fd, .base = whole->base + off,
+			  .size = size};
+	c->s = &sub;
+	int rc = list_by_content(c, 1);
+	c->s = whole;
+	whole->bytes_read += sub.bytes_read;
+	free(sub.win);
+	return rc;
+}
+
+/* Members start at even offsets, so their fatbins need not be 8-aligned in
+ * the file: each member is read as a file of its own. */
+static int ar_list(struct ctx *c)
+{
+	uint64_t pos = sizeof AR_MAGIC - 1, size = 0, skip = 0;
+	int rc = 0;
+	while (!rc && pos < c->s->size && c->s->size - pos >= AR_HDR) {
+		uint8_t h[AR_HDR];
+		if ((rc = src_read(c->s, pos, h, sizeof h)) || (rc = ar_header(h, pos, &size, &skip)))
+			break;
+		if (!in_bounds(pos + AR_HDR, size, c->s->size))
+			return ow_err(OW_EPARSE, "archive member at offset %" PRIu64 " (%" PRIu64
+				      " bytes) runs past the end — truncated", pos, size);
+		rc = ar_member(c, pos + AR_HDR + skip, size - skip);
+		pos += AR_HDR + size + (size & 1);
+	}
+	return rc;
+}
+
 /* ---- entry points ------------------------------------------------------- */
+
+/* What the bytes are, from their start: a cubin, a host ELF, an archive, a
+ * fatbin, a PE, PTX; anything else is magic-scanned (not in an archive's
+ * members: their symbol tables and host objects without ELF). */
+static int list_by_content(struct ctx *c, int member)
+{
+	struct ow_fatbin *fb = c->fb;
+	struct ow_fatbin_entry ptx;
+	uint8_t h[64] = {0};
+	size_t hn = c->s->size < sizeof h ? (size_t)c->s->size : sizeof h;
+	int rc = src_read(c->s, 0, h, hn);
+	int elf = !rc && hn >= 4 && !memcmp(h, "\x7f" "ELF", 4);
+	if (rc || (elf && hn < 64))
+		return rc ? rc : ow_err(OW_EPARSE, "ELF header truncated (%zu of 64 bytes)", hn);
+	if (elf && ow_fatbin_is_cubin(h, hn)) {
+		fb->format = member ? fb->format : OW_FB_FMT_CUBIN;
+		return cubin_list(c, h);
+	}
+	if (elf) {
+		fb->format = member ? fb->format : OW_FB_FMT_ELF;
+		return elf_list(c, h);
+	}
+	if (hn >= CONTAINER_HDR && ow_le32(h) == OW_FATBIN_MAGIC && fatbin_file(c)) {
+		fb->format = member ? fb->format : OW_FB_FMT_FATBIN;
+		return walk_section(c, "(fatbin)", 0, c->s->size);
+	}
+	if (member)
+		return 0;
+	if (hn >= sizeof AR_MAGIC - 1 && !memcmp(h, AR_MAGIC, sizeof AR_MAGIC - 1)) {
+		fb->format = OW_FB_FMT_AR;
+		return ar_list(c);
+	}
+	if (hn >= 64 && h[0] == 'M' && h[1] == 'Z') {
+		fb->format = OW_FB_FMT_PE;
+		return pe_list(c, ow_le32(h + 0x3C));
+	}
+	if (ptx_sniff(c, &ptx)) {
+		fb->format = OW_FB_FMT_PTX;
+		return ptx_list(c, &ptx);
+	}
+	fb->format = OW_FB_FMT_RAW;
+	return scan_range(c, "(scan)", 0, c->s->size);
+}
 
 static int list_any(struct src *s, unsigned opts, struct ow_fatbin **out)
 {
@@ -565,20 +823,7 @@ static int list_any(struct src *s, unsigned opts, struct ow_fatbin **out)
 	if (!fb)
 		return ow_err(OW_ENOMEM, "fatbin listing: out of memory");
 	struct ctx c = {.s = s, .fb = fb, .opts = opts};
-	uint8_t h[64] = {0};
-	size_t hn = s->size < sizeof h ? (size_t)s->size : sizeof h;
-	int rc = src_read(s, 0, h, hn);
-	if (!rc && hn >= 4 && !memcmp(h, "\x7f" "ELF", 4)) {
-		fb->format = OW_FB_FMT_ELF;
-		rc = hn < 64 ? ow_err(OW_EPARSE, "ELF header truncated (%zu of 64 bytes)", hn)
-			     : elf_list(&c, h);
-	} else if (!rc && hn >= 64 && h[0] == 'M' && h[1] == 'Z') {
-		fb->format = OW_FB_FMT_PE;
-		rc = pe_list(&c, ow_le32(h + 0x3C));
-	} else if (!rc) {
-		fb->format = OW_FB_FMT_RAW;
-		rc = scan_range(&c, "(scan)", 0, s->size);
-	}
+	int rc = list_by_content(&c, 0);
 	fb->bytes_read = s->bytes_read;
 	free(c.peek);
 	free(s->win);

@@ -1,5 +1,7 @@
-/* fuzz_fatbin.c - the ELF / PE / fatbin reader and the verdict rules on
- * arbitrary bytes: must return an error or a listing, never crash.  The
+/* fuzz_fatbin.c - the ELF / PE / fatbin / cubin / PTX / archive reader and
+ * the verdict rules on arbitrary bytes: must return an error or a listing,
+ * never crash.  The header parsers of devcode.c (cubin e_flags, .nv.compat,
+ * the PTX header) also get the bytes directly.  The
  * same bytes are also read as a file (through a memfd), the path a real
  * library takes with its pread header cache: both must agree. */
 #include <stddef.h>
@@ -28,8 +30,22 @@ static struct ow_fatbin *read_as_file(const uint8_t *data, size_t size, unsigned
 	return fb;
 }
 
+static void parse_headers(const uint8_t *data, size_t size)
+{
+	struct ow_fatbin_entry e;
+	uint16_t arch;
+	char variant;
+	if (!ow_fatbin_ptx_header(data, size, &e) && (e.kind != OW_FB_PTX || !e.arch))
+		abort();
+	if (ow_fatbin_is_cubin(data, size) && !ow_fatbin_cubin_arch(data, size, &arch, &variant) &&
+	    (!arch || (variant && variant != 'a')))
+		abort();
+	(void)ow_fatbin_compat_arch_specific(data, size);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	parse_headers(data, size);
 	static const unsigned opts[] = {0, OW_FATBIN_SCAN_DATA};
 	for (size_t o = 0; o < 2; o++) {
 		struct ow_fatbin *fb = NULL;

@@ -332,3 +332,67 @@ PY
 		[[ $output == *"sm120_only.so"* ]] || { echo "$output"; false; }
 	done
 }
+
+@test "standalone cubins, PTX and fatbin files are device code, told by content, in a wheel or given directly" {
+	F="$OW_FIXTURES/fatbin"
+	d="$BATS_TEST_TMPDIR/w"
+	mkdir -p "$d/pkg/cubins"
+	cp "$F/cubin_sm90a.bin" "$d/pkg/cubins/k_sm90a.cubin"
+	cp "$F/cubin_sm80.bin" "$d/pkg/cubins/k_sm80.cubin"
+	cp "$F/ptx_sm90a.bin" "$d/pkg/k.ptx"
+	cp "$F/fatbin_file.bin" "$d/pkg/k.fatbin"
+	printf 'not a cubin\n' >"$d/pkg/cubins/fake.cubin"
+	(cd "$d" && python3 -c 'import sys, zipfile, os
+z = zipfile.ZipFile("../pkg-1.0-py3-none-any.whl", "w", zipfile.ZIP_DEFLATED)
+for r, _, fs in os.walk("pkg"):
+    for f in fs: z.write(os.path.join(r, f))')
+	for target in "$d" "$BATS_TEST_TMPDIR/pkg-1.0-py3-none-any.whl"; do
+		run "$OFFWHEEL" audit --device 9.0 "$target"
+		echo "$output"
+		# the plain sm_80 cubin cannot run on 9.0: a library like any other
+		[ "$status" -eq 3 ]
+		[[ ${lines[0]} == *"partial on CC 9.0 — 4 of 5 libraries carry device code"* ]]
+		[[ $output == *"pkg/cubins/k_sm80.cubin: NO IMAGE"* ]]
+		[[ $output == *"pkg/cubins/k_sm90a.cubin: native"* ]]
+		[[ $output == *"pkg/k.ptx: JIT only"* ]]
+		[[ $output == *"pkg/k.fatbin: JIT only"* ]]
+	done
+	run "$OFFWHEEL" --json audit "$d/pkg/k.ptx" "$d/pkg/cubins/k_sm90a.cubin" "$d/pkg/k.fatbin"
+	[ "$(jq -r '[.targets[].libraries[0].format] | join(" ")' <<<"$output")" = "ptx cubin fatbin" ]
+	[ "$(jq -r '.targets[1].libraries[0].sass | join(" ")' <<<"$output")" = "sm_90a" ]
+	# the arch-specific sm_90a cubin on 8.0 is an extension: not for this device
+	run "$OFFWHEEL" audit --device 8.0 "$d/pkg/cubins"
+	[ "$status" -eq 0 ]
+	[[ $output == *"k_sm90a.cubin: not for this device"* ]]
+	run "$OFFWHEEL" audit --strict --device 8.0 "$d/pkg/cubins"
+	[ "$status" -eq 3 ]
+}
+
+@test "a static archive: fatbins at 2-aligned member offsets are found" {
+	run "$OFFWHEEL" -v --json audit "$OW_FIXTURES/fatbin/archive.bin"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.targets[0].libraries[0] | "\(.format) \(.sass | join(",")) \(.rdc_only | join(","))"' <<<"$output")" = "archive sm_80 sm_86" ]
+}
+
+@test "an nvcc-built library with its section headers stripped: the same images, found in its segments, and said" {
+	command -v nvcc >/dev/null || skip "nvcc is not on PATH (the CUDA toolkit builds this library at test time)"
+	d="$BATS_TEST_TMPDIR"
+	printf '__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n' >"$d/k.cu"
+	nvcc -shared -Xcompiler -fPIC -cudart none -gencode arch=compute_86,code=sm_86 \
+		-gencode arch=compute_120,code=compute_120 "$d/k.cu" -o "$d/libk.so"
+	python3 - "$d/libk.so" "$d/libk_stripped.so" <<'EOP'
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+b[0x28:0x30] = bytes(8)  # e_shoff
+b[0x3C:0x40] = bytes(4)  # e_shnum, e_shstrndx
+open(sys.argv[2], 'wb').write(b)
+EOP
+	run "$OFFWHEEL" --json audit --device 8.6 "$d/libk.so" "$d/libk_stripped.so"
+	[ "$status" -eq 0 ]
+	lists=$(jq -c '[.targets[].libraries[0] | [.sass, [.ptx[].name], .device.verdict, .section_headers_missing]]' <<<"$output")
+	[ "$lists" = '[[["sm_86"],["compute_120"],"native",false],[["sm_86"],["compute_120"],"native",true]]' ] || { echo "$lists"; false; }
+	run "$OFFWHEEL" audit "$d/libk_stripped.so"
+	[[ $output == *"no section headers (e_shoff 0): fatbins found by scanning its loadable segments"* ]]
+	run "$OFFWHEEL" audit --device 7.5 "$d/libk_stripped.so"
+	[ "$status" -eq 3 ]
+}

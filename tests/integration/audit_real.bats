@@ -5,7 +5,12 @@
 # libcudnn_ext.so.9 is all kernel-less compressed modules.  Per library the
 # SASS architectures (with their a/f suffixes), the PTX architectures and
 # ISAs, the number of cubins and the number without a kernel must be
-# cuobjdump's (tests/tools/cuobjdump_compare.py).  About 1.1 GB of wheels,
+# cuobjdump's (tests/tools/cuobjdump_compare.py).  Beside them:
+# flashinfer-cubin 0.6.9 (10,560 standalone .cubin files, sm_100f/sm_100a/
+# sm_103a: a sample against cuobjdump -elf, the wheel against the
+# arch-specific extension rule), bitsandbytes 0.50.2 (one
+# libbitsandbytes_cudaXYZ.so per CUDA runtime: the family rule) and the local
+# toolkit's libcudadevrt.a (a static archive).  About 1.5 GB of wheels,
 # cached under $XDG_CACHE_HOME (ctest label realwheels); skipped with a
 # message where PyPI cannot be reached and the cache does not have them.
 
@@ -13,7 +18,7 @@ setup_file() {
 	export EXT="${OW_EXT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/offwheel-tests}"
 	export CACHE="$EXT/wheels" CUVENV="$EXT/cuobjdump-venv"
 	mkdir -p "$CACHE"
-	export WHEELS="torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1 nvidia-cudnn-cu13==9.26.0.51"
+	export WHEELS="torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1 nvidia-cudnn-cu13==9.26.0.51 flashinfer-cubin==0.6.9 bitsandbytes==0.50.2"
 	export LIBS="$BATS_FILE_TMPDIR/libs"
 }
 
@@ -27,7 +32,8 @@ fetch_wheels() {
 	[ "$missing" -eq 0 ] && return 0
 	(cd "$CACHE" && timeout 1200 python3 -m pip download -q --no-deps --only-binary=:all: \
 		--python-version 3.12 --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
-		--platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 $WHEELS) >/dev/null 2>&1
+		--platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+		$WHEELS) >/dev/null 2>&1
 }
 
 cuobjdump_path() {
@@ -104,4 +110,70 @@ unpack() { # the library members of every wheel, once
 	# libtorch_nvshmem's sm_89 and compute_120 exist only in its link-time modules
 	nv=$(jq -c '.targets[0].libraries[] | select(.path | endswith("libtorch_nvshmem.so")) | [(.sass | index("sm_89")), .rdc_only]' <<<"$one")
 	[[ $nv == "[null,"*'"sm_89"'*'"compute_120@9.0"'* ]] || { echo "$nv"; false; }
+}
+
+@test "flashinfer-cubin: every 50th of its standalone cubins has cuobjdump's arch and kernel; the wheel runs on 10.0 and 10.3 with the other device's Sm100a/Sm103a cubins not for it, not on 9.0; --strict keeps the old verdict" {
+	need_real
+	w=$(wheel_of flashinfer_cubin-0.6.9)
+	sample="$BATS_FILE_TMPDIR/fi"
+	mkdir -p "$sample"
+	unzip -Z1 "$w" '*.cubin' | sort | awk 'NR % 50 == 1' >"$sample/list"
+	[ "$(wc -l <"$sample/list")" -ge 200 ]
+	unzip -qo "$w" $(cat "$sample/list") -d "$sample"
+	mapfile -t cubins < <(find "$sample" -name '*.cubin' | sort)
+	run python3 "$OW_SOURCE_DIR/tests/tools/cuobjdump_cubins.py" "$OFFWHEEL" "$(cuobjdump_path)" "${cubins[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"same    sm_100: "* && $output == *"same    sm_100a: "* && $output == *"same    sm_103a: "* ]]
+	[[ $output == *"${#cubins[@]} of ${#cubins[@]} cubins the same"* ]]
+	# the whole wheel: every cubin is a library with device code
+	run "$OFFWHEEL" audit --device 10.0 "$w"
+	[ "$status" -eq 0 ] || { echo "${output:0:2000}"; false; }
+	n=$(unzip -Z1 "$w" '*.cubin' | wc -l)
+	[[ ${lines[0]} == *"native on CC 10.0 — $n of $n libraries carry device code, "*" arch-specific not for this device" ]] || { echo "${lines[0]}"; false; }
+	[[ $output == *"Sm103aKernel"*": not for this device"* ]]
+	run "$OFFWHEEL" audit --device 10.3 "$w"
+	[ "$status" -eq 0 ] || { echo "${lines[0]}"; false; }
+	run "$OFFWHEEL" audit --device 9.0 "$w"
+	[ "$status" -eq 3 ]
+	run "$OFFWHEEL" audit --strict --device 10.0 "$w"
+	[ "$status" -eq 3 ]
+	[[ ${lines[0]} == *"partial on CC 10.0"*"CANNOT RUN"* ]]
+}
+
+@test "bitsandbytes: its libbitsandbytes_cudaXYZ.so equal cuobjdump's; the family is judged by its newest member (no set), --strict by every member" {
+	need_real
+	w=$(wheel_of bitsandbytes-0.50.2)
+	d="$BATS_FILE_TMPDIR/bnb"
+	unzip -qo "$w" 'bitsandbytes/libbitsandbytes_cuda*.so' -d "$d"
+	# cuobjdump aborts on the cuda121 build ("Invalid ELF"): offwheel must list it
+	mapfile -t libs < <(find "$d" -name 'libbitsandbytes_cuda*.so' ! -name '*cuda121*' | sort)
+	[ "${#libs[@]}" -eq 6 ]
+	run python3 "$OW_SOURCE_DIR/tests/tools/cuobjdump_compare.py" "$OFFWHEEL" "$(cuobjdump_path)" "${libs[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"same    libbitsandbytes_cuda132.so: 7 cubins"* ]]
+	run "$OFFWHEEL" audit "$d/bitsandbytes/libbitsandbytes_cuda121.so"
+	[ "$status" -eq 0 ]
+	[[ $output == *"SASS sm_"* ]]
+	run "$OFFWHEEL" --json audit --device 12.0 "$w"
+	[ "$status" -eq 0 ]
+	roles=$(jq -r '.targets[0].libraries[] | select(.path | test("_cuda[0-9]+\\.so$")) | "\(.path | sub(".*/"; "")) \(.device.role)"' <<<"$output")
+	echo "$roles"
+	[ "$(grep -c ' other-cuda$' <<<"$roles")" -eq 6 ]
+	[[ $roles == *"libbitsandbytes_cuda132.so required"* ]]
+	run "$OFFWHEEL" audit --strict --device 12.0 "$w"
+	[ "$status" -eq 3 ] # the cuda11x/12.[1-6] builds stop at sm_90
+}
+
+@test "a static archive (the toolkit's libcudadevrt.a): its link-time modules equal cuobjdump's" {
+	need_real
+	a=/usr/local/cuda/lib64/libcudadevrt.a
+	[ -f "$a" ] || skip "no CUDA toolkit at /usr/local/cuda (libcudadevrt.a)"
+	run python3 "$OW_SOURCE_DIR/tests/tools/cuobjdump_compare.py" "$OFFWHEEL" "$(cuobjdump_path)" "$a"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == "same    libcudadevrt.a: "*" cubins"*"SASS "*"sm_90"* ]]
+	run "$OFFWHEEL" --json audit "$a"
+	[ "$(jq -r '.targets[0].libraries[0].format' <<<"$output")" = archive ]
 }

@@ -12,7 +12,9 @@ the runtime loads from the library's fatbin sections:
     [9,0]" (the PTX ISA).
 cuobjdump does not show link-time (-rdc) modules that were linked already,
 nor fatbins kept in data sections, so offwheel is asked with --scan-data
-never and compared on its main lists (sass, ptx; rdc_only apart).
+never and compared on its main lists (sass, ptx; rdc_only apart) — except
+where a file has only link-time modules (a static archive of device code):
+cuobjdump then shows those, and they are compared instead.
 
 Checked per library: the set of SASS architectures, the set of PTX
 architecture@ISA, the number of SASS cubins, and the number of SASS cubins
@@ -65,15 +67,23 @@ def offwheel_facts(ow, lib):
     lib_doc = t["libraries"][0]
     ptx = {"%s@%s" % (p["name"], p["isa"]) for p in lib_doc["ptx"]}
     cubins = kernel_less = 0
-    for m in lib_doc["module_list"]:
-        if m["relocatable"] or m["scanned"]:
+    mods = [m for m in lib_doc["module_list"] if not m["scanned"]]
+    # cuobjdump shows the link-time (-rdc) fatbin when there is no other, as
+    # in a static archive of device code (libcudadevrt.a)
+    rdc = not any(m["entries"] != "empty" for m in mods if not m["relocatable"])
+    sass, ptx = set(lib_doc["sass"]), ptx
+    if rdc:
+        words = [w.split(":")[0] for m in mods if m["relocatable"] for w in m["entries"].split()]
+        sass = {w for w in words if w.startswith("sm_")}
+        ptx = {w for w in words if w.startswith("compute_")}
+    for m in mods:
+        if m["relocatable"] != rdc:
             continue
         n = sum(1 for w in m["entries"].split() if w.startswith("sm_"))
         cubins += n
         if m["kernels"] is False:
             kernel_less += n
-    return {"sass": set(lib_doc["sass"]), "ptx": ptx, "cubins": cubins,
-            "kernel_less": kernel_less}, None
+    return {"sass": sass, "ptx": ptx, "cubins": cubins, "kernel_less": kernel_less}, None
 
 
 def main():

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "auditint.h"
 #include "offwheel/audit.h"
 #include "db.h"
 #include "offwheel/error.h"
@@ -183,7 +184,9 @@ static void test_names(void **state)
 		{"kern/k.FATBIN", 1, 0},
 		{"lib/libfoo.dylib", 1, 0},
 		{"torch/__init__.py", 0, 0},
-		{"torch/lib/libtorch.a", 0, 0},
+		{"torch/lib/libtorch.a", 1, 0}, /* static archives hold fatbins too */
+		{"flashinfer_cubin/cubins/k_sm100f.cubin", 1, 0},
+		{"kern/k_sm90a.ptx", 1, 0},
 		{"torch/include/c10/some.so.h", 0, 0},
 		{"torch/lib/libx.so.abc", 0, 0},
 		{"nvidia/README.md", 0, 1},
@@ -202,21 +205,25 @@ static void test_decode_rejects(void **state)
 		"owaudit",
 		"owaudit 1 1\n", /* format 1: read again, never trusted */
 		"owaudit 2 1\n", /* format 2: compressed modules were never looked into */
+		"owaudit 3 1\n", /* format 3: no cubin/PTX/archive formats, no header flag */
+		"owaudit 5 1 -\n",
+		"owaudit 4 9 -\n",
 		"owaudit 4 1\n",
-		"owaudit 3 9\n",
+		"owaudit 4 1 x\n",
+		"owaudit 4 1 -h\n",
 		"owaudit 3 1\n0 .nv_fatbin - 2:75:7.5:0\n",
-		"owaudit 3 1\n1 .nv_fatbin - 2:75:7.5:0",
-		"owaudit 3 1\n1 .nv_fatbin x 2:75:7.5:0\n",
-		"owaudit 3 1\n1 .nv_fatbin - 2:75b:7.5:0\n",
-		"owaudit 3 1\n1 .nv_fatbin - 2:75:7.5:9\n",
-		"owaudit 3 1\n1 .nv_fatbin - 2:75:7:0\n",
-		"owaudit 3 1\n1 .nv_fatbin - 2:99999999:7.5:0\n",
-		"owaudit 3 1\n1 .nv_fatbin -  2:75:7.5:0\n",
-		"owaudit 3 1\n1000001 .nv_fatbin -\n",
-		"owaudit 3 1\n600000 a -\n600000 b -\n",
-		"owaudit 3 1\n1 .nv_fatbin\n",
-		"owaudit 3 1\n1  -\n",
-		"owaudit 3 1\n18446744073709551617 .nv_fatbin -\n",
+		"owaudit 4 1 -\n1 .nv_fatbin - 2:75:7.5:0",
+		"owaudit 4 1 -\n1 .nv_fatbin x 2:75:7.5:0\n",
+		"owaudit 4 1 -\n1 .nv_fatbin - 2:75b:7.5:0\n",
+		"owaudit 4 1 -\n1 .nv_fatbin - 2:75:7.5:9\n",
+		"owaudit 4 1 -\n1 .nv_fatbin - 2:75:7:0\n",
+		"owaudit 4 1 -\n1 .nv_fatbin - 2:99999999:7.5:0\n",
+		"owaudit 4 1 -\n1 .nv_fatbin -  2:75:7.5:0\n",
+		"owaudit 4 1 -\n1000001 .nv_fatbin -\n",
+		"owaudit 4 1 -\n600000 a -\n600000 b -\n",
+		"owaudit 4 1 -\n1 .nv_fatbin\n",
+		"owaudit 4 1 -\n1  -\n",
+		"owaudit 4 1 -\n18446744073709551617 .nv_fatbin -\n",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct ow_fatbin *fb = (struct ow_fatbin *)1;
@@ -226,7 +233,7 @@ static void test_decode_rejects(void **state)
 		assert_null(fb);
 	}
 	struct ow_fatbin *fb;
-	const char *good = "owaudit 3 1\n3 .nv_fatbin - 2:90a:9.0:2 1:120:9.0:2\n1 __nv_relfatbin r\n"
+	const char *good = "owaudit 4 1 -\n3 .nv_fatbin - 2:90a:9.0:2 1:120:9.0:2\n1 __nv_relfatbin r\n"
 	                   "2 .nv_fatbin k 2:75:8.0:0\n";
 	assert_int_equal(ow_audit_decode(good, strlen(good), &fb), 0);
 	assert_int_equal(fb->n_modules, 6);
@@ -583,6 +590,107 @@ static void test_real_cuda_dir(void **state)
 	ow_audit_free(a);
 }
 
+/* ---- roles: arch-specific extensions, per-CUDA families --------------------- */
+
+/* A target of libraries given as cache listings (auditcode.c's format). */
+static struct ow_audit *target_of(const char *const *paths, const char *const *listings, size_t n)
+{
+	struct ow_audit *a;
+	assert_int_equal(au_new("t.whl", "t.whl", OW_AUDIT_WHEEL, &a), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct ow_fatbin *fb;
+		assert_int_equal(ow_audit_decode(listings[i], strlen(listings[i]), &fb), 0);
+		assert_int_equal(au_add_lib(a, paths[i], 1, 0, fb), 0);
+	}
+	return a;
+}
+
+static struct ow_audit_result judged(const struct ow_audit *a, int cc, int strict, int cuda)
+{
+	struct ow_audit_rules rules = {.strict = strict, .cuda = cuda};
+	struct ow_audit_result r;
+	assert_int_equal(ow_audit_verdict_rules(a, cc, 0, &rules, &r), 0);
+	return r;
+}
+
+#define SM90 "owaudit 4 1 -\n1 .nv_fatbin - 2:90:9.0:0\n"
+#define SM100A "owaudit 4 1 -\n1 .nv_fatbin - 2:100a:10.0:0\n"
+#define SM90A_SM100A "owaudit 4 1 -\n1 .nv_fatbin - 2:90a:9.0:0\n1 .nv_fatbin - 2:100a:10.0:0\n"
+#define SM100A_PTX "owaudit 4 1 -\n1 .nv_fatbin - 2:100a:10.0:0 1:100a:9.0:0\n"
+
+static void test_extension_rule(void **state)
+{
+	(void)state;
+	static const char *const paths[] = {"pkg/_C.so", "pkg/_flashmla_C.so"};
+	static const char *const two[] = {SM90, SM100A};
+	struct ow_audit *a = target_of(paths, two, 2);
+	struct ow_audit_result r = judged(a, 90, 0, 0);
+	assert_false(r.fatal);
+	assert_int_equal(r.verdict, OW_AUDIT_NATIVE);
+	assert_int_equal(r.n_not_for_device, 1);
+	struct ow_audit_lib_verdict *lv;
+	assert_int_equal(ow_audit_lib_verdicts(a, 90, 0, NULL, &lv), 0);
+	assert_true(lv[1].extension);
+	assert_int_equal(lv[1].role, OW_AUDIT_ROLE_NOT_FOR_DEVICE);
+	assert_int_equal(lv[0].role, OW_AUDIT_ROLE_REQUIRED);
+	free(lv);
+	r = judged(a, 90, 1, 0); /* --strict: the old rule */
+	assert_true(r.fatal);
+	assert_int_equal(r.verdict, OW_AUDIT_PARTIAL);
+	r = judged(a, 100, 0, 0); /* on 10.0 _C.so cannot run: nothing excuses it */
+	assert_true(r.fatal);
+	ow_audit_free(a);
+	/* alone, an extension that cannot run is the target not running */
+	a = target_of(paths + 1, two + 1, 1);
+	assert_true(judged(a, 90, 0, 0).fatal);
+	assert_false(judged(a, 100, 0, 0).fatal);
+	ow_audit_free(a);
+	/* one arch-specific module per target: partial is its normal */
+	static const char *const per_arch[] = {SM90, SM90A_SM100A};
+	a = target_of(paths, per_arch, 2);
+	r = judged(a, 90, 0, 0);
+	assert_false(r.fatal);
+	assert_int_equal(r.n_native, 2);
+	assert_true(judged(a, 90, 1, 0).fatal);
+	ow_audit_free(a);
+	/* PTX is no arch-specific-only build */
+	static const char *const with_ptx[] = {SM90, SM100A_PTX};
+	a = target_of(paths, with_ptx, 2);
+	assert_true(judged(a, 90, 0, 0).fatal);
+	ow_audit_free(a);
+}
+
+static void test_cuda_family_rule(void **state)
+{
+	(void)state;
+	static const char *const paths[] = {
+		"bitsandbytes/libbitsandbytes_cpu.so", "bitsandbytes/libbitsandbytes_cuda118.so",
+		"bitsandbytes/libbitsandbytes_cuda128.so", "other/libx_cuda118.so"};
+	static const char *const listings[] = {
+		"owaudit 4 1 -\n", "owaudit 4 1 -\n1 .nv_fatbin - 2:70:7.0:0\n",
+		"owaudit 4 1 -\n1 .nv_fatbin - 2:120:12.8:0\n", SM90};
+	struct ow_audit *a = target_of(paths, listings, 3);
+	/* no set: the newest member */
+	struct ow_audit_result r = judged(a, 120, 0, 0);
+	assert_false(r.fatal);
+	assert_int_equal(r.n_other_cuda, 1);
+	assert_true(judged(a, 70, 0, 0).fatal);
+	/* the set's CUDA picks; a CUDA without a member: the newest below it */
+	assert_false(judged(a, 70, 0, 118).fatal);
+	assert_true(judged(a, 120, 0, 118).fatal);
+	assert_false(judged(a, 70, 0, 126).fatal);
+	assert_false(judged(a, 120, 0, 130).fatal);
+	assert_true(judged(a, 120, 1, 0).fatal); /* --strict: every member counts */
+	ow_audit_free(a);
+	/* a lone _cudaXYZ library is no family */
+	a = target_of(paths + 3, listings + 3, 1);
+	assert_int_equal(judged(a, 90, 0, 0).n_other_cuda, 0);
+	ow_audit_free(a);
+	assert_int_equal(ow_audit_family_cuda("a/libbitsandbytes_cuda130.so"), 130);
+	assert_int_equal(ow_audit_family_cuda("a/libfoo_cuda.so"), 0);
+	assert_int_equal(ow_audit_family_cuda("a/libfoo_cuda12345.so"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -590,6 +698,8 @@ int main(void)
 		cmocka_unit_test(test_torch_fixture_summaries),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_decode_rejects),
+		cmocka_unit_test(test_extension_rule),
+		cmocka_unit_test(test_cuda_family_rule),
 		cmocka_unit_test(test_compressed_kernel_less),
 		cmocka_unit_test(test_wheel_verdicts),
 		cmocka_unit_test(test_wheel_skips_without_inflating),
