@@ -275,7 +275,7 @@ static int remove_one(int root, const char *rel)
 	if (rc)
 		return ow_err_prefix(rc, "%s: its directory: ", rel);
 	rc = *dir ? ow_open_beneath(root, dir, O_RDONLY | O_DIRECTORY, 0, &dfd)
-	                   : ow_mkdir_beneath(root, "", 0, &dfd);
+	          : ow_mkdir_beneath(root, "", 0, &dfd);
 	if (rc)
 		return rc == OW_ENOENT ? 0 : rc;
 	struct stat st;
