@@ -145,8 +145,9 @@ int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const in
  * error. */
 int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename, int fd,
                               uint64_t size);
-/* The host (with its port) of `url`, as messages name it. */
-void ow_fetch_host(const char *url, char *buf, size_t n);
+/* The host (with its port) of `url`, as messages name it: 0, or
+ * OW_ETOOBIG (buf empty) when it does not fit in n, never a cut host. */
+int ow_fetch_host(const char *url, char *buf, size_t n);
 void ow_fetch_report_free(struct ow_fetch_report *r);
 
 /* The core metadata of a file: its stored .metadata object, else the

@@ -45,6 +45,12 @@
 #include "offwheel/url.h"
 
 #define OW_RESOLVE_MAX_PROJECTS 8
+/* Bounds of the report's texts, so that none is ever cut: every project but
+ * torch, comma-separated; a variant label (at most 63) + " " + a target text
+ * (at most 127); "version:" + a version + ",pair:newest". */
+#define OW_RESOLVE_MISSING_MAX ((OW_RESOLVE_MAX_PROJECTS - 1) * OW_NAME_MAX)
+#define OW_RESOLVE_DESCRIBE_MAX 192
+#define OW_RESOLVE_SELECTOR_MAX 160
 
 /* Where pages and metadata come from.  crawl: fetch each page
  * {index}/{variant}/{project}/ (variant "" = {index}/{project}/), of any of
@@ -218,12 +224,12 @@ struct ow_resolve_member {
 /* A newer torch that could not be completed, and why. */
 struct ow_resolve_skip {
 	char torch[OW_VER_TEXT_MAX + 1];
-	char missing[256]; /* "torchvision,torchaudio" */
+	char missing[OW_RESOLVE_MISSING_MAX]; /* "torchvision,torchaudio" */
 	char why[512];     /* else: the stack rules it out ("no version of vllm fits: ..."), "" */
 };
 
 struct ow_resolve_target {
-	char describe[160]; /* "cu128 cp312-manylinux_2_28_x86_64" */
+	char describe[OW_RESOLVE_DESCRIBE_MAX]; /* "cu128 cp312-manylinux_2_28_x86_64" */
 	char variant[64];   /* "" when a flat root's torch did not say */
 	const char *variant_from; /* "folder" (the variant's folder), "root" (the
 	                           * flat root is that folder), "local-version" (the
@@ -233,7 +239,7 @@ struct ow_resolve_target {
 	char platform[64];  /* manylinux_2_28_x86_64 */
 	bool complete;      /* every project matched and the closure resolved */
 	char versions[OW_RESOLVE_MAX_PROJECTS][OW_VER_TEXT_MAX + 1]; /* per project, "" = missing */
-	char missing[256];  /* projects with no match for the chosen/newest torch */
+	char missing[OW_RESOLVE_MISSING_MAX]; /* projects with no match for the chosen/newest torch */
 	char alternative[OW_VER_TEXT_MAX + 1]; /* newest complete torch when incomplete, "" none */
 	char *error;        /* conflict or fetch problem, NULL when none */
 	char hint[256];     /* "torch 2.15.0 needs macosx_14_0 ...; try --platform ...", "" none */
@@ -254,7 +260,7 @@ struct ow_resolve_target {
 struct ow_resolve_report {
 	char *projects[OW_RESOLVE_MAX_PROJECTS];
 	size_t nprojects;
-	char selector[64];
+	char selector[OW_RESOLVE_SELECTOR_MAX];
 	struct ow_resolve_target *targets;
 	size_t ntargets;
 	size_t incomplete;
@@ -288,13 +294,13 @@ void ow_resolve_report_free(struct ow_resolve_report *r);
 
 struct ow_set_row {
 	int64_t id;
-	char target[160];
+	char target[OW_RESOLVE_DESCRIBE_MAX];
 	char index_url[1024];
-	char selector[64];
+	char selector[OW_RESOLVE_SELECTOR_MAX];
 	char torch_version[OW_VER_TEXT_MAX + 1];
 	bool complete;
 	bool with_deps;
-	char missing[256];
+	char missing[OW_RESOLVE_MISSING_MAX];
 	int64_t created_at, resolved_at;
 	size_t nmembers;
 };

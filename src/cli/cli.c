@@ -317,9 +317,14 @@ static int bad_option(struct cli *c, int key, const char *arg, const struct opti
 	size_t n = 0;
 	for (; lo[n].name && n < sizeof names / sizeof names[0]; n++)
 		names[n] = lo[n].name;
-	snprintf(word, sizeof word, "%.*s", (int)strcspn(arg + strspn(arg, "-"), "="),
-	         arg + strspn(arg, "-"));
-	const char *near = strncmp(arg, "--", 2) ? NULL : cli_nearest(word, names, n);
+	const char *name = arg + strspn(arg, "-");
+	size_t wl = strcspn(name, "=");
+	/* a name longer than word is longer than any option: nothing is near it */
+	const char *near = NULL;
+	if (!strncmp(arg, "--", 2) && wl < sizeof word) {
+		snprintf(word, sizeof word, "%.*s", (int)wl, name);
+		near = cli_nearest(word, names, n);
+	}
 	if (near)
 		return cli_usage_error(c, "unknown option '%s'; did you mean '--%s'? (see 'offwheel %s "
 		                          "--help')", arg, near, c->cmd);
@@ -560,7 +565,12 @@ const char *cli_bytes(unsigned long long n, char *buf, size_t len)
 		v /= 1000;
 		u++;
 	}
-	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", v, units[u]);
+	/* v < 1000, or in TB at most 18446744.07 (ULLONG_MAX bytes): the number
+	 * has fewer digits than ULLONG_MAX, which strnlen makes visible */
+	char num[32];
+	snprintf(num, sizeof num, u ? "%.2f" : "%.0f", v);
+	snprintf(buf, len, "%.*s %s", (int)strnlen(num, sizeof "18446744073709551615"), num,
+	         units[u]);
 	return buf;
 }
 
@@ -642,6 +652,7 @@ int cli_columns(int fd, int fallback)
 static void cut_middle(const char *s, int w, char *out, size_t n)
 {
 	size_t len = strlen(s);
+	w = w < 0 ? 0 : w > CLI_FIT_MAX ? CLI_FIT_MAX : w;
 	if (w < 8 || len <= (size_t)w) {
 		snprintf(out, n, "%-*.*s", w, w, s);
 		return;
@@ -675,7 +686,9 @@ void cli_fit_name(const char *s, int w, char *out, size_t n)
 		return;
 	}
 	const char *py = p[k - 3], *abi = p[k - 2], *plat = p[k - 1];
-	int first = (int)strcspn(plat, ".");
+	/* plat lies in buf: its first tag is shorter than buf, as the bound says */
+	size_t pl = strcspn(plat, ".");
+	int first = (int)(pl < sizeof buf ? pl : sizeof buf - 1);
 	char c[6][300];
 	snprintf(c[0], sizeof c[0], "%s-%s-%s-%s-%s", p[0], p[1], py, abi, plat);
 	snprintf(c[1], sizeof c[1], "%s-%s-%s-%s-%.*s", p[0], p[1], py, abi, first, plat);
@@ -791,8 +804,10 @@ static double recent_rate(double secs, unsigned long long done)
 static void add_part(char *line, size_t n, int cols, const char *text)
 {
 	size_t len = strlen(line), t = strlen(text);
-	if (len + 2 + t <= (size_t)cols && len + 2 + t < n)
-		snprintf(line + len, n - len, ", %s", text);
+	if (len + 2 + t <= (size_t)cols && len + 2 + t < n) {
+		memcpy(line + len, ", ", 2);
+		memcpy(line + len + 2, text, t + 1);
+	}
 }
 
 static void total_line(int cols)

@@ -110,7 +110,9 @@ const char *cli_bytes(unsigned long long n, char *buf, size_t len);
  * for a listing that stays one greppable row per item in a pipe). */
 int cli_columns(int fd, int fallback);
 /* A wheel file name in `w` columns (padded): the tags are shortened or
- * dropped, the distribution and version kept whole. */
+ * dropped, the distribution and version kept whole.  `w` is at most
+ * CLI_FIT_MAX (a wider one is taken as CLI_FIT_MAX) and below `n`. */
+#define CLI_FIT_MAX 1000
 void cli_fit_name(const char *name, int w, char *out, size_t n);
 /* "45 s", "3 min", "1 h 5 min": rounded up, at least 1 s. */
 const char *cli_duration(double secs, char *buf, size_t n);

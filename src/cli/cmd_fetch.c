@@ -9,6 +9,7 @@
 #include "interrupt.h"
 #include "render.h"
 #include "offwheel/resolve.h"
+#include "offwheel/str.h"
 
 static const char usage[] = "fetch [OPTIONS] FILE.whl|URL|set:ID...";
 static const char description[] =
@@ -188,25 +189,24 @@ void fetch_item_text(const struct cli *c, const struct ow_fetch_item *it)
 
 /* ", 4 already there (downloaded while resolving, ...)" and the like: only
  * the counts that are not zero. */
-static void summary_parts(const struct ow_fetch_report *r, size_t by_resolve, char *buf,
-                          size_t n)
+static void summary_parts(const struct ow_fetch_report *r, size_t by_resolve, struct ow_str *b)
 {
-	char more[160] = "";
-	size_t len = strlen(buf);
-	if (r->had && by_resolve)
-		snprintf(more, sizeof more, " (%s%zu downloaded by this run to read their METADATA)",
-		         by_resolve < r->had ? "of them " : "", by_resolve < r->had ? by_resolve : r->had);
 	if (r->had)
-		len += (size_t)snprintf(buf + len, n - len, ", %zu already there%s", r->had, more);
-	if (len < n && r->rejected)
-		len += (size_t)snprintf(buf + len, n - len, ", %zu rejected", r->rejected);
-	if (len < n && r->failed)
-		snprintf(buf + len, n - len, ", %zu failed", r->failed);
+		ow_str_printf(b, ", %zu already there", r->had);
+	if (r->had && by_resolve)
+		ow_str_printf(b, " (%s%zu downloaded by this run to read their METADATA)",
+		              by_resolve < r->had ? "of them " : "",
+		              by_resolve < r->had ? by_resolve : r->had);
+	if (r->rejected)
+		ow_str_printf(b, ", %zu rejected", r->rejected);
+	if (r->failed)
+		ow_str_printf(b, ", %zu failed", r->failed);
 }
 
 void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r, size_t by_resolve)
 {
-	char b2[32], b3[32], sum[800];
+	char b2[32], b3[32];
+	struct ow_str sum = {0};
 	cli_progress_clear();
 	for (size_t i = 0; i < r->n; i++) {
 		const struct ow_fetch_item *it = &r->items[i];
@@ -222,13 +222,17 @@ void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r, siz
 	if (!r->n || c->json || c->verbosity < 0)
 		return;
 	if (r->done)
-		snprintf(sum, sizeof sum, "%zu files: %zu downloaded (%s in %.1f s, %s)", r->n, r->done,
-		         cli_bytes(r->received, b2, sizeof b2), r->seconds,
-		         cli_rate(r->received, r->seconds, b3, sizeof b3));
+		ow_str_printf(&sum, "%zu files: %zu downloaded (%s in %.1f s, %s)", r->n, r->done,
+		              cli_bytes(r->received, b2, sizeof b2), r->seconds,
+		              cli_rate(r->received, r->seconds, b3, sizeof b3));
 	else
-		snprintf(sum, sizeof sum, "%zu files: none downloaded", r->n);
-	summary_parts(r, by_resolve, sum, sizeof sum);
-	cli_wrapped(stdout, "", sum);
+		ow_str_printf(&sum, "%zu files: none downloaded", r->n);
+	summary_parts(r, by_resolve, &sum);
+	char *text;
+	if (ow_str_take(&sum, &text) == 0) { /* out of memory: no summary, the items were said */
+		cli_wrapped(stdout, "", text);
+		free(text);
+	}
 }
 
 static void render(struct cli *c, const struct ow_fetch_report *r)

@@ -32,13 +32,18 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	return 0;
 }
 
-static void pub_path(const char *sec, char *out, size_t n)
+/* KEY.sec -> KEY.pub, else KEYFILE.pub: 0, or -1 when that does not fit
+ * in out (it is refused, never cut). */
+static int pub_path(const char *sec, char *out, size_t n)
 {
 	size_t l = strlen(sec);
 	if (l > 4 && !strcmp(sec + l - 4, ".sec"))
-		snprintf(out, n, "%.*s.pub", (int)(l - 4), sec);
-	else
-		snprintf(out, n, "%s.pub", sec);
+		l -= 4;
+	if (l + sizeof ".pub" > n)
+		return -1;
+	memcpy(out, sec, l);
+	memcpy(out + l, ".pub", sizeof ".pub");
+	return 0;
 }
 
 int cmd_keygen(struct cli *c, int argc, char **argv)
@@ -59,7 +64,9 @@ int cmd_keygen(struct cli *c, int argc, char **argv)
 	char pub[4096], id[OW_KEYID_HEX];
 	struct ow_signify_sec sec;
 	struct ow_signify_pub pk;
-	pub_path(argv[first], pub, sizeof pub);
+	if (pub_path(argv[first], pub, sizeof pub) < 0)
+		return cli_usage_error(c, "keygen: %s: too long a name (its public key's name must be "
+		                          "shorter than %zu bytes)", argv[first], sizeof pub);
 	int rc = ow_signify_keygen(&sec, &pk);
 	if (!rc)
 		rc = ow_signify_write_keys(argv[first], pub, &sec, force);

@@ -92,6 +92,12 @@ static int add_variants(struct cli *c, struct index_opts *o, const char *arg)
 	return 0;
 }
 
+/* The first n bytes of it are the name `want`. */
+static bool is_name(const char *it, size_t n, const char *want)
+{
+	return strlen(want) == n && !memcmp(it, want, n);
+}
+
 /* --project torch==2.14.0: a pip requirement where a name belongs. */
 static int project_has_version(struct cli *c, const char *it)
 {
@@ -99,19 +105,18 @@ static int project_has_version(struct cli *c, const char *it)
 	if (!it[name])
 		return 0;
 	const char *ver = it + name + strspn(it + name, "=<>!~ ");
-	char base[64];
-	snprintf(base, sizeof base, "%.*s", (int)name, it);
-	if (!strcmp(base, "torch"))
+	int bl = (int)name;
+	if (is_name(it, name, "torch"))
 		return cli_usage_error(c, "--project: '%s' has a version; use --project torch "
 		                          "--version %s",
 		                       it, ver);
-	if (!strcmp(base, "torchvision") || !strcmp(base, "torchaudio"))
+	if (is_name(it, name, "torchvision") || is_name(it, name, "torchaudio"))
 		return cli_usage_error(c, "--project: '%s' has a version; give the name only and "
-		                          "pick the torch with --version (%s follows it, see --pair)",
-		                       it, base);
+		                          "pick the torch with --version (%.*s follows it, see --pair)",
+		                       it, bl, it);
 	return cli_usage_error(c, "--project: '%s' is not a project name; give the name "
-	                          "only (%s)",
-	                       it, base);
+	                          "only (%.*s)",
+	                       it, bl, it);
 }
 
 /* --project torch[opt-einsum],torchvision: names to crawl and resolve,
@@ -346,7 +351,12 @@ const char *index_opts_channel_url(const char *channel, char *buf, size_t n)
 	size_t m = strlen(mirror);
 	while (m && mirror[m - 1] == '/')
 		m--;
-	snprintf(buf, n, "%.*s%s", (int)m, mirror, url + strlen(OW_INDEX_STABLE));
+	const char *path = url + strlen(OW_INDEX_STABLE);
+	size_t t = strlen(path);
+	if (m + t >= n) /* refused, never cut */
+		return NULL;
+	memcpy(buf, mirror, m);
+	memcpy(buf + m, path, t + 1);
 	return buf;
 }
 
@@ -360,6 +370,11 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 	const char *base = o->index_url ? o->index_url
 	                                : index_opts_channel_url(o->channel ? o->channel : "nightly",
 	                                                         chan, sizeof chan);
+	if (!base)
+		return cli_usage_error(c, "OFFWHEEL_PYTORCH_URL: '%s' is too long: the %s channel's "
+		                          "index URL under it needs fewer than %zu bytes",
+		                       getenv("OFFWHEEL_PYTORCH_URL"),
+		                       o->channel ? o->channel : "nightly", sizeof chan);
 	int rc = root_url(c, "--index-url", base, o->index, sizeof o->index);
 	if (rc)
 		return rc;

@@ -111,7 +111,9 @@ struct index_opts {
 const char *const *index_opts_folders(const struct index_opts *o, size_t *n);
 
 /* A channel's index: download.pytorch.org's, or the same path under
- * $OFFWHEEL_PYTORCH_URL (a lab's mirror); buf holds it when it is built. */
+ * $OFFWHEEL_PYTORCH_URL (a lab's mirror); buf holds it when it is built.
+ * NULL for an unknown channel, and when the mirror's URL does not fit in
+ * buf (it is never cut). */
 const char *index_opts_channel_url(const char *channel, char *buf, size_t n);
 
 /* Handle one option if it is an index option: 0 handled, an exit code on a

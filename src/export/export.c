@@ -690,6 +690,7 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	char made[PATH_MAX] = "";
 	struct ow_str tool = {0};
+	struct ow_export_opts ro = *o; /* o with the resolved directory */
 	int rc = o->tool ? load_tool(o->tool, &tool, &m.tool) : 0;
 	x.tool = &tool;
 	if (!rc && ow_s3_is_url(o->dir)) {
@@ -700,7 +701,6 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 		rc = ow_mkdir_p_made(o->dir, 0755, made, sizeof made);
 	if (!rc && !realpath(o->dir, r->dir))
 		rc = ow_err(OW_EIO, "%s: cannot resolve the path: %s", o->dir, strerror(errno));
-	struct ow_export_opts ro = *o;
 	ro.dir = x.dir = r->dir;
 	if (!rc && o->nginx_conf)
 		rc = nginx_path_ok(o->nginx_conf, r->dir);

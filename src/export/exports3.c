@@ -317,7 +317,8 @@ int ex_s3_begin(ow_store *s, const struct ow_export_opts *o, const struct ex_fil
 	snprintf(u->s3.owner_hdr, sizeof u->s3.owner_hdr, "x-amz-meta-offwheel-key: %s", u->key_id);
 	if (!rc)
 		rc = conns_open(&u->cn, u->jobs, &u->s3.http);
-	size_t pl = strlen(u->s3.prefix);
+	/* bucket and prefix are bounded by their arrays, so url[1100] holds them */
+	size_t pl = strnlen(u->s3.prefix, sizeof u->s3.prefix);
 	snprintf(u->url, sizeof u->url, "s3://%s%s%.*s", u->s3.bucket, pl ? "/" : "",
 	         pl ? (int)pl - 1 : 0, u->s3.prefix);
 	if (!rc)

@@ -15,6 +15,7 @@
 #include "db.h"
 #include "offwheel/error.h"
 #include "exportint.h"
+#include "fmt.h"
 #include "fsbeneath.h"
 #include "store.h"
 
@@ -269,9 +270,12 @@ static int remove_one(int root, const char *rel)
 {
 	char dir[PATH_MAX];
 	const char *sl = strrchr(rel, '/'), *name = sl ? sl + 1 : rel;
-	snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - rel) : 0, rel);
-	int dfd, rc = *dir ? ow_open_beneath(root, dir, O_RDONLY | O_DIRECTORY, 0, &dfd)
-	                   : ow_mkdir_beneath(root, "", 0, &dfd);
+	/* a cut directory would name another one: refused */
+	int dfd, rc = ow_fmt(dir, sizeof dir, "%.*s", sl ? (int)(sl - rel) : 0, rel);
+	if (rc)
+		return ow_err_prefix(rc, "%s: its directory: ", rel);
+	rc = *dir ? ow_open_beneath(root, dir, O_RDONLY | O_DIRECTORY, 0, &dfd)
+	          : ow_mkdir_beneath(root, "", 0, &dfd);
 	if (rc)
 		return rc == OW_ENOENT ? 0 : rc;
 	struct stat st;

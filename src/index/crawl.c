@@ -502,12 +502,13 @@ static int touch_unchanged(struct crawl *cr, struct page_job *j)
 {
 	int64_t page_id = 0;
 	ow_db *db = ow_store_db(cr->s);
+	ow_stmt *st;
 	int rc = unit_begin(db);
 	if (rc)
 		return rc;
 	if ((rc = upsert_page(cr, j, "ok", NULL, NULL, &page_id)))
 		goto fail;
-	ow_stmt *st = ow_db_stmt(db, OW_SQL_PAGE_FILES_TOUCH);
+	st = ow_db_stmt(db, OW_SQL_PAGE_FILES_TOUCH);
 	if (!st) {
 		rc = OW_EDB;
 		goto fail;

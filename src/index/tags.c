@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "offwheel/error.h"
 
 static bool is_digit(char c)
@@ -349,21 +350,19 @@ int ow_target_parse(struct ow_target *t, const char *python, const char *platfor
 	return rc < 0 ? rc : parse_platform(t, platform);
 }
 
+/* 0, or OW_ETOOBIG (buf empty) when the tag does not fit in cap. */
 static int platform_primary(const struct ow_target *t, char *buf, size_t cap)
 {
-	int k;
 	if (t->os == OW_OS_LINUX && t->glibc_major)
-		k = snprintf(buf, cap, "manylinux_%d_%d_%s", t->glibc_major, t->glibc_minor,
-		             t->arch);
-	else if (t->os == OW_OS_LINUX)
-		k = snprintf(buf, cap, "linux_%s", t->arch);
-	else if (t->os == OW_OS_MACOS)
-		k = snprintf(buf, cap, "macosx_%d_%d_%s", t->macos_major, t->macos_minor, t->arch);
-	else if (strcmp(t->arch, "win32") == 0)
-		k = snprintf(buf, cap, "win32");
-	else
-		k = snprintf(buf, cap, "win_%s", t->arch);
-	return (k < 0 || (size_t)k >= cap) ? OW_ETOOBIG : 0;
+		return ow_fmt(buf, cap, "manylinux_%d_%d_%s", t->glibc_major, t->glibc_minor,
+		              t->arch);
+	if (t->os == OW_OS_LINUX)
+		return ow_fmt(buf, cap, "linux_%s", t->arch);
+	if (t->os == OW_OS_MACOS)
+		return ow_fmt(buf, cap, "macosx_%d_%d_%s", t->macos_major, t->macos_minor, t->arch);
+	if (strcmp(t->arch, "win32") == 0)
+		return ow_fmt(buf, cap, "win32");
+	return ow_fmt(buf, cap, "win_%s", t->arch);
 }
 
 int ow_target_describe(const struct ow_target *t, char *buf, size_t cap)
@@ -371,11 +370,9 @@ int ow_target_describe(const struct ow_target *t, char *buf, size_t cap)
 	char plat[64];
 	if (platform_primary(t, plat, sizeof plat) < 0)
 		return ow_err(OW_ETOOBIG, "target: platform text too long");
-	int k = snprintf(buf, cap, "cp%d%d%s-%s", t->py_major, t->py_minor,
-	                 t->freethreaded ? "t" : "", plat);
-	if (k < 0 || (size_t)k >= cap)
-		return ow_err(OW_ETOOBIG, "target text: buffer of %zu bytes too small", cap);
-	return 0;
+	int rc = ow_fmt(buf, cap, "cp%d%d%s-%s", t->py_major, t->py_minor,
+	                t->freethreaded ? "t" : "", plat);
+	return rc < 0 ? ow_err_prefix(rc, "target text: ") : 0;
 }
 
 /* ---- compatibility ---------------------------------------------------- */
@@ -396,10 +393,16 @@ struct tagorder {
 	struct taglist plats, pairs, anys;
 };
 
+/* "a-b", left out when it does not fit a tag */
 static void add2(struct taglist *l, const char *a, const char *b)
 {
-	if (l->n < l->cap && snprintf(l->tag[l->n], TAG_LEN, "%s-%s", a, b) < TAG_LEN)
-		l->n++;
+	size_t na = strlen(a), nb = strlen(b);
+	if (l->n >= l->cap || na + 1 + nb >= TAG_LEN)
+		return;
+	char *t = l->tag[l->n++];
+	memcpy(t, a, na);
+	t[na] = '-';
+	memcpy(t + na + 1, b, nb + 1);
 }
 
 static void add_manylinux(struct taglist *l, int minor, const char *arch)

@@ -116,13 +116,19 @@ static const char *label(const struct xfer *x)
 	return x->req->what ? x->req->what : x->req->url;
 }
 
+/* The most of a URL that a detail shows: the rest of detail[1024] is left
+ * for the cause (a longer URL is shown with "..." after its head). */
+#define DETAIL_URL_MAX 600
+
 /* Decide the current attempt: verdict, code, detail "GET <url>: <msg>". */
 OW_PRINTF(4, 5)
 static void decide(struct xfer *x, enum verdict v, int rc, const char *fmt, ...)
 {
 	char *d = x->req->res.detail;
 	size_t n = sizeof x->req->res.detail;
-	int k = snprintf(d, n, "GET %s: ", x->url);
+	size_t ul = strnlen(x->url, DETAIL_URL_MAX + 1);
+	int k = ul > DETAIL_URL_MAX ? snprintf(d, n, "GET %.*s...: ", DETAIL_URL_MAX, x->url)
+	                            : snprintf(d, n, "GET %.*s: ", (int)ul, x->url);
 	va_list ap;
 	va_start(ap, fmt);
 	if (k >= 0 && (size_t)k < n)

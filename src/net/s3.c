@@ -13,6 +13,7 @@
 #include "array.h"
 #include "clock.h"
 #include "digest.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "offwheel/error.h"
 #include "s3xml.h"
@@ -124,10 +125,13 @@ static int load_creds(struct ow_s3 *s, int need)
 	}
 	if (strchr(ak, ':') || strlen(ak) + strlen(sk) + 2 > sizeof s->userpwd)
 		return ow_err(OW_EINVAL, "the S3 access key id is malformed (it holds ':' or is too long)");
-	if (snprintf(s->userpwd, sizeof s->userpwd, "%s:%s", ak, sk) >= (int)sizeof s->userpwd)
+	if (ow_fmt(s->userpwd, sizeof s->userpwd, "%s:%s", ak, sk) < 0) /* no half secret kept */
 		return ow_err(OW_EINVAL, "the S3 credentials are too long");
-	if (tok && strlen(tok) + 24 < sizeof s->token_hdr)
-		snprintf(s->token_hdr, sizeof s->token_hdr, "x-amz-security-token: %s", tok);
+	/* a token that does not fit is refused: dropped, it would make every
+	 * request anonymous */
+	if (tok && ow_fmt(s->token_hdr, sizeof s->token_hdr, "x-amz-security-token: %s", tok) < 0)
+		return ow_err(OW_EINVAL, "the S3 session token is too long (at most %zu bytes)",
+		              sizeof s->token_hdr - sizeof "x-amz-security-token: ");
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "offwheel/crawl.h"
 #include "offwheel/error.h"
 #include "event.h"
+#include "fmt.h"
 #include "resolveint.h"
 #include "tags.h"
 
@@ -222,14 +223,17 @@ static void views_free(struct pview *pv, size_t np)
 		free(pv[p].c), free(pv[p].mc), free(pv[p].pins);
 }
 
-static void missing_text(const struct rs_ctx *x, uint32_t bits, char *buf, size_t n)
+/* The projects named in `bits`, comma-separated; buf is sized
+ * OW_RESOLVE_MISSING_MAX, room for all of them. */
+static int missing_text(const struct rs_ctx *x, uint32_t bits, char *buf, size_t n)
 {
-	size_t len = 0;
-	buf[0] = '\0';
-	for (size_t p = 1; p < x->o->nprojects && len < n; p++)
+	struct ow_str b = {0};
+	for (size_t p = 1; p < x->o->nprojects; p++)
 		if (bits >> (p - 1) & 1)
-			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "",
-			                        x->o->projects[p]);
+			ow_str_printf(&b, "%s%s", b.n ? "," : "", x->o->projects[p]);
+	int rc = b.err ? b.err : ow_fmt(buf, n, "%s", b.p ? b.p : "");
+	ow_str_free(&b);
+	return rc < 0 ? ow_err_prefix(rc, "resolve: missing projects: ") : 0;
 }
 
 static int add_skip(struct ow_resolve_target *o, const char *torch, const char *missing)
@@ -340,13 +344,13 @@ static void fill_versions(const struct rs_ctx *x, struct ow_resolve_target *o,
 static int add_skips(const struct rs_ctx *x, struct ow_resolve_target *o, const struct pview *pv,
                      const struct rs_choice *ch, size_t upto)
 {
-	char miss[256];
+	char miss[OW_RESOLVE_MISSING_MAX];
 	for (size_t i = 0; i < upto && i < ch->examined; i++) {
 		if (!ch->missing[i])
 			continue;
-		missing_text(x, ch->missing[i], miss, sizeof miss);
-		if (add_skip(o, pv[0].c[i]->version_text, miss) < 0)
-			return OW_ENOMEM;
+		int rc = missing_text(x, ch->missing[i], miss, sizeof miss);
+		if (rc < 0 || (rc = add_skip(o, pv[0].c[i]->version_text, miss)) < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -405,7 +409,9 @@ static void name_variant(struct rs_ctx *x, struct tstate *ts, const struct rs_ca
 	struct ow_resolve_target *o = ts->out;
 	if (!x->o->flat || *x->o->variants[0])
 		return;
-	char v[32] = ""; /* with " " and a 127-byte target text it fits describe[160] */
+	/* a local label (at most 63), " " and a target text (desc, at most 127)
+	 * fill describe[OW_RESOLVE_DESCRIBE_MAX] at most */
+	char v[OW_VER_LOCAL_MAX] = "";
 	const char *from = "local-version";
 	const char *local = torch->v.local;
 	if (*local && (!strncmp(local, "cu", 2) || !strncmp(local, "rocm", 4) ||
@@ -449,10 +455,10 @@ static int pass_over(struct tstate *ts, const struct rs_cand *torch, const char 
 	struct ow_resolve_skip *k = &g[ts->npassed++];
 	snprintf(k->torch, sizeof k->torch, "%s", torch->version_text);
 	k->missing[0] = '\0';
-	size_t n = strlen(why);
-	if (n >= sizeof k->why) /* cut at a word, marked */
-		n = sizeof k->why - 5;
-	snprintf(k->why, sizeof k->why, "%.*s%s", (int)n, why, why[n] ? " ..." : "");
+	if (strlen(why) < sizeof k->why)
+		snprintf(k->why, sizeof k->why, "%s", why);
+	else /* shortened on purpose, and marked as such */
+		snprintf(k->why, sizeof k->why, "%.*s ...", (int)(sizeof k->why - 5), why);
 	return mark_bad(ts, torch->id);
 }
 
@@ -555,8 +561,7 @@ static int incomplete(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 	size_t n = set_roots(x, pv, first, pick, roots);
 	fill_versions(x, o, roots, n);
 	name_variant(x, ts, pv[0].c[first]);
-	missing_text(x, ch->missing[first], o->missing, sizeof o->missing);
-	int rc = 0;
+	int rc = missing_text(x, ch->missing[first], o->missing, sizeof o->missing);
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = add_member(o, &roots[i]);
 	return rc ? rc : add_skips(x, o, pv, ch, ch->examined);
@@ -811,17 +816,39 @@ static int check_opts(const struct ow_resolve_opts *o)
 	return 0;
 }
 
-static void selector_text(const struct ow_resolve_opts *o, char *buf, size_t n)
+/* buf is sized OW_RESOLVE_SELECTOR_MAX: room for any version check_opts
+ * accepts; a longer text is refused, never cut. */
+static int selector_text(const struct ow_resolve_opts *o, char *buf, size_t n)
 {
+	const char *pair = o->pair == OW_PAIR_NEWEST ? ",pair:newest" : "";
+	int rc;
 	if (o->date)
-		snprintf(buf, n, "date:%s", o->date);
+		rc = ow_fmt(buf, n, "date:%s%s", o->date, pair);
 	else if (o->version)
-		snprintf(buf, n, "version:%s", o->version);
+		rc = ow_fmt(buf, n, "version:%s%s", o->version, pair);
 	else
-		snprintf(buf, n, "latest");
-	size_t len = strlen(buf);
-	if (o->pair == OW_PAIR_NEWEST && len < n)
-		snprintf(buf + len, n - len, ",pair:newest");
+		rc = ow_fmt(buf, n, "latest%s", pair);
+	return rc < 0 ? ow_err_prefix(rc, "resolve: the selector text: ") : 0;
+}
+
+/* A target's describe, variant, python and platform texts; a label (the
+ * user's --variant) too long for them is refused, never cut. */
+static int target_texts(struct ow_resolve_target *rt, const struct ow_target *t,
+                        const char *label)
+{
+	char desc[128];
+	int rc = ow_target_describe(t, desc, sizeof desc);
+	size_t py = strcspn(desc, "-");
+	if (!rc)
+		rc = ow_fmt(rt->describe, sizeof rt->describe, "%s%s%s", label, *label ? " " : "",
+		            desc);
+	if (!rc)
+		rc = ow_fmt(rt->variant, sizeof rt->variant, "%s", label);
+	if (!rc)
+		rc = ow_fmt(rt->python, sizeof rt->python, "%.*s", (int)py, desc);
+	if (!rc)
+		rc = ow_fmt(rt->platform, sizeof rt->platform, "%s", desc + py + (desc[py] != '\0'));
+	return rc < 0 ? ow_err_prefix(rc, "resolve: target %s: ", desc) : 0;
 }
 
 static int init_targets(const struct ow_resolve_opts *o, struct ow_resolve_report *r,
@@ -838,18 +865,16 @@ static int init_targets(const struct ow_resolve_opts *o, struct ow_resolve_repor
 		for (size_t t = 0; t < o->ntargets; t++) {
 			size_t i = v * o->ntargets + t;
 			struct ow_resolve_target *rt = &r->targets[i];
-			char desc[128];
 			const char *label = o->variants[v];
 			/* a flat root has no variant folder: every page at {index}/{project}/ */
 			ts[i] = (struct tstate){.t = o->targets[t], .variant = o->flat ? "" : label,
 			                        .out = rt, .window = RS_WINDOW0};
-			ow_target_describe(&o->targets[t], desc, sizeof desc);
-			snprintf(rt->describe, sizeof rt->describe, "%s%s%s", label, *label ? " " : "",
-			         desc);
-			snprintf(rt->variant, sizeof rt->variant, "%s", label);
 			rt->variant_from = !o->flat ? "folder" : *label ? "root" : NULL;
-			snprintf(rt->python, sizeof rt->python, "%.*s", (int)strcspn(desc, "-"), desc);
-			snprintf(rt->platform, sizeof rt->platform, "%s", desc + strcspn(desc, "-") + 1);
+			int rc = target_texts(rt, &o->targets[t], label);
+			if (rc < 0) {
+				free(ts);
+				return rc;
+			}
 		}
 	r->ntargets = n;
 	*out = ts;
@@ -1065,7 +1090,8 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	for (size_t p = 0; p < o.nprojects; p++)
 		if (!(r->projects[r->nprojects++] = strdup(o.projects[p])))
 			return ow_err(OW_ENOMEM, "resolve: out of memory");
-	selector_text(&o, r->selector, sizeof r->selector);
+	if ((rc = selector_text(&o, r->selector, sizeof r->selector)) < 0)
+		return rc;
 	struct tstate *ts = NULL;
 	struct rs_ctx x = {.s = s, .o = &o, .now = (int64_t)time(NULL)};
 	size_t nts = 0;

@@ -8,6 +8,7 @@
 #include "array.h"
 #include "offwheel/error.h"
 #include "event.h"
+#include "fmt.h"
 #include "offwheel/fetch.h"
 #include "resolveint.h"
 #include "tags.h"
@@ -117,6 +118,10 @@ enum pg_state {
 	PG_ABSENT = 3,      /* offline: never crawled, so not in the workspace */
 };
 
+/* Room for why a page is missing: the crawl's detail (ow_crawl_page.detail)
+ * as it stored it. */
+#define RS_WHY_MAX 1024
+
 /* PG_STORED (*fetched: when), PG_MISSING or PG_NOT_CRAWLED; < PG_MISSING error. */
 static int page_status(struct rs_ctx *x, const char *url, char *why, size_t n, int64_t *fetched)
 {
@@ -133,10 +138,10 @@ static int page_status(struct rs_ctx *x, const char *url, char *why, size_t n, i
 	/* the crawl wrote "no such project here (HTTP 404)" */
 	const char *e = ow_col_is_null(st, 1) ? "" : ow_col_text(st, 1), *h = strstr(e, "(HTTP ");
 	if (h)
-		snprintf(why, n, "%.*s", (int)strcspn(h + 1, ")"), h + 1);
+		rc = ow_fmt(why, n, "%.*s", (int)strcspn(h + 1, ")"), h + 1);
 	else
-		snprintf(why, n, "%s", *e ? e : "no such project here");
-	return PG_MISSING;
+		rc = ow_fmt(why, n, "%s", *e ? e : "no such project here");
+	return rc < 0 ? ow_err_prefix(rc, "resolve: %s: why it is missing: ", url) : PG_MISSING;
 }
 
 static int read_rows(struct rs_list *l, ow_stmt *st)
@@ -263,7 +268,7 @@ static enum rs_list_state list_state(int ps)
  * its files filtered by the root's variant folder when it is one. */
 static int load_member(struct rs_ctx *x, struct rs_list *l)
 {
-	char url[2048], why[256];
+	char url[2048], why[RS_WHY_MAX];
 	int ps = page_state(x, x->o->index_url, l->variant, l->project, url, sizeof url, why,
 	                    sizeof why);
 	if (ps < PG_MISSING)
@@ -308,7 +313,7 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
  * rs_index_only() names is never asked of an extra index.  Missing
  * everywhere, or a page that could not be fetched: the reason in l->why. */
 struct dep_look {
-	char url[2048], why[256];
+	char url[2048], why[RS_WHY_MAX];
 	int ps;
 };
 
@@ -367,7 +372,7 @@ static int look_ahead(struct rs_ctx *x, const struct rs_list *l, size_t from, si
 	for (size_t i = from; i < maxn; i++) {
 		const char *root = i < 2 ? o->index_url : o->extra_index_urls[i - 2];
 		const char *variant = i == 0 ? l->variant : "";
-		char url[2048], why[256];
+		char url[2048], why[RS_WHY_MAX];
 		int64_t fetched;
 		if (i == 1 && !*l->variant)
 			continue;
@@ -453,7 +458,7 @@ bool rs_python_ok(const struct ow_target *t, const char *requires_python)
 {
 	struct ow_specset set;
 	struct ow_version v;
-	char buf[32];
+	char buf[sizeof "-2147483648.-2147483648.-2147483648"];
 	if (!requires_python || !*requires_python)
 		return true;
 	if (ow_spec_parse(&set, requires_python) < 0)

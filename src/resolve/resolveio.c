@@ -120,8 +120,8 @@ static int no_range_host(const struct ow_resolve_netio *c, const char *host)
 static void remember_no_range(struct ow_resolve_netio *c, const char *url)
 {
 	char host[256];
-	ow_fetch_host(url, host, sizeof host);
-	if (!no_range_host(c, host) &&
+	/* a host too long to name is not remembered: its ranges are tried again */
+	if (ow_fetch_host(url, host, sizeof host) == 0 && !no_range_host(c, host) &&
 	    c->n_no_range_hosts < sizeof c->no_range_hosts / sizeof c->no_range_hosts[0])
 		snprintf(c->no_range_hosts[c->n_no_range_hosts++], sizeof c->no_range_hosts[0], "%s",
 		         host);
@@ -151,12 +151,12 @@ static int net_fetch(void *ud, ow_store *s, const int64_t *ids, size_t n)
 		if ((rc = ow_stmt_step(st)) < 0)
 			break;
 		rc = 0;
-		ow_fetch_host(ow_col_text(st, 1), host, sizeof host);
+		int long_host = ow_fetch_host(ow_col_text(st, 1), host, sizeof host) < 0;
 		if (ow_col_int(st, 0))
 			meta[nm++] = ids[i];
 		else if (!strcmp(ow_col_text(st, 2), "sdist"))
 			whl[nw++] = ids[i]; /* PKG-INFO lies in a gzip stream: the whole file */
-		else if (no_range_host(c, host))
+		else if (!long_host && no_range_host(c, host))
 			whl[nw++] = ids[i]; /* known this run to ignore ranges */
 		else
 			rng[nr++] = ids[i];

@@ -9,6 +9,8 @@
 
 #include "array.h"
 #include "embedded.h"
+#include "fmt.h"
+#include "offwheel/str.h"
 #include "offwheel/error.h"
 
 struct ow_stmt {
@@ -287,8 +289,11 @@ static int immutable_uri(const char *path, char *buf, size_t n)
 			buf[o++] = hex[*p & 15];
 		}
 	}
-	int w = snprintf(buf + o, n - o, "?immutable=1");
-	return w < 0 || (size_t)w >= n - o ? ow_err(OW_ERANGE, "%s: path too long", path) : 0;
+	if (ow_fmt(buf + o, n - o, "?immutable=1") < 0) {
+		buf[0] = '\0'; /* no half URI */
+		return ow_err(OW_ERANGE, "%s: path too long", path);
+	}
+	return 0;
 }
 
 /* A WAL database cannot be opened read-only where sqlite may not create
@@ -434,25 +439,31 @@ static int collect(ow_db *db, const char *sql, const char *ok, char **acc, size_
 		return db_fail(db, sql);
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		char line[512] = "";
+		struct ow_str row = {0}; /* a problem is reported whole, however long */
 		int cols = sqlite3_column_count(s);
-		size_t o = 0;
-		for (int c = 0; c < cols && o < sizeof line - 1; c++) {
+		for (int c = 0; c < cols; c++) {
 			const unsigned char *t = sqlite3_column_text(s, c);
-			int w = snprintf(line + o, sizeof line - o, "%s%s", c ? " " : "",
-			                 t ? (const char *)t : "NULL");
-			o = w < 0 ? o : (size_t)w + o >= sizeof line ? sizeof line - 1 : o + (size_t)w;
+			ow_str_printf(&row, "%s%s", c ? " " : "", t ? (const char *)t : "NULL");
 		}
-		if (ok && !strcmp(line, ok))
+		char *line = NULL;
+		if (ow_str_take(&row, &line) < 0) {
+			sqlite3_finalize(s);
+			return ow_err(OW_ENOMEM, "out of memory");
+		}
+		if (ok && !strcmp(line, ok)) {
+			free(line);
 			continue;
+		}
 		size_t n = strlen(line);
 		char *grown = ow_array_grow(*acc, *len, n + 2, 1);
 		if (!grown) {
+			free(line);
 			sqlite3_finalize(s);
 			return ow_err(OW_ENOMEM, "out of memory");
 		}
 		*acc = grown;
 		memcpy(*acc + *len, line, n);
+		free(line);
 		(*acc)[*len + n] = '\n';
 		*len += n + 1;
 		(*acc)[*len] = '\0';

@@ -16,6 +16,7 @@
 #include "array.h"
 #include "offwheel/error.h"
 #include "event.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "pool.h"
 
@@ -392,8 +393,9 @@ int ow_store_has(ow_store *s, const char *hex, uint64_t *size, char *kind, size_
 	if (rc == 1) {
 		if (size)
 			*size = (uint64_t)ow_col_int(st, 0);
-		if (kind && kind_n)
-			snprintf(kind, kind_n, "%s", ow_col_text(st, 1));
+		if (kind && kind_n && (rc = ow_fmt(kind, kind_n, "%s", ow_col_text(st, 1))) < 0)
+			return ow_err_prefix(rc, "object %s: its kind: ", hex);
+		rc = 1;
 	}
 	return rc;
 }
@@ -610,10 +612,12 @@ int ow_store_move_aside(ow_store *s, const char *hex, char *moved_to, size_t n)
 	if (lstat(path, &st) != 0)
 		return errno == ENOENT ? 0 : ow_err(OW_EIO, "%s: %s", path, strerror(errno));
 	/* a unique name: the same object may be damaged and moved aside twice */
-	int w = snprintf(aside, sizeof aside, "%s/" OW_TMP_DAMAGED_PREFIX "%s-%lld-%ld", s->tmp, hex,
-	                 (long long)time(NULL), (long)getpid());
-	if (w < 0 || (size_t)w >= sizeof aside)
+	if (ow_fmt(aside, sizeof aside, "%s/" OW_TMP_DAMAGED_PREFIX "%s-%lld-%ld", s->tmp, hex,
+	           (long long)time(NULL), (long)getpid()) < 0)
 		return ow_err(OW_ERANGE, "temp path too long");
+	size_t w = strlen(aside);
+	if (moved_to && n && w >= n) /* refused before the move: never a cut name */
+		return ow_err(OW_ERANGE, "%s: too long for the caller's %zu bytes", aside, n);
 	if (rename(path, aside) != 0)
 		return ow_err(OW_EIO, "%s: cannot move the damaged object aside to %s: %s", path, aside,
 		              strerror(errno));
@@ -621,7 +625,7 @@ int ow_store_move_aside(ow_store *s, const char *hex, char *moved_to, size_t n)
 		ow_fsync_dir(dir);
 	ow_fsync_dir(s->tmp);
 	if (moved_to && n)
-		snprintf(moved_to, n, "%s", aside);
+		memcpy(moved_to, aside, w + 1);
 	return 0;
 }
 

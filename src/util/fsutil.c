@@ -39,6 +39,10 @@ int ow_mkdir_p_made(const char *path, mode_t mode, char *made, size_t madelen)
 	size_t n = strlen(path);
 	if (n == 0 || n >= sizeof buf)
 		return ow_err(OW_ERANGE, "%s: path too long", path);
+	/* made gets a prefix of path: refused before anything is made when path
+	 * would not fit, since a cut `made` would name another directory */
+	if (made && madelen && n >= madelen)
+		return ow_err(OW_ERANGE, "%s: path too long (at most %zu bytes)", path, madelen - 1);
 	memcpy(buf, path, n + 1);
 	for (size_t i = 1; i <= n; i++) {
 		if (buf[i] != '/' && buf[i] != '\0')
@@ -47,7 +51,7 @@ int ow_mkdir_p_made(const char *path, mode_t mode, char *made, size_t madelen)
 		buf[i] = '\0';
 		if (mkdir(buf, mode) == 0) {
 			if (made && madelen && !*made)
-				snprintf(made, madelen, "%s", buf);
+				memcpy(made, buf, i + 1); /* buf[i] is its NUL; i <= n < madelen */
 		} else if (errno != EEXIST) {
 			return ow_err(errno_code(errno), "%s: cannot create directory: %s", buf,
 			              strerror(errno));

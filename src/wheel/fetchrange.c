@@ -26,6 +26,7 @@
 #include "offwheel/error.h"
 #include "event.h"
 #include "fetchint.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "offwheel/fetch.h"
 #include "rangemeta.h"
@@ -57,7 +58,7 @@ struct rfetch {
 	size_t nwarned;
 };
 
-void ow_fetch_host(const char *url, char *buf, size_t n)
+int ow_fetch_host(const char *url, char *buf, size_t n)
 {
 	const char *p = strstr(url, "://");
 	p = p ? p + 3 : url;
@@ -67,7 +68,8 @@ void ow_fetch_host(const char *url, char *buf, size_t n)
 		l -= (size_t)(at + 1 - p);
 		p = at + 1;
 	}
-	snprintf(buf, n, "%.*s", (int)l, p);
+	int rc = ow_fmt(buf, n, "%.*s", (int)l, p);
+	return rc < 0 ? ow_err_prefix(rc, "the host of %s: ", url) : 0;
 }
 
 static void set_outcome(struct rdl *d, enum ow_fetch_outcome o, int rc, const char *detail)
@@ -81,7 +83,11 @@ static void set_outcome(struct rdl *d, enum ow_fetch_outcome o, int rc, const ch
 static void say_no_range(struct rfetch *f, const char *url)
 {
 	char host[256];
-	ow_fetch_host(url, host, sizeof host);
+	if (ow_fetch_host(url, host, sizeof host) < 0) { /* a host too long to remember */
+		ow_log(OW_LOG_WARN, "%s does not answer Range requests; downloading whole wheels for "
+		                    "their metadata", url);
+		return;
+	}
 	for (size_t i = 0; i < f->nwarned; i++)
 		if (!strcmp(f->warned[i], host))
 			return;

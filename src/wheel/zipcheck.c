@@ -393,13 +393,13 @@ static int cd_entry_sizes(const struct zctx *c, struct ow_zip_entry *en, const s
                           uint16_t disk)
 {
 	size_t used = 0;
+	uint64_t d = disk;
 	if (en->usize == U32MAX && z64_take(x, &used, &en->usize))
 		goto bad;
 	if (en->csize == U32MAX && z64_take(x, &used, &en->csize))
 		goto bad;
 	if (en->local_off == U32MAX && z64_take(x, &used, &en->local_off))
 		goto bad;
-	uint64_t d = disk;
 	if (disk == U16MAX && x->z64_len >= used + 4) {
 		d = ow_le32(x->z64 + used);
 		used += 4;
