@@ -567,10 +567,14 @@ const char *cli_bytes(unsigned long long n, char *buf, size_t len)
 	}
 	/* v < 1000, or in TB at most 18446744.07 (ULLONG_MAX bytes): the number
 	 * has fewer digits than ULLONG_MAX, which strnlen makes visible */
-	char num[32];
-	snprintf(num, sizeof num, u ? "%.2f" : "%.0f", v);
-	snprintf(buf, len, "%.*s %s", (int)strnlen(num, sizeof "18446744073709551615"), num,
-	         units[u]);
+	if (!u) {
+		snprintf(buf, len, "%llu B", n);
+		return buf;
+	}
+	/* hundredths in integers: the digits are bounded by the type, as the
+	 * compiler can see, where a double's %f is not */
+	unsigned long long h = (unsigned long long)(v * 100 + 0.5);
+	snprintf(buf, len, "%llu.%02llu %s", h / 100, h % 100, units[u]);
 	return buf;
 }
 
@@ -647,6 +651,21 @@ int cli_columns(int fd, int fallback)
 	return n >= 40 && n <= 1000 ? (int)n : fallback;
 }
 
+/* `s` left-aligned in `w` columns (spaces after it), within `n` bytes. */
+static void pad_right(char *out, size_t n, const char *s, size_t w)
+{
+	size_t len = strlen(s);
+	if (!n)
+		return;
+	if (w > n - 1)
+		w = n - 1;
+	if (len > w)
+		len = w;
+	memcpy(out, s, len);
+	memset(out + len, ' ', w - len);
+	out[w] = '\0';
+}
+
 /* `s` in at most `w` columns: a long name keeps its head and its tail,
  * joined by "..."; a URL only its tail (the page: variant and project). */
 static void cut_middle(const char *s, int w, char *out, size_t n)
@@ -689,16 +708,28 @@ void cli_fit_name(const char *s, int w, char *out, size_t n)
 	/* plat lies in buf: its first tag is shorter than buf, as the bound says */
 	size_t pl = strcspn(plat, ".");
 	int first = (int)(pl < sizeof buf ? pl : sizeof buf - 1);
-	char c[6][300];
-	snprintf(c[0], sizeof c[0], "%s-%s-%s-%s-%s", p[0], p[1], py, abi, plat);
-	snprintf(c[1], sizeof c[1], "%s-%s-%s-%s-%.*s", p[0], p[1], py, abi, first, plat);
-	snprintf(c[2], sizeof c[2], "%s-%s-%s-%.*s", p[0], p[1], py, first, plat);
-	snprintf(c[3], sizeof c[3], "%s-%s-%.*s", p[0], p[1], first, plat);
-	snprintf(c[4], sizeof c[4], "%s-%s-%s", p[0], p[1], py);
-	snprintf(c[5], sizeof c[5], "%s-%s", p[0], p[1]);
+	/* each candidate joins parts of buf, so it is shorter than buf */
+	const char *part[5] = {p[0], p[1], py, abi, plat};
+	static const int form[6][5] = {{0, 1, 2, 3, 4}, {0, 1, 2, 3, 4}, {0, 1, 2, 4, -1},
+	                               {0, 1, 4, -1, -1}, {0, 1, 2, -1, -1}, {0, 1, -1, -1, -1}};
+	char c[6][sizeof buf];
+	for (int i = 0; i < 6; i++) {
+		size_t at = 0;
+		for (int j = 0; j < 5 && form[i][j] >= 0; j++) {
+			const char *t = part[form[i][j]];
+			size_t tl = form[i][j] == 4 && i > 0 ? (size_t)first : strlen(t);
+			if (at + (j > 0) + tl >= sizeof c[i])
+				break;
+			if (j > 0)
+				c[i][at++] = '-';
+			memcpy(c[i] + at, t, tl);
+			at += tl;
+		}
+		c[i][at] = '\0';
+	}
 	for (int i = 0; i < 6; i++)
 		if (strlen(c[i]) <= (size_t)w) {
-			snprintf(out, n, "%-*s", w, c[i]);
+			pad_right(out, n, c[i], (size_t)w);
 			return;
 		}
 	cut_middle(c[5], w, out, n);

@@ -612,9 +612,9 @@ static int pe_list(struct ctx *c, uint32_t lfanew)
 /* The whole input as one module of one entry (a cubin or PTX file). */
 static int one_module(struct ctx *c, const char *name, const struct ow_fatbin_entry *e)
 {
-	struct ow_fatbin_module *m;
+	struct ow_fatbin_module *m = NULL;
 	int rc = add_module(c, name, 0, 0, 0, &m);
-	if (rc)
+	if (!m) /* add_module sets m exactly when it succeeds */
 		return rc;
 	m->size = c->s->size;
 	m->count = 1;

@@ -571,7 +571,9 @@ static bool next_tag(const char **s, char *out, size_t cap)
 	size_t k = strcspn(*s, ".");
 	if (**s == '\0')
 		return false;
-	snprintf(out, cap, "%.*s", k < cap ? (int)k : 0, *s);
+	size_t copy = k < cap ? k : 0; /* too long: "" matches nothing */
+	memcpy(out, *s, copy);
+	out[copy] = '\0';
 	*s += k + ((*s)[k] == '.');
 	return true;
 }

@@ -215,7 +215,10 @@ int ow_s3_open(const char *url, const char *endpoint, int need_creds,
 			return ow_err(OW_EINVAL, "--endpoint %s: too long", shown);
 		if (http_ok)
 			s->flags |= OW_HTTP_ALLOW_HTTP;
-		snprintf(s->bucket_url, sizeof s->bucket_url, "%.*s/%s", (int)el, endpoint, s->bucket);
+		/* el + bl + 3 <= sizeof base, and bucket_url is no smaller */
+		memcpy(s->bucket_url, endpoint, el);
+		s->bucket_url[el] = '/';
+		memcpy(s->bucket_url + el + 1, s->bucket, bl + 1);
 	} else {
 		snprintf(s->bucket_url, sizeof s->bucket_url, "https://%s.s3.%s.amazonaws.com", s->bucket,
 		         s->region);

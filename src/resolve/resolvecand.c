@@ -587,8 +587,9 @@ static int sdist_name_parse(struct ow_wheel_name *w, const char *fn)
 	memset(w, 0, sizeof *w);
 	if (!dash || (size_t)(fn + stem - dash - 1) >= sizeof w->version_text)
 		return ow_err(OW_EPARSE, "\"%s\" is not an sdist file name", fn);
-	snprintf(w->version_text, sizeof w->version_text, "%.*s", (int)(fn + stem - dash - 1),
-	         dash + 1);
+	size_t vl = (size_t)(fn + stem - dash - 1);
+	memcpy(w->version_text, dash + 1, vl);
+	w->version_text[vl] = '\0';
 	return ow_name_normalize(fn, (size_t)(dash - fn), w->name, sizeof w->name);
 }
 

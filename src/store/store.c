@@ -224,9 +224,15 @@ int ow_store_object_path(const ow_store *s, const char *hex, char *buf, size_t n
 {
 	if (!ow_is_sha256_hex(hex))
 		return ow_err(OW_EINVAL, "'%.80s' is not a sha256 object name", hex);
-	int w = snprintf(buf, n, "%s/%.2s/%s", s->objects, hex, hex);
-	if (w < 0 || (size_t)w >= n)
+	/* <objects>/<first two hex digits>/<64 hex digits> */
+	size_t ol = strlen(s->objects);
+	if (ol + 1 + 2 + 1 + 64 >= n)
 		return ow_err(OW_ERANGE, "object path too long");
+	memcpy(buf, s->objects, ol);
+	buf[ol] = '/';
+	memcpy(buf + ol + 1, hex, 2);
+	buf[ol + 3] = '/';
+	memcpy(buf + ol + 4, hex, 65);
 	return 0;
 }
 
