@@ -299,7 +299,7 @@ static const char *unknown_isas(const char *ptx, char *b, size_t n)
 {
 	b[0] = 0;
 	for (const char *at = strchr(ptx, '@'); at; at = strchr(at + 1, '@')) {
-		char *end, isa[24];
+		char *end, isa[48]; /* ", " and two unsigned longs */
 		unsigned long maj = strtoul(at + 1, &end, 10), min = 0;
 		int drv;
 		if (*end == '.')
@@ -309,8 +309,9 @@ static const char *unknown_isas(const char *ptx, char *b, size_t n)
 			continue;
 		snprintf(isa, sizeof isa, "%s%lu.%lu", b[0] ? ", " : "", maj, min);
 		size_t used = strlen(b);
-		if (!strstr(b, isa + (b[0] ? 2 : 0)) && used + strlen(isa) < n)
-			snprintf(b + used, n - used, "%s", isa);
+		size_t il = strlen(isa);
+		if (!strstr(b, isa + (b[0] ? 2 : 0)) && used + il < n)
+			memcpy(b + used, isa, il + 1);
 	}
 	ow_err_clear();
 	return b;
@@ -434,12 +435,17 @@ static size_t libs_with_code(const struct ow_audit *a)
 /* ", 1130 not for this device, 6 for other CUDA runtimes" */
 static const char *left_out_text(const struct ow_audit_result *r, char *b, size_t n)
 {
-	b[0] = 0;
+	char one[64] = "", two[64] = ""; /* each holds its text with any %zu */
 	if (r->n_not_for_device)
-		snprintf(b, n, ", %zu arch-specific not for this device", r->n_not_for_device);
-	if (r->n_other_cuda) {
-		size_t at = strlen(b);
-		snprintf(b + at, n - at, ", %zu built for other CUDA runtimes", r->n_other_cuda);
+		snprintf(one, sizeof one, ", %zu arch-specific not for this device",
+		         r->n_not_for_device);
+	if (r->n_other_cuda)
+		snprintf(two, sizeof two, ", %zu built for other CUDA runtimes", r->n_other_cuda);
+	size_t l1 = strlen(one), l2 = strlen(two);
+	b[0] = 0;
+	if (l1 + l2 < n) {
+		memcpy(b, one, l1);
+		memcpy(b + l1, two, l2 + 1);
 	}
 	return b;
 }

@@ -138,13 +138,19 @@ static size_t distinct(const struct ow_fatbin *fb, int list, int data_in_main,
 
 static void append(char *dst, size_t size, const char *word)
 {
-	size_t at = strlen(dst);
-	if (at + strlen(word) + 5 >= size) {
-		if (at + 4 < size && !strstr(dst, "..."))
-			snprintf(dst + at, size - at, "%s...", at ? " " : "");
+	/* a word that does not fit is never cut: the list ends with one "..." */
+	size_t at = strlen(dst), wl = strlen(word);
+	if (at + wl + 5 >= size) {
+		if (at + 4 < size && !strstr(dst, "...")) {
+			if (at)
+				dst[at++] = ' ';
+			memcpy(dst + at, "...", 4);
+		}
 		return;
 	}
-	snprintf(dst + at, size - at, "%s%s", at ? " " : "", word);
+	if (at)
+		dst[at++] = ' ';
+	memcpy(dst + at, word, wl + 1);
 }
 
 static void list_kind(const struct ow_fatbin_entry *d, size_t n, int ptx, int lto, char *dst,

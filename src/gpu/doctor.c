@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "fmt.h"
 #include "offwheel/error.h"
 #include "offwheel/gpucompat.h"
 
@@ -191,11 +192,13 @@ static void step_devices(struct ow_doctor_report *r)
 		     s->driver ? s->driver_detail : "no driver to ask");
 		return;
 	}
-	for (size_t i = 0; i < s->n_devs && used < sizeof text; i++) {
+	for (size_t i = 0; i < s->n_devs; i++) {
 		ow_gpu_format_cc(s->devs[i].dev.cc, cc, sizeof cc);
-		int w = snprintf(text + used, sizeof text - used, "%s%d: %s (compute capability %s)",
-				 i ? "; " : "", s->devs[i].dev.ordinal, s->devs[i].dev.name, cc);
-		used += w > 0 ? (size_t)w : 0;
+		if (ow_fmt_append(text, sizeof text, &used, "%s%d: %s (compute capability %s)",
+		                  i ? "; " : "", s->devs[i].dev.ordinal, s->devs[i].dev.name, cc)) {
+			ow_fmt_append(text, sizeof text, &used, "; ...");
+			break;
+		}
 	}
 	step(r, OW_DOC_DEVICES, OW_STEP_PASS, "%s", text);
 }

@@ -959,9 +959,12 @@ int ow_fatbin_module_format(const struct ow_fatbin *fb, const struct ow_fatbin_m
 	if (!size)
 		return ow_err(OW_ERANGE, "fatbin module listing: empty buffer");
 	buf[0] = 0;
-	if (m->count == 0)
-		return snprintf(buf, size, "empty") < (int)size ? 0
-			: ow_err(OW_ERANGE, "fatbin module listing: buffer too small");
+	if (m->count == 0) {
+		if (size < sizeof "empty")
+			return ow_err(OW_ERANGE, "fatbin module listing: buffer too small");
+		memcpy(buf, "empty", sizeof "empty");
+		return 0;
+	}
 	const struct ow_fatbin_entry **v = malloc(m->count * sizeof *v);
 	if (!v)
 		return ow_err(OW_ENOMEM, "fatbin module listing: out of memory");

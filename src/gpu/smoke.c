@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "offwheel/error.h"
 #include "offwheel/fatbin.h"
 
@@ -77,16 +78,19 @@ static void format_archs(const struct ow_fatbin *fb, char *buf, size_t size)
 	struct arch_key keys[MAX_ARCH_KEYS];
 	size_t n = collect_keys(fb, keys), used = 0;
 	buf[0] = '\0';
-	for (size_t i = 0; i < n && used + 1 < size; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct ow_fatbin_entry e = {.kind = keys[i].kind, .arch = keys[i].arch,
 					    .variant = keys[i].variant};
 		char name[32];
 		ow_fatbin_entry_name(&e, name, sizeof name);
-		int w = keys[i].kind == OW_FB_PTX
-				? snprintf(buf + used, size - used, "%s%s@%u.%u", used ? " " : "", name,
-					   keys[i].isa_major, keys[i].isa_minor)
-				: snprintf(buf + used, size - used, "%s%s", used ? " " : "", name);
-		used += w > 0 ? (size_t)w : 0;
+		int rc = keys[i].kind == OW_FB_PTX
+				? ow_fmt_append(buf, size, &used, "%s%s@%u.%u", used ? " " : "", name,
+						keys[i].isa_major, keys[i].isa_minor)
+				: ow_fmt_append(buf, size, &used, "%s%s", used ? " " : "", name);
+		if (rc) {
+			ow_fmt_append(buf, size, &used, " ...");
+			break;
+		}
 	}
 }
 

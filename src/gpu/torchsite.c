@@ -18,6 +18,7 @@
 
 #include "array.h"
 #include "clock.h"
+#include "fmt.h"
 #include "fsbeneath.h"
 #include "offwheel/error.h"
 
@@ -87,6 +88,18 @@ static int read_small_file(const char *path, char *buf, size_t size)
 }
 
 /* The value of "Key: value" in a METADATA header block. */
+/* The n bytes at s into out as a string, whole or not at all: a value too
+ * long for its field is left empty (unknown), never cut (common.h). */
+static void copy_span(char *out, size_t size, const char *s, size_t n)
+{
+	if (!size)
+		return;
+	if (n >= size)
+		n = 0;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
 static void header_value(const char *text, const char *key, char *out, size_t size)
 {
 	size_t k = strlen(key);
@@ -96,7 +109,7 @@ static void header_value(const char *text, const char *key, char *out, size_t si
 			const char *v = line + k + 1;
 			v += strspn(v, " \t");
 			size_t n = strcspn(v, "\r\n");
-			snprintf(out, size, "%.*s", (int)n, v);
+			copy_span(out, size, v, n);
 			return;
 		}
 		line = strchr(line, '\n');
@@ -145,7 +158,7 @@ static void read_torch_cuda(struct ow_torch_install *in)
 			continue;
 		const char *q = eq + 1 + strspn(eq + 1, " \t");
 		if (*q == '\'' || *q == '"')
-			snprintf(in->cuda, sizeof in->cuda, "%.*s", (int)strcspn(q + 1, "'\""), q + 1);
+			copy_span(in->cuda, sizeof in->cuda, q + 1, strcspn(q + 1, "'\""));
 		return;
 	}
 }
@@ -169,7 +182,7 @@ static void python_from_path(struct ow_torch_install *in)
 	if (!p || in->python[0])
 		return;
 	size_t n = 2 + strspn(p + 8, "0123456789");
-	snprintf(in->python, sizeof in->python, "%.*s", (int)n, p + 6);
+	copy_span(in->python, sizeof in->python, p + 6, n);
 }
 
 /* ---- libraries ------------------------------------------------------------------ */
@@ -231,8 +244,8 @@ static int read_packages(struct ow_torch_install *in)
 		struct ow_torch_pkg *p = &in->pkgs[i];
 		struct stat sb;
 		p->name = pkg_names[i];
-		int w = snprintf(p->dir, sizeof p->dir, "%s/%s", in->site, p->name);
-		p->found = w > 0 && (size_t)w < sizeof p->dir && stat(p->dir, &sb) == 0 &&
+		p->found = ow_fmt(p->dir, sizeof p->dir, "%s/%s", in->site, p->name) == 0 &&
+			   stat(p->dir, &sb) == 0 &&
 			   S_ISDIR(sb.st_mode);
 		if (!p->found)
 			continue;
@@ -370,7 +383,7 @@ static int run_python(const char *python, char *buf, size_t size)
 static void next_line(char **p, char *out, size_t size)
 {
 	size_t n = strcspn(*p, "\n");
-	snprintf(out, size, "%.*s", (int)n, *p);
+	copy_span(out, size, *p, n);
 	*p += n + ((*p)[n] == '\n');
 }
 

@@ -17,4 +17,10 @@
  * is ever seen; OW_EINTERNAL when vsnprintf fails (buf empty as well). */
 int ow_fmt(char *buf, size_t n, const char *fmt, ...) OW_PRINTF(3, 4);
 
+/* Append to a list being built in buf (n bytes, *at of them used): the
+ * piece goes in whole and *at moves past it (0), or buf keeps what it had
+ * (OW_ETOOBIG, or OW_EINTERNAL when vsnprintf fails). Sets no error
+ * detail: a full list is the caller's to mark ("...") or to accept. */
+int ow_fmt_append(char *buf, size_t n, size_t *at, const char *fmt, ...) OW_PRINTF(4, 5);
+
 #endif
