@@ -46,6 +46,9 @@ struct ow_audit_opts {
 	                      * given by path look for kernel-less modules only where
 	                      * the verdict on it depends on it (fatbinkern.h); store
 	                      * objects always look everywhere, once, for the cache */
+	uint64_t stream_from; /* wheel members of at least this many bytes are listed
+	                       * while they inflate, in bounded memory (docs/fatbin.md);
+	                       * 0 = 16 MiB, UINT64_MAX = none (all held whole) */
 	int no_kernels;      /* a plain listing (no device, no module list): files and
 	                      * wheels by path open no payload for kernels; the modules
 	                      * left open are marked unchecked and counted as code */

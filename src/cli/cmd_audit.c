@@ -1,5 +1,6 @@
 /* cmd_audit.c - offwheel audit: which GPU architectures do wheels, libraries
  * and directories carry, and can a given device run them? */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -615,6 +616,28 @@ static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
 	return worst;
 }
 
+/* OFFWHEEL_AUDIT_STREAM_FROM=BYTES: wheel members of at least BYTES are listed
+ * as they inflate (default 16 MiB; "never" holds every member whole).  For
+ * the tests and the benchmark, which compare the two ways on the same wheel. */
+static int stream_from_env(struct cli *c, uint64_t *out)
+{
+	const char *v = getenv("OFFWHEEL_AUDIT_STREAM_FROM");
+	char *end;
+	if (!v || !*v)
+		return 0;
+	if (!strcmp(v, "never")) {
+		*out = UINT64_MAX;
+		return 0;
+	}
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno || *end || *v == '-')
+		return cli_usage_error(c, "audit: OFFWHEEL_AUDIT_STREAM_FROM=%s is not a byte count "
+		                       "or \"never\"", v);
+	*out = n ? (uint64_t)n : 1;
+	return 0;
+}
+
 int cmd_audit(struct cli *c, int argc, char **argv)
 {
 	struct args g = {0};
@@ -633,6 +656,8 @@ int cmd_audit(struct cli *c, int argc, char **argv)
 	/* a plain listing opens no payload: kernels only where a verdict or -v needs them */
 	g.ao.no_kernels = !g.device && c->verbosity < 1 && !c->json;
 	g.ao.jobs = c->jobs_given ? c->jobs : 0; /* default: the cores */
+	if ((rc = stream_from_env(c, &g.ao.stream_from)))
+		return rc;
 	ow_store *s = NULL;
 	if (need_store(argc, argv, first) && (rc = cli_open_store(c, OW_STORE_READ, &s)))
 		return rc;

@@ -177,3 +177,41 @@ unpack() { # the library members of every wheel, once
 	run "$OFFWHEEL" --json audit "$a"
 	[ "$(jq -r '.targets[0].libraries[0].format' <<<"$output")" = archive ]
 }
+
+# Peak RSS in kB of a command (python's getrusage of its children: the
+# fork of python counts too, an upper bound by about 10 MB).
+peak_rss() {
+	python3 -c 'import resource, subprocess, sys
+r = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(r)' "$@"
+}
+
+@test "every real wheel listed while it inflates (docs/fatbin.md) equals it listed held whole, in every mode; torch 2.15.0 peaks under 256 MB with 16 passes" {
+	need_real
+	local w mode a b
+	for w in $(wheel_of torch-2.15.0) $(wheel_of torchvision-0.29.2) $(wheel_of torchaudio-2.11.1) \
+		$(wheel_of nvidia_cudnn_cu13-9.26.0.51) $(wheel_of bitsandbytes-0.50.2); do
+		for mode in "" "--device 12.0" "--device 8.0" "--device 9.0 --scan-data always"; do
+			# every member streamed (1 byte and up) against every member held whole
+			a=$(OFFWHEEL_AUDIT_STREAM_FROM=1 "$OFFWHEEL" --json audit $mode "$w" | jq -S 'del(.targets[0].bytes_read)')
+			b=$(OFFWHEEL_AUDIT_STREAM_FROM=never "$OFFWHEEL" --json audit $mode "$w" | jq -S 'del(.targets[0].bytes_read)')
+			[ "$a" = "$b" ] || { echo "$(basename "$w") $mode: streamed and whole differ"; diff <(echo "$a") <(echo "$b") | head -20; false; }
+			[ "$(jq '[.targets[0].libraries[].modules] | add' <<<"$a")" -ge 0 ]
+		done
+		# the plain text listing too (no payload opened)
+		a=$(OFFWHEEL_AUDIT_STREAM_FROM=1 "$OFFWHEEL" audit "$w")
+		b=$(OFFWHEEL_AUDIT_STREAM_FROM=never "$OFFWHEEL" audit "$w")
+		[ "$a" = "$b" ]
+	done
+	# the comparison is not empty: torch's libtorch_cuda.so has its 476 modules
+	w=$(wheel_of torch-2.15.0)
+	n=$("$OFFWHEEL" --json audit --device 12.0 "$w" | jq '.targets[0].libraries[] | select(.path == "torch/lib/libtorch_cuda.so") | .modules')
+	[ "$n" -eq 476 ] || { echo "libtorch_cuda.so: $n modules"; false; }
+	# bounded memory: the goal is 256 MB at any --jobs (held whole it was 0.5-0.9 GB)
+	for j in 1 16; do
+		kb=$(peak_rss "$OFFWHEEL" --jobs "$j" audit --device 12.0 "$w")
+		echo "--jobs $j: peak RSS $((kb / 1024)) MB"
+		[ "$kb" -le $((256 * 1024)) ] || { echo "peak RSS $kb kB over 256 MB"; false; }
+	done
+}
