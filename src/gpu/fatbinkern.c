@@ -232,7 +232,7 @@ static int payload(struct rd *r, const struct ow_fatbin_entry *e, uint64_t want,
 	    e->uncompressed_size > FULL_MAX)
 		return 1; /* cannot be opened: the caller counts it as code */
 	uint64_t full = e->uncompressed_size, out = want && want < full ? want : full;
-	const uint8_t *src;
+	const uint8_t *src = NULL;
 	size_t got = 0;
 	if ((rc = grow(&r->out, &r->out_cap, out)))
 		return rc;
