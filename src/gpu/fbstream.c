@@ -387,7 +387,8 @@ int fb_stream_feed(fb_stream *st, const void *data, size_t len)
 	int rc = grow((void **)&st->lin, &st->lin_cap, st->lin_len + len, 1);
 	if (rc)
 		return rc;
-	memcpy(st->lin + st->lin_len, data, len);
+	if (len)
+		memcpy(st->lin + st->lin_len, data, len);
 	st->lin_len += len;
 	st->pos += len;
 	uint64_t held = st->lin_cap + st->cap_bytes;
@@ -443,7 +444,8 @@ static int merge_pieces(fb_stream *st)
 			return rc;
 		st->pieces[st->n_pieces++] = (struct fb_piece){.off = w->off, .len = w->len, .at = w->at};
 	}
-	qsort(st->pieces, st->n_pieces, sizeof *st->pieces, cmp_piece);
+	if (st->n_pieces > 1)
+		qsort(st->pieces, st->n_pieces, sizeof *st->pieces, cmp_piece);
 	uint8_t *out = malloc(st->n_bytes ? (size_t)st->n_bytes : 1);
 	if (!out)
 		return ow_err(OW_ENOMEM, "streamed listing: out of memory");
@@ -482,7 +484,8 @@ int fb_stream_finish(fb_stream *st, struct fb_sparse **out)
 	int rc = merge_pieces(st);
 	if (rc)
 		return rc;
-	qsort(st->dec, st->n_dec, sizeof *st->dec, cmp_dec);
+	if (st->n_dec > 1)
+		qsort(st->dec, st->n_dec, sizeof *st->dec, cmp_dec);
 	free(st->lin);
 	st->lin = NULL;
 	st->lin_cap = st->lin_len = 0;
