@@ -225,6 +225,8 @@ static json_t *verdict_json(const struct ow_audit_lib_verdict *p)
 	                 (json_int_t)lv.data_modules, "no_image", (json_int_t)lv.data_no_image,
 	                 "judged_by", lv.data_judged);
 	json_object_set_new(o, "extension", json_boolean(lv.extension));
+	json_object_set_new(o, "per_arch_modules", json_integer((json_int_t)lv.per_arch_none));
+	json_object_set_new(o, "per_arch", json_boolean(lv.per_arch));
 	json_object_set_new(o, "role", json_string(role_name(lv.role)));
 	return o;
 }
@@ -323,14 +325,21 @@ static const char *lib_verdict_text(const struct ow_audit_lib_verdict *lv, const
 {
 	char d[16], isas[64];
 	if (lv->role == OW_AUDIT_ROLE_NOT_FOR_DEVICE)
-		return "not for this device (built only for arch-specific targets; the other "
-		       "libraries run)";
+		return "not for this device (built only for arch- or family-specific targets; "
+		       "the other libraries run)";
 	if (lv->role == OW_AUDIT_ROLE_OTHER_CUDA)
 		return "not loaded (a build for another CUDA runtime than its family's chosen one)";
 	if (lv->extension && lv->v.verdict == OW_GPU_LIB_PARTIAL && !lv->fatal) {
 		snprintf(b, n, "native: %zu of %zu modules run here (arch-specific, one target "
 		         "per module: normal)", lv->v.n_native,
 		         lv->v.n_native + lv->v.n_none + lv->v.n_ptx_too_new);
+		return b;
+	}
+	if (lv->per_arch && !lv->fatal) {
+		snprintf(b, n, "%s: %zu of %zu modules run here; the %zu others are each built for "
+		         "one other architecture (dispatched by architecture: normal)",
+		         lv->v.n_jit ? "JIT" : "native", lv->v.n_native + lv->v.n_jit,
+		         lv->v.n_native + lv->v.n_jit + lv->v.n_none, lv->v.n_none);
 		return b;
 	}
 	ow_gpu_format_driver(lv->v.driver_needed, d, sizeof d);
