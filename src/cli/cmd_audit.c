@@ -650,7 +650,8 @@ static int stream_from_env(struct cli *c, uint64_t *out)
 int cmd_audit(struct cli *c, int argc, char **argv)
 {
 	struct args g = {0};
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &g);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &g};
+	int first = cli_parse(c, argc, argv, &cs);
 	if (first < 0)
 		return cli_parse_exit(first);
 	if (first >= argc)
