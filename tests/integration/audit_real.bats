@@ -218,7 +218,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 sys.exit(r)' "$@"
 }
 
-@test "every real wheel listed while it inflates (docs/fatbin.md) equals it listed held whole, in every mode; torch 2.15.0 peaks under 256 MB with 16 passes" {
+@test "every real wheel listed while it inflates (docs/fatbin.md) equals it listed held whole, in every mode" {
 	need_real
 	local w mode a b
 	for w in $(wheel_of torch-2.15.0) $(wheel_of torchvision-0.29.2) $(wheel_of torchaudio-2.11.1) \
@@ -239,6 +239,15 @@ sys.exit(r)' "$@"
 	w=$(wheel_of torch-2.15.0)
 	n=$("$OFFWHEEL" --json audit --device 12.0 "$w" | jq '.targets[0].libraries[] | select(.path == "torch/lib/libtorch_cuda.so") | .modules')
 	[ "$n" -eq 476 ] || { echo "libtorch_cuda.so: $n modules"; false; }
+}
+
+@test "auditing torch 2.15.0 peaks under 256 MB of memory with 1 pass and with 16" {
+	need_real
+	# AddressSanitizer's shadow memory and quarantine are no measure of ours
+	if ldd "$OFFWHEEL" 2>/dev/null | grep -q libasan; then
+		skip "the ASan build's memory is not offwheel's (the normal build checks it)"
+	fi
+	w=$(wheel_of torch-2.15.0)
 	# bounded memory: the goal is 256 MB at any --jobs (held whole it was 0.5-0.9 GB)
 	for j in 1 16; do
 		kb=$(peak_rss "$OFFWHEEL" --jobs "$j" audit --device 12.0 "$w")
