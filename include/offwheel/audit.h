@@ -46,6 +46,9 @@ struct ow_audit_opts {
 	                      * given by path look for kernel-less modules only where
 	                      * the verdict on it depends on it (fatbinkern.h); store
 	                      * objects always look everywhere, once, for the cache */
+	uint64_t stream_from; /* wheel members of at least this many bytes are listed
+	                       * while they inflate, in bounded memory (docs/fatbin.md);
+	                       * 0 = 16 MiB, UINT64_MAX = none (all held whole) */
 	int no_kernels;      /* a plain listing (no device, no module list): files and
 	                      * wheels by path open no payload for kernels; the modules
 	                      * left open are marked unchecked and counted as code */
@@ -130,8 +133,15 @@ struct ow_audit_lib_verdict {
 	size_t data_modules, data_no_image;
 	int data_judged; /* v is from the data-section modules */
 	int isa_unknown; /* its JIT needs PTX newer than the ISA table (driver_needed 0) */
-	int extension;   /* built only for arch-specific targets: every image SASS sm_XYa,
-	                  * no PTX (vllm's _flashmla_C, flashinfer's Sm103a cubins) */
+	int extension;   /* built only for arch- or family-specific targets: every image
+	                  * SASS sm_XYa or sm_XYf, no PTX (vllm's _flashmla_C, flashinfer's
+	                  * Sm103a cubins) */
+	/* Of v.n_none, the per-arch modules: no PTX, and one SASS image or only
+	 * arch/family-specific ones (vllm's sm_75-only, sm_90a-only kernels). */
+	size_t per_arch_none;
+	int per_arch;    /* partial, but every module without an image is a per-arch
+	                  * one and some run natively: it dispatches by architecture,
+	                  * and runs (not under --strict) */
 	int role;        /* enum ow_audit_role, from ow_audit_lib_verdicts */
 };
 int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,

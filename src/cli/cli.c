@@ -331,13 +331,11 @@ static int bad_option(struct cli *c, int key, const char *arg, const struct opti
 	return cli_usage_error(c, "unknown option '%s' (see 'offwheel %s --help')", arg, c->cmd);
 }
 
-int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
-              const char *usage, const char *description,
-              int (*on_opt)(struct cli *c, int key, const char *arg, void *ud), void *ud)
+int cli_parse(struct cli *c, int argc, char **argv, const struct cli_spec *spec)
 {
 	struct option lo[96];
 	char shorts[64];
-	build_longopts(opts, lo, shorts, sizeof lo / sizeof lo[0]);
+	build_longopts(spec->opts, lo, shorts, sizeof lo / sizeof lo[0]);
 	optind = 1;
 	opterr = 0;
 	for (;;) {
@@ -347,12 +345,12 @@ int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
 		if (key == '?' || key == ':')
 			return -bad_option(c, key, argv[optind - 1], lo);
 		if (key == OPT_HELP || key == 'h') {
-			cli_usage(stdout, c, opts, usage, description);
+			cli_usage(stdout, c, spec->opts, spec->usage, spec->description);
 			return CLI_HELP_SHOWN;
 		}
 		int rc = global_opt(c, key, optarg);
 		if (rc == -1)
-			rc = on_opt ? on_opt(c, key, optarg, ud) : 2;
+			rc = spec->on_opt ? spec->on_opt(c, key, optarg, spec->ud) : 2;
 		if (rc)
 			return -rc;
 	}

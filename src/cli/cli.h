@@ -55,9 +55,14 @@ static inline int cli_parse_exit(int first)
 {
 	return first == CLI_HELP_SHOWN ? 0 : -first;
 }
-int cli_parse(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
-              const char *usage, const char *description,
-              int (*on_opt)(struct cli *c, int key, const char *arg, void *ud), void *ud);
+/* What a command's argv is parsed with. */
+struct cli_spec {
+	const struct cli_opt *opts; /* its own options (NULL: none) */
+	const char *usage, *description; /* for --help */
+	int (*on_opt)(struct cli *c, int key, const char *arg, void *ud);
+	void *ud;
+};
+int cli_parse(struct cli *c, int argc, char **argv, const struct cli_spec *spec);
 /* Print the usage of a command (its synopsis, options and the global ones). */
 void cli_usage(FILE *f, const struct cli *c, const struct cli_opt *opts, const char *usage,
                const char *description);

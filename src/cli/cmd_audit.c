@@ -1,5 +1,6 @@
 /* cmd_audit.c - offwheel audit: which GPU architectures do wheels, libraries
  * and directories carry, and can a given device run them? */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -224,6 +225,8 @@ static json_t *verdict_json(const struct ow_audit_lib_verdict *p)
 	                 (json_int_t)lv.data_modules, "no_image", (json_int_t)lv.data_no_image,
 	                 "judged_by", lv.data_judged);
 	json_object_set_new(o, "extension", json_boolean(lv.extension));
+	json_object_set_new(o, "per_arch_modules", json_integer((json_int_t)lv.per_arch_none));
+	json_object_set_new(o, "per_arch", json_boolean(lv.per_arch));
 	json_object_set_new(o, "role", json_string(role_name(lv.role)));
 	return o;
 }
@@ -322,14 +325,21 @@ static const char *lib_verdict_text(const struct ow_audit_lib_verdict *lv, const
 {
 	char d[16], isas[64];
 	if (lv->role == OW_AUDIT_ROLE_NOT_FOR_DEVICE)
-		return "not for this device (built only for arch-specific targets; the other "
-		       "libraries run)";
+		return "not for this device (built only for arch- or family-specific targets; "
+		       "the other libraries run)";
 	if (lv->role == OW_AUDIT_ROLE_OTHER_CUDA)
 		return "not loaded (a build for another CUDA runtime than its family's chosen one)";
 	if (lv->extension && lv->v.verdict == OW_GPU_LIB_PARTIAL && !lv->fatal) {
 		snprintf(b, n, "native: %zu of %zu modules run here (arch-specific, one target "
 		         "per module: normal)", lv->v.n_native,
 		         lv->v.n_native + lv->v.n_none + lv->v.n_ptx_too_new);
+		return b;
+	}
+	if (lv->per_arch && !lv->fatal) {
+		snprintf(b, n, "%s: %zu of %zu modules run here; the %zu others are each built for "
+		         "one other architecture (dispatched by architecture: normal)",
+		         lv->v.n_jit ? "JIT" : "native", lv->v.n_native + lv->v.n_jit,
+		         lv->v.n_native + lv->v.n_jit + lv->v.n_none, lv->v.n_none);
 		return b;
 	}
 	ow_gpu_format_driver(lv->v.driver_needed, d, sizeof d);
@@ -615,10 +625,33 @@ static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
 	return worst;
 }
 
+/* OFFWHEEL_AUDIT_STREAM_FROM=BYTES: wheel members of at least BYTES are listed
+ * as they inflate (default 16 MiB; "never" holds every member whole).  For
+ * the tests and the benchmark, which compare the two ways on the same wheel. */
+static int stream_from_env(struct cli *c, uint64_t *out)
+{
+	const char *v = getenv("OFFWHEEL_AUDIT_STREAM_FROM");
+	char *end;
+	if (!v || !*v)
+		return 0;
+	if (!strcmp(v, "never")) {
+		*out = UINT64_MAX;
+		return 0;
+	}
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno || *end || *v == '-')
+		return cli_usage_error(c, "audit: OFFWHEEL_AUDIT_STREAM_FROM=%s is not a byte count "
+		                       "or \"never\"", v);
+	*out = n ? (uint64_t)n : 1;
+	return 0;
+}
+
 int cmd_audit(struct cli *c, int argc, char **argv)
 {
 	struct args g = {0};
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &g);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &g};
+	int first = cli_parse(c, argc, argv, &cs);
 	if (first < 0)
 		return cli_parse_exit(first);
 	if (first >= argc)
@@ -633,6 +666,8 @@ int cmd_audit(struct cli *c, int argc, char **argv)
 	/* a plain listing opens no payload: kernels only where a verdict or -v needs them */
 	g.ao.no_kernels = !g.device && c->verbosity < 1 && !c->json;
 	g.ao.jobs = c->jobs_given ? c->jobs : 0; /* default: the cores */
+	if ((rc = stream_from_env(c, &g.ao.stream_from)))
+		return rc;
 	ow_store *s = NULL;
 	if (need_store(argc, argv, first) && (rc = cli_open_store(c, OW_STORE_READ, &s)))
 		return rc;

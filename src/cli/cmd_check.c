@@ -219,7 +219,8 @@ static void render(struct cli *c, const char *dir, const struct ow_check_report 
 int cmd_check(struct cli *c, int argc, char **argv)
 {
 	struct check_args a = {0};
-	int nops, first = cli_parse_mixed(c, argc, argv, opts, usage, description, on_opt, &a, &nops);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &a};
+	int nops, first = cli_parse_mixed(c, argc, argv, &cs, &nops);
 	if (first < 0)
 		return cli_parse_exit(first);
 	if (nops != 1)

@@ -94,7 +94,8 @@ static void render(struct cli *c, const struct index_opts *o, const struct ow_cr
 int cmd_crawl(struct cli *c, int argc, char **argv)
 {
 	struct index_opts o = {0};
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
+	int first = cli_parse(c, argc, argv, &cs);
 	int rc = first < 0 ? cli_parse_exit(first) : 0;
 	if (first >= 0 && first < argc)
 		rc = cli_usage_error(c, "crawl: unexpected argument '%s'", argv[first]);

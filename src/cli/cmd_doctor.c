@@ -110,7 +110,8 @@ static void render_text(const struct ow_doctor_report *r, int rc)
 int cmd_doctor(struct cli *c, int argc, char **argv)
 {
 	struct ow_doctor_opts o = {0};
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
+	int first = cli_parse(c, argc, argv, &cs);
 	if (first < 0)
 		return cli_parse_exit(first);
 	if (first < argc)

@@ -331,7 +331,8 @@ static int run_export(struct cli *c, const struct export_args *a, const char *ar
 int cmd_export(struct cli *c, int argc, char **argv)
 {
 	struct export_args a = {.expires = 90};
-	int nops, first = cli_parse_mixed(c, argc, argv, opts, usage, description, on_opt, &a, &nops);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &a};
+	int nops, first = cli_parse_mixed(c, argc, argv, &cs, &nops);
 	if (first < 0)
 		return cli_parse_exit(first);
 	argc = 1 + nops;

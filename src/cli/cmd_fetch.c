@@ -246,7 +246,8 @@ static void render(struct cli *c, const struct ow_fetch_report *r)
 int cmd_fetch(struct cli *c, int argc, char **argv)
 {
 	struct fetch_args a = {.max_mb = 8192};
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &a);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &a};
+	int first = cli_parse(c, argc, argv, &cs);
 	int rc = first < 0 ? cli_parse_exit(first) : 0;
 	if (first >= 0 && first >= argc)
 		rc = cli_usage_error(c, "fetch: name the files (wheel file names or URLs)");

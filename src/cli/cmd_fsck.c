@@ -59,7 +59,8 @@ static void render_text(struct cli *c, const struct ow_fsck_report *r)
 
 int cmd_fsck(struct cli *c, int argc, char **argv)
 {
-	int first = cli_parse(c, argc, argv, NULL, usage, description, NULL, NULL);
+	const struct cli_spec cs = {NULL, usage, description, NULL, NULL};
+	int first = cli_parse(c, argc, argv, &cs);
 	if (first < 0)
 		return cli_parse_exit(first);
 	if (first < argc)

@@ -47,7 +47,8 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 int cmd_gc(struct cli *c, int argc, char **argv)
 {
 	struct gc_opts o = {.keep = -1, .g = {.prune_s = OW_GC_PRUNE_DEFAULT_S}};
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
+	int first = cli_parse(c, argc, argv, &cs);
 	if (first < 0)
 		return cli_parse_exit(first);
 	if (first < argc)

@@ -49,7 +49,8 @@ static int pub_path(const char *sec, char *out, size_t n)
 int cmd_keygen(struct cli *c, int argc, char **argv)
 {
 	int force = 0;
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &force);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &force};
+	int first = cli_parse(c, argc, argv, &cs);
 	if (first < 0)
 		return cli_parse_exit(first);
 	if (first + 1 != argc)

@@ -196,7 +196,8 @@ static int ls_pages(struct cli *c, ow_store *s, const struct filters *f)
 int cmd_ls(struct cli *c, int argc, char **argv)
 {
 	struct filters f = {{0}};
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &f);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &f};
+	int first = cli_parse(c, argc, argv, &cs);
 	if (first < 0)
 		return cli_parse_exit(first);
 	if (first >= argc)

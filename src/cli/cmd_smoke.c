@@ -155,7 +155,8 @@ verdict:
 int cmd_smoke(struct cli *c, int argc, char **argv)
 {
 	struct ow_smoke_opts o = {.device = -1};
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
+	int first = cli_parse(c, argc, argv, &cs);
 	if (first < 0)
 		return cli_parse_exit(first);
 	if (first < argc)

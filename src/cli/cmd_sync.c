@@ -377,7 +377,8 @@ static int run(struct cli *c, void *ud, ow_store *s)
 int cmd_sync(struct cli *c, int argc, char **argv)
 {
 	struct sopts o = {0};
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &o);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
+	int first = cli_parse(c, argc, argv, &cs);
 	int rc = first < 0 ? cli_parse_exit(first) : 0;
 	if (first >= 0 && first < argc)
 		rc = cli_usage_error(c, "sync: unexpected argument '%s'", argv[first]);

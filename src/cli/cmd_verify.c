@@ -82,7 +82,8 @@ static void render(struct cli *c, const struct ow_obj_row *rows, const struct ow
 int cmd_verify(struct cli *c, int argc, char **argv)
 {
 	int deep = 0;
-	int first = cli_parse(c, argc, argv, opts, usage, description, on_opt, &deep);
+	const struct cli_spec cs = {opts, usage, description, on_opt, &deep};
+	int first = cli_parse(c, argc, argv, &cs);
 	if (first < 0)
 		return cli_parse_exit(first);
 	if (first < argc)

@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int collect(struct cli *c, int argc, char **tmp, char **ops, int *n,
-                   const struct cli_opt *opts, const char *usage, const char *description,
-                   int (*on_opt)(struct cli *c, int key, const char *arg, void *ud), void *ud)
+/* argv copied to tmp; its operands go to ops[*n]. */
+static int collect(struct cli *c, int argc, char **tmp, const struct cli_spec *spec, char **ops,
+                   int *n)
 {
 	int left = argc;
 	for (;;) {
 		optind = 0; /* glibc: a full re-initialisation, argv changed */
-		int first = cli_parse(c, left, tmp, opts, usage, description, on_opt, ud);
+		int first = cli_parse(c, left, tmp, spec);
 		if (first < 0 || first >= left)
 			return first < 0 ? first : 1;
 		if (!strcmp(tmp[first - 1], "--")) { /* all after -- are operands */
@@ -25,9 +25,7 @@ static int collect(struct cli *c, int argc, char **tmp, char **ops, int *n,
 	}
 }
 
-int cli_parse_mixed(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
-                    const char *usage, const char *description,
-                    int (*on_opt)(struct cli *c, int key, const char *arg, void *ud), void *ud,
+int cli_parse_mixed(struct cli *c, int argc, char **argv, const struct cli_spec *spec,
                     int *nops)
 {
 	char **tmp = calloc((size_t)argc + 1, sizeof *tmp), **ops = calloc((size_t)argc + 1, sizeof *ops);
@@ -36,7 +34,7 @@ int cli_parse_mixed(struct cli *c, int argc, char **argv, const struct cli_opt *
 		rc = -1;
 	else {
 		memcpy(tmp, argv, (size_t)argc * sizeof *tmp);
-		rc = collect(c, argc, tmp, ops, &n, opts, usage, description, on_opt, ud);
+		rc = collect(c, argc, tmp, spec, ops, &n);
 	}
 	if (rc == 1)
 		memcpy(argv + 1, ops, (size_t)n * sizeof *ops);

@@ -8,9 +8,7 @@
 /* Like cli_parse, but keeps parsing after each operand; on success the
  * operands are moved to argv[1..*nops] and 1 is returned (else what
  * cli_parse returned: CLI_HELP_SHOWN or -(exit code)). */
-int cli_parse_mixed(struct cli *c, int argc, char **argv, const struct cli_opt *opts,
-                    const char *usage, const char *description,
-                    int (*on_opt)(struct cli *c, int key, const char *arg, void *ud), void *ud,
+int cli_parse_mixed(struct cli *c, int argc, char **argv, const struct cli_spec *spec,
                     int *nops);
 
 #endif

@@ -391,14 +391,17 @@ struct phase_run {
 
 static int put_obj(struct ex_s3run *u, struct ow_http_conn *c, struct s3obj *o)
 {
-	if (!o->hex_src)
-		return ow_s3_put(c, &u->s3, o->key, o->text.p ? o->text.p : "", -1, 0, o->size,
-		                 o->sha256, content_type(o->key));
-	int fd, rc = ex_open_object(u->store, o->hex_src, o->size, &fd);
+	struct ow_s3_put_req put = {.key = o->key, .fd = -1, .len = o->size, .sha256 = o->sha256,
+	                           .content_type = content_type(o->key)};
+	if (!o->hex_src) {
+		put.body = o->text.p ? o->text.p : "";
+		return ow_s3_put(c, &u->s3, &put);
+	}
+	int rc = ex_open_object(u->store, o->hex_src, o->size, &put.fd);
 	if (rc)
 		return rc;
-	rc = ow_s3_put(c, &u->s3, o->key, NULL, fd, 0, o->size, o->sha256, content_type(o->key));
-	close(fd);
+	rc = ow_s3_put(c, &u->s3, &put);
+	close(put.fd);
 	return rc;
 }
 

@@ -19,6 +19,7 @@
 #include "auditint.h"
 #include "offwheel/error.h"
 #include "fatbinkern.h"
+#include "fbstream.h"
 #include "wheel.h"
 #include "store.h"
 #include "fsbeneath.h"
@@ -29,7 +30,8 @@
 #define MAX_DEPTH 64
 #define MAX_LIBS 1000000u
 #define MAX_WHEEL_JOBS 16
-#define WHEEL_MEM_BUDGET (4ull << 30) /* members held in memory at once */
+#define WHEEL_MEM_BUDGET (128ull << 20) /* members held whole in memory at once */
+#define STREAM_FROM (16ull << 20) /* members from this size are listed as they inflate */
 
 /* ---- the audit object ------------------------------------------------------- */
 
@@ -94,13 +96,16 @@ void ow_audit_free(struct ow_audit *a)
 /* ---- one library: from a file or from memory ------------------------------ */
 
 struct input {
-	const void *buf; /* in memory, or NULL: read `fd` */
+	const void *buf; /* in memory, or NULL: read `fd` (or sp) */
+	struct fb_sparse *sp; /* the bytes a stream kept (fbstream.h), or NULL */
 	int fd;
 	uint64_t size;
 };
 
 static int list_input(const struct input *in, unsigned opts, struct ow_fatbin **fb)
 {
+	if (in->sp)
+		return fb_scan_sparse(in->sp, opts, fb);
 	if (in->buf)
 		return ow_fatbin_scan_buffer(in->buf, (size_t)in->size, opts, fb);
 	return ow_fatbin_read_fd(in->fd, opts, fb);
@@ -157,6 +162,8 @@ static int list_library(const struct input *in, const struct ow_audit_opts *o,
 	int rc = list_sections(in, o->scan, fb, scanned, bytes);
 	if (!rc && o->no_kernels && !o->cc)
 		mark_unchecked(*fb);
+	else if (!rc && in->sp)
+		rc = ow_fatbin_count_kernels_oracle(*fb, o->cc, o->driver, fb_sparse_decision, in->sp);
 	else if (!rc)
 		rc = ow_fatbin_count_kernels(*fb, in->buf, in->size, in->buf ? -1 : in->fd, o->cc,
 		                             o->driver, bytes);
@@ -184,16 +191,22 @@ static int audit_lib_fd(struct ow_audit *a, int fd, const char *path, const char
 	return au_add_lib(a, shown, in.size, scanned, fb);
 }
 
-/* ---- a wheel: candidate members inflated into memory ---------------------- */
+/* ---- a wheel: candidate members inflated, streamed or held whole -------- */
 
 /* One pass of a wheel audit; passes run on threads (ow_wheel_each_member_jobs)
- * and share the audit and a budget of bytes held in memory at once. */
+ * and share the audit and a budget of bytes held in memory at once.  A
+ * member of stream_from bytes or more is listed as it inflates (fbstream.h);
+ * a smaller one, or one the stream cannot take (an archive, a bare cubin, an
+ * unusual layout), is held whole within the budget. */
 struct wshared {
 	struct ow_audit *a;
 	const struct ow_audit_opts *o;
 	pthread_mutex_t mu;
 	pthread_cond_t freed;
 	uint64_t held, budget;
+	char **again;       /* members to list again, held whole */
+	size_t n_again;
+	int second;         /* this is the pass over `again` */
 };
 
 struct wpass {
@@ -201,6 +214,8 @@ struct wpass {
 	uint8_t *buf;
 	size_t cap, len;
 	uint64_t holding; /* of sh->held: this pass's member */
+	fb_stream *st;    /* the member being streamed, or NULL */
+	uint64_t size;    /* its declared size */
 };
 
 static uint64_t max_member(const struct ow_audit_opts *o)
@@ -208,11 +223,32 @@ static uint64_t max_member(const struct ow_audit_opts *o)
 	return o->max_member ? o->max_member : DEFAULT_MAX_MEMBER;
 }
 
+static uint64_t stream_from(const struct wshared *sh)
+{
+	if (sh->second)
+		return UINT64_MAX;
+	return sh->o->stream_from ? sh->o->stream_from : STREAM_FROM;
+}
+
 static int w_pick(const char *name, uint64_t size, void *ud)
 {
 	(void)size;
 	(void)ud;
 	return ow_audit_is_candidate(name);
+}
+
+static int is_again(const struct wshared *sh, const char *name)
+{
+	for (size_t i = 0; i < sh->n_again; i++)
+		if (!strcmp(sh->again[i], name))
+			return 1;
+	return 0;
+}
+
+static int w_pick_again(const char *name, uint64_t size, void *ud)
+{
+	(void)size;
+	return is_again(ud, name);
 }
 
 /* Wait until `size` more bytes fit the budget (or nothing else is held:
@@ -231,6 +267,8 @@ static void budget_take(struct wpass *w, uint64_t size)
 static void budget_give(struct wpass *w)
 {
 	struct wshared *sh = w->sh;
+	fb_stream_free(w->st);
+	w->st = NULL;
 	if (!w->holding)
 		return;
 	pthread_mutex_lock(&sh->mu);
@@ -244,20 +282,9 @@ static void budget_give(struct wpass *w)
 	w->cap = 0;
 }
 
-static int w_filter(const char *name, uint64_t size, void *ud)
+/* Hold the member whole: a buffer of its size within the budget. */
+static int hold_whole(struct wpass *w, const char *name, uint64_t size)
 {
-	struct wpass *w = ud;
-	struct ow_audit *a = w->sh->a;
-	if (!ow_audit_is_candidate(name)) {
-		pthread_mutex_lock(&w->sh->mu);
-		a->n_skipped++;
-		pthread_mutex_unlock(&w->sh->mu);
-		return 0;
-	}
-	if (size > max_member(w->sh->o) || size > SIZE_MAX - 1)
-		return ow_err(OW_ETOOBIG, "%s: member %s holds %" PRIu64 " bytes, more than the %"
-		              PRIu64 " an audit reads into memory", a->label, name, size,
-		              max_member(w->sh->o));
 	budget_take(w, size);
 	if (size > w->cap) {
 		free(w->buf);
@@ -265,15 +292,54 @@ static int w_filter(const char *name, uint64_t size, void *ud)
 		if (!(w->buf = malloc((size_t)size ? (size_t)size : 1))) {
 			budget_give(w);
 			return ow_err(OW_ENOMEM, "%s: member %s: out of memory for %" PRIu64 " bytes",
-			              a->label, name, size);
+				      w->sh->a->label, name, size);
 		}
 		w->cap = (size_t)size;
 	}
 	w->len = 0;
-	return 1;
+	return 0;
 }
 
-static int w_finish(struct wpass *w, const char *name)
+static int w_filter(const char *name, uint64_t size, void *ud)
+{
+	struct wpass *w = ud;
+	struct wshared *sh = w->sh;
+	struct ow_audit *a = sh->a;
+	if (sh->second && !is_again(sh, name))
+		return 0; /* the first pass counted it */
+	if (!sh->second && !ow_audit_is_candidate(name)) {
+		pthread_mutex_lock(&sh->mu);
+		a->n_skipped++;
+		pthread_mutex_unlock(&sh->mu);
+		return 0;
+	}
+	if (size > max_member(sh->o) || size > SIZE_MAX - 1)
+		return ow_err(OW_ETOOBIG, "%s: member %s holds %" PRIu64 " bytes, more than the %"
+		              PRIu64 " an audit reads into memory", a->label, name, size,
+		              max_member(sh->o));
+	w->size = size;
+	w->len = 0;
+	if (size >= stream_from(sh)) {
+		int decide = !(sh->o->no_kernels && !sh->o->cc);
+		if (!(w->st = fb_stream_new(size, decide)))
+			return ow_err(OW_ENOMEM, "%s: member %s: out of memory", a->label, name);
+		return 1;
+	}
+	int rc = hold_whole(w, name, size);
+	return rc ? rc : 1;
+}
+
+static int add_listed(struct wpass *w, const char *name, uint64_t len, int scanned,
+		      struct ow_fatbin *fb)
+{
+	pthread_mutex_lock(&w->sh->mu);
+	w->sh->a->bytes_in += len;
+	int rc = au_add_lib(w->sh->a, name, len, scanned, fb);
+	pthread_mutex_unlock(&w->sh->mu);
+	return rc;
+}
+
+static int w_finish_whole(struct wpass *w, const char *name)
 {
 	struct ow_audit *a = w->sh->a;
 	struct input in = {.buf = w->buf ? w->buf : (const void *)"", .fd = -1, .size = w->len};
@@ -285,18 +351,78 @@ static int w_finish(struct wpass *w, const char *name)
 	budget_give(w);
 	if (rc)
 		return ow_err_prefix(rc, "%s: member %s: ", a->label, name);
-	pthread_mutex_lock(&w->sh->mu);
-	a->bytes_in += len;
-	rc = au_add_lib(a, name, len, scanned, fb);
-	pthread_mutex_unlock(&w->sh->mu);
+	return add_listed(w, name, len, scanned, fb);
+}
+
+/* A streamed member: listed from what the stream kept; one whose listing
+ * wanted a byte that was not kept goes to the pass that holds it whole. */
+static int w_finish_stream(struct wpass *w, const char *name)
+{
+	struct wshared *sh = w->sh;
+	struct fb_sparse *sp;
+	int rc = fb_stream_finish(w->st, &sp);
+	struct ow_fatbin *fb = NULL;
+	int scanned = 0;
+	uint64_t bytes;
+	if (!rc) {
+		struct input in = {.sp = sp, .fd = -1, .size = w->size};
+		rc = list_library(&in, sh->o, &fb, &scanned, &bytes);
+	}
+	if (!rc || !sp || !sp->missed) {
+		budget_give(w);
+		if (rc)
+			return ow_err_prefix(rc, "%s: member %s: ", sh->a->label, name);
+		return add_listed(w, name, w->size, scanned, fb);
+	}
+	ow_fatbin_free(fb);
+	budget_give(w);
+	ow_err_clear();
+	char *copy = strdup(name);
+	pthread_mutex_lock(&sh->mu);
+	char **more = copy ? ow_array_more(sh->again, sh->n_again, sizeof *more) : NULL;
+	if (more) {
+		sh->again = more;
+		sh->again[sh->n_again++] = copy;
+	}
+	pthread_mutex_unlock(&sh->mu);
+	if (!more)
+		free(copy);
+	return more ? 0 : ow_err(OW_ENOMEM, "%s: out of memory", sh->a->label);
+}
+
+/* The stream found an input it does not take: hold it whole from here. */
+static int stream_to_whole(struct wpass *w, const char *name)
+{
+	size_t n;
+	const uint8_t *head = fb_stream_head(w->st, &n);
+	uint8_t *copy = malloc(n ? n : 1);
+	if (!copy)
+		return ow_err(OW_ENOMEM, "%s: member %s: out of memory", w->sh->a->label, name);
+	memcpy(copy, head, n);
+	fb_stream_free(w->st);
+	w->st = NULL;
+	int rc = hold_whole(w, name, w->size);
+	if (!rc) {
+		memcpy(w->buf, copy, n);
+		w->len = n;
+	}
+	free(copy);
 	return rc;
 }
 
 static int w_data(const char *name, const void *data, size_t len, void *ud)
 {
 	struct wpass *w = ud;
+	if (w->st && !data)
+		return w_finish_stream(w, name);
 	if (!data)
-		return w_finish(w, name);
+		return w_finish_whole(w, name);
+	if (w->st) {
+		int rc = fb_stream_feed(w->st, data, len);
+		if (!rc && fb_stream_whole(w->st) == 1)
+			rc = stream_to_whole(w, name);
+		return rc ? ow_err_prefix(rc, "%s: member %s: ", w->sh->a->label, name) : 0;
+	}
 	if (len > w->cap - w->len)
 		return ow_err(OW_EZIP, "%s: member %s is longer than its declared size",
 		              w->sh->a->label, name);
@@ -305,13 +431,31 @@ static int w_data(const char *name, const void *data, size_t len, void *ud)
 	return 0;
 }
 
-/* Passes: --jobs, else the cores, at most 16; members held at once are
- * bounded by a budget (4 GiB, or the largest member alone). */
+/* Passes: --jobs, else the cores, at most 16. */
 static int wheel_jobs(const struct ow_audit_opts *o)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int j = o->jobs > 0 ? o->jobs : cpus > 0 ? (int)cpus : 1;
 	return j > MAX_WHEEL_JOBS ? MAX_WHEEL_JOBS : j;
+}
+
+static int wheel_passes(ow_wheel *wh, struct wshared *sh, int jobs)
+{
+	struct wpass w[MAX_WHEEL_JOBS];
+	void *uds[MAX_WHEEL_JOBS];
+	memset(w, 0, sizeof w);
+	for (int t = 0; t < jobs; t++) {
+		w[t].sh = sh;
+		uds[t] = &w[t];
+	}
+	int rc = sh->second
+		 ? ow_wheel_each_member_jobs(wh, jobs, w_pick_again, sh, w_filter, w_data, uds)
+		 : ow_wheel_each_member_jobs(wh, jobs, w_pick, NULL, w_filter, w_data, uds);
+	for (int t = 0; t < jobs; t++) {
+		budget_give(&w[t]);
+		free(w[t].buf);
+	}
+	return rc;
 }
 
 static int audit_wheel_fd(struct ow_audit *a, int fd, const struct ow_audit_opts *o)
@@ -322,20 +466,16 @@ static int audit_wheel_fd(struct ow_audit *a, int fd, const struct ow_audit_opts
 		return rc;
 	int jobs = wheel_jobs(o);
 	struct wshared sh = {.a = a, .o = o, .budget = WHEEL_MEM_BUDGET};
-	struct wpass w[MAX_WHEEL_JOBS];
-	void *uds[MAX_WHEEL_JOBS];
-	memset(w, 0, sizeof w);
-	for (int t = 0; t < jobs; t++) {
-		w[t].sh = &sh;
-		uds[t] = &w[t];
-	}
 	pthread_mutex_init(&sh.mu, NULL);
 	pthread_cond_init(&sh.freed, NULL);
-	rc = ow_wheel_each_member_jobs(wh, jobs, w_pick, NULL, w_filter, w_data, uds);
-	for (int t = 0; t < jobs; t++) {
-		budget_give(&w[t]);
-		free(w[t].buf);
+	rc = wheel_passes(wh, &sh, jobs);
+	if (!rc && sh.n_again) {
+		sh.second = 1;
+		rc = wheel_passes(wh, &sh, jobs);
 	}
+	for (size_t i = 0; i < sh.n_again; i++)
+		free(sh.again[i]);
+	free(sh.again);
 	pthread_cond_destroy(&sh.freed);
 	pthread_mutex_destroy(&sh.mu);
 	ow_wheel_close(wh);

@@ -211,8 +211,15 @@ void ow_audit_lib_summary(const struct ow_audit_lib *l, struct ow_audit_summary 
 
 /* ---- verdicts --------------------------------------------------------------- */
 
-/* Every image of its loadable modules with kernels is SASS for an
- * arch-specific target (sm_90a): it runs on those exact devices only. */
+/* SASS for an arch- or family-specific target (sm_90a, sm_100f): code that
+ * uses the features of one architecture (family) and runs nowhere else. */
+static int specific_sass(const struct ow_fatbin_entry *e)
+{
+	return e->kind == OW_FB_SASS && (e->variant == 'a' || e->variant == 'f');
+}
+
+/* Every image of its loadable modules with kernels is SASS for an arch- or
+ * family-specific target: it runs on those devices only. */
 static int arch_specific_only(const struct ow_fatbin *fb)
 {
 	int code = 0;
@@ -221,11 +228,40 @@ static int arch_specific_only(const struct ow_fatbin *fb)
 		if (m->relocatable || m->count == 0 || m->no_kernels)
 			continue;
 		for (size_t i = m->first; i < m->first + m->count && i < fb->n_entries; i++)
-			if (fb->entries[i].kind != OW_FB_SASS || fb->entries[i].variant != 'a')
+			if (!specific_sass(&fb->entries[i]))
 				return 0;
 		code = 1;
 	}
 	return code;
+}
+
+/* A module built for one architecture on purpose: no PTX, and one SASS
+ * image, or only arch/family-specific ones (vllm's sm_75-only and
+ * sm_90a-only kernels beside its all-architecture ones). */
+static int per_arch_module(const struct ow_fatbin *fb, const struct ow_fatbin_module *m)
+{
+	size_t sass = 0, specific = 0;
+	for (size_t i = m->first; i < m->first + m->count && i < fb->n_entries; i++) {
+		if (fb->entries[i].kind != OW_FB_SASS)
+			return 0;
+		sass++;
+		specific += specific_sass(&fb->entries[i]);
+	}
+	return sass == 1 || (sass && specific == sass);
+}
+
+/* The modules of the judged part without an image that are per-arch modules. */
+static size_t count_per_arch_none(const struct ow_fatbin *fb, int cc, int driver, int data)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < fb->n_modules; k++) {
+		const struct ow_fatbin_module *m = &fb->modules[k];
+		struct ow_gpu_module_verdict mv;
+		if ((m->scanned != 0) != data || ow_gpu_module_verdict(fb, m, cc, driver, &mv))
+			continue;
+		n += mv.verdict == OW_GPU_NONE && per_arch_module(fb, m);
+	}
+	return n;
 }
 
 int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,
@@ -251,6 +287,8 @@ int ow_audit_lib_verdict(const struct ow_audit_lib *l, int cc, int driver,
 	out->fatal = out->effective == OW_GPU_LIB_NONE || out->effective == OW_GPU_LIB_PARTIAL;
 	out->isa_unknown = out->v.n_jit && !out->v.driver_needed;
 	out->extension = arch_specific_only(l->fb);
+	if (out->v.n_none)
+		out->per_arch_none = count_per_arch_none(l->fb, cc, driver, out->data_judged);
 	return 0;
 }
 
@@ -321,6 +359,21 @@ static int runs(const struct ow_audit_lib_verdict *lv)
 	       (lv->effective == OW_GPU_LIB_NATIVE || lv->effective == OW_GPU_LIB_JIT);
 }
 
+/* A library that runs natively here, whose only modules without an image
+ * are per-arch modules, dispatches by architecture: it runs. */
+static void apply_per_arch(const struct ow_audit *a, struct ow_audit_lib_verdict *lv)
+{
+	for (size_t i = 0; i < a->n_libs; i++) {
+		struct ow_audit_lib_verdict *v = &lv[i];
+		if (a->libs[i].vendor || v->extension || v->effective != OW_GPU_LIB_PARTIAL ||
+		    !v->v.n_native || v->v.n_ptx_too_new || v->per_arch_none != v->v.n_none)
+			continue;
+		v->effective = v->v.n_jit ? OW_GPU_LIB_JIT : OW_GPU_LIB_NATIVE;
+		v->fatal = 0;
+		v->per_arch = 1;
+	}
+}
+
 /* Extensions: some modules run is enough (one arch-specific module per
  * target is how they are built); none runs is "not for this device" when
  * another library of the target runs. */
@@ -362,6 +415,7 @@ int ow_audit_lib_verdicts(const struct ow_audit *a, int cc, int driver,
 				lv[i].role = OW_AUDIT_ROLE_OTHER_CUDA;
 				lv[i].fatal = 0;
 			}
+		apply_per_arch(a, lv);
 		apply_extensions(a, lv);
 	}
 	*out = lv;

@@ -16,6 +16,7 @@
 
 #include "array.h"
 #include "bytes.h"
+#include "fbstream.h"
 #include "offwheel/error.h"
 
 #define CONTAINER_HDR 16u
@@ -31,7 +32,8 @@
 #define HDR_CACHE 256u
 
 struct src {
-	const uint8_t *buf; /* whole input in memory, or NULL for fd */
+	const uint8_t *buf; /* whole input in memory, or NULL for fd or sp */
+	struct fb_sparse *sp; /* the bytes a stream kept (fbstream.h), or NULL */
 	int fd;
 	uint64_t base;      /* where this view starts in the input (an archive member) */
 	uint64_t size;      /* of the view */
@@ -60,6 +62,28 @@ static int in_bounds(uint64_t off, uint64_t n, uint64_t size)
 
 static int fd_read(struct src *s, uint64_t off, void *dst, size_t n);
 
+/* The kept piece holding [off, off+n), or a miss (sp->missed is set: the
+ * caller lists the input again, whole). */
+static int sparse_read(struct fb_sparse *sp, uint64_t off, void *dst, size_t n)
+{
+	size_t lo = 0, hi = sp->n_pieces;
+	while (lo < hi) { /* the last piece starting at or before off */
+		size_t mid = lo + (hi - lo) / 2;
+		if (sp->pieces[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct fb_piece *p = lo ? &sp->pieces[lo - 1] : NULL;
+	if (!p || !in_bounds(off - p->off, n, p->len)) {
+		__atomic_store_n(&sp->missed, 1, __ATOMIC_RELAXED);
+		return ow_err(OW_EUNSUPPORTED, "%zu bytes at offset %" PRIu64
+			      " were not kept while the input streamed", n, off);
+	}
+	memcpy(dst, sp->bytes + p->at + (off - p->off), n);
+	return 0;
+}
+
 static int src_read(struct src *s, uint64_t off, void *dst, size_t n)
 {
 	if (!in_bounds(off, n, s->size))
@@ -70,6 +94,8 @@ static int src_read(struct src *s, uint64_t off, void *dst, size_t n)
 		memcpy(dst, s->buf + s->base + off, n);
 		return 0;
 	}
+	if (s->sp)
+		return sparse_read(s->sp, s->base + off, dst, n);
 	if (n <= HDR_CACHE / 2) {
 		if (!(off >= s->hc_off && in_bounds(off - s->hc_off, n, s->hc_len))) {
 			uint64_t want = s->size - off < HDR_CACHE ? s->size - off : HDR_CACHE;
@@ -371,6 +397,41 @@ static int walk_section(struct ctx *c, const char *name, uint64_t start, uint64_
 	return 0;
 }
 
+/* The first kept magic at or after pos that ends by end (index *i on). */
+static uint64_t next_magic(const struct fb_sparse *sp, size_t *i, uint64_t pos, uint64_t end)
+{
+	while (*i < sp->n_magic && sp->magic[*i] < pos)
+		(*i)++;
+	if (*i < sp->n_magic && sp->magic[*i] <= end - 4)
+		return sp->magic[*i];
+	return UINT64_MAX;
+}
+
+/* scan_range over a stream's kept magics: the same containers in the same
+ * order as scanning the bytes (a stream keeps every 8-aligned magic). */
+static int scan_kept(struct ctx *c, const char *name, uint64_t start, uint64_t end)
+{
+	const struct fb_sparse *sp = c->s->sp;
+	uint64_t pos = align8(start);
+	size_t i = 0;
+	while (pos < end && end - pos >= CONTAINER_HDR) {
+		uint64_t hit = next_magic(sp, &i, pos, end), cend;
+		if (hit == UINT64_MAX)
+			break;
+		int rc = take_container(c, name, 0, 1, hit, end, &cend);
+		if (rc == OW_ENOMEM || rc == OW_ETOOBIG || rc == OW_EIO)
+			return rc;
+		if (rc) {
+			c->fb->n_false_magic++;
+			ow_err_clear();
+			pos = hit + 8;
+		} else {
+			pos = align8(cend);
+		}
+	}
+	return 0;
+}
+
 /* Magic scan of [start, start+size) at 8-aligned file offsets. */
 static int scan_range(struct ctx *c, const char *name, uint64_t start, uint64_t size)
 {
@@ -378,6 +439,12 @@ static int scan_range(struct ctx *c, const char *name, uint64_t start, uint64_t 
 		return ow_err(OW_EPARSE, "section %s (offset %" PRIu64 ", %" PRIu64
 			      " bytes) lies past the end of the file — truncated or corrupt",
 			      name, start, size);
+	if (c->s->sp && !c->s->base)
+		return scan_kept(c, name, start, start + size);
+	if (c->s->sp) { /* kept magics are 8-aligned in the whole input only */
+		__atomic_store_n(&c->s->sp->missed, 1, __ATOMIC_RELAXED);
+		return ow_err(OW_EUNSUPPORTED, "a scan inside an archive member is not kept");
+	}
 	uint64_t end = start + size, pos = align8(start);
 	while (pos < end && end - pos >= CONTAINER_HDR) {
 		uint64_t len = 0;
@@ -742,8 +809,8 @@ static int fatbin_file(struct ctx *c)
 static int ar_member(struct ctx *c, uint64_t off, uint64_t size)
 {
 	struct src *whole = c->s;
-	struct src sub = {.buf = whole->buf, .fd = whole->fd, .base = whole->base + off,
-			  .size = size};
+	struct src sub = {.buf = whole->buf, .sp = whole->sp, .fd = whole->fd,
+			  .base = whole->base + off, .size = size};
 	c->s = &sub;
 	int rc = list_by_content(c, 1);
 	c->s = whole;
@@ -842,6 +909,14 @@ int ow_fatbin_scan_buffer(const void *buf, size_t len, unsigned opts, struct ow_
 		return ow_err(OW_EINVAL, "ow_fatbin_scan_buffer: NULL argument");
 	static const uint8_t empty[1];
 	struct src s = {.buf = buf ? buf : empty, .fd = -1, .size = len};
+	return list_any(&s, opts, out);
+}
+
+int fb_scan_sparse(struct fb_sparse *sp, unsigned opts, struct ow_fatbin **out)
+{
+	if (!sp || !out)
+		return ow_err(OW_EINVAL, "fb_scan_sparse: NULL argument");
+	struct src s = {.sp = sp, .fd = -1, .size = sp->size};
 	return list_any(&s, opts, out);
 }
 

@@ -39,9 +39,12 @@ struct memo {
 	size_t n, cap;
 };
 
+typedef int (*oracle_fn)(void *ud, struct ow_fatbin *fb, struct ow_fatbin_module *m);
+
 struct rd {
 	const uint8_t *buf; /* the input in memory, or NULL: pread fd */
-	uint64_t len;
+	uint64_t base;      /* the input offset buf[0] stands at */
+	uint64_t len;       /* bytes at buf */
 	int fd;
 	uint64_t *bytes;
 	uint8_t *in, *out; /* scratch: bytes read, bytes decompressed */
@@ -50,6 +53,8 @@ struct rd {
 	size_t cmp_cap;
 	struct ow_decomp *dec; /* made on first use */
 	struct memo *memo;     /* shared by the threads of one call, or NULL */
+	oracle_fn oracle;      /* decisions made earlier (fbstream.h), or NULL */
+	void *oracle_ud;
 };
 
 static int grow(uint8_t **p, size_t *cap, uint64_t need)
@@ -77,11 +82,11 @@ static void rd_free(struct rd *r)
 /* n bytes at off of the input, in memory or read into r->in. */
 static int get(struct rd *r, uint64_t off, uint64_t n, const uint8_t **p)
 {
-	if (off > r->len || n > r->len - off)
+	if (off < r->base || off - r->base > r->len || n > r->len - (off - r->base))
 		return ow_err(OW_EPARSE, "fatbin payload at offset %" PRIu64 " runs past the input",
 			      off);
 	if (r->buf) {
-		*p = r->buf + off;
+		*p = r->buf + (off - r->base);
 		return 0;
 	}
 	int rc = grow(&r->in, &r->in_cap, n);
@@ -227,7 +232,7 @@ static int payload(struct rd *r, const struct ow_fatbin_entry *e, uint64_t want,
 	    e->uncompressed_size > FULL_MAX)
 		return 1; /* cannot be opened: the caller counts it as code */
 	uint64_t full = e->uncompressed_size, out = want && want < full ? want : full;
-	const uint8_t *src;
+	const uint8_t *src = NULL;
 	size_t got = 0;
 	if ((rc = grow(&r->out, &r->out_cap, out)))
 		return rc;
@@ -414,6 +419,8 @@ static int decide(struct rd *r, struct ow_fatbin *fb, struct ow_fatbin_module *m
 	if (m->relocatable || m->count == 0 || m->no_kernels)
 		return 0;
 	int code = known_code(fb, m), rc = 0;
+	if (!code && r->oracle)
+		return r->oracle(r->oracle_ud, fb, m);
 	if (!code)
 		rc = pass(r, fb, m, OW_FB_SASS, 1, &code);
 	if (!rc && !code)
@@ -439,10 +446,9 @@ static int native(const struct ow_fatbin *fb, const struct ow_fatbin_module *m, 
  * carry code that runs here (native or partial, not none or no-code).  They
  * are opened in order until one is found; the rest stay unchecked.  Nearly
  * always the first one settles it. */
-static int one_native_with_code(struct ow_fatbin *fb, const void *buf, uint64_t len, int fd,
-				uint64_t *bytes_read, struct memo *memo)
+static int one_native_with_code(struct ow_fatbin *fb, const struct rd *tmpl)
 {
-	struct rd r = {.buf = buf, .len = len, .fd = fd, .bytes = bytes_read, .memo = memo};
+	struct rd r = *tmpl;
 	int rc = 0, found = 0;
 	for (size_t i = 0; !rc && !found && i < fb->n_modules; i++) {
 		struct ow_fatbin_module *m = &fb->modules[i];
@@ -459,11 +465,8 @@ static int one_native_with_code(struct ow_fatbin *fb, const void *buf, uint64_t 
 /* The modules to look into, split in chunks: one decoder and scratch per
  * chunk, chunks on threads (a library has thousands of small payloads). */
 struct chunks {
-	struct memo *memo;
+	struct rd tmpl; /* input, memo and oracle of every chunk's reader */
 	struct ow_fatbin *fb;
-	const void *buf;
-	uint64_t len;
-	int fd;
 	size_t *todo, ntodo, nchunks;
 	uint64_t *bytes; /* per chunk */
 	int *rc;
@@ -473,8 +476,8 @@ struct chunks {
 static int chunk_worker(void *ud, size_t c)
 {
 	struct chunks *k = ud;
-	struct rd r = {.buf = k->buf, .len = k->len, .fd = k->fd, .bytes = &k->bytes[c],
-		       .memo = k->memo};
+	struct rd r = k->tmpl;
+	r.bytes = &k->bytes[c];
 	size_t lo = k->ntodo * c / k->nchunks, hi = k->ntodo * (c + 1) / k->nchunks;
 	int rc = 0;
 	for (size_t i = lo; !rc && i < hi; i++)
@@ -493,7 +496,7 @@ static int run_chunks(struct chunks *k, uint64_t *bytes_read)
 	jobs = jobs > 16 ? 16 : jobs;
 	/* a chunk is worth a thread from about 32 modules */
 	k->nchunks = k->ntodo / 32 < jobs * 4 ? k->ntodo / 32 : jobs * 4;
-	k->nchunks = k->nchunks ? k->nchunks : 1;
+	k->nchunks = k->nchunks && !k->tmpl.oracle ? k->nchunks : 1; /* lookups: one */
 	k->bytes = calloc(k->nchunks, sizeof *k->bytes);
 	k->rc = calloc(k->nchunks, sizeof *k->rc);
 	k->err = calloc(k->nchunks, sizeof *k->err);
@@ -516,13 +519,12 @@ static int run_chunks(struct chunks *k, uint64_t *bytes_read)
 	return rc;
 }
 
-int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len, int fd,
-			    int cc, int driver, uint64_t *bytes_read)
+static int count_with(struct ow_fatbin *fb, const struct rd *tmpl, int cc, int driver,
+		      uint64_t *bytes_read)
 {
-	if (!fb || (!buf && fd < 0))
-		return ow_err(OW_EINVAL, "ow_fatbin_count_kernels: no input");
 	struct memo memo = {.n = 0};
-	struct chunks k = {.fb = fb, .buf = buf, .len = len, .fd = fd, .memo = &memo};
+	struct chunks k = {.tmpl = *tmpl, .fb = fb};
+	k.tmpl.memo = tmpl->oracle ? NULL : &memo;
 	if (fb->n_modules && !(k.todo = malloc(fb->n_modules * sizeof *k.todo)))
 		return ow_err(OW_ENOMEM, "fatbin: out of memory");
 	pthread_mutex_init(&memo.mu, NULL);
@@ -538,9 +540,63 @@ int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len,
 	}
 	int rc = k.ntodo ? run_chunks(&k, bytes_read) : 0;
 	free(k.todo);
-	if (!rc && cc > 0)
-		rc = one_native_with_code(fb, buf, len, fd, bytes_read, &memo);
+	if (!rc && cc > 0) {
+		struct rd one = k.tmpl;
+		one.bytes = bytes_read;
+		rc = one_native_with_code(fb, &one);
+	}
 	free(memo.v);
 	pthread_mutex_destroy(&memo.mu);
+	return rc;
+}
+
+int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len, int fd,
+			    int cc, int driver, uint64_t *bytes_read)
+{
+	if (!fb || (!buf && fd < 0))
+		return ow_err(OW_EINVAL, "ow_fatbin_count_kernels: no input");
+	struct rd tmpl = {.buf = buf, .len = len, .fd = fd};
+	return count_with(fb, &tmpl, cc, driver, bytes_read);
+}
+
+int ow_fatbin_count_kernels_oracle(struct ow_fatbin *fb, int cc, int driver,
+				   int (*oracle)(void *ud, struct ow_fatbin *fb,
+						 struct ow_fatbin_module *m),
+				   void *ud)
+{
+	if (!fb || !oracle)
+		return ow_err(OW_EINVAL, "ow_fatbin_count_kernels_oracle: no input");
+	struct rd tmpl = {.fd = -1, .oracle = oracle, .oracle_ud = ud};
+	return count_with(fb, &tmpl, cc, driver, NULL);
+}
+
+struct ow_fatbin_decider {
+	struct rd r;
+};
+
+ow_fatbin_decider *ow_fatbin_decider_new(void)
+{
+	ow_fatbin_decider *d = calloc(1, sizeof *d);
+	if (d)
+		d->r.fd = -1;
+	return d;
+}
+
+void ow_fatbin_decider_free(ow_fatbin_decider *d)
+{
+	if (!d)
+		return;
+	rd_free(&d->r);
+	free(d);
+}
+
+int ow_fatbin_decide(ow_fatbin_decider *d, struct ow_fatbin *fb, struct ow_fatbin_module *m,
+		     const void *buf, uint64_t base, uint64_t len)
+{
+	d->r.buf = buf;
+	d->r.base = base;
+	d->r.len = len;
+	int rc = decide(&d->r, fb, m);
+	d->r.buf = NULL;
 	return rc;
 }

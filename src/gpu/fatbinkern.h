@@ -43,6 +43,25 @@
 int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len, int fd,
 			    int cc, int driver, uint64_t *bytes_read);
 
+/* The same, with each module's decision taken from `oracle` instead of its
+ * payloads (fbstream.h: decisions made while the input streamed past).
+ * The oracle fills the module as decide would (entries' kernels,
+ * no_kernels) or fails; it is asked only for modules that need a decision. */
+int ow_fatbin_count_kernels_oracle(struct ow_fatbin *fb, int cc, int driver,
+				   int (*oracle)(void *ud, struct ow_fatbin *fb,
+						 struct ow_fatbin_module *m),
+				   void *ud);
+
+/* One module decided as ow_fatbin_count_kernels decides each it looks
+ * into, its payloads read from buf: `len` bytes standing at offset `base`
+ * of the input (entry offsets are the input's).  A decider keeps one
+ * decoder and its scratch from call to call; one thread at a time. */
+typedef struct ow_fatbin_decider ow_fatbin_decider;
+ow_fatbin_decider *ow_fatbin_decider_new(void);
+int ow_fatbin_decide(ow_fatbin_decider *d, struct ow_fatbin *fb, struct ow_fatbin_module *m,
+		     const void *buf, uint64_t base, uint64_t len);
+void ow_fatbin_decider_free(ow_fatbin_decider *d);
+
 /* The .entry directives of a PTX text (a kernel each). */
 int32_t ow_fatbin_ptx_kernels(const char *ptx, uint64_t n);
 

@@ -616,29 +616,28 @@ static void object_headers(const struct ow_s3 *s, struct ow_http_call *c, struct
 		add_hdr(c, s->owner_hdr);
 }
 
-static int put_single(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
-                      const void *body, int fd, uint64_t off, uint64_t len, const char *sha256,
-                      const char *content_type)
+static int put_single(struct ow_http_conn *c, const struct ow_s3 *s,
+                      const struct ow_s3_put_req *o)
 {
 	char url[4096], hs[128], hck[96];
 	uint8_t d[32];
 	char b64[45];
-	int rc = ow_s3_key_url(s, key, NULL, url, sizeof url);
-	if (rc || (rc = ow_sha256_from_hex(sha256, d)))
+	int rc = ow_s3_key_url(s, o->key, NULL, url, sizeof url);
+	if (rc || (rc = ow_sha256_from_hex(o->sha256, d)))
 		return rc;
 	ow_b64_encode(d, 32, b64, sizeof b64);
 	struct ow_http_call call;
 	struct obj_hdrs oh;
-	call_init(s, &call, "PUT", url, hs, sizeof hs, sha256);
+	call_init(s, &call, "PUT", url, hs, sizeof hs, o->sha256);
 	snprintf(hck, sizeof hck, "x-amz-checksum-sha256: %s", b64);
 	add_hdr(&call, hck);
-	object_headers(s, &call, &oh, sha256, content_type);
-	call.body = body;
-	call.body_fd = fd;
-	call.body_off = off;
-	call.body_len = len;
+	object_headers(s, &call, &oh, o->sha256, o->content_type);
+	call.body = o->body;
+	call.body_fd = o->fd;
+	call.body_off = o->off;
+	call.body_len = o->len;
 	rc = ow_http_call(c, &call);
-	return rc ? call_fail(s, &call, rc, key) : 0;
+	return rc ? call_fail(s, &call, rc, o->key) : 0;
 }
 
 struct part {
@@ -672,16 +671,25 @@ static int mp_create(struct ow_http_conn *c, const struct ow_s3 *s, const char *
 	return 0;
 }
 
-/* One part: read it (once), hash it, send it with its checksums. */
-static int mp_part(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
-                   const char *qid, unsigned num, const void *body, int fd, uint64_t off,
-                   uint64_t len, char *buf, struct part *pt)
+/* A multipart upload under way: the object, its upload id (as a query) and
+ * the buffer a part read from a file goes through. */
+struct upload {
+	const struct ow_s3_put_req *o;
+	const char *qid;
+	char *buf;
+};
+
+/* Part num (from 1), len bytes at off of the object: read it (once), hash
+ * it, send it with its checksums. */
+static int mp_part(struct ow_http_conn *c, const struct ow_s3 *s, const struct upload *u,
+                   unsigned num, uint64_t off, uint64_t len, struct part *pt)
 {
 	char url[4096], q[1400], hs[128], hck[96];
 	uint8_t d[32];
 	char hex[65];
-	const void *data = body ? (const char *)body + off : buf;
-	if (!body && (ow_pread_all(fd, buf, (size_t)len, off)))
+	const char *key = u->o->key, *qid = u->qid;
+	const void *data = u->o->body ? (const char *)u->o->body + off : u->buf;
+	if (!u->o->body && (ow_pread_all(u->o->fd, u->buf, (size_t)len, u->o->off + off)))
 		return ow_err_prefix(OW_EIO, "%s: ", key);
 	ow_sha256_buf(data, (size_t)len, d);
 	ow_hex(d, 32, hex);
@@ -771,31 +779,32 @@ static void mp_abort(struct ow_http_conn *c, const struct ow_s3 *s, const char *
 	free(keep);
 }
 
-static int put_multipart(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
-                         const void *body, int fd, uint64_t off, uint64_t len,
-                         const char *sha256, const char *content_type)
+static int put_multipart(struct ow_http_conn *c, const struct ow_s3 *s,
+                         const struct ow_s3_put_req *o)
 {
-	uint64_t psz = OW_S3_PART_SIZE;
+	const char *key = o->key;
+	uint64_t psz = OW_S3_PART_SIZE, len = o->len;
 	while ((len + psz - 1) / psz > OW_S3_MAX_PARTS)
 		psz *= 2;
 	unsigned n = (unsigned)((len + psz - 1) / psz);
 	struct part *pt = calloc(n, sizeof *pt);
-	char *buf = body ? NULL : malloc((size_t)psz);
+	char *buf = o->body ? NULL : malloc((size_t)psz);
 	char *id = NULL;
-	if (!pt || (!body && !buf)) {
+	if (!pt || (!o->body && !buf)) {
 		free(pt);
 		free(buf);
 		return ow_err(OW_ENOMEM, "%s: out of memory for a %llu-byte part", key,
 		              (unsigned long long)psz);
 	}
-	int rc = mp_create(c, s, key, sha256, content_type, &id);
+	int rc = mp_create(c, s, key, o->sha256, o->content_type, &id);
 	char qid[1200];
 	size_t qo = (size_t)snprintf(qid, sizeof qid, "uploadId=");
 	if (!rc && enc(qid, sizeof qid, &qo, id, 0))
 		rc = ow_err(OW_ETOOBIG, "s3: upload id too long");
+	struct upload u = {.o = o, .qid = qid, .buf = buf};
 	for (unsigned i = 0; !rc && i < n; i++) {
 		uint64_t po = (uint64_t)i * psz, pl = len - po < psz ? len - po : psz;
-		rc = mp_part(c, s, key, qid, i + 1, body, fd, (body ? 0 : off) + po, pl, buf, &pt[i]);
+		rc = mp_part(c, s, &u, i + 1, po, pl, &pt[i]);
 	}
 	if (!rc)
 		rc = mp_complete(c, s, key, qid, pt, n);
@@ -807,13 +816,9 @@ static int put_multipart(struct ow_http_conn *c, const struct ow_s3 *s, const ch
 	return rc;
 }
 
-int ow_s3_put(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
-              const void *body, int fd, uint64_t off, uint64_t len, const char *sha256,
-              const char *content_type)
+int ow_s3_put(struct ow_http_conn *c, const struct ow_s3 *s, const struct ow_s3_put_req *o)
 {
-	if (len > OW_S3_PART_SIZE)
-		return put_multipart(c, s, key, body, fd, off, len, sha256, content_type);
-	return put_single(c, s, key, body, fd, off, len, sha256, content_type);
+	return o->len > OW_S3_PART_SIZE ? put_multipart(c, s, o) : put_single(c, s, o);
 }
 
 int ow_s3_head(struct ow_http_conn *c, const struct ow_s3 *s, const char *key, uint64_t *size,

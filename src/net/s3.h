@@ -86,12 +86,19 @@ void ow_s3_list_free(struct ow_s3_list *l);
 int ow_s3_abort_uploads(struct ow_http_conn *c, const struct ow_s3 *s,
                         int (*want)(const void *ud, const char *key), const void *ud, size_t *aborted);
 
-/* PUT a key from memory (body) or from len bytes of fd at off; sha256 is
- * the hex SHA-256 of exactly those bytes (the caller knows it: the store's
- * object name, or it hashed the text).  Large bodies go multipart. */
-int ow_s3_put(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
-              const void *body, int fd, uint64_t off, uint64_t len, const char *sha256,
-              const char *content_type);
+/* What is PUT under a key: len bytes from memory (body) or from fd at off;
+ * sha256 is the hex SHA-256 of exactly those bytes (the caller knows it:
+ * the store's object name, or it hashed the text). */
+struct ow_s3_put_req {
+	const char *key;
+	const void *body; /* NULL: read from fd */
+	int fd;
+	uint64_t off, len;
+	const char *sha256;
+	const char *content_type;
+};
+/* PUT an object; large bodies go multipart. */
+int ow_s3_put(struct ow_http_conn *c, const struct ow_s3 *s, const struct ow_s3_put_req *o);
 /* HEAD: *size, and sha256 from the store's own x-amz-checksum-sha256 of a
  * single-part object, else x-amz-meta-sha256, "" when it has neither;
  * owner (may be NULL) the x-amz-meta-offwheel-key it was written with.

@@ -660,6 +660,63 @@ static void test_extension_rule(void **state)
 	ow_audit_free(a);
 }
 
+/* vllm 0.34.0's _C_stable_libtorch, in small: modules for every architecture
+ * beside modules for one (sm_75-only, sm_90a-only, sm_100f-only). */
+#define VLLM_C "owaudit 4 1 -\n1 .nv_fatbin - 2:80:8.0:0 2:90:9.0:0 2:120:12.0:0\n" \
+	"1 .nv_fatbin - 2:75:7.5:0\n1 .nv_fatbin - 2:90a:9.0:0\n1 .nv_fatbin - 2:100f:10.0:0\n"
+#define TWO_GENERIC "owaudit 4 1 -\n1 .nv_fatbin - 2:120:12.0:0\n1 .nv_fatbin - 2:80:8.0:0 2:86:8.6:0\n"
+#define SM75_ONLY "owaudit 4 1 -\n1 .nv_fatbin - 2:75:7.5:0\n1 .nv_fatbin - 2:75:7.5:0\n"
+#define SM100F "owaudit 4 1 -\n1 .nv_fatbin - 2:100f:10.0:0\n"
+#define SM120 "owaudit 4 1 -\n1 .nv_fatbin - 2:120:12.0:0\n"
+
+static void test_per_arch_rule(void **state)
+{
+	(void)state;
+	static const char *const paths[] = {"vllm/_C.so"};
+	static const char *const vllm[] = {VLLM_C};
+	struct ow_audit *a = target_of(paths, vllm, 1);
+	struct ow_audit_lib_verdict *lv;
+	assert_int_equal(ow_audit_lib_verdicts(a, 120, 0, NULL, &lv), 0);
+	assert_int_equal(lv[0].v.verdict, OW_GPU_LIB_PARTIAL);
+	assert_int_equal(lv[0].v.n_none, 3);
+	assert_int_equal(lv[0].per_arch_none, 3);
+	assert_true(lv[0].per_arch);
+	assert_false(lv[0].fatal);
+	assert_int_equal(lv[0].effective, OW_GPU_LIB_NATIVE);
+	free(lv);
+	assert_false(judged(a, 120, 0, 0).fatal);
+	assert_false(judged(a, 90, 0, 0).fatal); /* sm_90 and sm_90a run; the others per arch */
+	assert_true(judged(a, 120, 1, 0).fatal); /* --strict: CUDA's rule */
+	/* on 10.0 the all-architecture module has no image: nothing excuses that */
+	assert_true(judged(a, 100, 0, 0).fatal);
+	ow_audit_free(a);
+	/* a failing module with two generic images is a build without the device */
+	static const char *const two[] = {TWO_GENERIC};
+	a = target_of(paths, two, 1);
+	assert_int_equal(ow_audit_lib_verdicts(a, 120, 0, NULL, &lv), 0);
+	assert_int_equal(lv[0].per_arch_none, 0);
+	assert_false(lv[0].per_arch);
+	free(lv);
+	assert_true(judged(a, 120, 0, 0).fatal);
+	ow_audit_free(a);
+	/* nothing runs natively: a library built for sm_75 alone is "no kernel image" */
+	static const char *const old_paths[] = {"vllm/_C.so", "ext/_old.so"};
+	static const char *const old[] = {SM120, SM75_ONLY};
+	a = target_of(old_paths, old, 2);
+	assert_true(judged(a, 120, 0, 0).fatal);
+	ow_audit_free(a);
+	/* a family-specific (sm_100f) library is an extension beside one that runs */
+	static const char *const f_paths[] = {"vllm/_C.so", "vllm/_deepselect_C.so"};
+	static const char *const f[] = {SM120, SM100F};
+	a = target_of(f_paths, f, 2);
+	struct ow_audit_result r = judged(a, 120, 0, 0);
+	assert_false(r.fatal);
+	assert_int_equal(r.n_not_for_device, 1);
+	assert_true(judged(a, 120, 1, 0).fatal);
+	assert_true(judged(a, 100, 0, 0).fatal); /* there _C.so cannot run */
+	ow_audit_free(a);
+}
+
 static void test_cuda_family_rule(void **state)
 {
 	(void)state;
@@ -699,6 +756,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_extension_rule),
+		cmocka_unit_test(test_per_arch_rule),
 		cmocka_unit_test(test_cuda_family_rule),
 		cmocka_unit_test(test_compressed_kernel_less),
 		cmocka_unit_test(test_wheel_verdicts),
