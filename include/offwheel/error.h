@@ -60,6 +60,11 @@ int ow_err(int code, const char *fmt, ...) OW_PRINTF(2, 3);
 int ow_err_prefix(int code, const char *fmt, ...) OW_PRINTF(2, 3);
 /* The detail message of the last ow_err() on this thread ("" if none). */
 const char *ow_err_detail(void);
+/* A message for people into dst (n bytes with the NUL), whole when it fits;
+ * else its start and its end around " [... N bytes left out ...] ", so that
+ * what a message ends with (the cause, what to do) survives a long name in
+ * its middle.  Never cuts a UTF-8 sequence. */
+void ow_err_fit(char *dst, size_t n, const char *src);
 /* An error carried from one thread to another (libgit2's git_error_save /
  * restore): ow_err_save copies this thread's detail with its code;
  * ow_err_restore makes them this thread's last error and returns the code

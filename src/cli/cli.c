@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clitext.h"
+#include "offwheel/error.h"
 #include "offwheel/event.h"
 #include "offwheel/str.h"
 
@@ -472,11 +473,14 @@ int cli_fail(struct cli *c, int rc)
 int cli_usage_error(struct cli *c, const char *fmt, ...)
 {
 	va_list ap;
-	char msg[1024];
+	char msg[1024], *full = NULL;
 	cli_progress_clear();
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int w = vasprintf(&full, fmt, ap);
 	va_end(ap);
+	/* a long argument quoted in it leaves the message's end whole */
+	ow_err_fit(msg, sizeof msg, w >= 0 ? full : "out of memory");
+	free(full);
 	/* one form: "offwheel CMD: message"; a message that names the command
 	 * itself first ("sync: ...") does not name it twice */
 	const char *cmd = c && c->cmd ? c->cmd : "";

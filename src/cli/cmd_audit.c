@@ -487,10 +487,13 @@ static void say_target(struct cli *c, const struct ow_audit *a, const struct arg
 
 /* ---- the command ----------------------------------------------------------------- */
 
+/* An operand that is no file is a stored object's sha256 or file name or a
+ * set:ID — none of which holds a '/': such an operand is a path, and a
+ * missing one is said so, not looked up in the workspace. */
 static int need_store(int argc, char **argv, int first)
 {
 	for (int i = first; i < argc; i++)
-		if (access(argv[i], F_OK) != 0)
+		if (access(argv[i], F_OK) != 0 && !strchr(argv[i], '/'))
 			return 1;
 	return 0;
 }

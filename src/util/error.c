@@ -30,29 +30,76 @@ static const struct err_row *find_row(int code)
 	return NULL;
 }
 
+static int utf8_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+void ow_err_fit(char *dst, size_t n, const char *src)
+{
+	if (!n)
+		return;
+	size_t len = strlen(src);
+	if (len < n) {
+		memcpy(dst, src, len + 1);
+		return;
+	}
+	char mark[64];
+	int ml = snprintf(mark, sizeof mark, " [... %zu bytes left out ...] ", len);
+	if (ml < 0 || (size_t)ml + 16 >= n) { /* no room for both ends: the start */
+		size_t k = n - 1;
+		while (k && utf8_cont((unsigned char)src[k]))
+			k--;
+		memcpy(dst, src, k);
+		dst[k] = '\0';
+		return;
+	}
+	/* two fifths of the room for the start, the rest for the end */
+	size_t room = n - 1 - (size_t)ml, head = room * 2 / 5, tail = room - head;
+	while (head && utf8_cont((unsigned char)src[head]))
+		head--;
+	size_t from = len - tail;
+	while (from < len && utf8_cont((unsigned char)src[from]))
+		from++;
+	size_t left = len - head - (len - from);
+	ml = snprintf(mark, sizeof mark, " [... %zu bytes left out ...] ", left);
+	memcpy(dst, src, head);
+	memcpy(dst + head, mark, (size_t)ml);
+	memcpy(dst + head + (size_t)ml, src + from, len - from + 1);
+}
+
+/* A message longer than the detail keeps its start and its end. */
+static void set_detail(const char *text)
+{
+	ow_err_fit(detail, sizeof detail, text);
+}
+
 int ow_err(int code, const char *fmt, ...)
 {
-	va_list ap;
+	va_list ap, again;
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof detail, fmt, ap);
+	va_copy(again, ap);
+	int w = vsnprintf(detail, sizeof detail, fmt, ap);
 	va_end(ap);
+	char *full = NULL;
+	if (w >= (int)sizeof detail && vasprintf(&full, fmt, again) >= 0) {
+		set_detail(full);
+		free(full);
+	}
+	va_end(again);
 	return code;
 }
 
 int ow_err_prefix(int code, const char *fmt, ...)
 {
-	char old[OW_DETAIL_MAX];
-	char pre[OW_DETAIL_MAX];
+	char *pre = NULL, *full = NULL;
 	va_list ap;
-	memcpy(old, detail, sizeof old);
 	va_start(ap, fmt);
-	vsnprintf(pre, sizeof pre, fmt, ap);
+	int w = vasprintf(&pre, fmt, ap);
 	va_end(ap);
-	size_t n = strnlen(pre, sizeof pre - 1);
-	memcpy(detail, pre, n);
-	size_t m = strnlen(old, sizeof detail - 1 - n);
-	memcpy(detail + n, old, m);
-	detail[n + m] = '\0';
+	if (w < 0)
+		return code; /* out of memory: the detail stays as it was */
+	if (asprintf(&full, "%s%s", pre, detail) >= 0)
+		set_detail(full);
+	free(full);
+	free(pre);
 	return code;
 }
 

@@ -131,3 +131,34 @@ slow_python() {
 	echo "$output"
 	[ "$status" -eq 1 ]
 }
+
+@test "over-long arguments: the message keeps its end (the cause), marks what it left out, and nothing is cut silently" {
+	long=$(printf 'a%.0s' $(seq 5000))
+	# a 5000-byte workspace path: "path too long" survives at the end
+	run -1 timeout 20 "$OFFWHEEL" --home "$T/$long" ls objects
+	[[ ${lines[-1]} == *": path too long" ]] || { echo "${output: -300}"; false; }
+	[[ $output == *" bytes left out ...] "* ]]
+	[ "${#output}" -lt 2200 ]
+	# a 5000-byte index URL: the usage error still says what is wrong with it
+	run -2 timeout 20 "$OFFWHEEL" --home "$WS" crawl --index-url "http://127.0.0.1:1/$long"
+	[[ $output == *"' is too long"* ]] || { echo "${output: -300}"; false; }
+	[[ $output == *" bytes left out ...] "* ]]
+	# a requirement file line of 100 kB is named by its file and line
+	printf 'torch==%s\n' "$(printf '1%.0s' $(seq 100000))" >"$T/req.txt"
+	run timeout 20 "$OFFWHEEL" --home "$WS" resolve --offline -r "$T/req.txt"
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
+	[[ $output == *"req.txt:1: requirement 'torch==111"*"longer than 4096 characters"* ]] || { echo "${output:0:300}"; false; }
+	[ "${#output}" -lt 4000 ]
+}
+
+@test "audit of a missing path says the file is missing, not that the workspace is" {
+	for p in "$T/none.so" "./none.whl" "$T/$(printf 'b%.0s' $(seq 3000)).so"; do
+		run -1 timeout 20 "$OFFWHEEL" --home "$T/no-ws" audit "$p"
+		[[ $output == *"No such file or directory"* || $output == *"too long"* ]] || { echo "$p: ${output: -300}"; false; }
+		[[ $output != *"no workspace"* ]] || { echo "$p: $output"; false; }
+	done
+	# a name without a '/' is still a stored object's name: the workspace is asked
+	run -1 timeout 20 "$OFFWHEEL" --home "$T/no-ws" audit torch-2.0.0-cp312-cp312-manylinux_2_17_x86_64.whl
+	[[ $output == *"no workspace"* ]]
+}
