@@ -407,6 +407,25 @@ static uint64_t next_magic(const struct fb_sparse *sp, size_t *i, uint64_t pos, 
 	return UINT64_MAX;
 }
 
+/* A magic found by a scan at `hit`: its container is taken, and *pos moves
+ * past it; a false magic is counted and *pos moves 8 bytes on.  Only the
+ * errors a scan cannot go on after are returned. */
+static int take_at(struct ctx *c, const char *name, uint64_t hit, uint64_t end, uint64_t *pos)
+{
+	uint64_t cend;
+	int rc = take_container(c, name, 0, 1, hit, end, &cend);
+	if (rc == OW_ENOMEM || rc == OW_ETOOBIG || rc == OW_EIO)
+		return rc;
+	if (rc) {
+		c->fb->n_false_magic++;
+		ow_err_clear();
+		*pos = hit + 8;
+	} else {
+		*pos = align8(cend);
+	}
+	return 0;
+}
+
 /* scan_range over a stream's kept magics: the same containers in the same
  * order as scanning the bytes (a stream keeps every 8-aligned magic). */
 static int scan_kept(struct ctx *c, const char *name, uint64_t start, uint64_t end)
@@ -415,19 +434,12 @@ static int scan_kept(struct ctx *c, const char *name, uint64_t start, uint64_t e
 	uint64_t pos = align8(start);
 	size_t i = 0;
 	while (pos < end && end - pos >= CONTAINER_HDR) {
-		uint64_t hit = next_magic(sp, &i, pos, end), cend;
+		uint64_t hit = next_magic(sp, &i, pos, end);
 		if (hit == UINT64_MAX)
 			break;
-		int rc = take_container(c, name, 0, 1, hit, end, &cend);
-		if (rc == OW_ENOMEM || rc == OW_ETOOBIG || rc == OW_EIO)
+		int rc = take_at(c, name, hit, end, &pos);
+		if (rc)
 			return rc;
-		if (rc) {
-			c->fb->n_false_magic++;
-			ow_err_clear();
-			pos = hit + 8;
-		} else {
-			pos = align8(cend);
-		}
 	}
 	return 0;
 }
@@ -462,17 +474,8 @@ static int scan_range(struct ctx *c, const char *name, uint64_t start, uint64_t 
 			pos += len >= 16 ? len & ~(uint64_t)7 : 8;
 			continue;
 		}
-		uint64_t cend;
-		rc = take_container(c, name, 0, 1, hit, end, &cend);
-		if (rc == OW_ENOMEM || rc == OW_ETOOBIG || rc == OW_EIO)
+		if ((rc = take_at(c, name, hit, end, &pos)))
 			return rc;
-		if (rc) {
-			c->fb->n_false_magic++;
-			ow_err_clear();
-			pos = hit + 8;
-		} else {
-			pos = align8(cend);
-		}
 	}
 	return 0;
 }
