@@ -14,6 +14,7 @@
 #include <libxml/parserInternals.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -50,9 +51,21 @@ static size_t utf8_seq(const unsigned char *p, size_t left)
 	return n;
 }
 
+/* 1 when none of the 8 bytes at p has its top bit set. */
+static int ascii8(const unsigned char *p)
+{
+	uint64_t w;
+	memcpy(&w, p, sizeof w);
+	return !(w & 0x8080808080808080ull);
+}
+
 static int check_utf8(const unsigned char *p, size_t len)
 {
 	for (size_t i = 0; i < len;) {
+		if (i + 8 <= len && ascii8(p + i)) { /* the usual page is all ASCII */
+			i += 8;
+			continue;
+		}
 		if (p[i] < 0x80) {
 			i++;
 			continue;
@@ -329,6 +342,8 @@ static char **attr_slot(struct ow_html_anchor *a, const char *name)
 	    {"data-yanked", offsetof(struct ow_html_anchor, yanked)},
 	    {"data-upload-time", offsetof(struct ow_html_anchor, upload_time)},
 	};
+	if (name[0] != 'h' && name[0] != 'd')
+		return NULL; /* neither href nor data-*: most attributes end here */
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (!strcmp(name, map[i].name))
 			return (char **)((char *)a + map[i].off);
@@ -441,6 +456,8 @@ static int is_skipped(const char *name)
 {
 	static const char *const tab[] = {"script", "style", "textarea", "title", "template",
 	                                  "noscript", "xmp", "iframe", "noembed", "noframes"};
+	if (!strchr("stnxi", name[0]))
+		return 0; /* no name in tab starts otherwise: a, br, h1, body, ... end here */
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
 		if (!strcmp(name, tab[i]))
 			return 1;

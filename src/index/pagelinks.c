@@ -238,6 +238,8 @@ static bool is_legacy(const char *href)
 	static const char *const ext[] = {".egg", ".exe", ".msi", ".tar.bz2", ".tbz", ".tgz",
 	                                  ".tar.xz", ".txz", ".tar", ".rpm", ".dmg"};
 	size_t n = strcspn(href, "#?");
+	if (n >= 4 && !memcmp(href + n - 4, ".whl", 4))
+		return false; /* nearly every link of a wheel index */
 	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
 		size_t k = strlen(ext[i]);
 		if (n >= k && !strncasecmp(href + n - k, ext[i], k))

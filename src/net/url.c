@@ -300,6 +300,15 @@ static const char *dot_step(const char *p, const char *end, char *out, size_t *o
 	return q;
 }
 
+/* 1 when the path has a "." or ".." segment for §5.2.4 to remove. */
+static int has_dot_segment(const char *path)
+{
+	for (const char *p = strchr(path, '.'); p; p = strchr(p + 1, '.'))
+		if (p == path || p[-1] == '/')
+			return 1;
+	return 0;
+}
+
 static char *remove_dots(const char *path)
 {
 	size_t n = strlen(path), o = 0;
@@ -307,6 +316,10 @@ static char *remove_dots(const char *path)
 	const char *p = path, *end = path + n;
 	if (!out)
 		return NULL;
+	if (!has_dot_segment(path)) { /* the usual link: nothing to remove */
+		memcpy(out, path, n + 1);
+		return out;
+	}
 	while (p < end)
 		p = dot_step(p, end, out, &o);
 	out[o] = '\0';
@@ -535,12 +548,24 @@ static int hex64(const char *v, size_t n, char out[65])
 {
 	if (n != 64)
 		return ow_err(OW_EPARSE, "#sha256 has %zu characters, expected 64 hex digits", n);
-	for (size_t i = 0; i < n; i++) {
-		if (ow_hexval((unsigned char)v[i]) < 0)
-			return ow_err(OW_EPARSE, "#sha256 has a non-hex character '%c'", v[i]);
-		out[i] = (char)lower((unsigned char)v[i]);
+	/* a lower-case digit for each hex digit, 0 for anything else: one
+	 * branch-free pass over the 64, the check after it */
+	static const char digit[256] = {
+	    ['0'] = '0', ['1'] = '1', ['2'] = '2', ['3'] = '3', ['4'] = '4', ['5'] = '5',
+	    ['6'] = '6', ['7'] = '7', ['8'] = '8', ['9'] = '9', ['a'] = 'a', ['b'] = 'b',
+	    ['c'] = 'c', ['d'] = 'd', ['e'] = 'e', ['f'] = 'f', ['A'] = 'a', ['B'] = 'b',
+	    ['C'] = 'c', ['D'] = 'd', ['E'] = 'e', ['F'] = 'f'};
+	int bad = 0;
+	for (size_t i = 0; i < 64; i++) {
+		out[i] = digit[(unsigned char)v[i]];
+		bad |= !out[i];
 	}
 	out[64] = '\0';
+	for (size_t i = 0; bad && i < 64; i++)
+		if (!out[i]) {
+			out[0] = '\0';
+			return ow_err(OW_EPARSE, "#sha256 has a non-hex character '%c'", v[i]);
+		}
 	return 0;
 }
 

@@ -426,17 +426,16 @@ static int check_parsed(const struct ow_url_policy *pol, const struct ow_url *pa
 	if (rc)
 		return rc;
 	rc = check_ref(&r);
+	free(r.fragment); /* the result is the URL without it: never copied */
+	r.fragment = NULL;
 	if (!rc)
 		rc = ow_url_resolve_refs(page, &r, &t);
 	ow_url_clear(&r);
 	if (rc)
 		return rc;
 	rc = check_target(pol, page, &t, href);
-	if (!rc) {
-		free(t.fragment);
-		t.fragment = NULL;
+	if (!rc)
 		rc = ow_url_format(&t, out);
-	}
 	ow_url_clear(&t);
 	return rc;
 }

@@ -7,9 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hex.h"
 #include "offwheel/common.h"
-
-#define OW_SHA256_LEN 32
 
 typedef struct ow_sha256 ow_sha256;
 
@@ -28,12 +27,6 @@ int ow_sha256_buf(const void *data, size_t len, uint8_t out[OW_SHA256_LEN]);
  * large sequential reads; *size gets the byte count (may be NULL). */
 int ow_sha256_fd(int fd, uint8_t out[OW_SHA256_LEN], uint64_t *size);
 
-/* Lowercase hex of a digest into `hex` (65 bytes). */
-void ow_hex(const uint8_t *d, size_t len, char *hex);
-/* Parse exactly 64 hex digits (either case) into 32 bytes; OW_EPARSE else. */
-int ow_sha256_from_hex(const char *hex, uint8_t out[OW_SHA256_LEN]);
-/* True when `s` is exactly 64 lowercase hex digits. */
-int ow_is_sha256_hex(const char *s);
 /* Constant-time equality of two byte strings of equal length. */
 int ow_digest_eq(const void *a, const void *b, size_t len);
 /* RECORD-style "sha256=<urlsafe b64, no padding>" digest text. */
