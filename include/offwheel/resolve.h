@@ -88,12 +88,12 @@ struct ow_resolve_netio {
 	size_t ranged;        /* wheels whose METADATA was read by ranges (or local reads) */
 	uint64_t range_bytes; /* bytes those reads transferred (or read from the files) */
 	size_t wheels;        /* whole wheels downloaded (and stored) for their METADATA */
-	char crawl_error[1024]; /* the first page that could not be fetched, and why */
+	char *crawl_error; /* the first page that could not be fetched, and why; NULL none */
 	struct ow_resolve_page_error *page_errors; /* every page that could not be, and why */
 	size_t npage_errors;
 	struct ow_link_refusals rejected; /* links the pages crawled on the way rejected */
 	/* hosts found to ignore Range: their wheels are downloaded whole */
-	char no_range_hosts[8][256];
+	char **no_range_hosts;
 	size_t n_no_range_hosts;
 	/* per file whose metadata could not be had this run, the first reason
 	 * (a refused range read, a failed download): what file_metadata says
@@ -242,7 +242,7 @@ struct ow_resolve_target {
 	char missing[OW_RESOLVE_MISSING_MAX]; /* projects with no match for the chosen/newest torch */
 	char alternative[OW_VER_TEXT_MAX + 1]; /* newest complete torch when incomplete, "" none */
 	char *error;        /* conflict or fetch problem, NULL when none */
-	char hint[256];     /* "torch 2.15.0 needs macosx_14_0 ...; try --platform ...", "" none */
+	char *hint;         /* "torch 2.15.0 needs macosx_14_0 ...; try --platform ...", NULL none */
 	char **notes;       /* candidates left out (no metadata, Requires-Python, ...) */
 	size_t nnotes;
 	struct ow_resolve_skip *skipped; /* newer torches without a complete set */

@@ -358,6 +358,16 @@ int cli_parse(struct cli *c, int argc, char **argv, const struct cli_spec *spec)
 	return optind;
 }
 
+bool cli_parse_no_operands(struct cli *c, int argc, char **argv, const struct cli_spec *spec,
+                           int *exitc)
+{
+	int first = cli_parse(c, argc, argv, spec);
+	*exitc = first < 0 ? cli_parse_exit(first) : 0;
+	if (first >= 0 && first < argc)
+		*exitc = cli_usage_error(c, "%s: unexpected argument '%s'", c->cmd, argv[first]);
+	return first >= 0 && first >= argc;
+}
+
 int cli_int_arg(struct cli *c, const char *opt, const char *arg, int lo, int hi, int *out)
 {
 	char *end;

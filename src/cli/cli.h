@@ -63,6 +63,11 @@ struct cli_spec {
 	void *ud;
 };
 int cli_parse(struct cli *c, int argc, char **argv, const struct cli_spec *spec);
+/* cli_parse for a command that takes no operands: true to go on; false when
+ * the command is done, with *exitc its exit code (0 after --help; a usage
+ * error, "unexpected argument" for an operand). */
+bool cli_parse_no_operands(struct cli *c, int argc, char **argv, const struct cli_spec *spec,
+                           int *exitc);
 /* Print the usage of a command (its synopsis, options and the global ones). */
 void cli_usage(FILE *f, const struct cli *c, const struct cli_opt *opts, const char *usage,
                const char *description);

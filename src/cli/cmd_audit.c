@@ -166,18 +166,23 @@ static json_t *ptx_json(const char *s)
 	return arr;
 }
 
+/* The device a module is judged on. */
+struct dev_ask {
+	int cc, drv;
+};
+
 /* Module i of l: its entries as one line, and its verdict on the device
- * when one is given (cc > 0 through `device`). */
+ * when one is given (dev NULL: none). */
 static const struct ow_fatbin_module *module_line(const struct ow_audit_lib *l, size_t i,
-                                                  int device, int cc, int drv, char *line,
+                                                  const struct dev_ask *dev, char *line,
                                                   size_t n, struct ow_gpu_module_verdict *mv)
 {
 	const struct ow_fatbin_module *m = &l->fb->modules[i];
 	*mv = (struct ow_gpu_module_verdict){0};
 	if (ow_fatbin_module_format(l->fb, m, line, n))
 		snprintf(line, n, "(too long)");
-	if (device)
-		ow_gpu_module_verdict(l->fb, m, cc, drv, mv);
+	if (dev)
+		ow_gpu_module_verdict(l->fb, m, dev->cc, dev->drv, mv);
 	return m;
 }
 
@@ -185,10 +190,11 @@ static json_t *modules_json(const struct ow_audit_lib *l, int cc, int drv, int h
 {
 	json_t *arr = json_array();
 	char line[4096];
+	const struct dev_ask dev = {cc, drv};
 	for (size_t i = 0; i < l->fb->n_modules; i++) {
 		struct ow_gpu_module_verdict mv;
 		const struct ow_fatbin_module *m =
-		    module_line(l, i, have_device, cc, drv, line, sizeof line, &mv);
+		    module_line(l, i, have_device ? &dev : NULL, line, sizeof line, &mv);
 		/* kernels: null when not looked into (it has an image for the device) */
 		json_array_append_new(arr, json_pack("{s:s, s:b, s:b, s:o, s:s, s:o}", "section",
 		                                     m->section, "relocatable", m->relocatable,
@@ -381,10 +387,11 @@ static const char *data_text(const struct ow_audit_lib_verdict *lv, char *b, siz
 static void say_modules(struct cli *c, const struct ow_audit_lib *l, const struct args *g)
 {
 	char line[4096];
+	const struct dev_ask dev = {g->cc, g->drv};
 	for (size_t i = 0; i < l->fb->n_modules; i++) {
 		struct ow_gpu_module_verdict mv;
 		const struct ow_fatbin_module *m =
-		    module_line(l, i, g->device != NULL, g->cc, g->drv, line, sizeof line, &mv);
+		    module_line(l, i, g->device ? &dev : NULL, line, sizeof line, &mv);
 		cli_say(c, "      #%zu %s%s%s: %s%s%s\n", i, m->section, m->relocatable ? " (rdc)" : "",
 		        m->no_kernels ? " (no kernels)" : "", line, g->device ? " -> " : "",
 		        g->device ? ow_gpu_verdict_name(mv.verdict) : "");
@@ -508,12 +515,23 @@ static int worse(int worst, int rc)
 	return worst == 3 ? (rc == 4 ? 3 : rc) : worst;
 }
 
-/* One target: 0, 3 (cannot run) or an error's exit code.  `set` > 0: a
- * member of that set, said in one line when it carries no device code. */
+/* Where audit_one is: the rules, the JSON targets (NULL: text), and the set
+ * (> 0) whose member it is; `plain` counts the members said in one line. */
+struct one_ctx {
+	const struct ow_audit_rules *rules;
+	json_t *out;
+	int64_t set;
+	size_t plain;
+};
+
+/* One target: 0, 3 (cannot run) or an error's exit code.  A member of a set
+ * is said in one line when it carries no device code. */
 static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct args *g,
-                     const struct ow_audit_rules *rules, json_t *out, int64_t set,
-                     size_t *plain)
+                     struct one_ctx *x)
 {
+	const struct ow_audit_rules *rules = x->rules;
+	json_t *out = x->out;
+	int64_t set = x->set;
 	struct ow_audit *a;
 	struct ow_audit_result r = {0};
 	struct ow_audit_lib_verdict *lvs = NULL;
@@ -535,7 +553,7 @@ static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct a
 			json_object_set_new(t, "set", json_integer(set));
 		json_array_append_new(out, t);
 	} else if (set > 0 && c->verbosity < 1 && libs_with_code(a) == 0) {
-		++*plain;
+		x->plain++;
 	} else {
 		say_target(c, a, g, &r, lvs);
 	}
@@ -565,7 +583,7 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
                      json_t *out)
 {
 	struct ow_resolve_member *m = NULL;
-	size_t n = 0, plain = 0, missing = 0;
+	size_t n = 0, missing = 0;
 	int64_t id = 0;
 	int rc = ow_set_ref_members(s, ref, &id, &m, &n), worst = 0;
 	if (rc) {
@@ -576,6 +594,7 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
 	cli_say(c, "%s: %zu members\n", ref, n);
 	struct ow_audit_rules rules = g->rules;
 	rules.cuda = set_cuda(m, n);
+	struct one_ctx x = {&rules, out, id, 0};
 	for (size_t i = 0; i < n; i++) {
 		if (ow_export_is_sdist(m[i].filename)) {
 			cli_say(c, "%s: an sdist, built on the target: what it carries is known only "
@@ -592,10 +611,10 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
 				                                     "detail", "not fetched"));
 			continue;
 		}
-		worst = worse(worst, audit_one(c, s, m[i].object, g, &rules, out, id, &plain));
+		worst = worse(worst, audit_one(c, s, m[i].object, g, &x));
 	}
-	if (plain)
-		cli_say(c, "%zu more members carry no device code (-v lists them)\n", plain);
+	if (x.plain)
+		cli_say(c, "%zu more members carry no device code (-v lists them)\n", x.plain);
 	if (missing) {
 		cli_say(c, "%zu members not fetched: run 'offwheel fetch %s' to audit them\n", missing,
 		        ref);
@@ -611,10 +630,10 @@ static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
 	json_t *targets = c->json ? json_array() : NULL;
 	int worst = 0;
 	for (int i = first; i < argc; i++) {
-		size_t plain = 0;
+		struct one_ctx x = {&g->rules, targets, 0, 0};
 		worst = worse(worst, !strncmp(argv[i], "set:", 4)
 		                         ? audit_set(c, s, argv[i], g, targets)
-		                         : audit_one(c, s, argv[i], g, &g->rules, targets, 0, &plain));
+		                         : audit_one(c, s, argv[i], g, &x));
 	}
 	if (targets) {
 		char cc[8];

@@ -95,11 +95,8 @@ int cmd_crawl(struct cli *c, int argc, char **argv)
 {
 	struct index_opts o = {0};
 	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
-	int first = cli_parse(c, argc, argv, &cs);
-	int rc = first < 0 ? cli_parse_exit(first) : 0;
-	if (first >= 0 && first < argc)
-		rc = cli_usage_error(c, "crawl: unexpected argument '%s'", argv[first]);
-	if (first < 0 || rc || (rc = index_opts_finish(c, &o)) ||
+	int rc;
+	if (!cli_parse_no_operands(c, argc, argv, &cs, &rc) || (rc = index_opts_finish(c, &o)) ||
 	    (o.extra.n && (rc = cli_usage_error(c, "crawl: --extra-index-url is for resolve "
 	                                            "and sync, which look dependencies up there")))) {
 		index_opts_free(&o);

@@ -111,11 +111,9 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 {
 	struct ow_doctor_opts o = {0};
 	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
-	int first = cli_parse(c, argc, argv, &cs);
-	if (first < 0)
-		return cli_parse_exit(first);
-	if (first < argc)
-		return cli_usage_error(c, "doctor: unexpected argument '%s'", argv[first]);
+	int exitc;
+	if (!cli_parse_no_operands(c, argc, argv, &cs, &exitc))
+		return exitc;
 	if (o.python && o.site)
 		return cli_usage_error(c, "doctor: give --python or --site-packages, not both");
 	struct ow_doctor_report *r = NULL;

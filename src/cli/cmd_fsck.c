@@ -57,21 +57,11 @@ static void render_text(struct cli *c, const struct ow_fsck_report *r)
 		cli_say(c, "run 'offwheel gc' to remove the garbage (-v lists it)\n");
 }
 
-int cmd_fsck(struct cli *c, int argc, char **argv)
+static int run(struct cli *c, void *ud, ow_store *s)
 {
-	const struct cli_spec cs = {NULL, usage, description, NULL, NULL};
-	int first = cli_parse(c, argc, argv, &cs);
-	if (first < 0)
-		return cli_parse_exit(first);
-	if (first < argc)
-		return cli_usage_error(c, "fsck: unexpected argument '%s'", argv[first]);
-	ow_store *s;
-	int rc = cli_open_store(c, OW_STORE_READ, &s);
-	if (rc)
-		return rc;
+	(void)ud;
 	struct ow_fsck_report r;
-	rc = ow_fsck(s, c->jobs, &r);
-	ow_store_close(s);
+	int rc = ow_fsck(s, c->jobs, &r);
 	if (rc)
 		return cli_fail(c, rc);
 	if (c->json)
@@ -85,4 +75,13 @@ int cmd_fsck(struct cli *c, int argc, char **argv)
 	int exitc = r.errors ? 3 : 0;
 	ow_fsck_report_free(&r);
 	return exitc;
+}
+
+int cmd_fsck(struct cli *c, int argc, char **argv)
+{
+	const struct cli_spec cs = {NULL, usage, description, NULL, NULL};
+	int exitc;
+	if (!cli_parse_no_operands(c, argc, argv, &cs, &exitc))
+		return exitc;
+	return cli_with_store(c, OW_STORE_READ, run, NULL);
 }

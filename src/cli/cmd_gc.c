@@ -48,11 +48,9 @@ int cmd_gc(struct cli *c, int argc, char **argv)
 {
 	struct gc_opts o = {.keep = -1, .g = {.prune_s = OW_GC_PRUNE_DEFAULT_S}};
 	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
-	int first = cli_parse(c, argc, argv, &cs);
-	if (first < 0)
-		return cli_parse_exit(first);
-	if (first < argc)
-		return cli_usage_error(c, "gc: unexpected argument '%s'", argv[first]);
+	int exitc;
+	if (!cli_parse_no_operands(c, argc, argv, &cs, &exitc))
+		return exitc;
 	ow_store *s;
 	int rc = cli_open_store(c, OW_STORE_WRITE, &s);
 	if (rc)

@@ -56,12 +56,8 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 		o->offline = 1;
 		return 0;
 	}
-	int rc = index_opt(c, &o->idx, key, arg);
-	if (rc == -1)
-		rc = target_opt(c, &o->tgt, key, arg);
-	if (rc == -1)
-		rc = stack_opt(c, &o->stack, key, arg);
-	return rc == -1 ? 2 : rc;
+	const struct stack_opts_all all = {&o->stack, &o->idx, &o->tgt};
+	return stack_opts_all_opt(c, &all, key, arg);
 }
 
 /* ---- JSON -------------------------------------------------------------------- */
@@ -114,7 +110,7 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	                 "platform", t->platform, "complete", t->complete, "versions", versions,
 	                 "missing", csv_json(t->missing), "newest_complete",
 	                 *t->alternative ? t->alternative : NULL, "error", t->error, "hint",
-	                 *t->hint ? t->hint : NULL, "skipped",
+	                 t->hint, "skipped",
 	                 skipped, "notes", strs_json(t->notes, t->nnotes), "members", members,
 	                 "set_id", (json_int_t)t->set_id);
 	json_object_set_new(doc, "not_in_workspace", json_boolean(t->not_in_workspace));
@@ -295,7 +291,7 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 		         *t->alternative ? t->alternative : "none");
 	if (t->error)
 		sub_line(c, "%s", t->error);
-	if (*t->hint)
+	if (t->hint)
 		sub_line(c, "%s", t->hint);
 	for (size_t i = 0; t->complete && i < t->nskipped; i++)
 		if (*t->skipped[i].why)
@@ -428,28 +424,14 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	return exitc;
 }
 
-static int check_variants(struct cli *c, const struct index_opts *o)
-{
-	for (size_t i = 0; i < o->variants.n; i++)
-		if (!*o->variants.v[i])
-			return cli_usage_error(c, "resolve: --variant all is for crawl; name the variants");
-	return 0;
-}
-
 int cmd_resolve(struct cli *c, int argc, char **argv)
 {
 	struct ropts o = {0};
 	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
-	int first = cli_parse(c, argc, argv, &cs);
-	int rc = first < 0 ? cli_parse_exit(first) : 0;
-	if (first >= 0 && first < argc)
-		rc = cli_usage_error(c, "resolve: unexpected argument '%s'", argv[first]);
+	int rc;
+	bool go = cli_parse_no_operands(c, argc, argv, &cs, &rc);
 	o.idx.offline = o.offline;
-	if (first >= 0 && !rc && !(rc = stack_opts_finish(c, &o.stack, &o.idx)) &&
-	    !(rc = index_opts_finish(c, &o.idx)) &&
-	    !(rc = check_variants(c, &o.idx)))
-		rc = target_opts_finish(c, &o.tgt);
-	if (first >= 0 && !rc)
+	if (go && !(rc = stack_opts_finish_all(c, &o.stack, &o.idx, &o.tgt)))
 		rc = cli_with_store(c, OW_STORE_WRITE, run, &o);
 	index_opts_free(&o.idx);
 	target_opts_free(&o.tgt);

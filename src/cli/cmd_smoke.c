@@ -156,11 +156,9 @@ int cmd_smoke(struct cli *c, int argc, char **argv)
 {
 	struct ow_smoke_opts o = {.device = -1};
 	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
-	int first = cli_parse(c, argc, argv, &cs);
-	if (first < 0)
-		return cli_parse_exit(first);
-	if (first < argc)
-		return cli_usage_error(c, "smoke: unexpected argument '%s'", argv[first]);
+	int exitc;
+	if (!cli_parse_no_operands(c, argc, argv, &cs, &exitc))
+		return exitc;
 	if (o.python && o.site)
 		return cli_usage_error(c, "smoke: give --python or --site-packages, not both");
 	struct ow_smoke_report *r = NULL;

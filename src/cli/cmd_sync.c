@@ -42,12 +42,8 @@ struct sopts {
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 {
 	struct sopts *o = ud;
-	int rc = index_opt(c, &o->idx, key, arg);
-	if (rc == -1)
-		rc = target_opt(c, &o->tgt, key, arg);
-	if (rc == -1)
-		rc = stack_opt(c, &o->stack, key, arg);
-	return rc == -1 ? 2 : rc;
+	const struct stack_opts_all all = {&o->stack, &o->idx, &o->tgt};
+	return stack_opts_all_opt(c, &all, key, arg);
 }
 
 struct dep_pages {
@@ -378,17 +374,9 @@ int cmd_sync(struct cli *c, int argc, char **argv)
 {
 	struct sopts o = {0};
 	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
-	int first = cli_parse(c, argc, argv, &cs);
-	int rc = first < 0 ? cli_parse_exit(first) : 0;
-	if (first >= 0 && first < argc)
-		rc = cli_usage_error(c, "sync: unexpected argument '%s'", argv[first]);
-	if (first >= 0 && !rc && !(rc = stack_opts_finish(c, &o.stack, &o.idx)) &&
-	    !(rc = index_opts_finish(c, &o.idx)))
-		rc = target_opts_finish(c, &o.tgt);
-	for (size_t i = 0; !rc && i < o.idx.variants.n; i++)
-		if (!*o.idx.variants.v[i])
-			rc = cli_usage_error(c, "sync: --variant all is for crawl; name the variants");
-	if (first >= 0 && !rc)
+	int rc;
+	if (cli_parse_no_operands(c, argc, argv, &cs, &rc) &&
+	    !(rc = stack_opts_finish_all(c, &o.stack, &o.idx, &o.tgt)))
 		rc = cli_with_store(c, OW_STORE_WRITE, run, &o);
 	index_opts_free(&o.idx);
 	target_opts_free(&o.tgt);

@@ -79,25 +79,14 @@ static void render(struct cli *c, const struct ow_obj_row *rows, const struct ow
 		        failed);
 }
 
-int cmd_verify(struct cli *c, int argc, char **argv)
+static int run(struct cli *c, void *ud, ow_store *s)
 {
-	int deep = 0;
-	const struct cli_spec cs = {opts, usage, description, on_opt, &deep};
-	int first = cli_parse(c, argc, argv, &cs);
-	if (first < 0)
-		return cli_parse_exit(first);
-	if (first < argc)
-		return cli_usage_error(c, "verify: unexpected argument '%s'", argv[first]);
-	ow_store *s;
-	int rc = cli_open_store(c, OW_STORE_READ, &s);
-	if (rc)
-		return rc;
+	const int deep = *(const int *)ud;
 	struct ow_obj_row *rows = NULL;
 	size_t n = 0;
-	if ((rc = ow_store_list(s, NULL, &rows, &n))) {
-		ow_store_close(s);
+	int rc = ow_store_list(s, NULL, &rows, &n);
+	if (rc)
 		return cli_fail(c, rc);
-	}
 	struct ow_verify_result *res = calloc(n ? n : 1, sizeof *res);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -110,8 +99,17 @@ int cmd_verify(struct cli *c, int argc, char **argv)
 		render(c, rows, res, n, failed, elapsed(&t0));
 	free(res);
 	free(rows);
-	ow_store_close(s);
 	if (!res)
 		return 1;
 	return failed ? 3 : 0;
+}
+
+int cmd_verify(struct cli *c, int argc, char **argv)
+{
+	int deep = 0;
+	const struct cli_spec cs = {opts, usage, description, on_opt, &deep};
+	int exitc;
+	if (!cli_parse_no_operands(c, argc, argv, &cs, &exitc))
+		return exitc;
+	return cli_with_store(c, OW_STORE_READ, run, &deep);
 }

@@ -7,6 +7,7 @@
 
 #include "offwheel/error.h"
 #include "offwheel/resolve.h"
+#include "targetopts.h"
 
 static bool is_pyproject(const char *path)
 {
@@ -99,4 +100,27 @@ void stack_opts_free(struct stack_opts *o)
 	free(o->pyprojects);
 	strlist_free(&o->extras);
 	strlist_free(&o->groups);
+}
+
+int stack_opts_finish_all(struct cli *c, struct stack_opts *o, struct index_opts *idx,
+                          struct target_opts *tgt)
+{
+	int rc = stack_opts_finish(c, o, idx);
+	if (!rc)
+		rc = index_opts_finish(c, idx);
+	for (size_t i = 0; !rc && i < idx->variants.n; i++)
+		if (!*idx->variants.v[i])
+			rc = cli_usage_error(c, "%s: --variant all is for crawl; name the variants",
+			                     c->cmd);
+	return rc ? rc : target_opts_finish(c, tgt);
+}
+
+int stack_opts_all_opt(struct cli *c, const struct stack_opts_all *all, int key, const char *arg)
+{
+	int rc = index_opt(c, all->idx, key, arg);
+	if (rc == -1)
+		rc = target_opt(c, all->tgt, key, arg);
+	if (rc == -1)
+		rc = stack_opt(c, all->stack, key, arg);
+	return rc == -1 ? 2 : rc;
 }

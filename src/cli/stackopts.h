@@ -45,5 +45,18 @@ int stack_opts_finish(struct cli *c, struct stack_opts *o, struct index_opts *id
 struct ow_resolve_opts;
 void stack_resolve_opts(const struct stack_opts *o, struct ow_resolve_opts *ro);
 void stack_opts_free(struct stack_opts *o);
+/* The options resolve and sync share: requirements, index, targets. */
+struct target_opts;
+struct stack_opts_all {
+	struct stack_opts *stack;
+	struct index_opts *idx;
+	struct target_opts *tgt;
+};
+/* An option of any of the three: 0, or an exit code (2 when none knows it). */
+int stack_opts_all_opt(struct cli *c, const struct stack_opts_all *all, int key, const char *arg);
+/* What resolve and sync check once every option is read: the stack, the
+ * index options, named variants (not "all", which is crawl's), the targets. */
+int stack_opts_finish_all(struct cli *c, struct stack_opts *o, struct index_opts *idx,
+                          struct target_opts *tgt);
 
 #endif

@@ -171,11 +171,14 @@ static const struct ow_export_device *first_failure(const struct ow_export_devic
 }
 
 int ex_device_rule(ow_store *s, const struct ow_export_devices *rule, int64_t id,
-                   const char *target, struct ow_export_device **d, size_t *n, char *why,
-                   size_t why_n, int *fail_cc)
+                   const char *target, struct ex_rule_result *r)
 {
+	struct ow_export_device **d = &r->d;
+	size_t *n = &r->n;
+	char *why = r->why;
+	size_t why_n = r->why_n;
 	*why = 0;
-	*fail_cc = 0;
+	r->fail_cc = 0;
 	int rc = ex_devices_load(s, id, d, n);
 	if (!rc)
 		rc = judge_missing(s, rule, id, d, n);
@@ -191,7 +194,7 @@ int ex_device_rule(ow_store *s, const struct ow_export_devices *rule, int64_t id
 		return 0;
 	ex_cc_text(f->cc, cc, sizeof cc);
 	cause_text(f, cause, sizeof cause);
-	*fail_cc = f->cc;
+	r->fail_cc = f->cc;
 	return ow_err(OW_ENOIMAGE, "set %lld (%s) would not run on %s (%s%s): %s", (long long)id,
 	              target, cc, f->verdict, f->predicted ? ", predicted from torchvision" : "",
 	              cause);

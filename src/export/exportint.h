@@ -110,12 +110,18 @@ int ex_json_state_put(const char *path, const char *key_id, const char *name, in
 int ex_devices_load(ow_store *s, int64_t set_id, struct ow_export_device **out, size_t *n);
 void ex_devices_free(struct ow_export_device *d, size_t n);
 /* Apply `rule` (NULL: the default) to set `id`: its verdicts (judged first
- * where the rule says) into *d.  0 with *why "" = take it; 0 with a reason
- * in why = leave it out (--device); OW_ENOIMAGE = refuse, the detail says
- * which device (*fail_cc) and library. */
+ * where the rule says) into r->d.  0 with r->why "" = take it; 0 with a
+ * reason in r->why = leave it out (--device); OW_ENOIMAGE = refuse, the
+ * detail says which device (r->fail_cc) and library. */
+struct ex_rule_result {
+	struct ow_export_device *d; /* the set's verdicts (ex_devices_free) */
+	size_t n;
+	char *why; /* the caller's buffer of why_n bytes */
+	size_t why_n;
+	int fail_cc; /* the device refused on, with OW_ENOIMAGE */
+};
 int ex_device_rule(ow_store *s, const struct ow_export_devices *rule, int64_t id,
-                   const char *target, struct ow_export_device **d, size_t *n, char *why,
-                   size_t why_n, int *fail_cc);
+                   const char *target, struct ex_rule_result *r);
 /* "12.0" for 120; "12.8" for 12080. */
 void ex_cc_text(int cc, char *buf, size_t n);
 void ex_driver_text(int driver, char *buf, size_t n);

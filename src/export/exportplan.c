@@ -256,11 +256,12 @@ static int add_set(ow_store *s, struct ow_export_plan *p, int64_t set_id, int *f
 		return rc;
 	}
 	ow_stmt_run(st); /* the device rule reads and writes the index */
-	struct ow_export_device *devs = NULL;
-	size_t nd = 0;
-	int rc = target ? ex_device_rule(s, p->rule, set_id, target, &devs, &nd, why, sizeof why,
-	                                 fail_cc)
+	struct ex_rule_result rr = {.why = why, .why_n = sizeof why};
+	int rc = target ? ex_device_rule(s, p->rule, set_id, target, &rr)
 	                : ow_err(OW_ENOMEM, "export: out of memory");
+	struct ow_export_device *devs = rr.d;
+	size_t nd = rr.n;
+	*fail_cc = rr.fail_cc;
 	if (!rc && *why) {
 		ex_devices_free(devs, nd);
 		free(torch);

@@ -147,11 +147,18 @@ static void predicted_note(struct ow_device_fit *f, const char *vision)
 	free(text);
 }
 
-/* torch by `torch_ref`, else torchvision by `vision_ref` (a prediction). */
-static void fit_members(ow_store *s, const struct ow_resolve_member *torch, const char *torch_ref,
-                        const struct ow_resolve_member *vision, const char *vision_ref, int cc,
-                        int driver, struct ow_device_fit *f)
+/* A set member and how audit finds its wheel (a file name or an object). */
+struct member_ref {
+	const struct ow_resolve_member *m; /* NULL: not in the set */
+	const char *ref;
+};
+
+/* torch by its ref, else torchvision by its ref (a prediction). */
+static void fit_members(ow_store *s, const struct member_ref *t, const struct member_ref *v,
+                        int cc, int driver, struct ow_device_fit *f)
 {
+	const struct ow_resolve_member *torch = t->m, *vision = v->m;
+	const char *torch_ref = t->ref, *vision_ref = v->ref;
 	unknown(f);
 	if (!torch)
 		return;
@@ -175,8 +182,9 @@ static void fit_one(ow_store *s, const struct ow_resolve_target *t, int cc, int 
 		unknown(f);
 		return;
 	}
-	fit_members(s, torch, torch ? torch->filename : NULL, vision,
-	            vision ? vision->filename : NULL, cc, driver, f);
+	const struct member_ref tr = {torch, torch ? torch->filename : NULL};
+	const struct member_ref vr = {vision, vision ? vision->filename : NULL};
+	fit_members(s, &tr, &vr, cc, driver, f);
 }
 
 int ow_device_fit_all(ow_store *s, const struct ow_fetch_opts *fo, const struct ow_resolve_report *r,
@@ -203,8 +211,9 @@ int ow_device_fit_set(ow_store *s, int64_t set_id, int cc, int driver, struct ow
 	const struct ow_resolve_member *torch = member_of(m, n, OW_ROLE_TORCH);
 	const struct ow_resolve_member *vision = member_of(m, n, OW_ROLE_VISION);
 	/* by the stored object: only what is fetched is judged, nothing is downloaded */
-	fit_members(s, torch, torch && torch->object[0] ? torch->object : "-", vision,
-	            vision && vision->object[0] ? vision->object : "-", cc, driver, f);
+	const struct member_ref tr = {torch, torch && torch->object[0] ? torch->object : "-"};
+	const struct member_ref vr = {vision, vision && vision->object[0] ? vision->object : "-"};
+	fit_members(s, &tr, &vr, cc, driver, f);
 	if (f->runs < 0 && !torch)
 		snprintf(f->detail, sizeof f->detail, "the set has no torch wheel to audit");
 	else if (f->runs < 0 && !torch->object[0] && (!vision || !vision->object[0]))

@@ -160,17 +160,29 @@ static int src_view(struct src *s, uint64_t off, uint64_t end, const uint8_t **p
 	return 0;
 }
 
+/* arr with room for one more than its n items, at most max; NULL with *rc
+ * set when there are max already ("more than max <what> — refusing the
+ * input") or memory ran out (arr is then unchanged). */
+static void *one_more(void *arr, size_t *cap, size_t n, size_t size, unsigned max,
+		      const char *what, int *rc)
+{
+	void *g = n < max ? ow_array_reserve(arr, cap, n + 1, size) : NULL;
+	if (n >= max)
+		*rc = ow_err(OW_ETOOBIG, "more than %u fatbin %s — refusing the input", max, what);
+	else if (!g)
+		*rc = ow_err(OW_ENOMEM, "fatbin %s: out of memory", what);
+	return g;
+}
+
 static int add_module(struct ctx *c, const char *section, int reloc, int scanned,
 		      uint64_t off, struct ow_fatbin_module **out)
 {
 	struct ow_fatbin *fb = c->fb;
-	if (fb->n_modules >= MAX_MODULES)
-		return ow_err(OW_ETOOBIG, "more than %u fatbin containers — refusing the input",
-			      MAX_MODULES);
-	struct ow_fatbin_module *g =
-		ow_array_reserve(fb->modules, &c->cap_modules, fb->n_modules + 1, sizeof *g);
+	int rc = 0;
+	struct ow_fatbin_module *g = one_more(fb->modules, &c->cap_modules, fb->n_modules,
+					      sizeof *g, MAX_MODULES, "containers", &rc);
 	if (!g)
-		return ow_err(OW_ENOMEM, "fatbin module list: out of memory");
+		return rc;
 	fb->modules = g;
 	struct ow_fatbin_module *m = &fb->modules[fb->n_modules++];
 	memset(m, 0, sizeof *m);
@@ -185,14 +197,12 @@ static int add_module(struct ctx *c, const char *section, int reloc, int scanned
 
 static int add_entry(struct ctx *c, const struct ow_fatbin_entry *e)
 {
+	int rc = 0;
 	struct ow_fatbin *fb = c->fb;
-	if (fb->n_entries >= MAX_ENTRIES)
-		return ow_err(OW_ETOOBIG, "more than %u fatbin entries — refusing the input",
-			      MAX_ENTRIES);
-	struct ow_fatbin_entry *g =
-		ow_array_reserve(fb->entries, &c->cap_entries, fb->n_entries + 1, sizeof *g);
+	struct ow_fatbin_entry *g = one_more(fb->entries, &c->cap_entries, fb->n_entries,
+					     sizeof *g, MAX_ENTRIES, "entries", &rc);
 	if (!g)
-		return ow_err(OW_ENOMEM, "fatbin entry list: out of memory");
+		return rc;
 	fb->entries = g;
 	fb->entries[fb->n_entries] = *e;
 	fb->entries[fb->n_entries++].offset += c->s->base; /* offsets are the input's */
@@ -366,19 +376,27 @@ static int all_zero(const uint8_t *p, size_t n)
 	return 1;
 }
 
+static int section_in_file(const struct ctx *c, const char *name, uint64_t start, uint64_t size)
+{
+	if (in_bounds(start, size, c->s->size))
+		return 0;
+	return ow_err(OW_EPARSE, "section %s (offset %" PRIu64 ", %" PRIu64
+		      " bytes) lies past the end of the file — truncated or corrupt",
+		      name, start, size);
+}
+
 /* A fatbin section: containers back to back at 8-aligned steps; zero
  * padding may end it. */
 static int walk_section(struct ctx *c, const char *name, uint64_t start, uint64_t size)
 {
-	if (!in_bounds(start, size, c->s->size))
-		return ow_err(OW_EPARSE, "section %s (offset %" PRIu64 ", %" PRIu64
-			      " bytes) lies past the end of the file — truncated or corrupt",
-			      name, start, size);
+	int rc = section_in_file(c, name, start, size);
+	if (rc)
+		return rc;
 	int reloc = strcmp(name, "__nv_relfatbin") == 0;
 	uint64_t end = start + size, pos = start;
 	while (end - pos >= CONTAINER_HDR) {
 		uint8_t h[CONTAINER_HDR];
-		int rc = src_read(c->s, pos, h, sizeof h);
+		rc = src_read(c->s, pos, h, sizeof h);
 		if (rc)
 			return rc;
 		if (ow_le32(h) != OW_FATBIN_MAGIC) {
@@ -447,10 +465,9 @@ static int scan_kept(struct ctx *c, const char *name, uint64_t start, uint64_t e
 /* Magic scan of [start, start+size) at 8-aligned file offsets. */
 static int scan_range(struct ctx *c, const char *name, uint64_t start, uint64_t size)
 {
-	if (!in_bounds(start, size, c->s->size))
-		return ow_err(OW_EPARSE, "section %s (offset %" PRIu64 ", %" PRIu64
-			      " bytes) lies past the end of the file — truncated or corrupt",
-			      name, start, size);
+	int rc = section_in_file(c, name, start, size);
+	if (rc)
+		return rc;
 	if (c->s->sp && !c->s->base)
 		return scan_kept(c, name, start, start + size);
 	if (c->s->sp) { /* kept magics are 8-aligned in the whole input only */
@@ -461,7 +478,7 @@ static int scan_range(struct ctx *c, const char *name, uint64_t start, uint64_t 
 	while (pos < end && end - pos >= CONTAINER_HDR) {
 		uint64_t len = 0;
 		const uint8_t *p = NULL;
-		int rc = src_view(c->s, pos, end, &p, &len);
+		rc = src_view(c->s, pos, end, &p, &len);
 		if (rc)
 			return rc;
 		uint64_t i = 0, hit = UINT64_MAX;
@@ -555,9 +572,37 @@ static const char *sec_name(const char *str, uint64_t len, uint32_t off)
 	return off < len ? str + off : "";
 }
 
-static int elf_walk(struct ctx *c, const uint8_t *tab, uint16_t entsize, uint64_t n,
-		    const char *str, uint64_t len)
+/* An ELF's section header table and section names, as read. */
+struct elf_tabs {
+	uint8_t *tab; /* NULL: the ELF has no section headers */
+	char *str;
+	uint64_t n, len;
+	uint16_t entsize;
+};
+
+static int elf_tabs_read(struct ctx *c, const uint8_t *eh, struct elf_tabs *t)
 {
+	uint64_t strndx = 0;
+	memset(t, 0, sizeof *t);
+	t->entsize = ow_le16(eh + 0x3A);
+	int rc = elf_sections(c, eh, &t->tab, &t->n, &strndx);
+	if (!rc && t->tab)
+		rc = elf_strtab(c, t->tab, t->entsize, t->n, strndx, &t->str, &t->len);
+	return rc;
+}
+
+static void elf_tabs_dispose(struct elf_tabs *t)
+{
+	free(t->tab);
+	free(t->str);
+}
+
+static int elf_walk(struct ctx *c, const struct elf_tabs *t)
+{
+	const uint8_t *tab = t->tab;
+	const char *str = t->str;
+	uint64_t n = t->n, len = t->len;
+	uint16_t entsize = t->entsize;
 	for (uint64_t i = 0; i < n; i++) {
 		struct shdr sh;
 		decode_shdr(tab + i * entsize, &sh);
@@ -623,18 +668,13 @@ static int elf_list(struct ctx *c, const uint8_t *eh)
 	if (eh[4] != 2 || eh[5] != 1)
 		return ow_err(OW_EUNSUPPORTED, "ELF class %u / data %u: only little-endian ELF64 is read",
 			      eh[4], eh[5]);
-	uint8_t *tab = NULL;
-	char *str = NULL;
-	uint64_t n = 0, strndx = 0, len = 0;
-	int rc = elf_sections(c, eh, &tab, &n, &strndx);
-	if (!rc && tab)
-		rc = elf_strtab(c, tab, ow_le16(eh + 0x3A), n, strndx, &str, &len);
-	if (!rc && tab)
-		rc = elf_walk(c, tab, ow_le16(eh + 0x3A), n, str, len);
+	struct elf_tabs t;
+	int rc = elf_tabs_read(c, eh, &t);
+	if (!rc && t.tab)
+		rc = elf_walk(c, &t);
 	else if (!rc)
 		rc = elf_segments(c, eh);
-	free(tab);
-	free(str);
+	elf_tabs_dispose(&t);
 	return rc;
 }
 
@@ -694,9 +734,12 @@ static int one_module(struct ctx *c, const char *name, const struct ow_fatbin_en
 
 /* A cubin's section names: its kernels (.text.<kernel>), and whether
  * .nv.compat says arch-specific. */
-static int cubin_names(struct ctx *c, const uint8_t *tab, uint16_t entsize, uint64_t n,
-		       const char *str, uint64_t len, struct ow_fatbin_entry *e)
+static int cubin_names(struct ctx *c, const struct elf_tabs *t, struct ow_fatbin_entry *e)
 {
+	const uint8_t *tab = t->tab;
+	const char *str = t->str;
+	uint64_t n = t->n, len = t->len;
+	uint16_t entsize = t->entsize;
 	e->kernels = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		struct shdr sh;
@@ -719,16 +762,11 @@ static int cubin_names(struct ctx *c, const uint8_t *tab, uint16_t entsize, uint
 /* Section headers only, as for a host ELF: no payload byte is read. */
 static int cubin_sections(struct ctx *c, const uint8_t *eh, struct ow_fatbin_entry *e)
 {
-	uint8_t *tab = NULL;
-	char *str = NULL;
-	uint64_t n = 0, strndx = 0, len = 0;
-	int rc = elf_sections(c, eh, &tab, &n, &strndx);
-	if (!rc && tab)
-		rc = elf_strtab(c, tab, ow_le16(eh + 0x3A), n, strndx, &str, &len);
-	if (!rc && tab)
-		rc = cubin_names(c, tab, ow_le16(eh + 0x3A), n, str, len, e);
-	free(tab);
-	free(str);
+	struct elf_tabs t;
+	int rc = elf_tabs_read(c, eh, &t);
+	if (!rc && t.tab)
+		rc = cubin_names(c, &t, e);
+	elf_tabs_dispose(&t);
 	return rc;
 }
 

@@ -252,8 +252,9 @@ static int payload(struct rd *r, const struct ow_fatbin_entry *e, uint64_t want,
 		in = in < stored ? in : stored;
 		if ((rc = get(r, at, in, &src)))
 			return rc;
-		rc = ow_decompress_with(r->dec, method(e), src, (size_t)in, r->out, (size_t)full,
-					(size_t)out, &got);
+		const struct ow_decomp_job job = {method(e), src, (size_t)in, r->out, (size_t)full,
+						  (size_t)out};
+		rc = ow_decompress_with(r->dec, &job, &got);
 		if ((!rc && got == out) || in == stored)
 			break;
 	}

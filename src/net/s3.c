@@ -162,23 +162,9 @@ static void s3_http_opts(struct ow_s3 *s, const struct ow_http_opts *http)
 		s->http.retry_budget_ms = 30000;
 }
 
-int ow_s3_open(const char *url, const char *endpoint, int need_creds,
-               const struct ow_http_opts *http, struct ow_s3 *s)
+/* s->prefix from what follows the bucket in `url` (p): "" or "a/b/". */
+static int set_prefix(struct ow_s3 *s, const char *url, const char *p)
 {
-	memset(s, 0, sizeof *s);
-	s3_http_opts(s, http);
-	if (!ow_s3_is_url(url))
-		return ow_err(OW_EINVAL, "%s: not an s3:// URL (s3://BUCKET/PREFIX)", url);
-	const char *b = url + 5, *slash = strchr(b, '/');
-	size_t bl = slash ? (size_t)(slash - b) : strlen(b);
-	if (bl >= sizeof s->bucket)
-		bl = sizeof s->bucket - 1;
-	memcpy(s->bucket, b, bl);
-	s->bucket[bl] = '\0';
-	if (!bucket_ok(s->bucket))
-		return ow_err(OW_EINVAL, "%s: '%s' is not a bucket name (3-63 lowercase letters, digits, "
-		                         "'-' and '.')", url, s->bucket);
-	const char *p = slash ? slash + 1 : "";
 	while (*p == '/')
 		p++;
 	size_t pl = strlen(p);
@@ -196,9 +182,13 @@ int ow_s3_open(const char *url, const char *endpoint, int need_creds,
 	if (strstr(s->prefix, "//") || !strncmp(s->prefix, "./", 2) || strstr(s->prefix, "/./") ||
 	    !strncmp(s->prefix, "../", 3) || strstr(s->prefix, "/../"))
 		return ow_err(OW_EINVAL, "%s: the prefix has an empty, '.' or '..' component", url);
-	int rc = load_creds(s, need_creds);
-	if (rc)
-		return rc;
+	return 0;
+}
+
+/* s->bucket_url and s->base: the endpoint's (NULL: AWS's) URL of the
+ * bucket, whose name is bl bytes long. */
+static int set_endpoint(struct ow_s3 *s, const char *endpoint, size_t bl)
+{
 	if (!endpoint)
 		endpoint = env("AWS_ENDPOINT_URL_S3") ? env("AWS_ENDPOINT_URL_S3") : env("AWS_ENDPOINT_URL");
 	if (endpoint) {
@@ -230,6 +220,28 @@ int ow_s3_open(const char *url, const char *endpoint, int need_creds,
 	s->base[ul] = '/';
 	s->base[ul + 1] = '\0';
 	return 0;
+}
+
+int ow_s3_open(const char *url, const char *endpoint, int need_creds,
+               const struct ow_http_opts *http, struct ow_s3 *s)
+{
+	memset(s, 0, sizeof *s);
+	s3_http_opts(s, http);
+	if (!ow_s3_is_url(url))
+		return ow_err(OW_EINVAL, "%s: not an s3:// URL (s3://BUCKET/PREFIX)", url);
+	const char *b = url + 5, *slash = strchr(b, '/');
+	size_t bl = slash ? (size_t)(slash - b) : strlen(b);
+	if (bl >= sizeof s->bucket)
+		bl = sizeof s->bucket - 1;
+	memcpy(s->bucket, b, bl);
+	s->bucket[bl] = '\0';
+	if (!bucket_ok(s->bucket))
+		return ow_err(OW_EINVAL, "%s: '%s' is not a bucket name (3-63 lowercase letters, digits, "
+		                         "'-' and '.')", url, s->bucket);
+	int rc = set_prefix(s, url, slash ? slash + 1 : "");
+	if (!rc)
+		rc = load_creds(s, need_creds);
+	return rc ? rc : set_endpoint(s, endpoint, bl);
 }
 
 static int unreserved(int c)

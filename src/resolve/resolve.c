@@ -633,10 +633,11 @@ static void target_reset(struct ow_resolve_target *o)
 	free(o->notes);
 	free(o->skipped);
 	free(o->error);
-	o->members = NULL, o->notes = NULL, o->skipped = NULL, o->error = NULL;
+	free(o->hint);
+	o->members = NULL, o->notes = NULL, o->skipped = NULL, o->error = NULL, o->hint = NULL;
 	o->nmembers = o->nnotes = o->nskipped = 0;
 	o->complete = false;
-	o->missing[0] = o->alternative[0] = o->hint[0] = '\0';
+	o->missing[0] = o->alternative[0] = '\0';
 	o->no_variant = o->unreachable = o->not_in_workspace = o->stack_conflict = false;
 }
 
@@ -701,18 +702,24 @@ static int platform_hint(struct rs_ctx *x, struct tstate *ts)
 	free(later);
 	if (!best)
 		return 0;
+	free(o->hint);
+	int n;
 	if (ts->t.os == OW_OS_MACOS)
-		snprintf(o->hint, sizeof o->hint,
+		n = asprintf(&o->hint,
 		         "torch %s needs macOS %d.%d (macosx_%d_%d wheels; this target is macosx_%d_%d): "
 		         "try --platform macosx_%d_%d_%s",
 		         best->version_text, bmaj, bmin, bmaj, bmin, ts->t.macos_major, ts->t.macos_minor,
 		         bmaj, bmin, ts->t.arch);
 	else
-		snprintf(o->hint, sizeof o->hint,
+		n = asprintf(&o->hint,
 		         "torch %s needs glibc %d.%d (manylinux_%d_%d wheels; this target is "
 		         "manylinux_%d_%d): try --platform manylinux_%d_%d_%s",
 		         best->version_text, bmaj, bmin, bmaj, bmin, ts->t.glibc_major,
 		         ts->t.glibc_minor, bmaj, bmin, ts->t.arch);
+	if (n < 0) {
+		o->hint = NULL;
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
 	return 0;
 }
 
@@ -1076,6 +1083,52 @@ static int parse_stack(struct rs_ctx *x)
 	return 0;
 }
 
+/* No folder of any default variant at the index: resolve again with it
+ * read as one flat root (and remember that it is one). */
+static int again_flat(struct rs_ctx *x, struct ow_resolve_opts *o, struct ow_resolve_report *r,
+                      struct tstate **ts, size_t *nts)
+{
+	ow_log(OW_LOG_INFO, "%s has no folder for any default variant: read as one "
+	                    "root, every project at {index}/{project}/",
+	       o->index_url);
+	targets_free(r, *ts, *nts);
+	*ts = NULL;
+	*nts = 0;
+	o->flat = true;
+	o->variants = flat_unnamed;
+	o->nvariants = 1;
+	int rc = ow_root_layout_put(x->s, o->index_url, OW_ROOT_FLAT);
+	if (rc == 0 && (rc = init_targets(o, r, ts)) == 0) {
+		*nts = r->ntargets;
+		rc = run_rounds(x, *ts, r->ntargets, r);
+	}
+	return rc;
+}
+
+/* The run's figures into the report; what the run held is freed. */
+static void finish_report(struct rs_ctx *x, struct ow_resolve_report *r, struct tstate *ts,
+                          size_t nts)
+{
+	r->flat = x->o->flat;
+	r->metadata_read = x->metadata_read;
+	r->metadata_cached = x->metadata_cached;
+	r->pages_used = x->nused;
+	r->pages_oldest = rs_pages_oldest(x);
+	r->pages_revalidated = x->nstale;
+	for (size_t i = 0; ts && i < nts; i++)
+		free(ts[i].bad_torch), free(ts[i].bad_why), free(ts[i].passed);
+	for (size_t i = 0; i < x->nstack; i++)
+		ow_requirement_free(&x->stack[i].req);
+	free(x->stack);
+	for (size_t i = 0; i < r->ntargets; i++) {
+		r->incomplete += !r->targets[i].complete;
+		r->unreachable += r->targets[i].unreachable;
+		r->not_in_workspace += r->targets[i].not_in_workspace;
+	}
+	free(ts);
+	rs_ctx_free(x);
+}
+
 int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_report *r)
 {
 	memset(r, 0, sizeof *r);
@@ -1087,11 +1140,17 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	int rc = check_opts(&o);
 	if (rc < 0)
 		return rc;
-	for (size_t p = 0; p < o.nprojects; p++)
-		if (!(r->projects[r->nprojects++] = strdup(o.projects[p])))
+	for (size_t p = 0; p < o.nprojects; p++) {
+		if (!(r->projects[r->nprojects] = strdup(o.projects[p]))) {
+			ow_resolve_report_free(r); /* no half-filled report */
 			return ow_err(OW_ENOMEM, "resolve: out of memory");
-	if ((rc = selector_text(&o, r->selector, sizeof r->selector)) < 0)
+		}
+		r->nprojects++;
+	}
+	if ((rc = selector_text(&o, r->selector, sizeof r->selector)) < 0) {
+		ow_resolve_report_free(r);
 		return rc;
+	}
 	struct tstate *ts = NULL;
 	struct rs_ctx x = {.s = s, .o = &o, .now = (int64_t)time(NULL)};
 	size_t nts = 0;
@@ -1099,22 +1158,8 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	    (rc = init_targets(&o, r, &ts)) == 0) {
 		nts = r->ntargets;
 		rc = run_rounds(&x, ts, r->ntargets, r);
-		if (rc == 0 && all_absent(&o, r)) {
-			ow_log(OW_LOG_INFO, "%s has no folder for any default variant: read as one "
-			                    "root, every project at {index}/{project}/",
-			       o.index_url);
-			targets_free(r, ts, nts);
-			ts = NULL;
-			nts = 0;
-			o.flat = true;
-			o.variants = flat_unnamed;
-			o.nvariants = 1;
-			if ((rc = ow_root_layout_put(s, o.index_url, OW_ROOT_FLAT)) == 0 &&
-			    (rc = init_targets(&o, r, &ts)) == 0) {
-				nts = r->ntargets;
-				rc = run_rounds(&x, ts, r->ntargets, r);
-			}
-		}
+		if (rc == 0 && all_absent(&o, r))
+			rc = again_flat(&x, &o, r, &ts, &nts);
 		if (rc == 0)
 			rc = explain_one_root(&x, r);
 		if (rc == 0)
@@ -1122,24 +1167,7 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 		if (rc == 0 && !o.no_store)
 			rc = store_all(s, &o, r);
 	}
-	r->flat = o.flat;
-	r->metadata_read = x.metadata_read;
-	r->metadata_cached = x.metadata_cached;
-	r->pages_used = x.nused;
-	r->pages_oldest = rs_pages_oldest(&x);
-	r->pages_revalidated = x.nstale;
-	for (size_t i = 0; ts && i < nts; i++)
-		free(ts[i].bad_torch), free(ts[i].bad_why), free(ts[i].passed);
-	for (size_t i = 0; i < x.nstack; i++)
-		ow_requirement_free(&x.stack[i].req);
-	free(x.stack);
-	for (size_t i = 0; i < r->ntargets; i++) {
-		r->incomplete += !r->targets[i].complete;
-		r->unreachable += r->targets[i].unreachable;
-		r->not_in_workspace += r->targets[i].not_in_workspace;
-	}
-	free(ts);
-	rs_ctx_free(&x);
+	finish_report(&x, r, ts, nts);
 	if (rc < 0) {
 		ow_resolve_report_free(r);
 		return rc;

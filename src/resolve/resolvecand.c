@@ -221,11 +221,17 @@ static int revalidate(struct rs_ctx *x, const char *root, const char *variant,
 	return 1;
 }
 
+/* A project's page: {root}/{variant}/{project}/ ("" variant: none). */
+struct page_ref {
+	const char *root, *variant, *project;
+};
+
 /* Where a page stands (an enum pg_state, PG_NOT_CRAWLED with its crawl
- * queued), < PG_MISSING error. */
-static int page_state(struct rs_ctx *x, const char *root, const char *variant,
-                      const char *project, char *url, size_t urln, char *why, size_t whyn)
+ * queued), < PG_MISSING error; url gets its URL, why what is wrong with it. */
+static int page_state(struct rs_ctx *x, const struct page_ref *pr, char *url, size_t urln,
+                      char *why, size_t whyn)
 {
+	const char *root = pr->root, *variant = pr->variant, *project = pr->project;
 	int64_t fetched = 0;
 	page_url(root, variant, project, url, urln);
 	int ps = page_status(x, url, why, whyn, &fetched), rc;
@@ -269,8 +275,8 @@ static enum rs_list_state list_state(int ps)
 static int load_member(struct rs_ctx *x, struct rs_list *l)
 {
 	char url[2048], why[RS_WHY_MAX];
-	int ps = page_state(x, x->o->index_url, l->variant, l->project, url, sizeof url, why,
-	                    sizeof why);
+	const struct page_ref pr = {x->o->index_url, l->variant, l->project};
+	int ps = page_state(x, &pr, url, sizeof url, why, sizeof why);
 	if (ps < PG_MISSING)
 		return ps;
 	l->unreachable = ps == PG_FAILED;
@@ -399,8 +405,8 @@ static int load_dep(struct rs_ctx *x, struct rs_list *l)
 			continue; /* {index}/{project}/ was the first look */
 		struct dep_look *lk = &look[n++];
 		lk->why[0] = '\0';
-		ps = lk->ps = page_state(x, root, variant, l->project, lk->url, sizeof lk->url, lk->why,
-		                         sizeof lk->why);
+		const struct page_ref pr = {root, variant, l->project};
+		ps = lk->ps = page_state(x, &pr, lk->url, sizeof lk->url, lk->why, sizeof lk->why);
 	}
 	if (ps < PG_MISSING)
 		return ps;

@@ -16,8 +16,8 @@
 static int keep_page_error(struct ow_resolve_netio *c, const char *url, const char *detail,
                            int rc)
 {
-	if (!*c->crawl_error)
-		snprintf(c->crawl_error, sizeof c->crawl_error, "%s", detail);
+	if (!c->crawl_error && !(c->crawl_error = strdup(detail)))
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	struct ow_resolve_page_error *g = ow_array_more(c->page_errors, c->npage_errors, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
@@ -117,14 +117,18 @@ static int no_range_host(const struct ow_resolve_netio *c, const char *host)
 	return 0;
 }
 
+/* Out of memory, or a host too long to be one, the host is not remembered:
+ * its ranges are tried again, which costs a request, never a wrong answer. */
 static void remember_no_range(struct ow_resolve_netio *c, const char *url)
 {
 	char host[256];
-	/* a host too long to name is not remembered: its ranges are tried again */
-	if (ow_fetch_host(url, host, sizeof host) == 0 && !no_range_host(c, host) &&
-	    c->n_no_range_hosts < sizeof c->no_range_hosts / sizeof c->no_range_hosts[0])
-		snprintf(c->no_range_hosts[c->n_no_range_hosts++], sizeof c->no_range_hosts[0], "%s",
-		         host);
+	if (ow_fetch_host(url, host, sizeof host) != 0 || no_range_host(c, host))
+		return;
+	char **g = ow_array_more(c->no_range_hosts, c->n_no_range_hosts, sizeof *g);
+	if (g)
+		c->no_range_hosts = g;
+	if (g && (g[c->n_no_range_hosts] = strdup(host)) != NULL)
+		c->n_no_range_hosts++;
 }
 
 /* .metadata where the page announced one; else the METADATA by range
@@ -198,7 +202,8 @@ static int net_meta(void *ud, ow_store *s, int64_t id, char **text, size_t *len)
 
 static const char *net_error(void *ud)
 {
-	return ((struct ow_resolve_netio *)ud)->crawl_error;
+	const char *e = ((struct ow_resolve_netio *)ud)->crawl_error;
+	return e ? e : "";
 }
 
 static const char *net_page_error(void *ud, const char *url)
@@ -227,4 +232,11 @@ void ow_resolve_netio_clear(struct ow_resolve_netio *ctx)
 	free(ctx->causes);
 	ctx->causes = NULL;
 	ctx->ncauses = ctx->causes_cap = 0;
+	free(ctx->crawl_error);
+	ctx->crawl_error = NULL;
+	for (size_t i = 0; i < ctx->n_no_range_hosts; i++)
+		free(ctx->no_range_hosts[i]);
+	free(ctx->no_range_hosts);
+	ctx->no_range_hosts = NULL;
+	ctx->n_no_range_hosts = 0;
 }

@@ -76,17 +76,16 @@ static int zstd_frame(ZSTD_DCtx *z, const void *src, size_t srclen, void *dst, s
 	return rc;
 }
 
-int ow_decompress_with(struct ow_decomp *d, int method, const void *src, size_t srclen,
-		       void *dst, size_t full, size_t want, size_t *got)
+int ow_decompress_with(struct ow_decomp *d, const struct ow_decomp_job *j, size_t *got)
 {
 	*got = 0;
-	if (!d || !src || !dst || want > full)
+	if (!d || !j->src || !j->dst || j->want > j->full)
 		return ow_err(OW_EINVAL, "ow_decompress: bad arguments");
-	if (method == OW_DECOMP_LZ4)
-		return lz4_block(src, srclen, dst, want, got);
-	if (method == OW_DECOMP_ZSTD)
-		return zstd_frame(d->z, src, srclen, dst, full, want, got);
-	return ow_err(OW_EINVAL, "ow_decompress: unknown method %d", method);
+	if (j->method == OW_DECOMP_LZ4)
+		return lz4_block(j->src, j->srclen, j->dst, j->want, got);
+	if (j->method == OW_DECOMP_ZSTD)
+		return zstd_frame(d->z, j->src, j->srclen, j->dst, j->full, j->want, got);
+	return ow_err(OW_EINVAL, "ow_decompress: unknown method %d", j->method);
 }
 
 int ow_zstd_prefix(struct ow_decomp *d, ow_decomp_read_fn read, void *ud,

@@ -17,14 +17,22 @@ enum ow_decompress_method { OW_DECOMP_LZ4 = 1, OW_DECOMP_ZSTD = 2 };
 struct ow_decomp;
 struct ow_decomp *ow_decomp_new(void);
 void ow_decomp_free(struct ow_decomp *d);
-/* Decompress `src` (srclen bytes), whose whole output is `full` bytes, into
- * dst, stopping after `want` bytes (want <= full; dst holds want bytes).
- * want < full decodes a prefix only, which is cheaper, and may be asked for
- * from a src cut short: then *got may be less than want.  *got gets the
- * bytes written.  Errors: OW_EPARSE (not a valid stream of that method, or
- * longer than `full`), OW_EINVAL (unknown method or no decoder), OW_ENOMEM. */
-int ow_decompress_with(struct ow_decomp *d, int method, const void *src, size_t srclen,
-		       void *dst, size_t full, size_t want, size_t *got);
+/* One payload to decompress: `src` (srclen bytes) of `method`, whose whole
+ * output is `full` bytes, into dst, stopping after `want` bytes (want <=
+ * full; dst holds want bytes). */
+struct ow_decomp_job {
+	int method; /* OW_DECOMP_LZ4 or OW_DECOMP_ZSTD */
+	const void *src;
+	size_t srclen;
+	void *dst;
+	size_t full, want;
+};
+/* Decompress a job.  want < full decodes a prefix only, which is cheaper, and
+ * may be asked for from a src cut short: then *got may be less than want.
+ * *got gets the bytes written.  Errors: OW_EPARSE (not a valid stream of that
+ * method, or longer than `full`), OW_EINVAL (unknown method or no decoder),
+ * OW_ENOMEM. */
+int ow_decompress_with(struct ow_decomp *d, const struct ow_decomp_job *j, size_t *got);
 
 /* The first `want` bytes of a zstd frame of `stored` bytes, read as it is
  * decoded: read(ud, off, n, &p) gives n bytes of the frame at off (p stays

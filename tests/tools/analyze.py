@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""analyze.py - GCC's static analyzer (-fanalyzer) over every file of src/.
+
+    analyze.py BUILD_DIR [--jobs N]
+
+Compiles each src/ file of BUILD_DIR/compile_commands.json again with
+-fanalyzer (the build's own flags, -O0, output thrown away) and fails when
+the analyzer warns.  A warning the analyzer gives on code that is right is
+silenced where it stands, with the reason, by a line
+
+    /* analyzer: <why> */
+
+right above the line it names (the next line is then not reported); the
+count of those is printed, so that they stay few.  Exit 0 clean, 1 warnings,
+77 (ctest's skip) when the compiler has no -fanalyzer."""
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+WARN = re.compile(r"^(/[^:]+):(\d+):(\d+): warning: (.*\[-Wanalyzer-[a-z-]+\])$")
+
+
+def command_for(entry):
+    args = entry.get("arguments") or shlex.split(entry["command"])
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("-o", "-MF", "-MT"):
+            skip = True
+            continue
+        if a in ("-MD", "-Werror") or a.startswith("-O") or a.startswith("-fsanitize"):
+            continue
+        out.append(a)
+    return out + ["-O0", "-fanalyzer", "-o", os.devnull]
+
+
+def run(entry):
+    p = subprocess.run(command_for(entry), cwd=entry["directory"], capture_output=True, text=True)
+    return entry["file"], p.returncode, p.stderr
+
+
+def silenced(path, line, cache):
+    if path not in cache:
+        with open(path, encoding="utf-8") as f:
+            cache[path] = f.read().split("\n")
+    lines = cache[path]
+    return line >= 2 and "/* analyzer:" in lines[line - 2]
+
+
+def main():
+    build = sys.argv[1]
+    jobs = int(sys.argv[sys.argv.index("--jobs") + 1]) if "--jobs" in sys.argv else os.cpu_count()
+    with open(os.path.join(build, "compile_commands.json"), encoding="utf-8") as f:
+        entries = [e for e in json.load(f) if "/src/" in e["file"]]
+    if not entries:
+        print(f"analyze: no src/ file in {build}/compile_commands.json", file=sys.stderr)
+        return 1
+    probe = subprocess.run([command_for(entries[0])[0], "-fanalyzer", "-E", "-x", "c", os.devnull],
+                           capture_output=True)
+    if probe.returncode != 0:
+        print("analyze: SKIP: this compiler has no -fanalyzer")
+        return 77
+    found, quiet, cache = [], 0, {}
+    with ThreadPoolExecutor(max_workers=jobs) as ex:
+        for path, rc, err in ex.map(run, entries):
+            if rc != 0:
+                print(f"analyze: {path} did not compile:\n{err}", file=sys.stderr)
+                return 1
+            for line in err.split("\n"):
+                m = WARN.match(line)
+                if not m:
+                    continue
+                if silenced(m.group(1), int(m.group(2)), cache):
+                    quiet += 1
+                else:
+                    found.append(line)
+    for w in sorted(set(found)):
+        print(w, file=sys.stderr)
+    print(f"analyze: {len(entries)} files, {len(set(found))} warnings, {quiet} silenced with a reason")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
