@@ -24,6 +24,7 @@
 #ifndef OW_AUDIT_H
 #define OW_AUDIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,7 +41,7 @@ enum ow_audit_scan {
 struct ow_audit_opts {
 	int scan;            /* enum ow_audit_scan */
 	uint64_t max_member; /* largest wheel member read into memory; 0 = 8 GiB */
-	int no_cache;        /* store objects: neither read nor write the cache */
+	bool no_cache;        /* store objects: neither read nor write the cache */
 	int jobs;            /* wheel members inflated at once; 0: the cores (at most 16) */
 	int cc, driver;      /* the device audited for (0: none): files and wheels
 	                      * given by path look for kernel-less modules only where
@@ -49,7 +50,7 @@ struct ow_audit_opts {
 	uint64_t stream_from; /* wheel members of at least this many bytes are listed
 	                       * while they inflate, in bounded memory (docs/fatbin.md);
 	                       * 0 = 16 MiB, UINT64_MAX = none (all held whole) */
-	int no_kernels;      /* a plain listing (no device, no module list): files and
+	bool no_kernels;      /* a plain listing (no device, no module list): files and
 	                      * wheels by path open no payload for kernels; the modules
 	                      * left open are marked unchecked and counted as code */
 };
@@ -59,8 +60,8 @@ enum ow_audit_kind { OW_AUDIT_LIBRARY = 0, OW_AUDIT_WHEEL, OW_AUDIT_DIRECTORY };
 struct ow_audit_lib {
 	char *path;           /* file path, or member path inside a wheel */
 	uint64_t size;
-	int scanned;          /* data sections were magic-scanned */
-	int vendor;           /* an NVIDIA library (see ow_audit_is_vendor) */
+	bool scanned;          /* data sections were magic-scanned */
+	bool vendor;           /* an NVIDIA library (see ow_audit_is_vendor) */
 	struct ow_fatbin *fb; /* modules and entries; offsets are 0 when cached */
 };
 
@@ -133,7 +134,7 @@ struct ow_audit_lib_verdict {
 	size_t data_modules, data_no_image;
 	int data_judged; /* v is from the data-section modules */
 	int isa_unknown; /* its JIT needs PTX newer than the ISA table (driver_needed 0) */
-	int extension;   /* built only for arch- or family-specific targets: every image
+	bool extension;   /* built only for arch- or family-specific targets: every image
 	                  * SASS sm_XYa or sm_XYf, no PTX (vllm's _flashmla_C, flashinfer's
 	                  * Sm103a cubins) */
 	/* Of v.n_none, the per-arch modules: no PTX, and one SASS image or only
@@ -159,7 +160,7 @@ enum ow_audit_role {
 };
 
 struct ow_audit_rules {
-	int strict; /* every library counts, as it is (no roles) */
+	bool strict; /* every library counts, as it is (no roles) */
 	int cuda;   /* the CUDA runtime of the set (10 * major + minor: 128), which picks a
 	             * family's member; 0 unknown: the newest member */
 };

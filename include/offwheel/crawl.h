@@ -46,7 +46,7 @@ struct ow_crawl_opts {
 	size_t nprojects;
 	const struct ow_url_policy *policy; /* hosts; must allow the index's host */
 	const struct ow_http_opts *http;    /* engine options (jobs, CA, timeouts) */
-	int force;                          /* no conditional GET; accept a page
+	bool force;                          /* no conditional GET; accept a page
 	                                     * that lost many files at once */
 	/* Instead of index_url x variants x projects: these pages, of any
 	 * indexes, all in one engine run (a resolve's round: every root it
@@ -78,7 +78,7 @@ struct ow_crawl_page {
 	                  * applied) unless opts.force */
 	size_t skipped; /* legacy formats (.egg, .exe, ...), not wheels, not hostile */
 	char **reasons; /* `rejected` messages */
-	char detail[1024];
+	char *detail;   /* FAILED or MISSING: why; NULL otherwise (or out of memory) */
 };
 
 struct ow_crawl_report {

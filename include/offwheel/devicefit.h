@@ -11,6 +11,8 @@
 #ifndef OW_DEVICEFIT_H
 #define OW_DEVICEFIT_H
 
+#include <stdbool.h>
+
 #include "offwheel/audit.h"
 #include "offwheel/fetch.h"
 #include "offwheel/resolve.h"
@@ -18,7 +20,7 @@
 
 struct ow_device_fit {
 	int runs;          /* 1 runs, 0 does not, -1 unknown (nothing could be audited) */
-	int predicted;     /* judged from torchvision, not torch itself */
+	bool predicted;     /* judged from torchvision, not torch itself */
 	char verdict[16];  /* native, jit, partial, none, no-code, unknown */
 	char from[OW_FILENAME_MAX + 1]; /* the wheel that was audited */
 	char detail[512];

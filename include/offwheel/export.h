@@ -66,7 +66,7 @@ struct ow_export_device {
 	int cc, driver;    /* 120 = 12.0; driver 12080 = 12.8, 0 not given */
 	char verdict[16];  /* native, jit, partial, none, no-code, unknown */
 	int runs;          /* 1 runs, 0 would not run, -1 unknown */
-	int predicted;     /* judged from torchvision, not torch */
+	bool predicted;     /* judged from torchvision, not torch */
 	char *wheel;       /* the wheel judged; NULL unknown */
 	char *library;     /* partial / none: the library that cannot run; NULL else */
 	int64_t modules, no_image, judged_at;
@@ -77,7 +77,7 @@ struct ow_export_set {
 	int64_t id; /* 0 for the --file pseudo set */
 	char *target, *torch_version;
 	char *req_name; /* requirements/<req_name>.txt */
-	int complete;
+	bool complete;
 	size_t *members; /* indexes into plan.items */
 	bool *build;     /* per member: only for building an sdist of the set on the
 	                  * target (OW_ROLE_BUILD): on the stick, not in the
@@ -105,7 +105,7 @@ struct ow_export_skip { /* a set --all-sets (or the device rule) left out */
 struct ow_export_devices {
 	const int *ccs;
 	size_t n;
-	int force;
+	bool force;
 	int (*judge)(void *ud, ow_store *s, int64_t set_id, int cc);
 	void *ud;
 };
@@ -198,7 +198,7 @@ struct ow_check_device {
 	char driver[16];  /* "12.8", "" not given */
 	char verdict[16]; /* native, jit, partial, none, no-code, unknown */
 	int runs;         /* 1, 0, -1 unknown */
-	int predicted;
+	bool predicted;
 	char *detail;     /* the library and counts behind a failure, else the detail; may be NULL */
 };
 struct ow_check_set {

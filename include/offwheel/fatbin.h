@@ -23,6 +23,7 @@
 #ifndef OW_FATBIN_H
 #define OW_FATBIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,16 +88,16 @@ struct ow_fatbin_entry {
 
 struct ow_fatbin_module {
 	char section[32];   /* ".nv_fatbin", "__nv_relfatbin", ".nv_fatb", "(scan)" ... */
-	int relocatable;    /* from __nv_relfatbin: not loadable, no verdict */
-	int scanned;        /* found by the magic scan */
+	bool relocatable;    /* from __nv_relfatbin: not loadable, no verdict */
+	bool scanned;        /* found by the magic scan */
 	uint64_t offset;    /* container header offset in the input */
 	uint64_t size;      /* header + body */
 	size_t first;       /* index of its first entry in ow_fatbin.entries */
 	size_t count;       /* number of entries; 0 = nothing to load */
-	int no_kernels;     /* every entry is a cubin or PTX read with no kernel in it
+	bool no_kernels;     /* every entry is a cubin or PTX read with no kernel in it
 	                     * (libcufftw's one module, libcudnn_ext's 22): no launch
 	                     * can fail for want of an image */
-	int unchecked;      /* fatbinkern.h did not look (it has an image for the
+	bool unchecked;      /* fatbinkern.h did not look (it has an image for the
 	                     * device audited): may or may not hold kernels */
 };
 
@@ -107,7 +108,7 @@ struct ow_fatbin {
 	struct ow_fatbin_entry *entries;
 	size_t n_entries;
 	size_t n_false_magic; /* magics skipped in scans */
-	int no_section_headers; /* an ELF with e_shoff 0: its PT_LOAD segments were
+	bool no_section_headers; /* an ELF with e_shoff 0: its PT_LOAD segments were
 	                         * magic-scanned instead of its fatbin sections */
 	uint64_t bytes_read;  /* file reader: bytes read from disk */
 };

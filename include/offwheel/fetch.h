@@ -35,7 +35,7 @@ struct ow_fetch_opts {
 	const struct ow_url_policy *policy; /* every hop is checked against it */
 	const struct ow_http_opts *http;    /* NULL: defaults */
 	uint64_t max_size;                  /* per file; 0 = OW_FETCH_DEFAULT_CAP */
-	int recheck; /* re-hash a stored object before trusting it (fetch --force) */
+	bool recheck; /* re-hash a stored object before trusting it (fetch --force) */
 };
 
 enum ow_fetch_outcome {
@@ -82,7 +82,7 @@ struct ow_fetch_item {
 	enum ow_fetch_resume_basis resume_basis;
 	char validator[256]; /* OW_FETCH_BASIS_IF_RANGE: the validator sent */
 	int restarted;     /* bytes held were discarded and downloaded again */
-	int no_range; /* range metadata: the server does not serve ranges (or the
+	bool no_range; /* range metadata: the server does not serve ranges (or the
 	               * URL is not http(s)): read the whole wheel instead */
 	int meta_replaced; /* the wheel's own METADATA was not what range requests
 	                    * had given: the wheel's replaced it, and the sets

@@ -14,6 +14,7 @@
 #ifndef OW_SMOKE_H
 #define OW_SMOKE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "offwheel/cuda.h"
@@ -43,12 +44,12 @@ struct ow_lib_check {
 	int error_res;            /* first CUresult counted in n_error */
 	size_t n_disagree;        /* driver answers that differ from the static rules */
 	int status;               /* enum ow_load_status */
-	int ok;                   /* this library runs on the device */
+	bool ok;                   /* this library runs on the device */
 };
 
 struct ow_smoke_dev {
 	struct ow_cuda_device dev;
-	int kernel_run;           /* 0 with no_kernel, or when selecting failed */
+	bool kernel_run;           /* 0 with no_kernel, or when selecting failed */
 	int kernel_rc;
 	struct ow_smoke_result kernel;
 	char kernel_detail[512];
@@ -64,7 +65,7 @@ struct ow_smoke_opts {
 	const char *site;         /* or read this site-packages */
 	int device;               /* ordinal, -1 = every device */
 	int all;                  /* load every module, not a sample */
-	int no_kernel;            /* skip the smoke kernel */
+	bool no_kernel;            /* skip the smoke kernel */
 	size_t sample;            /* modules per library when !all (0 = default) */
 };
 

@@ -9,6 +9,7 @@
 #ifndef OW_TORCHSITE_H
 #define OW_TORCHSITE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define OW_TORCH_NPKG 3
@@ -16,7 +17,7 @@
 
 struct ow_torch_pkg {
 	const char *name;              /* "torch", "torchvision", "torchaudio" */
-	int found;                     /* the package directory exists */
+	bool found;                     /* the package directory exists */
 	char dir[OW_TORCH_PATH_MAX];
 	char version[64];              /* from METADATA, "" when unknown */
 };

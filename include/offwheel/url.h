@@ -3,6 +3,7 @@
 #ifndef OW_PUBLIC_URL_H
 #define OW_PUBLIC_URL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Longest href or URL accepted (bytes). */
@@ -11,7 +12,7 @@
 /* A parsed URL or relative reference. Strings are owned (malloc'd). */
 struct ow_url {
 	char *scheme; /* lowercase; NULL for a relative reference */
-	int has_authority;
+	bool has_authority;
 	char *userinfo; /* NULL when absent */
 	char *host;     /* lowercase; "" when absent or empty */
 	int port;       /* -1 when absent */
@@ -32,13 +33,13 @@ struct ow_url_policy {
 	char **trusted; /* hosts where plain http is allowed (pip --trusted-host);
 	                   a trusted host is also an allowed host */
 	size_t ntrusted;
-	int allow_file; /* file:// page URLs (local indexes) are allowed */
+	bool allow_file; /* file:// page URLs (local indexes) are allowed */
 	/* The local index roots (decoded absolute paths without a trailing '/',
 	 * each as given and with its symlinks resolved): a file: link, once
 	 * resolved against its page, must name a path below one of them. */
 	char **file_roots;
 	size_t nfile_roots;
-	int allow_file_outside_root; /* file: links may leave the roots */
+	bool allow_file_outside_root; /* file: links may leave the roots */
 	size_t max_len; /* longest href accepted; 0 means OW_URL_MAX_LEN */
 };
 

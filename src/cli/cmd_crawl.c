@@ -37,8 +37,9 @@ static json_t *page_json(const struct ow_crawl_page *p)
 	                 (json_int_t)p->files, "sdists", (json_int_t)p->sdists, "added", (json_int_t)p->added, "gone",
 	                 (json_int_t)p->gone, "vanished", (json_int_t)p->vanished, "skipped", (json_int_t)p->skipped, "rejected", (json_int_t)p->rejected,
 	                 "rejected_reasons", reasons, "error",
-	                 p->outcome == OW_PAGE_FAILED || p->outcome == OW_PAGE_MISSING ? p->detail
-	                                                                              : NULL);
+	                 p->outcome == OW_PAGE_FAILED || p->outcome == OW_PAGE_MISSING
+	                     ? (p->detail ? p->detail : "")
+	                     : NULL);
 }
 
 static void page_text(const struct cli *c, const struct ow_crawl_page *p)
@@ -46,7 +47,8 @@ static void page_text(const struct cli *c, const struct ow_crawl_page *p)
 	char where[200];
 	snprintf(where, sizeof where, "%s%s%s", p->variant, *p->variant ? "/" : "", p->project);
 	if (p->outcome == OW_PAGE_FAILED || p->outcome == OW_PAGE_MISSING) {
-		cli_say(c, "%-28s %-9s %s\n", where, ow_page_outcome_name(p->outcome), p->detail);
+		cli_say(c, "%-28s %-9s %s\n", where, ow_page_outcome_name(p->outcome),
+		        p->detail ? p->detail : "");
 		return;
 	}
 	cli_say(c, "%-28s %-9s %5zu files: %zu new, %zu gone, %zu rejected", where,

@@ -671,6 +671,41 @@ static int export_s3(ow_store *s, const struct ow_export_plan *p, const struct o
 	return rc;
 }
 
+/* The export to a directory: made if it is not there (and removed again
+ * when the export fails), the tree written, the export recorded. */
+static int export_dir(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
+                      struct ow_export_report *r, struct ex_meta *m, struct xrun *x)
+{
+	char made[PATH_MAX] = "";
+	struct ow_export_opts ro = *o; /* o with the resolved directory */
+	int rc = ow_mkdir_p_made(o->dir, 0755, made, sizeof made);
+	if (rc)
+		goto fail;
+	if (!realpath(o->dir, r->dir)) {
+		rc = ow_err(OW_EIO, "%s: cannot resolve the path: %s", o->dir, strerror(errno));
+		goto fail;
+	}
+	ro.dir = x->dir = r->dir;
+	if (o->nginx_conf && (rc = nginx_path_ok(o->nginx_conf, r->dir)))
+		goto fail;
+	if ((rc = open_root(r->dir, &x->root)))
+		goto fail;
+	if ((rc = run_steps(s, p, &ro, x, r, m))) {
+		if (x->undoable)
+			undo(x, rc);
+		goto fail;
+	}
+	if ((rc = record_export(s, m, r)))
+		goto fail;
+	if (o->nginx_conf && (rc = write_nginx(o->nginx_conf, r->dir, NULL)))
+		goto fail;
+	return 0;
+fail:
+	if (*made)
+		ow_rmdir_made(o->dir, made);
+	return rc;
+}
+
 int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
                   struct ow_export_report *r)
 {
@@ -688,33 +723,11 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 		return ow_err(OW_EINVAL, "--name: not an export name: %s — give printable ASCII, at "
 		                         "most 64 bytes", why);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	char made[PATH_MAX] = "";
 	struct ow_str tool = {0};
-	struct ow_export_opts ro = *o; /* o with the resolved directory */
 	int rc = o->tool ? load_tool(o->tool, &tool, &m.tool) : 0;
 	x.tool = &tool;
-	if (!rc && ow_s3_is_url(o->dir)) {
-		rc = export_s3(s, p, o, r, &m, &x);
-		goto done;
-	}
 	if (!rc)
-		rc = ow_mkdir_p_made(o->dir, 0755, made, sizeof made);
-	if (!rc && !realpath(o->dir, r->dir))
-		rc = ow_err(OW_EIO, "%s: cannot resolve the path: %s", o->dir, strerror(errno));
-	ro.dir = x.dir = r->dir;
-	if (!rc && o->nginx_conf)
-		rc = nginx_path_ok(o->nginx_conf, r->dir);
-	if (!rc)
-		rc = open_root(r->dir, &x.root);
-	if (!rc && (rc = run_steps(s, p, &ro, &x, r, &m)) && x.undoable)
-		undo(&x, rc);
-	if (!rc)
-		rc = record_export(s, &m, r);
-	if (!rc && o->nginx_conf)
-		rc = write_nginx(o->nginx_conf, r->dir, NULL);
-	if (rc && *made)
-		ow_rmdir_made(o->dir, made);
-done:
+		rc = ow_s3_is_url(o->dir) ? export_s3(s, p, o, r, &m, &x) : export_dir(s, p, o, r, &m, &x);
 	ow_str_free(&tool);
 	if (x.root >= 0)
 		close(x.root);

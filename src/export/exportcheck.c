@@ -25,6 +25,9 @@
 #define SUMS_MAX (64u << 20)
 
 static void add_line(struct ow_check_problem **v, size_t *n, const char *kind, const char *path,
+                     const char *fmt, va_list ap) OW_PRINTF(5, 0);
+
+static void add_line(struct ow_check_problem **v, size_t *n, const char *kind, const char *path,
                      const char *fmt, va_list ap)
 {
 	struct ow_check_problem *g = ow_array_more(*v, *n, sizeof *g);

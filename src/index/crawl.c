@@ -522,15 +522,26 @@ fail:
 	return rc;
 }
 
+/* The page's detail, replacing any it had; out of memory leaves none. */
+static void set_detail(struct ow_crawl_page *p, const char *fmt, ...) OW_PRINTF(2, 3);
+
+static void set_detail(struct ow_crawl_page *p, const char *fmt, ...)
+{
+	va_list ap;
+	free(p->detail);
+	va_start(ap, fmt);
+	if (vasprintf(&p->detail, fmt, ap) < 0)
+		p->detail = NULL;
+	va_end(ap);
+}
+
 static void record_missing(struct crawl *cr, struct page_job *j)
 {
 	int64_t id;
 	if (j->req.res.status)
-		snprintf(j->page->detail, sizeof j->page->detail, "no such project here (HTTP %ld)",
-		         j->req.res.status);
+		set_detail(j->page, "no such project here (HTTP %ld)", j->req.res.status);
 	else
-		snprintf(j->page->detail, sizeof j->page->detail, "no such project here (no %.900s)",
-		         j->fetch_url);
+		set_detail(j->page, "no such project here (no %.900s)", j->fetch_url); /* resolve reads it back into 1 kB */
 	if (unit_begin(ow_store_db(cr->s)) == 0 &&
 	    upsert_page(cr, j, "missing", NULL, NULL, &id) == 0)
 		unit_end(ow_store_db(cr->s));
@@ -542,7 +553,7 @@ static void fail_page(struct page_job *j, int rc, const char *detail)
 {
 	j->page->outcome = OW_PAGE_FAILED;
 	j->page->rc = rc;
-	snprintf(j->page->detail, sizeof j->page->detail, "%s", detail);
+	set_detail(j->page, "%s", detail);
 }
 
 /* A project page that redirects must stay the same project's page. */
@@ -786,6 +797,7 @@ void ow_crawl_report_free(struct ow_crawl_report *r)
 		for (size_t k = 0; k < r->pages[i].rejected; k++)
 			free(r->pages[i].reasons[k]);
 		free(r->pages[i].reasons);
+		free(r->pages[i].detail);
 	}
 	free(r->pages);
 	memset(r, 0, sizeof *r);

@@ -346,7 +346,7 @@ static char **attr_slot(struct ow_html_anchor *a, const char *name)
 		return NULL; /* neither href nor data-*: most attributes end here */
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (!strcmp(name, map[i].name))
-			return (char **)((char *)a + map[i].off);
+			return (char **)(void *)((char *)a + map[i].off); /* a char * field */
 	return NULL;
 }
 
