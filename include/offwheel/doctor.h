@@ -31,7 +31,7 @@ enum ow_doctor_step_id {
 struct ow_doctor_step {
 	const char *name;  /* "driver", "devices", "smoke-kernel", "install", "images", "verdict" */
 	int state;         /* enum ow_step_state */
-	char text[1024];
+	char *text;        /* what it found (NULL: the step did not run, or out of memory) */
 };
 
 #define OW_FIX_MAX_CMDS 6

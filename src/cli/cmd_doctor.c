@@ -67,7 +67,7 @@ static void render_json(const struct ow_doctor_report *r, int rc)
 	for (int i = 0; i < OW_DOC_NSTEPS; i++)
 		json_array_append_new(steps, json_pack("{s:s, s:s, s:s}", "step", r->steps[i].name,
 		                                       "state", ow_step_state_name(r->steps[i].state),
-		                                       "text", r->steps[i].text));
+		                                       "text", r->steps[i].text ? r->steps[i].text : ""));
 	cli_json_out(json_pack(
 	        "{s:s, s:b, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o}", "command", "doctor", "ok",
 	        rc == 0, "exit_code", ow_err_exit_code(rc), "error", gr_error_json(rc, ow_err_detail()),
@@ -95,7 +95,7 @@ static void render_text(const struct ow_doctor_report *r, int rc)
 		char head[64];
 		snprintf(head, sizeof head, "[%-11s] %-12s ", ow_step_state_name(r->steps[i].state),
 		         r->steps[i].name);
-		cli_wrapped(stdout, head, r->steps[i].text);
+		cli_wrapped(stdout, head, r->steps[i].text ? r->steps[i].text : "");
 	}
 	if (r->n_libs) {
 		printf("\nlibraries:\n");

@@ -166,9 +166,17 @@ static void step(struct ow_doctor_report *r, int id, int state, const char *fmt,
 	va_list ap;
 	r->steps[id].name = names[id];
 	r->steps[id].state = state;
+	free(r->steps[id].text);
 	va_start(ap, fmt);
-	vsnprintf(r->steps[id].text, sizeof r->steps[id].text, fmt, ap);
+	if (vasprintf(&r->steps[id].text, fmt, ap) < 0)
+		r->steps[id].text = NULL;
 	va_end(ap);
+}
+
+/* A step's text, "" when it has none. */
+static const char *step_text(const struct ow_doctor_report *r, int id)
+{
+	return r->steps[id].text ? r->steps[id].text : "";
 }
 
 static void step_driver(struct ow_doctor_report *r)
@@ -298,7 +306,7 @@ static int verdict_rc(struct ow_doctor_report *r)
 {
 	const struct ow_smoke_report *s = r->smoke;
 	if (r->steps[OW_DOC_IMAGES].state == OW_STEP_FAIL && s->install)
-		return ow_err(OW_ENOIMAGE, "%s", r->steps[OW_DOC_IMAGES].text);
+		return ow_err(OW_ENOIMAGE, "%s", step_text(r, OW_DOC_IMAGES));
 	if (!s->install)
 		return ow_err(s->install_rc ? s->install_rc : OW_ENOENT, "%s", s->install_detail);
 	if (!r->cc)
@@ -313,7 +321,7 @@ static int verdict_rc(struct ow_doctor_report *r)
 	}
 	if (r->steps[OW_DOC_KERNEL].state == OW_STEP_FAIL)
 		return ow_err(s->devs[0].kernel_rc ? s->devs[0].kernel_rc : OW_ECUDA, "%s",
-			      r->steps[OW_DOC_KERNEL].text);
+			      step_text(r, OW_DOC_KERNEL));
 	return 0;
 }
 
@@ -358,7 +366,7 @@ int ow_doctor_run(const struct ow_doctor_opts *o, struct ow_doctor_report **out)
 	if (needs_fix(r))
 		ow_doctor_suggest(r->cc, r->driver,
 				  r->smoke->install ? r->smoke->install->python : NULL, NULL, &r->fix);
-	return rc ? ow_err(rc, "%s", r->steps[OW_DOC_VERDICT].text) : 0;
+	return rc ? ow_err(rc, "%s", step_text(r, OW_DOC_VERDICT)) : 0;
 }
 
 void ow_doctor_report_free(struct ow_doctor_report *r)
@@ -368,5 +376,7 @@ void ow_doctor_report_free(struct ow_doctor_report *r)
 	if (r->libs_owned)
 		ow_lib_checks_free(r->libs, r->n_libs);
 	ow_smoke_report_free(r->smoke);
+	for (size_t i = 0; i < OW_DOC_NSTEPS; i++)
+		free(r->steps[i].text);
 	free(r);
 }
