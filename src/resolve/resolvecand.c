@@ -449,10 +449,15 @@ int rs_list_get(struct rs_ctx *x, const char *project, const char *variant, bool
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	x->lists = g;
+	char *pr = strdup(project), *va = strdup(variant);
+	if (!pr || !va) {
+		free(pr), free(va);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
 	struct rs_list *l = &g[x->nlists++];
 	memset(l, 0, sizeof *l);
-	l->project = strdup(project);
-	l->variant = strdup(variant);
+	l->project = pr;
+	l->variant = va;
 	l->dep = dep;
 	*out = l;
 	return dep ? load_dep(x, l) : load_member(x, l);

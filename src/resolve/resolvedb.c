@@ -177,7 +177,7 @@ static enum ow_member_role role_named(const char *s)
 	return OW_ROLE_DEP;
 }
 
-static void member_row(ow_stmt *st, struct ow_resolve_member *m)
+static int member_row(ow_stmt *st, struct ow_resolve_member *m)
 {
 	memset(m, 0, sizeof *m);
 	m->file_id = ow_col_int(st, 0);
@@ -192,6 +192,9 @@ static void member_row(ow_stmt *st, struct ow_resolve_member *m)
 	m->sha256_source = pub ? "published" : have ? "stored" : NULL;
 	if (have)
 		copy_col(st, 8, m->object, sizeof m->object);
+	if (!m->url || (!ow_col_is_null(st, 2) && !m->required_by))
+		return ow_err(OW_ENOMEM, "set members: out of memory");
+	return 0;
 }
 
 int ow_set_members(ow_store *s, int64_t set_id, struct ow_resolve_member **m, size_t *n)
@@ -202,15 +205,26 @@ int ow_set_members(ow_store *s, int64_t set_id, struct ow_resolve_member **m, si
 	if (!st)
 		return OW_EDB;
 	ow_stmt_int(st, 1, set_id);
-	int rc;
-	while ((rc = ow_stmt_step(st)) == 1) {
+	int row = 0, rc = 0;
+	while (!rc && (row = ow_stmt_step(st)) == 1) {
 		struct ow_resolve_member *g = ow_array_more(*m, *n, sizeof *g);
-		if (!g)
-			return ow_err(OW_ENOMEM, "set members: out of memory");
+		if (!g) {
+			rc = ow_err(OW_ENOMEM, "set members: out of memory");
+			break;
+		}
 		*m = g;
-		member_row(st, &g[(*n)++]);
+		rc = member_row(st, &g[(*n)++]); /* a half-filled row is freed with the rest */
 	}
-	return rc < 0 ? rc : 0;
+	if (rc)
+		ow_stmt_run(st);
+	else if (row < 0)
+		rc = row;
+	if (rc) {
+		ow_set_members_free(*m, *n);
+		*m = NULL;
+		*n = 0;
+	}
+	return rc;
 }
 
 int ow_set_ref_members(ow_store *s, const char *ref, int64_t *set_id,
