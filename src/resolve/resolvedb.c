@@ -183,10 +183,12 @@ static int member_row(ow_stmt *st, struct ow_resolve_member *m)
 	m->file_id = ow_col_int(st, 0);
 	m->role = role_named(ow_col_text(st, 1));
 	m->required_by = ow_col_is_null(st, 2) ? NULL : strdup(ow_col_text(st, 2));
+	/* analyzer: m->required_by is in (*m)[*n - 1], freed by ow_set_members_free */
 	copy_col(st, 3, m->project, sizeof m->project);
 	copy_col(st, 4, m->version, sizeof m->version);
 	copy_col(st, 5, m->filename, sizeof m->filename);
 	m->url = strdup(ow_col_text(st, 6));
+	/* analyzer: m->url is (*m)[*n - 1], freed by ow_set_members_free */
 	int pub = !ow_col_is_null(st, 7), have = !ow_col_is_null(st, 8);
 	copy_col(st, pub ? 7 : 8, m->sha256, sizeof m->sha256);
 	m->sha256_source = pub ? "published" : have ? "stored" : NULL;
