@@ -307,7 +307,8 @@ struct ow_set_row {
 
 /* Sets, newest first; `target` (a describe text) filters when not NULL. */
 int ow_sets_list(ow_store *s, const char *target, struct ow_set_row **rows, size_t *n);
-/* The members of one set (url, hash, role, required_by filled). */
+/* The members of one set (url, hash, role, required_by filled); none
+ * (*m NULL, *n 0) on failure. */
 int ow_set_members(ow_store *s, int64_t set_id, struct ow_resolve_member **m, size_t *n);
 void ow_set_members_free(struct ow_resolve_member *m, size_t n);
 /* "set:ID" (as the commands take it) -> the id and the members of that set;

@@ -27,6 +27,7 @@ int strlist_add_csv(struct strlist *l, const char *arg)
 			if (!g)
 				return 1;
 			l->v = g;
+			/* analyzer: kept in l->v[l->n], freed by strlist_free */
 			if (!(l->v[l->n] = strndup(p, n)))
 				return 1;
 			l->n++;
@@ -192,6 +193,7 @@ static int add_extra(struct cli *c, struct index_opts *o, const char *arg)
 	if (!g)
 		return 1;
 	o->extra.v = g;
+	/* analyzer: kept in o->extra.v[o->extra.n - 1], freed by strlist_free */
 	return !(o->extra.v[o->extra.n++] = strdup(url));
 }
 

@@ -20,9 +20,11 @@ static int add_pyproject(struct stack_opts *o, const char *path)
 	char **g = realloc(o->pyprojects, (o->npyprojects + 1) * sizeof *g);
 	if (g)
 		o->pyprojects = g;
+	/* analyzer: kept in o->pyprojects[o->npyprojects], freed with the options */
 	if (!g || !(g[o->npyprojects] = strdup(path)))
 		return ow_err(OW_ENOMEM, "out of memory");
 	o->npyprojects++;
+	/* analyzer: g is o->pyprojects, freed with the options */
 	return 0;
 }
 

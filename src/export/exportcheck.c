@@ -37,6 +37,7 @@ static void add_line(struct ow_check_problem **v, size_t *n, const char *kind, c
 	struct ow_check_problem *p = &g[(*n)++];
 	snprintf(p->kind, sizeof p->kind, "%s", kind);
 	p->path = path ? strdup(path) : NULL;
+	/* analyzer: p->path is in r->problems[n - 1], freed with the report */
 	if (vasprintf(&p->detail, fmt, ap) < 0)
 		p->detail = NULL;
 }

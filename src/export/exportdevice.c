@@ -46,10 +46,13 @@ static int device_row(ow_stmt *st, struct ow_export_device *d)
 	d->runs = ow_col_is_null(st, 3) ? -1 : (int)ow_col_int(st, 3);
 	d->predicted = (int)ow_col_int(st, 4);
 	d->wheel = dup_or_null(st, 5);
+	/* analyzer: d->wheel is in (*out)[*n - 1], freed by ex_devices_free */
 	d->library = dup_or_null(st, 6);
+	/* analyzer: d->library is kept in (*out)[*n - 1], freed by ex_devices_free */
 	d->modules = ow_col_int(st, 7);
 	d->no_image = ow_col_int(st, 8);
 	d->detail = dup_or_null(st, 9);
+	/* analyzer: d->detail is kept in (*out)[*n - 1], freed by ex_devices_free */
 	d->judged_at = ow_col_int(st, 10);
 	if ((!ow_col_is_null(st, 5) && !d->wheel) || (!ow_col_is_null(st, 6) && !d->library) ||
 	    (!ow_col_is_null(st, 9) && !d->detail))

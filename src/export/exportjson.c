@@ -219,7 +219,9 @@ static int parse_set(json_t *e, size_t i, struct ow_check_set *set)
 	size_t k;
 	if (!target || (devs && (!json_is_array(devs) || json_array_size(devs) > MANIFEST_MAX_DEVICES)))
 		return ow_err(OW_EPARSE, "manifest: sets[%zu] has no target or a bad 'devices'", i);
+	/* analyzer: kept in m->sets[i], freed with the manifest (nsets counts it) */
 	if (!(set->target = strdup(target)) ||
+	    /* analyzer: kept in m->sets[i], freed with the manifest (nsets counts it) */
 	    !(set->devices = calloc(json_array_size(devs) + 1, sizeof *set->devices)))
 		return ow_err(OW_ENOMEM, "manifest: out of memory");
 	json_array_foreach(devs, k, d)

@@ -163,7 +163,9 @@ static struct ow_export_set *new_set(struct ow_export_plan *p, int64_t id, const
 	memset(set, 0, sizeof *set);
 	set->id = id;
 	set->target = strdup(target);
+	/* analyzer: set->target is in p->sets, freed below or with the plan */
 	set->req_name = req_name(p, target, id);
+	/* analyzer: set->req_name is in p->sets, freed below or with the plan */
 	if (!set->target || !set->req_name) {
 		free(set->target);
 		free(set->req_name);

@@ -165,6 +165,7 @@ static int add_obj(struct ex_s3run *u, const char *key, const char *hex_src, uin
 	u->v = g;
 	struct s3obj *o = &g[u->n];
 	memset(o, 0, sizeof *o);
+	/* analyzer: o->key is u->v[u->n], counted and freed with the run */
 	if (!(o->key = strdup(key)))
 		return ow_err(OW_ENOMEM, "out of memory");
 	u->n++;
@@ -620,6 +621,7 @@ static int rhash_worker(void *ud, size_t i)
 		conn_give(&j->x->cn, k);
 	ow_sha256_free(s.h);
 	if (rc)
+		/* analyzer: kept in j->err[i], which the caller frees */
 		j->err[i] = strdup(ow_err_detail());
 	j->rc[i] = rc ? (rc == OW_ETOOBIG ? 3 : rc) : 2;
 	return 0;

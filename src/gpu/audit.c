@@ -670,6 +670,7 @@ static int audit_object_cached(ow_store *s, const char *hex, const char *ref, co
 		(*out)->from_cache = 1;
 		if ((*out)->kind == OW_AUDIT_WHEEL) {
 			free((*out)->label);
+			/* analyzer: kept in (*out)->label, freed with the audit */
 			(*out)->label = strdup(base_name(label));
 		}
 		au_sort(*out);

@@ -146,6 +146,7 @@ static int list_code_libs(const struct ow_torch_install *in, struct ow_lib_check
 			  size_t *n, size_t *n_without)
 {
 	*libs = calloc(in->n_libs ? in->n_libs : 1, sizeof **libs);
+	/* analyzer: *libs is r->devs[i].libs, freed with the report */
 	*n = 0;
 	*n_without = 0;
 	if (!*libs)
@@ -157,6 +158,7 @@ static int list_code_libs(const struct ow_torch_install *in, struct ow_lib_check
 		}
 		struct ow_lib_check *l = &(*libs)[(*n)++];
 		l->path = strdup(in->libs[i].path);
+		/* analyzer: l->path is (*libs)[*n - 1], freed with the report */
 		l->pkg = in->pkgs[in->libs[i].pkg].name;
 		if (!l->path)
 			return ow_err(OW_ENOMEM, "out of memory");

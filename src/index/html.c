@@ -357,6 +357,7 @@ static int set_attrs(struct ow_html_anchor *a, const xmlChar **atts)
 		if (!slot || *slot)
 			continue; /* unknown, or a repeat: the first one counts */
 		*slot = dup_attr(atts[i + 1]);
+		/* analyzer: *slot is a field of the caller's anchor, freed by anchor_free */
 		if (!*slot)
 			return ow_err(OW_ENOMEM, "html: out of memory");
 	}
@@ -378,6 +379,7 @@ static void anchor_end(struct state *st)
 	struct ow_html_anchor *a = &st->doc->anchors[st->doc->nanchors - 1];
 	st->in_a = 0;
 	a->text = trimmed(&st->text);
+	/* analyzer: a->text is st->doc->anchors[nanchors - 1], freed with the document */
 	if (!a->text)
 		fail(st, ow_err(OW_ENOMEM, "html: out of memory"));
 }
@@ -613,6 +615,7 @@ static int run_parser(const char *body, size_t len, struct state *st)
 	int rc;
 	char *blanked = blank_cdata(body, len, &rc);
 	if (rc)
+		/* analyzer: rc is nonzero only where blank_cdata returned NULL */
 		return rc;
 	pthread_once(&xml_once, xml_init);
 	htmlParserCtxtPtr ctxt = htmlCreateMemoryParserCtxt(blanked ? blanked : body, (int)len);

@@ -220,7 +220,9 @@ static int add_rejected(struct ow_page *p, const char *href, int line, const cha
 	p->rejected = r;
 	r += p->nrejected;
 	r->href = strdup(href);
+	/* analyzer: r->href is in p->rejected, freed below or with the page */
 	r->reason = strdup(why);
+	/* analyzer: r->reason is in p->rejected, freed below or with the page */
 	r->line = line;
 	if (!r->href || !r->reason) {
 		free(r->href);

@@ -307,6 +307,7 @@ static int build_push(struct ow_pybuild *b, const char *text, size_t len)
 	if (!g)
 		return oom();
 	b->requires = g;
+	/* analyzer: kept in b->requires[b->n - 1], freed by ow_pybuild_dispose */
 	return (g[b->n++] = strndup(text, len)) ? 0 : oom();
 }
 

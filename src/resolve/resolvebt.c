@@ -417,6 +417,7 @@ static int pick_from(struct rs_closure *out, const struct bt_pin *pin, const str
 	} else {
 		*k = (struct rs_pick){.c = pin->c->ref, .role = pin->input ? OW_ROLE_PROJECT : OW_ROLE_DEP};
 		snprintf(k->project, sizeof k->project, "%s", pin->name);
+		/* analyzer: k is out->picks[out->n], counted and freed with the closure */
 		if (!(k->required_by = strdup(pin->required_by)))
 			return ow_err(OW_ENOMEM, "resolve: out of memory");
 	}

@@ -449,12 +449,18 @@ int rs_list_get(struct rs_ctx *x, const char *project, const char *variant, bool
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	x->lists = g;
+	char *pr = strdup(project), *va = strdup(variant);
+	if (!pr || !va) {
+		free(pr), free(va);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
 	struct rs_list *l = &g[x->nlists++];
 	memset(l, 0, sizeof *l);
-	l->project = strdup(project);
-	l->variant = strdup(variant);
+	l->project = pr;
+	l->variant = va;
 	l->dep = dep;
 	*out = l;
+	/* analyzer: pr and va are x->lists[x->nlists - 1], freed with the context */
 	return dep ? load_dep(x, l) : load_member(x, l);
 }
 
@@ -671,6 +677,7 @@ static int meta_refused(struct rs_meta *m)
 {
 	free(m->why);
 	m->why = strdup(ow_err_detail());
+	/* analyzer: m is x->meta[k] (meta_slot), whose why is freed with the context */
 	return -1;
 }
 
@@ -821,6 +828,7 @@ int rs_need_crawl(struct rs_ctx *x, const char *root, const char *variant, const
 	x->crawl_r[x->ncrawl] = root;
 	x->crawl_v[x->ncrawl] = v;
 	x->crawl_p[x->ncrawl++] = p;
+	/* analyzer: v and p are x->crawl_v and x->crawl_p[x->ncrawl - 1], freed with the context */
 	return 0;
 }
 

@@ -177,21 +177,26 @@ static enum ow_member_role role_named(const char *s)
 	return OW_ROLE_DEP;
 }
 
-static void member_row(ow_stmt *st, struct ow_resolve_member *m)
+static int member_row(ow_stmt *st, struct ow_resolve_member *m)
 {
 	memset(m, 0, sizeof *m);
 	m->file_id = ow_col_int(st, 0);
 	m->role = role_named(ow_col_text(st, 1));
 	m->required_by = ow_col_is_null(st, 2) ? NULL : strdup(ow_col_text(st, 2));
+	/* analyzer: m->required_by is in (*m)[*n - 1], freed by ow_set_members_free */
 	copy_col(st, 3, m->project, sizeof m->project);
 	copy_col(st, 4, m->version, sizeof m->version);
 	copy_col(st, 5, m->filename, sizeof m->filename);
 	m->url = strdup(ow_col_text(st, 6));
+	/* analyzer: m->url is (*m)[*n - 1], freed by ow_set_members_free */
 	int pub = !ow_col_is_null(st, 7), have = !ow_col_is_null(st, 8);
 	copy_col(st, pub ? 7 : 8, m->sha256, sizeof m->sha256);
 	m->sha256_source = pub ? "published" : have ? "stored" : NULL;
 	if (have)
 		copy_col(st, 8, m->object, sizeof m->object);
+	if (!m->url || (!ow_col_is_null(st, 2) && !m->required_by))
+		return ow_err(OW_ENOMEM, "set members: out of memory");
+	return 0;
 }
 
 int ow_set_members(ow_store *s, int64_t set_id, struct ow_resolve_member **m, size_t *n)
@@ -202,15 +207,26 @@ int ow_set_members(ow_store *s, int64_t set_id, struct ow_resolve_member **m, si
 	if (!st)
 		return OW_EDB;
 	ow_stmt_int(st, 1, set_id);
-	int rc;
-	while ((rc = ow_stmt_step(st)) == 1) {
+	int row = 0, rc = 0;
+	while (!rc && (row = ow_stmt_step(st)) == 1) {
 		struct ow_resolve_member *g = ow_array_more(*m, *n, sizeof *g);
-		if (!g)
-			return ow_err(OW_ENOMEM, "set members: out of memory");
+		if (!g) {
+			rc = ow_err(OW_ENOMEM, "set members: out of memory");
+			break;
+		}
 		*m = g;
-		member_row(st, &g[(*n)++]);
+		rc = member_row(st, &g[(*n)++]); /* a half-filled row is freed with the rest */
 	}
-	return rc < 0 ? rc : 0;
+	if (rc)
+		ow_stmt_run(st);
+	else if (row < 0)
+		rc = row;
+	if (rc) {
+		ow_set_members_free(*m, *n);
+		*m = NULL;
+		*n = 0;
+	}
+	return rc;
 }
 
 int ow_set_ref_members(ow_store *s, const char *ref, int64_t *set_id,

@@ -72,11 +72,12 @@ static void keep_causes(struct ow_resolve_netio *c, const struct ow_fetch_report
 		struct ow_resolve_cause *g =
 		    ow_array_reserve(c->causes, &c->causes_cap, c->ncauses + 1, sizeof *g);
 		char *d = strdup(*it->detail ? it->detail : "the fetch failed");
+		if (g) /* the old block is gone when it moved, even if d failed */
+			c->causes = g;
 		if (!g || !d) {
 			free(d);
 			return; /* the generic text then: nothing is lost but the reason */
 		}
-		c->causes = g;
 		c->causes[c->ncauses++] = (struct ow_resolve_cause){it->file_id, it->rc, d};
 	}
 }

@@ -25,6 +25,7 @@ static int add_named(struct ow_stack *s, const char *name)
 	if (!g)
 		return oom();
 	s->named = g;
+	/* analyzer: kept in s->named[s->nnamed - 1], freed with the stack */
 	return (g[s->nnamed] = strdup(name)) ? (s->nnamed++, 0) : oom();
 }
 
@@ -39,6 +40,7 @@ static char **dup_strs(char *const *v, size_t n)
 {
 	char **d = calloc(n + 1, sizeof *d);
 	for (size_t i = 0; d && i < n; i++)
+		/* analyzer: d[0..i-1] are freed just below on failure, else returned */
 		if (!(d[i] = strdup(v[i]))) {
 			while (i--)
 				free(d[i]);
@@ -60,6 +62,7 @@ static int add(struct ow_stack *s, const char *line, const char *where, bool con
 		return oom();
 	s->own = o;
 	o = &o[s->nlines];
+	/* analyzer: kept in s->own[s->nlines - 1], freed with the stack even on failure */
 	*o = (struct ow_stack_own){strdup(line), strdup(where), dup_strs(hashes, nhashes), nhashes};
 	s->lines[s->nlines++] = (struct ow_stack_line){o->line, o->where, constraint,
 	                                               (const char *const *)o->hashes, nhashes};
@@ -95,6 +98,7 @@ static int take_options(struct ow_stack *s, const struct ow_reqfile *rf)
 		if (!g)
 			return oom();
 		s->extra_index_urls = g;
+		/* analyzer: kept in s->extra_index_urls[s->nextra - 1], freed with the stack */
 		if (!(g[s->nextra] = strdup(rf->extra_index_urls[i])))
 			return oom();
 		s->nextra++;

@@ -800,6 +800,7 @@ int ow_store_object_names(ow_store *s, struct ow_obj_name **names, size_t *n)
 		}
 		*names = g;
 		snprintf(g[*n].sha256, sizeof g->sha256, "%s", ow_col_text(st, 0));
+		/* analyzer: kept in (*names)[*n - 1], freed by ow_obj_names_free */
 		if (!(g[*n].name = strdup(ow_col_text(st, 1) ? ow_col_text(st, 1) : ""))) {
 			ow_stmt_run(st);
 			return ow_err(OW_ENOMEM, "out of memory");

@@ -43,6 +43,7 @@ static int split_lines(const char *text, char ***v, size_t *n)
 	for (const char *p = text; *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+		/* analyzer: kept in (*v)[*n - 1], freed with the metadata (ow_file_meta_clear) */
 		if (!((*v)[(*n)++] = strndup(p, l)))
 			return ow_err(OW_ENOMEM, "out of memory");
 		p += l + (nl != NULL);
