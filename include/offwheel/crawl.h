@@ -125,6 +125,6 @@ void ow_crawl_report_refusals(const struct ow_crawl_report *r, struct ow_link_re
  * OW_EINCOMPLETE when some failed (the rest is stored), < 0 when nothing
  * could start.  *out is filled in both of the first cases. */
 int ow_crawl(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report *out);
-void ow_crawl_report_free(struct ow_crawl_report *r);
+void ow_crawl_report_dispose(struct ow_crawl_report *r);
 
 #endif

@@ -133,7 +133,7 @@ int ow_export_add_file(ow_store *s, struct ow_export_plan *p, const char *filena
 /* After the sets are added: OW_ENOIMAGE when the device rule left out
  * every set that was asked for, naming them. */
 int ow_export_plan_devices_done(const struct ow_export_plan *p);
-void ow_export_plan_free(struct ow_export_plan *p);
+void ow_export_plan_dispose(struct ow_export_plan *p);
 
 struct ow_export_opts {
 	/* Made (with its parents) only once the plan is complete, and removed
@@ -239,7 +239,7 @@ struct ow_check_opts {
  * and the export's name (per key alone for an export without a name).  Returns 0
  * when valid, OW_EVERIFY with problems listed, other codes on errors. */
 int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r);
-void ow_check_report_free(struct ow_check_report *r);
+void ow_check_report_dispose(struct ow_check_report *r);
 /* $XDG_STATE_HOME/offwheel/accepted.json, else ~/.local/state/offwheel/accepted.json */
 int ow_check_default_state(char *buf, size_t n);
 

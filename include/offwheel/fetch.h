@@ -148,7 +148,7 @@ int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename
 /* The host (with its port) of `url`, as messages name it: 0, or
  * OW_ETOOBIG (buf empty) when it does not fit in n, never a cut host. */
 int ow_fetch_host(const char *url, char *buf, size_t n);
-void ow_fetch_report_free(struct ow_fetch_report *r);
+void ow_fetch_report_dispose(struct ow_fetch_report *r);
 
 /* The core metadata of a file: its stored .metadata object, else the
  * METADATA member of its stored wheel (verified on the way).  OW_ENOENT

@@ -42,7 +42,7 @@ struct ow_fsck_report {
  * index is writable) so that fetch and sync repair them.  Returns 0 when it
  * could run (look at r->errors), < 0 when it could not. */
 int ow_fsck(ow_store *s, int jobs, struct ow_fsck_report *r);
-void ow_fsck_report_free(struct ow_fsck_report *r);
+void ow_fsck_report_dispose(struct ow_fsck_report *r);
 const char *ow_fsck_kind_name(enum ow_fsck_kind k);
 
 /* gc keeps garbage younger than this (by mtime) unless told otherwise, as

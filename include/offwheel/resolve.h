@@ -288,7 +288,7 @@ struct ow_resolve_report {
  * OW_EINCOMPLETE when some are not (all are reported and stored), < 0 when
  * nothing could be done.  *r is filled in the first two cases. */
 int ow_resolve(ow_store *s, const struct ow_resolve_opts *o, struct ow_resolve_report *r);
-void ow_resolve_report_free(struct ow_resolve_report *r);
+void ow_resolve_report_dispose(struct ow_resolve_report *r);
 
 /* ---- stored sets ---------------------------------------------------------- */
 

@@ -21,6 +21,6 @@ void ow_str_printf(struct ow_str *b, const char *fmt, ...) OW_PRINTF(2, 3);
 /* Hand the string to *out (the builder is left empty): 0, or the builder's
  * error (nothing handed over, the buffer freed). */
 int ow_str_take(struct ow_str *b, char **out);
-void ow_str_free(struct ow_str *b);
+void ow_str_dispose(struct ow_str *b);
 
 #endif

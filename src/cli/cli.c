@@ -210,7 +210,7 @@ static void flush_para(FILE *f, struct ow_str *para, int width)
 {
 	if (para->p)
 		wrap_text(f, para->p, 0, 0, width);
-	ow_str_free(para);
+	ow_str_dispose(para);
 }
 
 static void description_text(FILE *f, const char *d, int width)

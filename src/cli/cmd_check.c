@@ -243,6 +243,6 @@ int cmd_check(struct cli *c, int argc, char **argv)
 		render(c, strstr(argv[1], "://") ? url : argv[1], &r);
 	else
 		rc = cli_fail(c, rc);
-	ow_check_report_free(&r);
+	ow_check_report_dispose(&r);
 	return rc == OW_EVERIFY ? 3 : rc;
 }

@@ -22,7 +22,7 @@ static const struct cli_opt opts[] = {CLI_INDEX_OPTS, {NULL, 0, 0, NULL, NULL}};
 
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 {
-	int rc = index_opt(c, ud, key, arg);
+	int rc = cli_index_opt(c, ud, key, arg);
 	return rc == -1 ? 2 : rc;
 }
 
@@ -68,7 +68,7 @@ static void page_text(const struct cli *c, const struct ow_crawl_page *p)
 		cli_say(c, "    ... %zu more rejected links (-v lists them)\n", p->rejected - show);
 }
 
-static void render(struct cli *c, const struct index_opts *o, const struct ow_crawl_report *r)
+static void render(struct cli *c, const struct cli_index_opts *o, const struct ow_crawl_report *r)
 {
 	size_t files = 0, added = 0, gone = 0, rejected = 0;
 	json_t *pages = c->json ? json_array() : NULL;
@@ -95,18 +95,18 @@ static void render(struct cli *c, const struct index_opts *o, const struct ow_cr
 
 int cmd_crawl(struct cli *c, int argc, char **argv)
 {
-	struct index_opts o = {0};
+	struct cli_index_opts o = {0};
 	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
 	int rc;
-	if (!cli_parse_no_operands(c, argc, argv, &cs, &rc) || (rc = index_opts_finish(c, &o)) ||
+	if (!cli_parse_no_operands(c, argc, argv, &cs, &rc) || (rc = cli_index_opts_finish(c, &o)) ||
 	    (o.extra.n && (rc = cli_usage_error(c, "crawl: --extra-index-url is for resolve "
 	                                            "and sync, which look dependencies up there")))) {
-		index_opts_free(&o);
+		cli_index_opts_dispose(&o);
 		return rc;
 	}
 	ow_store *s;
 	if ((rc = cli_open_store(c, OW_STORE_WRITE, &s))) {
-		index_opts_free(&o);
+		cli_index_opts_dispose(&o);
 		return rc;
 	}
 	struct ow_crawl_opts co = {
@@ -117,7 +117,7 @@ int cmd_crawl(struct cli *c, int argc, char **argv)
 		.http = &o.http,
 		.force = o.force,
 	};
-	co.variants = index_opts_folders(&o, &co.nvariants);
+	co.variants = cli_index_opts_folders(&o, &co.nvariants);
 	struct ow_crawl_report r;
 	struct ow_crawl_probe probe = {0};
 	int crc = o.variants_default && !o.flat ? ow_crawl_probing(s, &co, &r, &probe)
@@ -137,8 +137,8 @@ int cmd_crawl(struct cli *c, int argc, char **argv)
 		rc = cli_fail(c, crc);
 	if (crc == OW_EINCOMPLETE)
 		rc = 4;
-	ow_crawl_report_free(&r);
+	ow_crawl_report_dispose(&r);
 	ow_store_close(s);
-	index_opts_free(&o);
+	cli_index_opts_dispose(&o);
 	return rc;
 }

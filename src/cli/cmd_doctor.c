@@ -70,12 +70,12 @@ static void render_json(const struct ow_doctor_report *r, int rc)
 		                                       "text", r->steps[i].text ? r->steps[i].text : ""));
 	cli_json_out(json_pack(
 	        "{s:s, s:b, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o}", "command", "doctor", "ok",
-	        rc == 0, "exit_code", ow_err_exit_code(rc), "error", gr_error_json(rc, ow_err_detail()),
-	        "cc", r->cc ? json_string(gr_cc(r->cc, cc, sizeof cc)) : json_null(), "driver",
-	        r->driver ? json_string(gr_driver(r->driver, drv, sizeof drv)) : json_null(),
+	        rc == 0, "exit_code", ow_err_exit_code(rc), "error", cli_gpu_error_json(rc, ow_err_detail()),
+	        "cc", r->cc ? json_string(cli_gpu_cc(r->cc, cc, sizeof cc)) : json_null(), "driver",
+	        r->driver ? json_string(cli_gpu_driver(r->driver, drv, sizeof drv)) : json_null(),
 	        "cc_from_gpu", r->cc_from_gpu, "steps", steps, "install",
-	        gr_install_json(r->smoke->install, r->smoke->install_rc, r->smoke->install_detail),
-	        "libraries", gr_libs_json(r->libs, r->n_libs), "fix", fix_json(&r->fix)));
+	        cli_gpu_install_json(r->smoke->install, r->smoke->install_rc, r->smoke->install_detail),
+	        "libraries", cli_gpu_libs_json(r->libs, r->n_libs), "fix", fix_json(&r->fix)));
 }
 
 static void render_fix(const struct ow_doctor_fix *f)
@@ -99,7 +99,7 @@ static void render_text(const struct ow_doctor_report *r, int rc)
 	}
 	if (r->n_libs) {
 		printf("\nlibraries:\n");
-		gr_libs_lines(stdout, r->smoke->install, r->libs, r->n_libs, "  ");
+		cli_gpu_libs_lines(stdout, r->smoke->install, r->libs, r->n_libs, "  ");
 	}
 	if (r->fix.needed)
 		render_fix(&r->fix);

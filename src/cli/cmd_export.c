@@ -323,7 +323,7 @@ static int run_export(struct cli *c, const struct export_args *a, const char *ar
 			render(c, r.dir, &p, &r);
 	}
 	memset(&key, 0, sizeof key);
-	ow_export_plan_free(&p);
+	ow_export_plan_dispose(&p);
 	ow_store_close(s);
 	return rc;
 }

@@ -36,7 +36,7 @@ static const struct cli_opt opts[] = {
 };
 
 struct fetch_args {
-	struct index_opts idx;
+	struct cli_index_opts idx;
 	int max_mb;
 	int metadata;
 };
@@ -50,7 +50,7 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 		a->metadata = 1;
 		return 0;
 	}
-	int rc = index_opt(c, &a->idx, key, arg);
+	int rc = cli_index_opt(c, &a->idx, key, arg);
 	return rc == -1 ? 2 : rc;
 }
 
@@ -159,7 +159,7 @@ static void say_resume(const struct cli *c, const struct ow_fetch_item *it)
 	cli_wrapped(stdout, prefix, line);
 }
 
-json_t *fetch_report_json(const struct ow_fetch_report *r)
+json_t *cli_fetch_report_json(const struct ow_fetch_report *r)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < r->n; i++)
@@ -173,7 +173,7 @@ json_t *fetch_report_json(const struct ow_fetch_report *r)
 
 /* "done     NAME  SIZE  TRUST"; too long for the terminal, the size goes
  * on a line of its own: the name is never cut. */
-void fetch_item_text(const struct cli *c, const struct ow_fetch_item *it)
+void cli_fetch_item_text(const struct cli *c, const struct ow_fetch_item *it)
 {
 	char head[300], tail[96], b[32];
 	if (c->json || c->verbosity < 0)
@@ -203,7 +203,7 @@ static void summary_parts(const struct ow_fetch_report *r, size_t by_resolve, st
 		ow_str_printf(b, ", %zu failed", r->failed);
 }
 
-void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r, size_t by_resolve)
+void cli_fetch_render_text(const struct cli *c, const struct ow_fetch_report *r, size_t by_resolve)
 {
 	char b2[32], b3[32];
 	struct ow_str sum = {0};
@@ -217,7 +217,7 @@ void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r, siz
 			         it->filename);
 			cli_wrapped(stderr, prefix, it->detail);
 		} else if (it->outcome == OW_FETCH_DONE || c->verbosity > 0)
-			fetch_item_text(c, it);
+			cli_fetch_item_text(c, it);
 	}
 	if (!r->n || c->json || c->verbosity < 0)
 		return;
@@ -238,9 +238,9 @@ void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r, siz
 static void render(struct cli *c, const struct ow_fetch_report *r)
 {
 	if (c->json)
-		cli_json_out(fetch_report_json(r));
+		cli_json_out(cli_fetch_report_json(r));
 	else
-		fetch_render_text(c, r, 0);
+		cli_fetch_render_text(c, r, 0);
 }
 
 int cmd_fetch(struct cli *c, int argc, char **argv)
@@ -251,10 +251,10 @@ int cmd_fetch(struct cli *c, int argc, char **argv)
 	int rc = first < 0 ? cli_parse_exit(first) : 0;
 	if (first >= 0 && first >= argc)
 		rc = cli_usage_error(c, "fetch: name the files (wheel file names or URLs)");
-	if (first < 0 || rc || (rc = index_opts_finish(c, &a.idx)) ||
+	if (first < 0 || rc || (rc = cli_index_opts_finish(c, &a.idx)) ||
 	    (a.idx.extra.n && (rc = cli_usage_error(c, "fetch: --extra-index-url is for resolve "
 	                                            "and sync, which look dependencies up there")))) {
-		index_opts_free(&a.idx);
+		cli_index_opts_dispose(&a.idx);
 		return rc;
 	}
 	ow_store *s = NULL;
@@ -283,10 +283,10 @@ int cmd_fetch(struct cli *c, int argc, char **argv)
 			rc = cli_interrupted() ? 128 + cli_interrupted()
 			     : frc ? (ok ? ow_err_exit_code(frc) : cli_fail(c, frc))
 			           : 0;
-		ow_fetch_report_free(&r);
+		ow_fetch_report_dispose(&r);
 	}
 	free(ids);
 	ow_store_close(s);
-	index_opts_free(&a.idx);
+	cli_index_opts_dispose(&a.idx);
 	return rc;
 }

@@ -73,7 +73,7 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	else
 		render_text(c, &r);
 	int exitc = r.errors ? 3 : 0;
-	ow_fsck_report_free(&r);
+	ow_fsck_report_dispose(&r);
 	return exitc;
 }
 

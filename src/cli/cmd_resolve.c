@@ -43,9 +43,9 @@ static const struct cli_opt opts[] = {
 };
 
 struct ropts {
-	struct index_opts idx;
-	struct target_opts tgt;
-	struct stack_opts stack;
+	struct cli_index_opts idx;
+	struct cli_target_opts tgt;
+	struct cli_stack_opts stack;
 	int offline;
 };
 
@@ -56,13 +56,13 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 		o->offline = 1;
 		return 0;
 	}
-	const struct stack_opts_all all = {&o->stack, &o->idx, &o->tgt};
-	return stack_opts_all_opt(c, &all, key, arg);
+	const struct cli_stack_opts_all all = {&o->stack, &o->idx, &o->tgt};
+	return cli_stack_opts_all_opt(c, &all, key, arg);
 }
 
 /* ---- JSON -------------------------------------------------------------------- */
 
-json_t *resolve_member_json(const struct ow_resolve_member *m)
+json_t *cli_resolve_member_json(const struct ow_resolve_member *m)
 {
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s?, s:s?, s:I}", "project", m->project,
 	                 "version", m->version, "role", ow_member_role_name(m->role), "filename",
@@ -97,7 +97,7 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 		json_object_set_new(versions, r->projects[p],
 		                    *t->versions[p] ? json_string(t->versions[p]) : json_null());
 	for (size_t i = 0; i < t->nmembers; i++)
-		json_array_append_new(members, resolve_member_json(&t->members[i]));
+		json_array_append_new(members, cli_resolve_member_json(&t->members[i]));
 	for (size_t i = 0; i < t->nskipped; i++)
 		json_array_append_new(skipped, json_pack("{s:s, s:o, s:s?}", "torch", t->skipped[i].torch,
 		                                         "missing", csv_json(t->skipped[i].missing),
@@ -163,7 +163,7 @@ static json_t *refusals_json(const struct ow_resolve_netio *net)
 	return a;
 }
 
-json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_report *r,
+json_t *cli_resolve_report_json(const struct cli_index_opts *o, const struct ow_resolve_report *r,
                             const struct ow_resolve_netio *net)
 {
 	json_t *targets = json_array();
@@ -334,7 +334,7 @@ static void refusals_text(const struct cli *c, const struct ow_link_refusals *r)
 		cli_say(c, "    ... %zu more (crawl --force -v lists them all)\n", r->n - kept);
 }
 
-void resolve_render_text(const struct cli *c, const struct index_opts *o,
+void cli_resolve_render_text(const struct cli *c, const struct cli_index_opts *o,
                          const struct ow_resolve_report *r, const struct ow_resolve_netio *net,
                          int deps)
 {
@@ -395,8 +395,8 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	struct ow_resolve_io io;
 	ow_resolve_io_net(&io, &net);
 	struct ow_resolve_opts ro;
-	target_resolve_opts(&ro, &o->idx, &o->tgt, &io);
-	stack_resolve_opts(&o->stack, &ro);
+	cli_target_resolve_opts(&ro, &o->idx, &o->tgt, &io);
+	cli_stack_resolve_opts(&o->stack, &ro);
 	struct ow_resolve_report r;
 	int rc = ow_resolve(s, &ro, &r);
 	if (rc < 0 && rc != OW_EINCOMPLETE) {
@@ -407,19 +407,19 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	int exitc = rc == OW_EINCOMPLETE ? 4 : 0;
 	if (o->tgt.device && !(fits = judge_device(c, o, s, &r)))
 		exitc = 1;
-	json_t *doc = c->json ? resolve_report_json(&o->idx, &r, &net) : NULL;
+	json_t *doc = c->json ? cli_resolve_report_json(&o->idx, &r, &net) : NULL;
 	if (doc && fits)
-		json_object_set_new(doc, "device", device_fits_json(&o->idx, &r, fits, o->tgt.device));
+		json_object_set_new(doc, "device", cli_device_fits_json(&o->idx, &r, fits, o->tgt.device));
 	if (doc)
 		cli_json_out(doc);
 	else
-		resolve_render_text(c, &o->idx, &r, &net, !o->tgt.no_deps);
+		cli_resolve_render_text(c, &o->idx, &r, &net, !o->tgt.no_deps);
 	if (fits && !c->json)
-		device_fits_text(c, &o->idx, &r, fits, o->tgt.device);
-	if (fits && !device_fits_running(&r, fits) && !r.unreachable)
+		cli_device_fits_text(c, &o->idx, &r, fits, o->tgt.device);
+	if (fits && !cli_device_fits_running(&r, fits) && !r.unreachable)
 		exitc = 3; /* no set runs on the device: "no kernel image" ahead */
 	free(fits);
-	ow_resolve_report_free(&r);
+	ow_resolve_report_dispose(&r);
 	ow_resolve_netio_clear(&net);
 	return exitc;
 }
@@ -431,10 +431,10 @@ int cmd_resolve(struct cli *c, int argc, char **argv)
 	int rc;
 	bool go = cli_parse_no_operands(c, argc, argv, &cs, &rc);
 	o.idx.offline = o.offline;
-	if (go && !(rc = stack_opts_finish_all(c, &o.stack, &o.idx, &o.tgt)))
+	if (go && !(rc = cli_stack_opts_finish_all(c, &o.stack, &o.idx, &o.tgt)))
 		rc = cli_with_store(c, OW_STORE_WRITE, run, &o);
-	index_opts_free(&o.idx);
-	target_opts_free(&o.tgt);
-	stack_opts_free(&o.stack);
+	cli_index_opts_dispose(&o.idx);
+	cli_target_opts_dispose(&o.tgt);
+	cli_stack_opts_dispose(&o.stack);
 	return rc;
 }

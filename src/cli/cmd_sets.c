@@ -38,7 +38,7 @@ static json_t *set_json(struct cli *c, ow_store *s, const struct ow_set_row *r, 
 	if ((*rc = ow_set_members(s, r->id, &m, &n)) < 0)
 		*rc = cli_fail(c, *rc);
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, resolve_member_json(&m[i]));
+		json_array_append_new(a, cli_resolve_member_json(&m[i]));
 	size_t k = fetched_of(m, n);
 	ow_set_members_free(m, n);
 	return json_pack("{s:I, s:s, s:s, s:s, s:s?, s:b, s:b, s:s?, s:I, s:I, s:I, s:I, s:o}", "id",

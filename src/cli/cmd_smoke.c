@@ -62,17 +62,17 @@ static json_t *kernel_json(const struct ow_smoke_dev *d)
 	                 "bad_elements", (json_int_t)k->n_bad, "call",
 	                 k->call[0] ? json_string(k->call) : json_null(), "result",
 	                 k->res ? json_string(ow_cuda_result_name(NULL, k->res)) : json_null(),
-	                 "seconds", k->seconds, "error", gr_error_json(d->kernel_rc, d->kernel_detail));
+	                 "seconds", k->seconds, "error", cli_gpu_error_json(d->kernel_rc, d->kernel_detail));
 }
 
 static json_t *device_json(const struct ow_smoke_dev *d)
 {
 	char cc[16];
 	return json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:b, s:o}", "ordinal", d->dev.ordinal,
-	                 "name", d->dev.name, "cc", gr_cc(d->dev.cc, cc, sizeof cc), "kernel",
-	                 kernel_json(d), "libraries", gr_libs_json(d->libs, d->n_libs), "libraries_same_as",
+	                 "name", d->dev.name, "cc", cli_gpu_cc(d->dev.cc, cc, sizeof cc), "kernel",
+	                 kernel_json(d), "libraries", cli_gpu_libs_json(d->libs, d->n_libs), "libraries_same_as",
 	                 d->same_as >= 0 ? json_integer(d->same_as) : json_null(), "ok", d->rc == 0,
-	                 "error", gr_error_json(d->rc, d->detail));
+	                 "error", cli_gpu_error_json(d->rc, d->detail));
 }
 
 static void render_json(const struct ow_smoke_report *r, int rc)
@@ -83,14 +83,14 @@ static void render_json(const struct ow_smoke_report *r, int rc)
 		json_array_append_new(devs, device_json(&r->devs[i]));
 	json_t *driver = json_pack("{s:s, s:b, s:o, s:i, s:i, s:o}", "library", r->libcuda, "ok",
 	                           r->driver_rc == 0, "version",
-	                           r->driver ? json_string(gr_driver(r->driver, drv, sizeof drv))
+	                           r->driver ? json_string(cli_gpu_driver(r->driver, drv, sizeof drv))
 	                                     : json_null(),
 	                           "version_raw", r->driver, "devices", r->n_devices, "error",
-	                           gr_error_json(r->driver_rc, r->driver_detail));
+	                           cli_gpu_error_json(r->driver_rc, r->driver_detail));
 	cli_json_out(json_pack("{s:s, s:b, s:i, s:o, s:o, s:o, s:o, s:I}", "command", "smoke", "ok",
 	                       rc == 0, "exit_code", ow_err_exit_code(rc), "error",
-	                       gr_error_json(rc, ow_err_detail()), "driver", driver, "install",
-	                       gr_install_json(r->install, r->install_rc, r->install_detail),
+	                       cli_gpu_error_json(rc, ow_err_detail()), "driver", driver, "install",
+	                       cli_gpu_install_json(r->install, r->install_rc, r->install_detail),
 	                       "devices", devs, "libraries_without_device_code",
 	                       (json_int_t)r->n_libs_without_code));
 }
@@ -113,13 +113,13 @@ static void render_device(const struct ow_smoke_report *r, const struct ow_smoke
 {
 	char cc[16];
 	printf("device %d: %s, compute capability %s\n", d->dev.ordinal, d->dev.name,
-	       gr_cc(d->dev.cc, cc, sizeof cc));
+	       cli_gpu_cc(d->dev.cc, cc, sizeof cc));
 	kernel_line(d);
 	if (d->same_as >= 0)
 		printf("  libraries: as device %d (same compute capability)\n",
 		       r->devs[d->same_as].dev.ordinal);
 	else if (r->install)
-		gr_libs_lines(stdout, r->install, d->libs, d->n_libs, "  ");
+		cli_gpu_libs_lines(stdout, r->install, d->libs, d->n_libs, "  ");
 	cli_wrapped(stdout, "  => ", d->rc ? d->detail : "this device runs the installed set");
 }
 
@@ -130,7 +130,7 @@ static void render_text(const struct cli *c, const struct ow_smoke_report *r, in
 		goto verdict;
 	if (r->install) {
 		printf("installed (%s): ", r->install->site);
-		gr_install_line(stdout, r->install);
+		cli_gpu_install_line(stdout, r->install);
 	} else {
 		cli_wrapped(stdout, "installed: not found: ", r->install_detail);
 	}
@@ -139,7 +139,7 @@ static void render_text(const struct cli *c, const struct ow_smoke_report *r, in
 		goto verdict;
 	}
 	printf("driver: %s, CUDA driver version %s, %d device(s)\n", r->libcuda,
-	       gr_driver(r->driver, drv, sizeof drv), r->n_devices);
+	       cli_gpu_driver(r->driver, drv, sizeof drv), r->n_devices);
 	for (size_t i = 0; i < r->n_devs; i++)
 		render_device(r, &r->devs[i]);
 	if (r->n_libs_without_code)

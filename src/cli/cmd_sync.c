@@ -33,22 +33,22 @@ static const struct cli_opt opts[] = {CLI_INDEX_OPTS, CLI_TARGET_OPTS, CLI_STACK
                                       CLI_MAX_AGE_OPT, {NULL, 0, 0, NULL, NULL}};
 
 struct sopts {
-	struct index_opts idx;
-	struct target_opts tgt;
-	struct stack_opts stack;
+	struct cli_index_opts idx;
+	struct cli_target_opts tgt;
+	struct cli_stack_opts stack;
 	size_t refreshed, not_found; /* index pages, by crawl_step */
 };
 
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 {
 	struct sopts *o = ud;
-	const struct stack_opts_all all = {&o->stack, &o->idx, &o->tgt};
-	return stack_opts_all_opt(c, &all, key, arg);
+	const struct cli_stack_opts_all all = {&o->stack, &o->idx, &o->tgt};
+	return cli_stack_opts_all_opt(c, &all, key, arg);
 }
 
 struct dep_pages {
-	struct strlist *out;
-	const struct strlist *skip; /* pages crawled already: a one root's own */
+	struct cli_strlist *out;
+	const struct cli_strlist *skip; /* pages crawled already: a one root's own */
 };
 
 /* Dependency pages seen before on this index ({index}/{project}/). */
@@ -58,11 +58,11 @@ static int add_dep_page(void *ud, const char *project)
 	for (size_t i = 0; d->skip && i < d->skip->n; i++)
 		if (!strcmp(d->skip->v[i], project))
 			return 0;
-	return strlist_add_csv(d->out, project) ? OW_ENOMEM : 0;
+	return cli_strlist_add_csv(d->out, project) ? OW_ENOMEM : 0;
 }
 
-static int known_dep_pages(ow_store *s, const char *index, const struct strlist *skip,
-                           struct strlist *out)
+static int known_dep_pages(ow_store *s, const char *index, const struct cli_strlist *skip,
+                           struct cli_strlist *out)
 {
 	struct dep_pages d = {out, skip};
 	return ow_list_dep_projects(s, index, add_dep_page, &d);
@@ -93,7 +93,7 @@ static int crawl_members(struct sopts *o, ow_store *s, struct ow_crawl_opts *co,
 {
 	struct ow_crawl_report r;
 	struct ow_crawl_probe probe = {0};
-	co->variants = index_opts_folders(&o->idx, &co->nvariants);
+	co->variants = cli_index_opts_folders(&o->idx, &co->nvariants);
 	int rc = o->idx.variants_default && !o->idx.flat ? ow_crawl_probing(s, co, &r, &probe)
 	                                                 : ow_crawl(s, co, &r);
 	if (rc && rc != OW_EINCOMPLETE)
@@ -101,7 +101,7 @@ static int crawl_members(struct sopts *o, ow_store *s, struct ow_crawl_opts *co,
 	count_pages(&r, n, false);
 	n->not_found += probe.not_found;
 	*at_root = probe.layout == OW_ROOT_FLAT || (co->nvariants == 1 && !*co->variants[0]);
-	ow_crawl_report_free(&r);
+	ow_crawl_report_dispose(&r);
 	return 0;
 }
 
@@ -118,14 +118,14 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 	};
 	struct ow_crawl_report r;
 	struct crawl_counts n = {0};
-	struct strlist deps = {0};
+	struct cli_strlist deps = {0};
 	const char *root[] = {""};
 	bool at_root = false;
 	int rc = crawl_members(o, s, &co, &n, &at_root);
 	/* the dependency pages seen before, on the index and on each extra index */
 	for (size_t i = 0; i <= o->idx.extra.n && rc == 0; i++) {
 		co.index_url = i ? o->idx.extra.v[i - 1] : o->idx.index;
-		strlist_free(&deps);
+		cli_strlist_dispose(&deps);
 		if ((rc = known_dep_pages(s, co.index_url, !i && at_root ? &o->idx.projects : NULL,
 		                          &deps)) ||
 		    !deps.n)
@@ -137,11 +137,11 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 		rc = ow_crawl(s, &co, &r);
 		if (rc == 0 || rc == OW_EINCOMPLETE) {
 			count_pages(&r, &n, true);
-			ow_crawl_report_free(&r);
+			ow_crawl_report_dispose(&r);
 			rc = 0;
 		}
 	}
-	strlist_free(&deps);
+	cli_strlist_dispose(&deps);
 	*failed = n.failed;
 	*rejected = n.rejected;
 	o->refreshed = n.refreshed;
@@ -164,8 +164,8 @@ static int resolve_step(struct sopts *o, ow_store *s, struct ow_resolve_report *
 	struct ow_resolve_io io;
 	ow_resolve_io_net(&io, net);
 	struct ow_resolve_opts ro;
-	target_resolve_opts(&ro, &o->idx, &o->tgt, &io);
-	stack_resolve_opts(&o->stack, &ro);
+	cli_target_resolve_opts(&ro, &o->idx, &o->tgt, &io);
+	cli_stack_resolve_opts(&o->stack, &ro);
 	return ow_resolve(s, &ro, r);
 }
 
@@ -201,7 +201,7 @@ struct outcome {
 	int rrc, frc;
 	size_t crawl_failed;
 	struct ow_link_refusals crawl_rejected;
-	struct strlist replaced; /* wheels whose range metadata was wrong: resolved again */
+	struct cli_strlist replaced; /* wheels whose range metadata was wrong: resolved again */
 };
 
 static int fetch_step(struct sopts *o, ow_store *s, struct outcome *out)
@@ -228,7 +228,7 @@ static int exit_code(struct sopts *o, const struct outcome *out)
 		return 4;
 	if (out->frc == OW_ENOSPC) /* the disk is full: an error (1), not "incomplete" */
 		return ow_err_exit_code(OW_ENOSPC);
-	if (out->frc == OW_EVERIFY || (out->fits && !device_fits_running(&out->res, out->fits)))
+	if (out->frc == OW_EVERIFY || (out->fits && !cli_device_fits_running(&out->res, out->fits)))
 		return 3;
 	if (out->rrc == OW_EINCOMPLETE || out->frc == OW_EINCOMPLETE || out->crawl_failed ||
 	    out->fetch.meta_replaced)
@@ -255,7 +255,7 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 {
 	if (!c->json) {
 		/* the matrix was printed before the downloads (matrix_text) */
-		fetch_render_text(c, &out->fetch, out->net.wheels);
+		cli_fetch_render_text(c, &out->fetch, out->net.wheels);
 		replaced_text(c, out);
 		return;
 	}
@@ -263,12 +263,12 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 	                        "pages_failed", (json_int_t)out->crawl_failed, "pages_refreshed",
 	                        (json_int_t)o->refreshed, "pages_not_found", (json_int_t)o->not_found,
 	                        "resolve",
-	                        resolve_report_json(&o->idx, &out->res, &out->net), "fetch",
-	                        fetch_report_json(&out->fetch), "complete", exitc == 0,
+	                        cli_resolve_report_json(&o->idx, &out->res, &out->net), "fetch",
+	                        cli_fetch_report_json(&out->fetch), "complete", exitc == 0,
 	                        "exit_code", exitc);
 	if (out->fits)
 		json_object_set_new(doc, "device",
-		                    device_fits_json(&o->idx, &out->res, out->fits, o->tgt.device));
+		                    cli_device_fits_json(&o->idx, &out->res, out->fits, o->tgt.device));
 	json_t *rep = json_array();
 	for (size_t i = 0; i < out->replaced.n; i++)
 		json_array_append_new(rep, json_string(out->replaced.v[i]));
@@ -278,9 +278,9 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 
 static void outcome_clear(struct outcome *out)
 {
-	ow_fetch_report_free(&out->fetch);
-	ow_fetch_report_free(&out->meta);
-	ow_resolve_report_free(&out->res);
+	ow_fetch_report_dispose(&out->fetch);
+	ow_fetch_report_dispose(&out->meta);
+	ow_resolve_report_dispose(&out->res);
 	ow_resolve_netio_clear(&out->net);
 	free(out->fits);
 	out->fits = NULL;
@@ -295,9 +295,9 @@ static void matrix_text(struct cli *c, struct sopts *o, struct outcome *out)
 		return;
 	struct ow_link_refusals own = out->net.rejected;
 	out->net.rejected = out->crawl_rejected; /* one count for the run */
-	resolve_render_text(c, &o->idx, &out->res, &out->net, !o->tgt.no_deps);
+	cli_resolve_render_text(c, &o->idx, &out->res, &out->net, !o->tgt.no_deps);
 	if (out->fits)
-		device_fits_text(c, &o->idx, &out->res, out->fits, o->tgt.device);
+		cli_device_fits_text(c, &o->idx, &out->res, out->fits, o->tgt.device);
 	out->net.rejected = own;
 	fflush(stdout);
 }
@@ -337,7 +337,7 @@ static int again_if_metadata_wrong(struct cli *c, struct sopts *o, ow_store *s,
 		return 0;
 	for (size_t i = 0; i < out->fetch.n; i++)
 		if (out->fetch.items[i].meta_replaced &&
-		    strlist_add_csv(&out->replaced, out->fetch.items[i].filename))
+		    cli_strlist_add_csv(&out->replaced, out->fetch.items[i].filename))
 			return OW_ENOMEM;
 	outcome_clear(out);
 	return resolve_and_fetch(c, o, s, out);
@@ -366,7 +366,7 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	if (!rc && cli_interrupted())
 		exitc = 128 + cli_interrupted();
 	outcome_clear(&out);
-	strlist_free(&out.replaced);
+	cli_strlist_dispose(&out.replaced);
 	return exitc;
 }
 
@@ -376,10 +376,10 @@ int cmd_sync(struct cli *c, int argc, char **argv)
 	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
 	int rc;
 	if (cli_parse_no_operands(c, argc, argv, &cs, &rc) &&
-	    !(rc = stack_opts_finish_all(c, &o.stack, &o.idx, &o.tgt)))
+	    !(rc = cli_stack_opts_finish_all(c, &o.stack, &o.idx, &o.tgt)))
 		rc = cli_with_store(c, OW_STORE_WRITE, run, &o);
-	index_opts_free(&o.idx);
-	target_opts_free(&o.tgt);
-	stack_opts_free(&o.stack);
+	cli_index_opts_dispose(&o.idx);
+	cli_target_opts_dispose(&o.tgt);
+	cli_stack_opts_dispose(&o.stack);
 	return rc;
 }

@@ -14,21 +14,21 @@ static int suggest(const struct ow_resolve_report *r, const struct ow_device_fit
                    struct ow_doctor_fix *fix, char *where, size_t n)
 {
 	char buf[2048];
-	if (r->unreachable || device_fits_running(r, fits) || ow_doctor_suggest(cc, 0, "", "", fix))
+	if (r->unreachable || cli_device_fits_running(r, fits) || ow_doctor_suggest(cc, 0, "", "", fix))
 		return -1;
-	const char *root = index_opts_channel_url(fix->channel, buf, sizeof buf);
+	const char *root = cli_index_opts_channel_url(fix->channel, buf, sizeof buf);
 	snprintf(where, n, "%s/%s", root ? root : "", fix->variant);
 	return 0;
 }
 
 /* The index in use is PyTorch's (a channel, or one of its variant
  * folders): then only the channel and variant change. */
-static int on_pytorch_index(const struct index_opts *o)
+static int on_pytorch_index(const struct cli_index_opts *o)
 {
 	static const char *const channels[] = {"stable", "nightly", "test"};
 	char buf[2048];
 	for (size_t i = 0; i < sizeof channels / sizeof *channels; i++) {
-		const char *root = index_opts_channel_url(channels[i], buf, sizeof buf);
+		const char *root = cli_index_opts_channel_url(channels[i], buf, sizeof buf);
 		size_t n = root ? strlen(root) : 0;
 		if (n && !strncmp(o->index, root, n) && (!o->index[n] || o->index[n] == '/'))
 			return 1;
@@ -57,7 +57,7 @@ static json_t *fit_json(const struct ow_resolve_target *t, const struct ow_devic
 	return o;
 }
 
-json_t *device_fits_json(const struct index_opts *o, const struct ow_resolve_report *r,
+json_t *cli_device_fits_json(const struct cli_index_opts *o, const struct ow_resolve_report *r,
                          const struct ow_device_fit *fits, int cc)
 {
 	char ccs[16], where[2100];
@@ -75,7 +75,7 @@ json_t *device_fits_json(const struct index_opts *o, const struct ow_resolve_rep
 	return json_pack("{s:s, s:o, s:o}", "cc", ccs, "targets", a, "suggest", sug);
 }
 
-static void suggest_text(const struct cli *c, const struct index_opts *o,
+static void suggest_text(const struct cli *c, const struct cli_index_opts *o,
                          const struct ow_resolve_report *r, const struct ow_device_fit *fits,
                          int cc, const char *ccs)
 {
@@ -100,7 +100,7 @@ static void suggest_text(const struct cli *c, const struct index_opts *o,
 		        fix.variant, pytorch ? "" : ", or try another torch of this index (--version V)");
 }
 
-void device_fits_text(const struct cli *c, const struct index_opts *o,
+void cli_device_fits_text(const struct cli *c, const struct cli_index_opts *o,
                       const struct ow_resolve_report *r, const struct ow_device_fit *fits, int cc)
 {
 	char ccs[16];
@@ -119,7 +119,7 @@ void device_fits_text(const struct cli *c, const struct index_opts *o,
 	suggest_text(c, o, r, fits, cc, ccs);
 }
 
-size_t device_fits_running(const struct ow_resolve_report *r, const struct ow_device_fit *fits)
+size_t cli_device_fits_running(const struct ow_resolve_report *r, const struct ow_device_fit *fits)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < r->ntargets; i++)

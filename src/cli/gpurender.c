@@ -7,7 +7,7 @@
 #include "offwheel/error.h"
 #include "offwheel/gpucompat.h"
 
-const char *gr_cc(int cc, char *buf, size_t size)
+const char *cli_gpu_cc(int cc, char *buf, size_t size)
 {
 	if (cc <= 0)
 		snprintf(buf, size, "unknown");
@@ -16,7 +16,7 @@ const char *gr_cc(int cc, char *buf, size_t size)
 	return buf;
 }
 
-const char *gr_driver(int driver, char *buf, size_t size)
+const char *cli_gpu_driver(int driver, char *buf, size_t size)
 {
 	if (driver <= 0)
 		snprintf(buf, size, "unknown");
@@ -25,7 +25,7 @@ const char *gr_driver(int driver, char *buf, size_t size)
 	return buf;
 }
 
-const char *gr_short_path(const struct ow_torch_install *in, const char *path)
+const char *cli_gpu_short_path(const struct ow_torch_install *in, const char *path)
 {
 	size_t n = in ? strlen(in->site) : 0;
 	if (n && !strncmp(path, in->site, n) && path[n] == '/')
@@ -33,7 +33,7 @@ const char *gr_short_path(const struct ow_torch_install *in, const char *path)
 	return path;
 }
 
-json_t *gr_error_json(int rc, const char *detail)
+json_t *cli_gpu_error_json(int rc, const char *detail)
 {
 	if (!rc)
 		return json_null();
@@ -46,10 +46,10 @@ static json_t *str_or_null(const char *s)
 	return s && *s ? json_string(s) : json_null();
 }
 
-json_t *gr_install_json(const struct ow_torch_install *in, int rc, const char *detail)
+json_t *cli_gpu_install_json(const struct ow_torch_install *in, int rc, const char *detail)
 {
 	if (!in)
-		return json_pack("{s:o}", "error", gr_error_json(rc, detail));
+		return json_pack("{s:o}", "error", cli_gpu_error_json(rc, detail));
 	json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:I, s:n}", "site_packages", in->site, "python",
 	                      str_or_null(in->python), "cuda", str_or_null(in->cuda), "variant",
 	                      str_or_null(in->variant), "libraries", (json_int_t)in->n_libs,
@@ -72,7 +72,7 @@ static json_t *lib_json(const struct ow_lib_check *l)
 	        "path", l->path, "package", l->pkg, "ok", l->ok, "status",
 	        ow_load_status_name(l->status), "modules", (json_int_t)l->n_modules, "archs", l->archs,
 	        "static", ow_gpu_lib_verdict_name(l->stat.verdict), "static_driver_needed",
-	        l->stat.driver_needed ? json_string(gr_driver(l->stat.driver_needed, drv, sizeof drv))
+	        l->stat.driver_needed ? json_string(cli_gpu_driver(l->stat.driver_needed, drv, sizeof drv))
 	                              : json_null(),
 	        "static_ptx_too_new", (json_int_t)l->stat.n_ptx_too_new, "tried", (json_int_t)l->n_tried, "loaded", (json_int_t)l->n_loaded,
 	        "no_binary_for_gpu", (json_int_t)l->n_no_binary, "unsupported_ptx_version",
@@ -82,7 +82,7 @@ static json_t *lib_json(const struct ow_lib_check *l)
 	        l->read_rc ? json_string(l->read_detail) : json_null());
 }
 
-json_t *gr_libs_json(const struct ow_lib_check *libs, size_t n)
+json_t *cli_gpu_libs_json(const struct ow_lib_check *libs, size_t n)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++)
@@ -90,7 +90,7 @@ json_t *gr_libs_json(const struct ow_lib_check *libs, size_t n)
 	return a;
 }
 
-void gr_install_line(FILE *f, const struct ow_torch_install *in)
+void cli_gpu_install_line(FILE *f, const struct ow_torch_install *in)
 {
 	for (int i = 0; i < OW_TORCH_NPKG; i++) {
 		const struct ow_torch_pkg *p = &in->pkgs[i];
@@ -122,7 +122,7 @@ static void load_summary(const struct ow_lib_check *l, char *buf, size_t size)
 		                        : "CUDA_ERROR_UNSUPPORTED_PTX_VERSION");
 }
 
-void gr_libs_lines(FILE *f, const struct ow_torch_install *in, const struct ow_lib_check *libs,
+void cli_gpu_libs_lines(FILE *f, const struct ow_torch_install *in, const struct ow_lib_check *libs,
                    size_t n, const char *indent)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -130,10 +130,10 @@ void gr_libs_lines(FILE *f, const struct ow_torch_install *in, const struct ow_l
 		char s[384], drv[16];
 		load_summary(l, s, sizeof s);
 		fprintf(f, "%s%-4s %s: %s; static: %s", indent, l->ok ? "ok" : "FAIL",
-		        gr_short_path(in, l->path), s, ow_gpu_lib_verdict_name(l->stat.verdict));
+		        cli_gpu_short_path(in, l->path), s, ow_gpu_lib_verdict_name(l->stat.verdict));
 		if (l->stat.driver_needed)
 			fprintf(f, " (JIT needs driver >= %s)",
-			        gr_driver(l->stat.driver_needed, drv, sizeof drv));
+			        cli_gpu_driver(l->stat.driver_needed, drv, sizeof drv));
 		if (l->stat.n_ptx_too_new)
 			fprintf(f, " (%zu module(s) have only PTX this driver cannot JIT)",
 			        l->stat.n_ptx_too_new);

@@ -17,7 +17,7 @@ static size_t item_len(const char *p)
 	return n;
 }
 
-int strlist_add_csv(struct strlist *l, const char *arg)
+int cli_strlist_add_csv(struct cli_strlist *l, const char *arg)
 {
 	const char *p = arg;
 	while (*p) {
@@ -27,7 +27,7 @@ int strlist_add_csv(struct strlist *l, const char *arg)
 			if (!g)
 				return 1;
 			l->v = g;
-			/* analyzer: kept in l->v[l->n], freed by strlist_free */
+			/* analyzer: kept in l->v[l->n], freed by cli_strlist_dispose */
 			if (!(l->v[l->n] = strndup(p, n)))
 				return 1;
 			l->n++;
@@ -37,7 +37,7 @@ int strlist_add_csv(struct strlist *l, const char *arg)
 	return 0;
 }
 
-void strlist_free(struct strlist *l)
+void cli_strlist_dispose(struct cli_strlist *l)
 {
 	for (size_t i = 0; i < l->n; i++)
 		free(l->v[i]);
@@ -46,7 +46,7 @@ void strlist_free(struct strlist *l)
 	l->n = 0;
 }
 
-static int add_cuda(struct cli *c, struct index_opts *o, const char *arg)
+static int add_cuda(struct cli *c, struct cli_index_opts *o, const char *arg)
 {
 	char buf[32];
 	int major, minor, used = 0;
@@ -54,7 +54,7 @@ static int add_cuda(struct cli *c, struct index_opts *o, const char *arg)
 	    major > 99 || minor < 0 || minor > 9)
 		return cli_usage_error(c, "--cuda: '%s' is not a CUDA version like 12.8", arg);
 	snprintf(buf, sizeof buf, "cu%d%d", major, minor);
-	return strlist_add_csv(&o->variants, buf);
+	return cli_strlist_add_csv(&o->variants, buf);
 }
 
 /* "cuda12.8", "cu12.8", "12.8", "cuda128": a CUDA version written where
@@ -76,11 +76,11 @@ static int variant_typo(const char *v, char *buf, size_t n)
 	return 1;
 }
 
-static int add_variants(struct cli *c, struct index_opts *o, const char *arg)
+static int add_variants(struct cli *c, struct cli_index_opts *o, const char *arg)
 {
 	size_t first = o->variants.n;
 	char hint[32];
-	if (strlist_add_csv(&o->variants, arg))
+	if (cli_strlist_add_csv(&o->variants, arg))
 		return 1;
 	for (size_t i = first; i < o->variants.n; i++) {
 		if (!variant_typo(o->variants.v[i], hint, sizeof hint))
@@ -122,10 +122,10 @@ static int project_has_version(struct cli *c, const char *it)
 
 /* --project torch[opt-einsum],torchvision: names to crawl and resolve,
  * the extras (normalized later by the resolver) kept beside them. */
-static int add_projects(struct cli *c, struct index_opts *o, const char *arg)
+static int add_projects(struct cli *c, struct cli_index_opts *o, const char *arg)
 {
-	struct strlist items = {0};
-	int rc = strlist_add_csv(&items, arg);
+	struct cli_strlist items = {0};
+	int rc = cli_strlist_add_csv(&items, arg);
 	for (size_t i = 0; !rc && i < items.n; i++) {
 		char *it = items.v[i], *br = strchr(it, '[');
 		const char *extras = "";
@@ -153,10 +153,10 @@ static int add_projects(struct cli *c, struct index_opts *o, const char *arg)
 		else {
 			o->project_extras = ge;
 			ge[o->projects.n] = strdup(extras);
-			rc = !ge[o->projects.n] || strlist_add_csv(&o->projects, it);
+			rc = !ge[o->projects.n] || cli_strlist_add_csv(&o->projects, it);
 		}
 	}
-	strlist_free(&items);
+	cli_strlist_dispose(&items);
 	return rc;
 }
 
@@ -181,7 +181,7 @@ static int root_url(struct cli *c, const char *opt, const char *in, char *out, s
 	return 0;
 }
 
-static int add_extra(struct cli *c, struct index_opts *o, const char *arg)
+static int add_extra(struct cli *c, struct cli_index_opts *o, const char *arg)
 {
 	char url[2048];
 	int rc = root_url(c, "--extra-index-url", arg, url, sizeof url);
@@ -193,18 +193,18 @@ static int add_extra(struct cli *c, struct index_opts *o, const char *arg)
 	if (!g)
 		return 1;
 	o->extra.v = g;
-	/* analyzer: kept in o->extra.v[o->extra.n - 1], freed by strlist_free */
+	/* analyzer: kept in o->extra.v[o->extra.n - 1], freed by cli_strlist_dispose */
 	return !(o->extra.v[o->extra.n++] = strdup(url));
 }
 
-const char *const *index_opts_folders(const struct index_opts *o, size_t *n)
+const char *const *cli_index_opts_folders(const struct cli_index_opts *o, size_t *n)
 {
 	static const char *const root[] = {""};
 	*n = o->flat ? 1 : o->variants.n;
 	return o->flat ? root : (const char *const *)o->variants.v;
 }
 
-int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg)
+int cli_index_opt(struct cli *c, struct cli_index_opts *o, int key, const char *arg)
 {
 	switch (key) {
 	case IDX_INDEX_URL:
@@ -224,9 +224,9 @@ int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg)
 	case IDX_PROJECT:
 		return add_projects(c, o, arg);
 	case IDX_TRUSTED_HOST:
-		return strlist_add_csv(&o->trusted, arg);
+		return cli_strlist_add_csv(&o->trusted, arg);
 	case IDX_ALLOW_HOST:
-		return strlist_add_csv(&o->allowed, arg);
+		return cli_strlist_add_csv(&o->allowed, arg);
 	case IDX_ALLOW_FILE_OUTSIDE_ROOT:
 		o->file_outside_root = 1;
 		return 0;
@@ -281,7 +281,7 @@ static int add_file_root(struct cli *c, const char *opt, struct ow_url_policy *p
 	return 0;
 }
 
-static int build_policy(struct cli *c, struct index_opts *o)
+static int build_policy(struct cli *c, struct cli_index_opts *o)
 {
 	char host[512];
 	int rc = ow_url_policy_init(&o->policy);
@@ -330,7 +330,7 @@ static int build_policy(struct cli *c, struct index_opts *o)
 #define INDEX_SMALL_JOBS 32u
 #define INDEX_SMALL_PER_HOST 16u
 
-static void small_opts(const struct cli *c, struct index_opts *o)
+static void small_opts(const struct cli *c, struct cli_index_opts *o)
 {
 	o->http_small = o->http;
 	if (c->jobs_given) {
@@ -345,7 +345,7 @@ static void small_opts(const struct cli *c, struct index_opts *o)
 /* A channel's index: download.pytorch.org's, or the same path under
  * $OFFWHEEL_PYTORCH_URL, a lab's mirror of https://download.pytorch.org/whl
  * (stable at its root, nightly/ and test/ below it). */
-const char *index_opts_channel_url(const char *channel, char *buf, size_t n)
+const char *cli_index_opts_channel_url(const char *channel, char *buf, size_t n)
 {
 	const char *mirror = getenv("OFFWHEEL_PYTORCH_URL"), *url = ow_channel_index(channel);
 	if (!mirror || !*mirror || !url)
@@ -362,7 +362,7 @@ const char *index_opts_channel_url(const char *channel, char *buf, size_t n)
 	return buf;
 }
 
-int index_opts_finish(struct cli *c, struct index_opts *o)
+int cli_index_opts_finish(struct cli *c, struct cli_index_opts *o)
 {
 	char chan[sizeof o->index];
 	if (o->index_url && o->channel)
@@ -370,7 +370,7 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 		                          "channel names an index: %s)",
 		                       o->channel, o->index_url, ow_channel_index(o->channel));
 	const char *base = o->index_url ? o->index_url
-	                                : index_opts_channel_url(o->channel ? o->channel : "nightly",
+	                                : cli_index_opts_channel_url(o->channel ? o->channel : "nightly",
 	                                                         chan, sizeof chan);
 	if (!base)
 		return cli_usage_error(c, "OFFWHEEL_PYTORCH_URL: '%s' is too long: the %s channel's "
@@ -387,13 +387,13 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 	ow_variant_of_url(probe, folder, sizeof folder);
 	if (o->index_url && !o->variants.n && *folder) {
 		o->flat = 1;
-		if (strlist_add_csv(&o->variants, folder))
+		if (cli_strlist_add_csv(&o->variants, folder))
 			return 1;
 	}
 	o->variants_default = !o->variants.n;
-	if (!o->variants.n && strlist_add_csv(&o->variants, "cu126,cu128,cu130,cpu"))
+	if (!o->variants.n && cli_strlist_add_csv(&o->variants, "cu126,cu128,cu130,cpu"))
 		return 1;
-	if (!o->projects.n && strlist_add_csv(&o->projects, "torch,torchvision,torchaudio"))
+	if (!o->projects.n && cli_strlist_add_csv(&o->projects, "torch,torchvision,torchaudio"))
 		return 1;
 	if (!o->max_age_given)
 		o->max_age = OW_RESOLVE_MAX_AGE_DEFAULT;
@@ -411,16 +411,16 @@ int index_opts_finish(struct cli *c, struct index_opts *o)
 	return build_policy(c, o);
 }
 
-void index_opts_free(struct index_opts *o)
+void cli_index_opts_dispose(struct cli_index_opts *o)
 {
-	strlist_free(&o->variants);
+	cli_strlist_dispose(&o->variants);
 	for (size_t i = 0; o->project_extras && i < o->projects.n; i++)
 		free(o->project_extras[i]);
 	free(o->project_extras);
 	o->project_extras = NULL;
-	strlist_free(&o->projects);
-	strlist_free(&o->trusted);
-	strlist_free(&o->allowed);
-	strlist_free(&o->extra);
+	cli_strlist_dispose(&o->projects);
+	cli_strlist_dispose(&o->trusted);
+	cli_strlist_dispose(&o->allowed);
+	cli_strlist_dispose(&o->extra);
 	ow_url_policy_clear(&o->policy);
 }

@@ -12,13 +12,13 @@
 #include "offwheel/http.h"
 #include "offwheel/url.h"
 
-struct strlist {
+struct cli_strlist {
 	char **v;
 	size_t n;
 };
 /* Append the comma-separated items of `arg`; 0 or an exit code. */
-int strlist_add_csv(struct strlist *l, const char *arg);
-void strlist_free(struct strlist *l);
+int cli_strlist_add_csv(struct cli_strlist *l, const char *arg);
+void cli_strlist_dispose(struct cli_strlist *l);
 
 enum {
 	IDX_INDEX_URL = 300,
@@ -78,7 +78,7 @@ enum {
 	 "revalidate (conditional GET) the stored index pages used that were fetched AGE or "    \
 	 "longer ago: N seconds, or 30m, 6h, 2d; now = all (default 1h)"}
 
-struct index_opts {
+struct cli_index_opts {
 	const char *index_url;
 	const char *channel;
 	const char *cert;
@@ -88,17 +88,17 @@ struct index_opts {
 	int min_rate;   /* --min-rate, when rate_given */
 	int deadline_s; /* --deadline, when deadline_given */
 	int rate_given, deadline_given;
-	int64_t max_age; /* --max-age in seconds (index_opts_finish: the default) */
+	int64_t max_age; /* --max-age in seconds (cli_index_opts_finish: the default) */
 	int max_age_given;
 	int offline; /* the command reads only the workspace: plain http needs no --trusted-host */
-	int variants_default; /* set by index_opts_finish: no --variant/--cuda was given */
-	/* set by index_opts_finish: --index-url names a variant folder (.../whl/cu128)
+	int variants_default; /* set by cli_index_opts_finish: no --variant/--cuda was given */
+	/* set by cli_index_opts_finish: --index-url names a variant folder (.../whl/cu128)
 	 * and no --variant was given, so the index is one root whose {project}/
 	 * pages hold everything; variants is then that one folder's name */
 	int flat;
-	struct strlist variants, projects, trusted, allowed, extra;
+	struct cli_strlist variants, projects, trusted, allowed, extra;
 	char **project_extras; /* per project: "a,b" from NAME[a,b], "" none */
-	/* filled by index_opts_finish */
+	/* filled by cli_index_opts_finish */
 	char index[2048];
 	struct ow_url_policy policy;
 	struct ow_http_opts http;
@@ -108,19 +108,19 @@ struct index_opts {
 };
 
 /* The variant folders to crawl: the root itself ("") for a flat index. */
-const char *const *index_opts_folders(const struct index_opts *o, size_t *n);
+const char *const *cli_index_opts_folders(const struct cli_index_opts *o, size_t *n);
 
 /* A channel's index: download.pytorch.org's, or the same path under
  * $OFFWHEEL_PYTORCH_URL (a lab's mirror); buf holds it when it is built.
  * NULL for an unknown channel, and when the mirror's URL does not fit in
  * buf (it is never cut). */
-const char *index_opts_channel_url(const char *channel, char *buf, size_t n);
+const char *cli_index_opts_channel_url(const char *channel, char *buf, size_t n);
 
 /* Handle one option if it is an index option: 0 handled, an exit code on a
  * bad value, -1 when the key is not one of ours. */
-int index_opt(struct cli *c, struct index_opts *o, int key, const char *arg);
+int cli_index_opt(struct cli *c, struct cli_index_opts *o, int key, const char *arg);
 /* Defaults, the URL policy and the HTTP options; 0 or an exit code. */
-int index_opts_finish(struct cli *c, struct index_opts *o);
-void index_opts_free(struct index_opts *o);
+int cli_index_opts_finish(struct cli *c, struct cli_index_opts *o);
+void cli_index_opts_dispose(struct cli_index_opts *o);
 
 #endif

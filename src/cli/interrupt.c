@@ -57,7 +57,7 @@ int cli_interrupt_report(const struct cli *c, const struct ow_fetch_report *r)
 		        r->n);
 	for (size_t i = 0; i < r->n; i++)
 		if (r->items[i].outcome == OW_FETCH_DONE)
-			fetch_item_text(c, &r->items[i]);
+			cli_fetch_item_text(c, &r->items[i]);
 	fflush(stdout);
 	snprintf(prefix, sizeof prefix, "offwheel %s: ", c->cmd ? c->cmd : "fetch");
 	cli_wrapped(stderr, prefix, "interrupted — re-run to resume (what finished is stored; "

@@ -13,26 +13,26 @@
 
 /* The matrix (cmd_resolve.c). */
 /* `net`: what the run read over the network (METADATA by ranges); NULL none. */
-json_t *resolve_report_json(const struct index_opts *o, const struct ow_resolve_report *r,
+json_t *cli_resolve_report_json(const struct cli_index_opts *o, const struct ow_resolve_report *r,
                             const struct ow_resolve_netio *net);
-void resolve_render_text(const struct cli *c, const struct index_opts *o,
+void cli_resolve_render_text(const struct cli *c, const struct cli_index_opts *o,
                          const struct ow_resolve_report *r, const struct ow_resolve_netio *net,
                          int deps);
-json_t *resolve_member_json(const struct ow_resolve_member *m);
+json_t *cli_resolve_member_json(const struct ow_resolve_member *m);
 
 /* Downloads (cmd_fetch.c). */
-json_t *fetch_report_json(const struct ow_fetch_report *r);
-void fetch_item_text(const struct cli *c, const struct ow_fetch_item *it);
+json_t *cli_fetch_report_json(const struct ow_fetch_report *r);
+void cli_fetch_item_text(const struct cli *c, const struct ow_fetch_item *it);
 /* `by_resolve`: wheels this run stored while resolving (counted as "had"). */
-void fetch_render_text(const struct cli *c, const struct ow_fetch_report *r, size_t by_resolve);
+void cli_fetch_render_text(const struct cli *c, const struct ow_fetch_report *r, size_t by_resolve);
 
 /* --device verdicts per target (devicerender.c); `o`: the index in use,
  * named with the variant that would run when none does. */
-json_t *device_fits_json(const struct index_opts *o, const struct ow_resolve_report *r,
+json_t *cli_device_fits_json(const struct cli_index_opts *o, const struct ow_resolve_report *r,
                          const struct ow_device_fit *fits, int cc);
-void device_fits_text(const struct cli *c, const struct index_opts *o,
+void cli_device_fits_text(const struct cli *c, const struct cli_index_opts *o,
                       const struct ow_resolve_report *r, const struct ow_device_fit *fits, int cc);
 /* How many complete targets run on the device. */
-size_t device_fits_running(const struct ow_resolve_report *r, const struct ow_device_fit *fits);
+size_t cli_device_fits_running(const struct ow_resolve_report *r, const struct ow_device_fit *fits);
 
 #endif

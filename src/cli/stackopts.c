@@ -15,7 +15,7 @@ static bool is_pyproject(const char *path)
 	return !strcmp(base ? base + 1 : path, "pyproject.toml");
 }
 
-static int add_pyproject(struct stack_opts *o, const char *path)
+static int add_pyproject(struct cli_stack_opts *o, const char *path)
 {
 	char **g = realloc(o->pyprojects, (o->npyprojects + 1) * sizeof *g);
 	if (g)
@@ -28,11 +28,11 @@ static int add_pyproject(struct stack_opts *o, const char *path)
 	return 0;
 }
 
-int stack_opt(struct cli *c, struct stack_opts *o, int key, const char *arg)
+int cli_stack_opt(struct cli *c, struct cli_stack_opts *o, int key, const char *arg)
 {
 	int rc;
 	if (key == STK_EXTRA || key == STK_GROUP)
-		return strlist_add_csv(key == STK_EXTRA ? &o->extras : &o->groups, arg);
+		return cli_strlist_add_csv(key == STK_EXTRA ? &o->extras : &o->groups, arg);
 	if (key == STK_ALL_EXTRAS) {
 		o->all_extras = true;
 		return 0;
@@ -50,7 +50,7 @@ int stack_opt(struct cli *c, struct stack_opts *o, int key, const char *arg)
 }
 
 /* The pyproject.toml files, now that --extra and --group are known. */
-static int read_pyprojects(struct cli *c, struct stack_opts *o)
+static int read_pyprojects(struct cli *c, struct cli_stack_opts *o)
 {
 	if ((o->extras.n || o->groups.n || o->all_extras) && !o->npyprojects)
 		return cli_usage_error(c, "--extra, --all-extras and --group read a pyproject.toml: give "
@@ -65,7 +65,7 @@ static int read_pyprojects(struct cli *c, struct stack_opts *o)
 	return 0;
 }
 
-int stack_opts_finish(struct cli *c, struct stack_opts *o, struct index_opts *idx)
+int cli_stack_opts_finish(struct cli *c, struct cli_stack_opts *o, struct cli_index_opts *idx)
 {
 	int rc = read_pyprojects(c, o);
 	if (rc || !o->given)
@@ -82,47 +82,47 @@ int stack_opts_finish(struct cli *c, struct stack_opts *o, struct index_opts *id
 	static const char *const members[] = {"torch", "torchvision", "torchaudio"};
 	for (size_t i = 0; i < 3; i++)
 		if ((i == 0 || ow_stack_names(&o->st, members[i])) &&
-		    strlist_add_csv(&idx->projects, members[i]))
+		    cli_strlist_add_csv(&idx->projects, members[i]))
 			return 1;
 	return 0;
 }
 
-void stack_resolve_opts(const struct stack_opts *o, struct ow_resolve_opts *ro)
+void cli_stack_resolve_opts(const struct cli_stack_opts *o, struct ow_resolve_opts *ro)
 {
 	ro->stack = o->st.lines;
 	ro->nstack = o->st.nlines;
 	ro->pre |= o->st.pre;
 }
 
-void stack_opts_free(struct stack_opts *o)
+void cli_stack_opts_dispose(struct cli_stack_opts *o)
 {
 	ow_stack_dispose(&o->st);
 	for (size_t i = 0; i < o->npyprojects; i++)
 		free(o->pyprojects[i]);
 	free(o->pyprojects);
-	strlist_free(&o->extras);
-	strlist_free(&o->groups);
+	cli_strlist_dispose(&o->extras);
+	cli_strlist_dispose(&o->groups);
 }
 
-int stack_opts_finish_all(struct cli *c, struct stack_opts *o, struct index_opts *idx,
-                          struct target_opts *tgt)
+int cli_stack_opts_finish_all(struct cli *c, struct cli_stack_opts *o, struct cli_index_opts *idx,
+                          struct cli_target_opts *tgt)
 {
-	int rc = stack_opts_finish(c, o, idx);
+	int rc = cli_stack_opts_finish(c, o, idx);
 	if (!rc)
-		rc = index_opts_finish(c, idx);
+		rc = cli_index_opts_finish(c, idx);
 	for (size_t i = 0; !rc && i < idx->variants.n; i++)
 		if (!*idx->variants.v[i])
 			rc = cli_usage_error(c, "%s: --variant all is for crawl; name the variants",
 			                     c->cmd);
-	return rc ? rc : target_opts_finish(c, tgt);
+	return rc ? rc : cli_target_opts_finish(c, tgt);
 }
 
-int stack_opts_all_opt(struct cli *c, const struct stack_opts_all *all, int key, const char *arg)
+int cli_stack_opts_all_opt(struct cli *c, const struct cli_stack_opts_all *all, int key, const char *arg)
 {
-	int rc = index_opt(c, all->idx, key, arg);
+	int rc = cli_index_opt(c, all->idx, key, arg);
 	if (rc == -1)
-		rc = target_opt(c, all->tgt, key, arg);
+		rc = cli_target_opt(c, all->tgt, key, arg);
 	if (rc == -1)
-		rc = stack_opt(c, all->stack, key, arg);
+		rc = cli_stack_opt(c, all->stack, key, arg);
 	return rc == -1 ? 2 : rc;
 }

@@ -27,36 +27,36 @@ enum { STK_WITH = 390, STK_EXTRA, STK_ALL_EXTRAS, STK_GROUP };
 	{"group", STK_GROUP, required_argument, "NAME",                                          \
 	 "with -r pyproject.toml: its [dependency-groups] NAME too (PEP 735; repeatable)"}
 
-struct stack_opts {
+struct cli_stack_opts {
 	struct ow_stack st;
 	bool given;
 	/* pyproject.toml files, read when every option is known */
 	char **pyprojects;
 	size_t npyprojects;
-	struct strlist extras, groups;
+	struct cli_strlist extras, groups;
 	bool all_extras;
 };
 
 /* 0 handled (a file read at once), an exit code on a bad one, -1 when the
  * key is not ours. */
-int stack_opt(struct cli *c, struct stack_opts *o, int key, const char *arg);
-/* Before index_opts_finish: the projects, when --project was not given. */
-int stack_opts_finish(struct cli *c, struct stack_opts *o, struct index_opts *idx);
+int cli_stack_opt(struct cli *c, struct cli_stack_opts *o, int key, const char *arg);
+/* Before cli_index_opts_finish: the projects, when --project was not given. */
+int cli_stack_opts_finish(struct cli *c, struct cli_stack_opts *o, struct cli_index_opts *idx);
 struct ow_resolve_opts;
-void stack_resolve_opts(const struct stack_opts *o, struct ow_resolve_opts *ro);
-void stack_opts_free(struct stack_opts *o);
+void cli_stack_resolve_opts(const struct cli_stack_opts *o, struct ow_resolve_opts *ro);
+void cli_stack_opts_dispose(struct cli_stack_opts *o);
 /* The options resolve and sync share: requirements, index, targets. */
-struct target_opts;
-struct stack_opts_all {
-	struct stack_opts *stack;
-	struct index_opts *idx;
-	struct target_opts *tgt;
+struct cli_target_opts;
+struct cli_stack_opts_all {
+	struct cli_stack_opts *stack;
+	struct cli_index_opts *idx;
+	struct cli_target_opts *tgt;
 };
 /* An option of any of the three: 0, or an exit code (2 when none knows it). */
-int stack_opts_all_opt(struct cli *c, const struct stack_opts_all *all, int key, const char *arg);
+int cli_stack_opts_all_opt(struct cli *c, const struct cli_stack_opts_all *all, int key, const char *arg);
 /* What resolve and sync check once every option is read: the stack, the
  * index options, named variants (not "all", which is crawl's), the targets. */
-int stack_opts_finish_all(struct cli *c, struct stack_opts *o, struct index_opts *idx,
-                          struct target_opts *tgt);
+int cli_stack_opts_finish_all(struct cli *c, struct cli_stack_opts *o, struct cli_index_opts *idx,
+                          struct cli_target_opts *tgt);
 
 #endif

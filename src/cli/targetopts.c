@@ -10,13 +10,13 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-int target_opt(struct cli *c, struct target_opts *o, int key, const char *arg)
+int cli_target_opt(struct cli *c, struct cli_target_opts *o, int key, const char *arg)
 {
 	switch (key) {
 	case TGT_PYTHON:
-		return strlist_add_csv(&o->pythons, arg);
+		return cli_strlist_add_csv(&o->pythons, arg);
 	case TGT_PLATFORM:
-		return strlist_add_csv(&o->platforms, arg);
+		return cli_strlist_add_csv(&o->platforms, arg);
 	case TGT_DATE:
 		o->date = arg;
 		return 0;
@@ -75,7 +75,7 @@ static const char *host_platform(void)
 	return "linux-x86_64";
 }
 
-static int parse_one(struct cli *c, struct target_opts *o, const char *py, const char *pl,
+static int parse_one(struct cli *c, struct cli_target_opts *o, const char *py, const char *pl,
                      int host)
 {
 	struct ow_target *t = &o->targets[o->ntargets];
@@ -89,7 +89,7 @@ static int parse_one(struct cli *c, struct target_opts *o, const char *py, const
 	return 0;
 }
 
-int target_opts_finish(struct cli *c, struct target_opts *o)
+int cli_target_opts_finish(struct cli *c, struct cli_target_opts *o)
 {
 	char py[32];
 	int host = !o->platforms.n;
@@ -97,10 +97,10 @@ int target_opts_finish(struct cli *c, struct target_opts *o)
 		return cli_usage_error(c, "--date and --version pick the same thing; give one");
 	if (!o->pythons.n) {
 		host_python(py, sizeof py);
-		if (strlist_add_csv(&o->pythons, py))
+		if (cli_strlist_add_csv(&o->pythons, py))
 			return 1;
 	}
-	if (host && strlist_add_csv(&o->platforms, host_platform()))
+	if (host && cli_strlist_add_csv(&o->platforms, host_platform()))
 		return 1;
 	o->targets = calloc(o->pythons.n * o->platforms.n + 1, sizeof *o->targets);
 	if (!o->targets)
@@ -114,17 +114,17 @@ int target_opts_finish(struct cli *c, struct target_opts *o)
 	return 0;
 }
 
-void target_opts_free(struct target_opts *o)
+void cli_target_opts_dispose(struct cli_target_opts *o)
 {
-	strlist_free(&o->pythons);
-	strlist_free(&o->platforms);
+	cli_strlist_dispose(&o->pythons);
+	cli_strlist_dispose(&o->platforms);
 	free(o->targets);
 	o->targets = NULL;
 	o->ntargets = 0;
 }
 
-void target_resolve_opts(struct ow_resolve_opts *ro, const struct index_opts *idx,
-                         const struct target_opts *tgt, const struct ow_resolve_io *io)
+void cli_target_resolve_opts(struct ow_resolve_opts *ro, const struct cli_index_opts *idx,
+                         const struct cli_target_opts *tgt, const struct ow_resolve_io *io)
 {
 	*ro = (struct ow_resolve_opts){
 		.index_url = idx->index,

@@ -36,27 +36,27 @@ enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_P
 	{"driver", TGT_DRIVER, required_argument, "X.Y",                                         \
 	 "with --device: the target's driver, for PTX JIT (default: unknown)"}
 
-struct target_opts {
-	struct strlist pythons, platforms;
+struct cli_target_opts {
+	struct cli_strlist pythons, platforms;
 	const char *date, *version;
 	int no_deps, pre, allow_sdist;
 	int pair_newest;
 	int device, driver; /* --device as 10*major+minor, 0 when not given */
-	/* filled by target_opts_finish: pythons × platforms */
+	/* filled by cli_target_opts_finish: pythons × platforms */
 	struct ow_target *targets;
 	size_t ntargets;
 };
 
 /* 0 handled, an exit code on a bad value, -1 when the key is not ours. */
-int target_opt(struct cli *c, struct target_opts *o, int key, const char *arg);
+int cli_target_opt(struct cli *c, struct cli_target_opts *o, int key, const char *arg);
 /* Defaults (the host) and the parsed targets; 0 or an exit code. */
-int target_opts_finish(struct cli *c, struct target_opts *o);
-void target_opts_free(struct target_opts *o);
+int cli_target_opts_finish(struct cli *c, struct cli_target_opts *o);
+void cli_target_opts_dispose(struct cli_target_opts *o);
 
 struct ow_resolve_opts;
 struct ow_resolve_io;
 /* The resolve options the index and target options say (resolve, sync). */
-void target_resolve_opts(struct ow_resolve_opts *ro, const struct index_opts *idx,
-                         const struct target_opts *tgt, const struct ow_resolve_io *io);
+void cli_target_resolve_opts(struct ow_resolve_opts *ro, const struct cli_index_opts *idx,
+                         const struct cli_target_opts *tgt, const struct ow_resolve_io *io);
 
 #endif

@@ -67,7 +67,7 @@ static int check_case(const struct ow_export_plan *p)
 	if (hit && strcmp(hit, other))
 		rc = ow_err(OW_EPOLICY, "'%s' and '%s' differ only in case: FAT/exFAT sticks and "
 		                        "Windows/macOS cannot hold both", other, hit);
-	ex_files_free(&f);
+	ex_files_dispose(&f);
 	return rc;
 }
 
@@ -326,7 +326,7 @@ static int write_pages(const struct ow_export_plan *p, const struct xrun *x, str
 	int rc = ex_gen_simple_root(p, &b);
 	if (!rc)
 		rc = write_text(x, "simple/index.html", &b, rec);
-	ow_str_free(&b);
+	ow_str_dispose(&b);
 	if (!rc && !(rc = ex_gen_links(p, &b)))
 		rc = write_text(x, "wheels/index.html", &b, rec);
 	for (size_t i = 0; !rc && i < p->n; i++) {
@@ -336,11 +336,11 @@ static int write_pages(const struct ow_export_plan *p, const struct xrun *x, str
 			seen |= !strcmp(p->items[j].project, p->items[i].project);
 		if (seen)
 			continue;
-		ow_str_free(&b);
+		ow_str_dispose(&b);
 		if (!(rc = ex_gen_project_page(p, p->items[i].project, &b)))
 			rc = write_text(x, rel, &b, rec);
 	}
-	ow_str_free(&b);
+	ow_str_dispose(&b);
 	return rc;
 }
 
@@ -351,19 +351,19 @@ static int write_lists(const struct ow_export_plan *p, const struct ex_meta *m,
 	char rel[PATH_MAX];
 	int rc = 0;
 	for (size_t i = 0; !rc && i < p->nsets; i++) {
-		ow_str_free(&b);
+		ow_str_dispose(&b);
 		snprintf(rel, sizeof rel, "requirements/%s.txt", p->sets[i].req_name);
 		if (!(rc = ex_gen_requirements(p, &p->sets[i], &b)))
 			rc = write_text(x, rel, &b, rec);
-		ow_str_free(&b);
+		ow_str_dispose(&b);
 		snprintf(rel, sizeof rel, "pylock.%s.toml", p->sets[i].req_name);
 		if (!rc && !(rc = ex_gen_pylock(p, &p->sets[i], &b)))
 			rc = write_text(x, rel, &b, rec);
 	}
-	ow_str_free(&b);
+	ow_str_dispose(&b);
 	if (!rc && !(rc = ex_gen_install(p, m, &b)))
 		rc = write_text(x, "INSTALL.txt", &b, rec);
-	ow_str_free(&b);
+	ow_str_dispose(&b);
 	if (!rc && m->tool) {
 		snprintf(rel, sizeof rel, "tools/%s", m->tool);
 		rc = write_text(x, rel, x->tool, rec);
@@ -397,7 +397,7 @@ static int write_signed(const struct ow_export_plan *p, const struct ex_meta *m,
 		rc = ex_files_add(rec, OW_EXPORT_MANIFEST, top.v[0].size, top.v[0].sha256);
 	}
 	ex_files_sort(rec);
-	ow_str_free(&b);
+	ow_str_dispose(&b);
 	if (!rc && !(rc = ex_gen_sums(rec, &b)))
 		rc = write_text(x, OW_EXPORT_SUMS, &b, &top);
 	if (!rc && o->key) {
@@ -408,8 +408,8 @@ static int write_signed(const struct ow_export_plan *p, const struct ex_meta *m,
 			rc = write_text(x, OW_EXPORT_SIG, &sb, &top);
 		}
 	}
-	ow_str_free(&b);
-	ex_files_free(&top);
+	ow_str_dispose(&b);
+	ex_files_dispose(&top);
 	return rc;
 }
 
@@ -444,7 +444,7 @@ static int write_nginx(const char *path, const char *dir, const char *gateway)
 		else
 			rc = ow_tmp_publish(&t, path);
 	}
-	ow_str_free(&b);
+	ow_str_dispose(&b);
 	return rc;
 }
 
@@ -511,10 +511,10 @@ static int prepare(ow_store *s, const struct ow_export_plan *p, const struct ow_
 	if (rc || (rc = check_case(p)) || (rc = wanted_paths(p, m->tool, &want)) ||
 	    (rc = ex_prev_load(s, x->root, o->key, &x->prev)) ||
 	    (rc = ex_inventory(x->root, x->dir, &want, &x->prev, &x->remove))) {
-		ex_files_free(&want);
+		ex_files_dispose(&want);
 		return rc;
 	}
-	ex_files_free(&want);
+	ex_files_dispose(&want);
 	if (o->key)
 		ow_signify_keyid(o->key->keynum, m->key_id);
 	m->created = o->now ? o->now : (int64_t)time(NULL);
@@ -544,7 +544,7 @@ static int run_steps(ow_store *s, const struct ow_export_plan *p, const struct o
 	if (!rc)
 		rc = write_signed(p, m, o, x, &rec, r);
 	count_signed(&rec, r);
-	ex_files_free(&rec);
+	ex_files_dispose(&rec);
 	return rc;
 }
 
@@ -567,7 +567,7 @@ static int bad_tool_name(const char *path)
 	                           "(NAME.deb of letters, digits and . _ + ~ - only, as Debian names "
 	                           "its packages) — give the offwheel_*.deb that 'cpack -G DEB' made",
 	                shown.p ? shown.p : "");
-	ow_str_free(&shown);
+	ow_str_dispose(&shown);
 	return rc;
 }
 
@@ -648,8 +648,8 @@ static int run_s3(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 	if (!rc)
 		rc = ex_s3_publish(x->s3, &want, &x->prev, r);
 	count_signed(&rec, r);
-	ex_files_free(&want);
-	ex_files_free(&rec);
+	ex_files_dispose(&want);
+	ex_files_dispose(&rec);
 	return rc;
 }
 
@@ -728,11 +728,11 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 	x.tool = &tool;
 	if (!rc)
 		rc = ow_s3_is_url(o->dir) ? export_s3(s, p, o, r, &m, &x) : export_dir(s, p, o, r, &m, &x);
-	ow_str_free(&tool);
+	ow_str_dispose(&tool);
 	if (x.root >= 0)
 		close(x.root);
-	ex_prev_free(&x.prev);
-	ex_files_free(&x.remove);
+	ex_prev_dispose(&x.prev);
+	ex_files_dispose(&x.remove);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	r->sequence = m.sequence;

@@ -78,7 +78,7 @@ static void free_lines(struct ow_check_problem **v, size_t *n)
 	*n = 0;
 }
 
-void ow_check_report_free(struct ow_check_report *r)
+void ow_check_report_dispose(struct ow_check_report *r)
 {
 	if (!r)
 		return;
@@ -264,7 +264,7 @@ static int walk_remote(struct ex_remote *rx, const struct ex_files *want,
 	for (size_t i = 0; !rc && i < all.n; i++)
 		if (!ex_files_find(want, all.v[i].path) && ex_s3_owned_path(all.v[i].path))
 			problem(r, "extra", all.v[i].path, "not in the manifest");
-	ex_files_free(&all);
+	ex_files_dispose(&all);
 	if (rc == OW_EUNSUPPORTED) /* a web server: nothing to list */
 		return 0;
 	if (rc) {
@@ -566,8 +566,8 @@ int ow_export_check(const struct ow_check_opts *o, struct ow_check_report *r)
 		close(root);
 	ex_remote_free(src.rx);
 	free(sums_text);
-	ex_files_free(&sums);
-	ex_manifest_free(&m);
+	ex_files_dispose(&sums);
+	ex_manifest_dispose(&m);
 	if (unreadable)
 		return rc;
 	r->valid = r->n == 0;

@@ -36,7 +36,7 @@ int ex_files_add(struct ex_files *f, const char *path, uint64_t size, const char
 	return 0;
 }
 
-void ex_files_free(struct ex_files *f)
+void ex_files_dispose(struct ex_files *f)
 {
 	for (size_t i = 0; i < f->n; i++)
 		free(f->v[i].path);

@@ -27,7 +27,7 @@ struct ex_files {
 	size_t n;
 };
 int ex_files_add(struct ex_files *f, const char *path, uint64_t size, const char *sha256);
-void ex_files_free(struct ex_files *f);
+void ex_files_dispose(struct ex_files *f);
 /* Sort by path; then 1 when a path (case-folded) repeats, naming it. */
 void ex_files_sort(struct ex_files *f);
 const struct ex_file *ex_files_find(const struct ex_files *f, const char *path);
@@ -93,7 +93,7 @@ struct ex_manifest {
 int ex_json_manifest(const struct ow_export_plan *p, const struct ex_meta *m,
                       const struct ex_files *f, struct ow_str *out);
 int ex_json_parse(const char *text, size_t len, struct ex_manifest *m);
-void ex_manifest_free(struct ex_manifest *m);
+void ex_manifest_dispose(struct ex_manifest *m);
 void ex_check_sets_free(struct ow_check_set *sets, size_t n);
 /* The accepted-sequence state file.  An export with a name is kept under
  * its key and name, one without (made before exports had names) under its
@@ -159,7 +159,7 @@ struct ex_prev { /* the previous export's file list, when trusted */
 /* Trusted: SHA256SUMS whose SHA256SUMS.sig verifies with `key`'s public key,
  * else a manifest.json whose sha256 this workspace recorded as one it wrote. */
 int ex_prev_load(ow_store *s, int root, const struct ow_signify_sec *key, struct ex_prev *p);
-void ex_prev_free(struct ex_prev *p);
+void ex_prev_dispose(struct ex_prev *p);
 /* Walk DIR (never following a link): every entry must be a directory, a
  * file the new export writes (`want`), an export temp file, or a file the
  * trusted previous list names with its hash unchanged (those go to

@@ -294,13 +294,13 @@ int ex_json_parse(const char *text, size_t len, struct ex_manifest *m)
 	                             : ow_err(OW_EPARSE, "manifest: not a JSON object");
 	json_decref(doc);
 	if (rc)
-		ex_manifest_free(m);
+		ex_manifest_dispose(m);
 	return rc;
 }
 
-void ex_manifest_free(struct ex_manifest *m)
+void ex_manifest_dispose(struct ex_manifest *m)
 {
-	ex_files_free(&m->files);
+	ex_files_dispose(&m->files);
 	ex_check_sets_free(m->sets, m->nsets);
 	m->sets = NULL;
 	m->nsets = 0;

@@ -145,7 +145,7 @@ int ex_gen_pylock(const struct ow_export_plan *p, const struct ow_export_set *se
 		ow_str_printf(&path, "wheels/%s", it->filename);
 		ow_str_printf(out, "\npath = ");
 		toml_str(out, path.p ? path.p : "");
-		ow_str_free(&path);
+		ow_str_dispose(&path);
 		if (it->upload_time && rfc3339(it->upload_time))
 			ow_str_printf(out, "\nupload-time = %s", it->upload_time);
 		ow_str_printf(out, "\nsize = %llu\nhashes = {sha256 = \"%s\"}\n",

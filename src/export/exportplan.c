@@ -22,7 +22,7 @@ static void item_free(struct ow_export_item *it)
 	free(it->upload_time);
 }
 
-void ow_export_plan_free(struct ow_export_plan *p)
+void ow_export_plan_dispose(struct ow_export_plan *p)
 {
 	if (!p)
 		return;
@@ -451,7 +451,7 @@ int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p)
 		            "fetched (set %lld, %s: %s) — run 'offwheel sync' (or 'fetch SET-ID'); "
 		            "'offwheel ls sets' lists them", p->nskipped, (long long)p->skipped[0].id,
 		            p->skipped[0].target ? p->skipped[0].target : "?", p->skipped[0].reason);
-	ow_str_free(&refused);
+	ow_str_dispose(&refused);
 	return rc;
 }
 

@@ -43,7 +43,7 @@
 
 /* Connections for parallel requests: one per worker, handed out under a lock. */
 struct conns {
-	struct ow_http_conn *v[CONN_MAX];
+	ow_http_conn *v[CONN_MAX];
 	int busy[CONN_MAX];
 	int n;
 	pthread_mutex_t mu;
@@ -125,7 +125,7 @@ static const struct ex_file *listed(const struct ex_s3run *u, const char *key)
 
 /* Every object under the prefix as a sorted file list (path, size), for an
  * export of `expect` files. */
-static int list_files(struct ow_http_conn *c, const struct ow_s3 *s, size_t expect,
+static int list_files(ow_http_conn *c, const struct ow_s3 *s, size_t expect,
                       struct ex_files *out)
 {
 	struct ow_s3_list l;
@@ -134,7 +134,7 @@ static int list_files(struct ow_http_conn *c, const struct ow_s3 *s, size_t expe
 		rc = ex_files_add(out, l.v[i].key, l.v[i].size, NULL);
 	if (!rc)
 		ex_files_sort(out);
-	ow_s3_list_free(&l);
+	ow_s3_list_dispose(&l);
 	return rc;
 }
 
@@ -207,13 +207,13 @@ int ex_s3_wheel(struct ex_s3run *u, const char *rel, const char *hex, uint64_t s
 
 /* ---- the previous export on the store ------------------------------------------- */
 
-static int mem_get(struct ow_http_conn *c, const struct ow_s3 *s, const char *key, char **t,
+static int mem_get(ow_http_conn *c, const struct ow_s3 *s, const char *key, char **t,
                    size_t *n)
 {
 	struct ow_http_membuf m = {.cap = TEXT_MAX};
 	int rc = ow_s3_get(c, s, key, ow_http_membuf_write, ow_http_membuf_restart, &m, TEXT_MAX);
 	if (rc) {
-		ow_http_membuf_free(&m);
+		ow_http_membuf_dispose(&m);
 		return rc;
 	}
 	if (!m.data && !(m.data = calloc(1, 1)))
@@ -228,7 +228,7 @@ static int prev_signed(struct ex_s3run *u, const struct ow_signify_sec *key, str
 	char *sig = NULL, *sums = NULL, *man = NULL;
 	size_t sn = 0, un = 0, mn = 0;
 	struct ow_signify_pub pub;
-	struct ow_http_conn *c = u->cn.v[0];
+	ow_http_conn *c = u->cn.v[0];
 	ow_signify_pub_of(key, &pub);
 	int rc = mem_get(c, &u->s3, OW_EXPORT_SIG, &sig, &sn);
 	if (!rc)
@@ -250,13 +250,13 @@ static int prev_signed(struct ex_s3run *u, const struct ow_signify_sec *key, str
 				memcpy(p->signed_name, m.name, sizeof p->signed_name);
 			}
 		}
-		ex_manifest_free(&m);
+		ex_manifest_dispose(&m);
 	}
 	free(sig);
 	free(sums);
 	free(man);
 	if (rc)
-		ex_files_free(&p->files);
+		ex_files_dispose(&p->files);
 	return rc;
 }
 
@@ -285,7 +285,7 @@ static int prev_recorded(struct ex_s3run *u, struct ex_prev *p)
 	free(t);
 	p->files = m.files;
 	memset(&m.files, 0, sizeof m.files);
-	ex_manifest_free(&m);
+	ex_manifest_dispose(&m);
 	ex_files_sort(&p->files);
 	p->trusted = "workspace record";
 	return 0;
@@ -328,7 +328,7 @@ int ex_s3_begin(ow_store *s, const struct ow_export_opts *o, const struct ex_fil
 		return rc;
 	if (listed(u, OW_EXPORT_SIG) && o->key && prev_signed(u, o->key, prev) == 0)
 		return 0;
-	ex_prev_free(prev);
+	ex_prev_dispose(prev);
 	if (listed(u, OW_EXPORT_MANIFEST) && (rc = prev_recorded(u, prev)) == OW_EDB)
 		return rc;
 	ow_err_clear();
@@ -372,10 +372,10 @@ void ex_s3_free(struct ex_s3run *u)
 		return;
 	for (size_t i = 0; i < u->n; i++) {
 		free(u->v[i].key);
-		ow_str_free(&u->v[i].text);
+		ow_str_dispose(&u->v[i].text);
 	}
 	free(u->v);
-	ex_files_free(&u->listing);
+	ex_files_dispose(&u->listing);
 	conns_close(&u->cn);
 	pthread_mutex_destroy(&u->mu);
 	memset(&u->s3, 0, sizeof u->s3); /* the secret */
@@ -390,7 +390,7 @@ struct phase_run {
 	int head;    /* 1: HEAD to decide keep, 0: PUT */
 };
 
-static int put_obj(struct ex_s3run *u, struct ow_http_conn *c, struct s3obj *o)
+static int put_obj(struct ex_s3run *u, ow_http_conn *c, struct s3obj *o)
 {
 	struct ow_s3_put_req put = {.key = o->key, .fd = -1, .len = o->size, .sha256 = o->sha256,
 	                           .content_type = content_type(o->key)};
@@ -416,7 +416,7 @@ static int phase_worker(void *ud, size_t i)
 	int k = conn_take(&u->cn);
 	if (k < 0)
 		return ow_err(OW_EINTERNAL, "export: no free connection");
-	struct ow_http_conn *c = u->cn.v[k];
+	ow_http_conn *c = u->cn.v[k];
 	int rc = 0;
 	if (pr->head) {
 		uint64_t size = 0;

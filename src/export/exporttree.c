@@ -23,9 +23,9 @@
 #define WALK_DEPTH 32
 #define SHOW_MAX 8
 
-void ex_prev_free(struct ex_prev *p)
+void ex_prev_dispose(struct ex_prev *p)
 {
-	ex_files_free(&p->files);
+	ex_files_dispose(&p->files);
 	memset(p, 0, sizeof *p);
 }
 
@@ -66,12 +66,12 @@ static int prev_by_signature(int root, const struct ow_signify_sec *key, struct 
 			p->signed_sequence = m.sequence;
 			memcpy(p->signed_name, m.name, sizeof p->signed_name);
 		}
-		ex_manifest_free(&m);
+		ex_manifest_dispose(&m);
 	}
 	free(sig);
 	free(sums);
 	if (rc)
-		ex_files_free(&p->files);
+		ex_files_dispose(&p->files);
 	return rc;
 }
 
@@ -101,7 +101,7 @@ static int prev_by_record(ow_store *s, int root, struct ex_prev *p)
 	free(t);
 	p->files = m.files; /* moved */
 	memset(&m.files, 0, sizeof m.files);
-	ex_manifest_free(&m);
+	ex_manifest_dispose(&m);
 	ex_files_sort(&p->files);
 	p->trusted = "workspace record";
 	return 0;
@@ -246,7 +246,7 @@ int ex_inventory(int root, const char *dir, const struct ex_files *want,
 		            "directory", dir, w.refused, w.refused == 1 ? "y" : "ies",
 		            w.shown.p ? w.shown.p : "", w.refused > SHOW_MAX ? ", ..." : "",
 		            w.refused == 1 ? "it" : "them");
-	ow_str_free(&w.shown);
+	ow_str_dispose(&w.shown);
 	if (!rc)
 		ex_files_sort(remove);
 	return rc;

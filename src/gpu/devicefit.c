@@ -122,7 +122,7 @@ static int fetch_needed(ow_store *s, const struct ow_fetch_opts *fo, const struc
 	}
 	struct ow_fetch_report fr = {0};
 	int rc = n ? ow_fetch_files(s, fo, ids, n, &fr) : 0;
-	ow_fetch_report_free(&fr);
+	ow_fetch_report_dispose(&fr);
 	free(ids);
 	return rc == OW_EINCOMPLETE || rc == OW_EVERIFY ? 0 : rc; /* judged per target below */
 }

@@ -51,7 +51,7 @@ struct rd {
 	size_t in_cap, out_cap;
 	uint8_t *cmp;      /* scratch: a remembered cubin's bytes, to compare */
 	size_t cmp_cap;
-	struct ow_decomp *dec; /* made on first use */
+	ow_decomp *dec; /* made on first use */
 	struct memo *memo;     /* shared by the threads of one call, or NULL */
 	oracle_fn oracle;      /* decisions made earlier (fbstream.h), or NULL */
 	void *oracle_ud;

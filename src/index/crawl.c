@@ -615,7 +615,7 @@ static void on_page_done(void *ud, struct ow_http_req *req)
 	} else if ((rc = store_page(cr, j))) {
 		fail_page(j, rc, ow_err_detail());
 	}
-	ow_http_membuf_free(&j->body);
+	ow_http_membuf_dispose(&j->body);
 	ow_progress_item(j->page->url, 0); /* its transfer said "done" */
 }
 
@@ -720,7 +720,7 @@ static int allow_hop(void *ud, const char *url)
 
 static int run_jobs(struct crawl *cr, struct page_job *jobs, size_t n)
 {
-	struct ow_http *h;
+	ow_http *h;
 	struct ow_http_opts ho;
 	if (cr->o->http)
 		ho = *cr->o->http;
@@ -770,7 +770,7 @@ int ow_crawl(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report 
 	if (!rc)
 		rc = run_jobs(&cr, jobs, n);
 	for (size_t i = 0; i < n; i++)
-		ow_http_membuf_free(&jobs[i].body);
+		ow_http_membuf_dispose(&jobs[i].body);
 	free(jobs);
 	free(refs);
 	if (rc)
@@ -789,7 +789,7 @@ void ow_crawl_report_refusals(const struct ow_crawl_report *r, struct ow_link_re
 			ow_link_refusals_add(acc, r->pages[i].url, r->pages[i].reasons[k]);
 }
 
-void ow_crawl_report_free(struct ow_crawl_report *r)
+void ow_crawl_report_dispose(struct ow_crawl_report *r)
 {
 	if (!r)
 		return;

@@ -583,7 +583,7 @@ int ow_requirement_parse(struct ow_requirement *r, const char *line)
 	struct rparser p = {line, len, 0};
 	int rc = parse_requirement(&p, r);
 	if (rc < 0)
-		ow_requirement_free(r);
+		ow_requirement_dispose(r);
 	return rc;
 }
 
@@ -593,7 +593,7 @@ int ow_requirement_applies(const struct ow_requirement *r, const struct ow_marke
 	return ow_marker_eval(r->marker, env, extra, result);
 }
 
-void ow_requirement_free(struct ow_requirement *r)
+void ow_requirement_dispose(struct ow_requirement *r)
 {
 	if (!r)
 		return;

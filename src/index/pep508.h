@@ -74,13 +74,13 @@ struct ow_requirement {
 	struct ow_marker *marker; /* NULL when none */
 };
 
-/* Parse one requirement line.  On success free it with ow_requirement_free. */
+/* Parse one requirement line.  On success free it with ow_requirement_dispose. */
 int ow_requirement_parse(struct ow_requirement *r, const char *line);
 /* Whether the requirement applies to the target (no marker: yes). */
 int ow_requirement_applies(const struct ow_requirement *r, const struct ow_marker_env *env,
                            const char *extra, bool *result);
 /* Frees the marker and the extras; the struct itself is the caller's.
  * NULL is a no-op. */
-void ow_requirement_free(struct ow_requirement *r);
+void ow_requirement_dispose(struct ow_requirement *r);
 
 #endif

@@ -68,7 +68,7 @@ static int missing(const struct pp *p, const char *what, const char *name, const
 	keys_text(t, &s);
 	int rc = ow_err(OW_EINVAL, "%s: %s has no '%s' (it has: %s)", p->path, what, name,
 	                s.p ? s.p : "none");
-	ow_str_free(&s);
+	ow_str_dispose(&s);
 	return rc;
 }
 
@@ -140,7 +140,7 @@ static int requirement(struct pp *p, const struct ow_toml *item, const char *lab
 	} else {
 		rc = push(p, item->text, item->line, label, outer);
 	}
-	ow_requirement_free(&r);
+	ow_requirement_dispose(&r);
 	return rc;
 }
 
@@ -323,7 +323,7 @@ static bool names_wheel(const struct ow_pybuild *b)
 		struct ow_requirement r;
 		if (ow_requirement_parse(&r, b->requires[i]) == 0) {
 			found = !strcmp(r.name, "wheel");
-			ow_requirement_free(&r);
+			ow_requirement_dispose(&r);
 		}
 	}
 	return found;
@@ -351,7 +351,7 @@ static int build_declared(const char *path, const struct ow_toml *bs, struct ow_
 			                         "string", path, it->line);
 		if ((rc = ow_requirement_parse(&r, it->text)) < 0)
 			return ow_err_prefix(rc, "%s:%zu: build-system.requires: ", path, it->line);
-		ow_requirement_free(&r);
+		ow_requirement_dispose(&r);
 		rc = build_push(b, it->text, it->len);
 	}
 	if (rc == 0 && is_setuptools_backend(b->backend) && !names_wheel(b))

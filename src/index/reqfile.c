@@ -93,7 +93,7 @@ static int split_words(const struct rf_file *f, const char *s, struct rf_words *
 		ow_str_put(&b, "", 0);
 		int rc = bad ? rf_fail(f, "unclosed quote in the options", NULL)
 		             : b.err ? b.err : push_str(&w->v, &w->n, b.p ? b.p : "", b.n);
-		ow_str_free(&b);
+		ow_str_dispose(&b);
 		if (rc < 0)
 			return rc;
 	}
@@ -400,7 +400,7 @@ static int finish_logical(struct rf_file *f, struct ow_str *joined)
 	struct ow_str exp = {0};
 	expand_env(f, s, &exp);
 	int rc = exp.err ? exp.err : parse_logical(f, exp.p);
-	ow_str_free(&exp);
+	ow_str_dispose(&exp);
 	return rc;
 }
 
@@ -441,14 +441,14 @@ static int parse_text(struct rf_file *f, const char *text, size_t len)
 				ow_str_put(&joined, " ", 1); /* the comment ends the joined line */
 			ow_str_put(&joined, s, n);
 			rc = finish_logical(f, &joined);
-			ow_str_free(&joined);
+			ow_str_dispose(&joined);
 			open = false;
 		}
 		i = end + 1;
 	}
 	if (rc == 0 && open)
 		rc = finish_logical(f, &joined);
-	ow_str_free(&joined);
+	ow_str_dispose(&joined);
 	return rc;
 }
 
@@ -508,7 +508,7 @@ void ow_reqfile_dispose(struct ow_reqfile *rf)
 	if (!rf)
 		return;
 	for (size_t i = 0; i < rf->nlines; i++) {
-		ow_requirement_free(&rf->lines[i].req);
+		ow_requirement_dispose(&rf->lines[i].req);
 		free_strs(rf->lines[i].hashes, rf->lines[i].nhashes);
 		free(rf->lines[i].where);
 		free(rf->lines[i].text);

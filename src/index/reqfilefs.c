@@ -54,7 +54,7 @@ static int read_all(const char *path, char **text, size_t *len)
 	int bad = ferror(f);
 	fclose(f);
 	if (bad) {
-		ow_str_free(&b);
+		ow_str_dispose(&b);
 		return ow_err(OW_EIO, "%s: read error", path);
 	}
 	*len = b.n;

@@ -99,6 +99,6 @@ int ow_crawl_probing(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl
 	if (probe->layout != OW_ROOT_FLAT)
 		return rc;
 	probe->not_found = out->npages;
-	ow_crawl_report_free(out);
+	ow_crawl_report_dispose(out);
 	return crawl_root(s, o, out);
 }

@@ -605,21 +605,21 @@ struct ow_tagorder {
 	struct tagorder o;
 };
 
-struct ow_tagorder *ow_tagorder_new(const struct ow_target *t)
+ow_tagorder *ow_tagorder_new(const struct ow_target *t)
 {
-	struct ow_tagorder *o = malloc(sizeof *o);
+	ow_tagorder *o = malloc(sizeof *o);
 	if (o)
 		build_order(&o->o, t);
 	return o;
 }
 
-int ow_tagorder_priority(const struct ow_tagorder *o, const char *python, const char *abi,
+int ow_tagorder_priority(const ow_tagorder *o, const char *python, const char *abi,
                          const char *platform)
 {
 	return (int)best_priority(&o->o, python, abi, platform);
 }
 
-void ow_tagorder_free(struct ow_tagorder *o)
+void ow_tagorder_free(ow_tagorder *o)
 {
 	free(o);
 }

@@ -50,10 +50,10 @@ int ow_tags_priority(const struct ow_target *t, const char *python, const char *
 /* A target's tag order built once, for many lookups (the order of a macOS
  * target lists hundreds of platform tags: building it for every file of a
  * page costs more than the rest of a resolve). */
-struct ow_tagorder;
-struct ow_tagorder *ow_tagorder_new(const struct ow_target *t); /* NULL: out of memory */
-int ow_tagorder_priority(const struct ow_tagorder *o, const char *python, const char *abi,
+typedef struct ow_tagorder ow_tagorder;
+ow_tagorder *ow_tagorder_new(const struct ow_target *t); /* NULL: out of memory */
+int ow_tagorder_priority(const ow_tagorder *o, const char *python, const char *abi,
                          const char *platform);
-void ow_tagorder_free(struct ow_tagorder *o);
+void ow_tagorder_free(ow_tagorder *o);
 
 #endif

@@ -342,7 +342,7 @@ static int key_part(struct tp *p, char **out)
 		return perr(p, "expected a key, found %s", c < 0 ? "the end" : "another character");
 	}
 	if (rc < 0) {
-		ow_str_free(&b);
+		ow_str_dispose(&b);
 		return rc;
 	}
 	*out = b.p;

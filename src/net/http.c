@@ -39,7 +39,7 @@ enum verdict { V_NONE, V_OK, V_FATAL, V_RETRY, V_RESTART, V_REDIRECT };
 enum xstate { X_QUEUED, X_RUNNING, X_DONE };
 
 struct xfer {
-	struct ow_http *h;
+	ow_http *h;
 	struct ow_http_req *req;
 	struct xfer *next;
 	enum xstate state;
@@ -290,7 +290,7 @@ static void unreserve(struct xfer *x)
  * what the other transfers under way still bring. */
 static int check_space(struct xfer *x, uint64_t need)
 {
-	struct ow_http *h = x->h;
+	ow_http *h = x->h;
 	uint64_t avail, want;
 	unreserve(x);
 	if (!h->o.space_dir || !need || ow_fs_avail(h->o.space_dir, &avail) != 0)
@@ -831,7 +831,7 @@ static void classify(struct xfer *x, CURLcode c)
 
 static void finish(struct xfer *x, int rc)
 {
-	struct ow_http *h = x->h;
+	ow_http *h = x->h;
 	struct ow_http_result *res = &x->req->res;
 	res->rc = rc;
 	res->bytes = x->pos;
@@ -984,7 +984,7 @@ static const char *protocols(const struct xfer *x)
 static void set_options(struct xfer *x)
 {
 	CURL *e = x->easy;
-	const struct ow_http *h = x->h;
+	const ow_http *h = x->h;
 	curl_easy_setopt(e, CURLOPT_URL, x->url);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
@@ -1046,7 +1046,7 @@ static int check_local_file(struct xfer *x)
 
 static void start_attempt(struct xfer *x)
 {
-	struct ow_http *h = x->h;
+	ow_http *h = x->h;
 	reset_attempt(x);
 	if (!x->hop)
 		x->req->res.attempts++;
@@ -1073,7 +1073,7 @@ static void start_attempt(struct xfer *x)
 
 static void detach(struct xfer *x)
 {
-	struct ow_http *h = x->h;
+	ow_http *h = x->h;
 	curl_multi_remove_handle(h->multi, x->easy);
 	curl_easy_cleanup(x->easy);
 	curl_slist_free_all(x->hdrs);
@@ -1086,7 +1086,7 @@ static void detach(struct xfer *x)
 		}
 }
 
-static unsigned host_running(const struct ow_http *h, const char *host)
+static unsigned host_running(const ow_http *h, const char *host)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < h->nrun; i++)
@@ -1094,7 +1094,7 @@ static unsigned host_running(const struct ow_http *h, const char *host)
 	return n;
 }
 
-static void start_ready(struct ow_http *h)
+static void start_ready(ow_http *h)
 {
 	int64_t t = now_ms();
 	for (struct xfer *x = h->head; x && h->nrun < h->o.jobs; x = x->next) {
@@ -1106,7 +1106,7 @@ static void start_ready(struct ow_http *h)
 	}
 }
 
-static void drain(struct ow_http *h)
+static void drain(ow_http *h)
 {
 	CURLMsg *m;
 	int left;
@@ -1125,7 +1125,7 @@ static void drain(struct ow_http *h)
 	}
 }
 
-static void reap(struct ow_http *h)
+static void reap(ow_http *h)
 {
 	struct xfer **pp = &h->head;
 	h->tail = NULL;
@@ -1141,7 +1141,7 @@ static void reap(struct ow_http *h)
 	}
 }
 
-static long next_wait_ms(const struct ow_http *h)
+static long next_wait_ms(const ow_http *h)
 {
 	int64_t t = now_ms(), w = 1000;
 	for (const struct xfer *x = h->head; x; x = x->next)
@@ -1150,7 +1150,7 @@ static long next_wait_ms(const struct ow_http *h)
 	return (long)w;
 }
 
-static void cancel_all(struct ow_http *h)
+static void cancel_all(ow_http *h)
 {
 	for (struct xfer *x = h->head; x; x = x->next) {
 		if (x->state == X_DONE)
@@ -1186,7 +1186,7 @@ void ow_http_opts_default(struct ow_http_opts *o)
 	o->header_max_count = 200;
 }
 
-static int pick_ca(struct ow_http *h)
+static int pick_ca(ow_http *h)
 {
 	return ow_http_pick_ca_file(&h->o, &h->ca_file);
 }
@@ -1201,7 +1201,7 @@ static int check_opts(const struct ow_http_opts *o)
 	return 0;
 }
 
-static int engine_setup(struct ow_http *h)
+static int engine_setup(ow_http *h)
 {
 	const char *ua = h->o.user_agent ? h->o.user_agent : "offwheel/" OW_VERSION;
 	int rc = pick_ca(h);
@@ -1218,13 +1218,13 @@ static int engine_setup(struct ow_http *h)
 	return 0;
 }
 
-int ow_http_new(struct ow_http **out, const struct ow_http_opts *opts)
+int ow_http_new(ow_http **out, const struct ow_http_opts *opts)
 {
 	*out = NULL;
 	int lrc = ow_http_curl_ready();
 	if (lrc)
 		return lrc;
-	struct ow_http *h = calloc(1, sizeof *h);
+	ow_http *h = calloc(1, sizeof *h);
 	if (!h)
 		return ow_err(OW_ENOMEM, "cannot create the transfer engine: out of memory");
 	if (opts)
@@ -1242,7 +1242,7 @@ int ow_http_new(struct ow_http **out, const struct ow_http_opts *opts)
 	return 0;
 }
 
-void ow_http_free(struct ow_http *h)
+void ow_http_free(ow_http *h)
 {
 	if (!h)
 		return;
@@ -1262,7 +1262,7 @@ void ow_http_free(struct ow_http *h)
 	free(h);
 }
 
-static int init_xfer(struct xfer *x, struct ow_http *h, struct ow_http_req *q)
+static int init_xfer(struct xfer *x, ow_http *h, struct ow_http_req *q)
 {
 	x->h = h;
 	x->req = q;
@@ -1289,7 +1289,7 @@ static int init_xfer(struct xfer *x, struct ow_http *h, struct ow_http_req *q)
 	return -1;
 }
 
-int ow_http_add(struct ow_http *h, struct ow_http_req *req)
+int ow_http_add(ow_http *h, struct ow_http_req *req)
 {
 	struct xfer *x = calloc(1, sizeof *x);
 	if (!x)
@@ -1307,7 +1307,7 @@ int ow_http_add(struct ow_http *h, struct ow_http_req *req)
 	return 0;
 }
 
-static int has_work(const struct ow_http *h)
+static int has_work(const ow_http *h)
 {
 	for (const struct xfer *x = h->head; x; x = x->next)
 		if (x->state != X_DONE)
@@ -1318,9 +1318,9 @@ static int has_work(const struct ow_http *h)
 /* ow_http_interrupt: the flag every engine obeys, and the engine inside
  * ow_http_run now (one at a time: the runs are not nested). */
 static volatile sig_atomic_t interrupted;
-static struct ow_http *_Atomic running;
+static ow_http *_Atomic running;
 
-static int run_loop(struct ow_http *h)
+static int run_loop(ow_http *h)
 {
 	reap(h);
 	while (has_work(h)) {
@@ -1341,7 +1341,7 @@ static int run_loop(struct ow_http *h)
 	return rc ? ow_err(rc, "%s", h->first_detail) : 0;
 }
 
-int ow_http_run(struct ow_http *h)
+int ow_http_run(ow_http *h)
 {
 	atomic_store(&running, h);
 	int rc = run_loop(h);
@@ -1349,12 +1349,12 @@ int ow_http_run(struct ow_http *h)
 	return rc;
 }
 
-void ow_http_cancel(struct ow_http *h) { h->cancel = 1; }
+void ow_http_cancel(ow_http *h) { h->cancel = 1; }
 
 void ow_http_interrupt(void)
 {
 	interrupted = 1;
-	struct ow_http *h = atomic_load(&running);
+	ow_http *h = atomic_load(&running);
 	if (h)
 		ow_http_cancel(h);
 }
@@ -1389,7 +1389,7 @@ int ow_http_membuf_restart(void *ud)
 	return 0;
 }
 
-void ow_http_membuf_free(struct ow_http_membuf *m)
+void ow_http_membuf_dispose(struct ow_http_membuf *m)
 {
 	if (!m)
 		return;
@@ -1400,7 +1400,7 @@ void ow_http_membuf_free(struct ow_http_membuf *m)
 int ow_http_get_buffer(const struct ow_http_opts *opts, struct ow_http_req *req,
                        size_t cap, char **out, size_t *len)
 {
-	struct ow_http *h;
+	ow_http *h;
 	struct ow_http_membuf m = {.cap = cap};
 	*out = NULL;
 	*len = 0;
@@ -1419,7 +1419,7 @@ int ow_http_get_buffer(const struct ow_http_opts *opts, struct ow_http_req *req,
 		rc = ow_http_run(h);
 	ow_http_free(h);
 	if (rc || req->res.not_modified) {
-		ow_http_membuf_free(&m);
+		ow_http_membuf_dispose(&m);
 		return rc;
 	}
 	if (!m.data && !(m.data = calloc(1, 1)))

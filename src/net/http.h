@@ -146,22 +146,22 @@ struct ow_http_req {
 	struct ow_http_result res;  /* filled by the engine */
 };
 
-struct ow_http;
+typedef struct ow_http ow_http;
 
 /* A new engine; `opts` may be NULL (defaults) and is copied (the strings
  * must outlive the engine). */
-int ow_http_new(struct ow_http **out, const struct ow_http_opts *opts);
-void ow_http_free(struct ow_http *h);
+int ow_http_new(ow_http **out, const struct ow_http_opts *opts);
+void ow_http_free(ow_http *h);
 /* Queue a request; `req` must stay valid until its on_done / run returns.
  * Allowed before ow_http_run and from callbacks during it. */
-int ow_http_add(struct ow_http *h, struct ow_http_req *req);
+int ow_http_add(ow_http *h, struct ow_http_req *req);
 /* Run until every queued transfer has finished.  0 when all succeeded
  * (304 included), else the code of the first failure (with ow_err set to
  * its detail); each request's own outcome is in req->res. */
-int ow_http_run(struct ow_http *h);
+int ow_http_run(ow_http *h);
 /* Ask ow_http_run to stop soon (async-signal-safe): running and queued
  * transfers end with OW_EINCOMPLETE, their partial bytes kept. */
-void ow_http_cancel(struct ow_http *h);
+void ow_http_cancel(ow_http *h);
 
 /* A growable capped memory sink for small bodies (index pages). */
 struct ow_http_membuf {
@@ -172,7 +172,7 @@ struct ow_http_membuf {
 };
 int ow_http_membuf_write(void *membuf, const void *buf, size_t len);
 int ow_http_membuf_restart(void *membuf);
-void ow_http_membuf_free(struct ow_http_membuf *m);
+void ow_http_membuf_dispose(struct ow_http_membuf *m);
 
 /* One GET into memory with its own short-lived engine: `req` gives the URL,
  * flags and conditional headers (its sink fields are overwritten).  On
@@ -217,11 +217,11 @@ struct ow_http_call {
 	char error_body[2048];
 	char detail[1024];
 };
-struct ow_http_conn;
-int ow_http_conn_new(struct ow_http_conn **out, const struct ow_http_opts *opts);
-void ow_http_conn_free(struct ow_http_conn *c);
+typedef struct ow_http_conn ow_http_conn;
+int ow_http_conn_new(ow_http_conn **out, const struct ow_http_opts *opts);
+void ow_http_conn_free(ow_http_conn *c);
 /* 0 on a 2xx; OW_ENOENT on 404; OW_EPOLICY on 401/403; OW_EHTTP on other
  * statuses (status and error_body tell which); OW_ENET / OW_ETLS /
  * OW_ETIMEOUT when no response came; ow_err set to detail. */
-int ow_http_call(struct ow_http_conn *conn, struct ow_http_call *c);
+int ow_http_call(ow_http_conn *conn, struct ow_http_call *c);
 #endif

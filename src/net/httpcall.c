@@ -26,13 +26,13 @@ struct ow_http_conn {
 	uint64_t rng;
 };
 
-int ow_http_conn_new(struct ow_http_conn **out, const struct ow_http_opts *opts)
+int ow_http_conn_new(ow_http_conn **out, const struct ow_http_opts *opts)
 {
 	*out = NULL;
 	int rc = ow_http_curl_ready();
 	if (rc)
 		return rc;
-	struct ow_http_conn *c = calloc(1, sizeof *c);
+	ow_http_conn *c = calloc(1, sizeof *c);
 	if (!c)
 		return ow_err(OW_ENOMEM, "out of memory");
 	if (opts)
@@ -53,7 +53,7 @@ int ow_http_conn_new(struct ow_http_conn **out, const struct ow_http_opts *opts)
 	return 0;
 }
 
-void ow_http_conn_free(struct ow_http_conn *c)
+void ow_http_conn_free(ow_http_conn *c)
 {
 	if (!c)
 		return;
@@ -179,7 +179,7 @@ static size_t call_header_cb(char *p, size_t size, size_t nitems, void *ud)
 }
 
 /* One attempt: 0 = the response is final (any status), else a curl code. */
-static CURLcode call_attempt(struct ow_http_conn *k, struct call_run *r, struct curl_slist *hdrs,
+static CURLcode call_attempt(ow_http_conn *k, struct call_run *r, struct curl_slist *hdrs,
                              char *errbuf)
 {
 	struct ow_http_call *c = r->c;
@@ -228,7 +228,7 @@ static CURLcode call_attempt(struct ow_http_conn *k, struct call_run *r, struct 
 /* A timeout named by what happened: the store stopped sending (curl's
  * low-speed check: under low_speed_bytes a second for low_speed_time_s), or
  * the attempt's whole time ran out. */
-static void call_timeout_detail(const struct ow_http_conn *k, const struct call_run *r,
+static void call_timeout_detail(const ow_http_conn *k, const struct call_run *r,
                                 int64_t ms, char *out, size_t n)
 {
 	const struct ow_http_call *c = r->c;
@@ -248,7 +248,7 @@ static void call_timeout_detail(const struct ow_http_conn *k, const struct call_
 
 /* The curl code of a failed attempt as rc and detail; *again when it is
  * worth another. */
-static int call_curl_failed(const struct ow_http_conn *k, const struct call_run *r, CURLcode cc,
+static int call_curl_failed(const ow_http_conn *k, const struct call_run *r, CURLcode cc,
                             const char *errbuf, int64_t ms, int *again)
 {
 	struct ow_http_call *c = r->c;
@@ -268,7 +268,7 @@ static int call_curl_failed(const struct ow_http_conn *k, const struct call_run 
 
 /* What one attempt came to: 0 or an OW_E* code with c->detail; *again
  * when it is worth another. */
-static int call_outcome(const struct ow_http_conn *k, const struct call_run *r, CURLcode cc,
+static int call_outcome(const ow_http_conn *k, const struct call_run *r, CURLcode cc,
                         const char *errbuf, int64_t ms, int *again)
 {
 	struct ow_http_call *c = r->c;
@@ -321,7 +321,7 @@ static void call_clear(struct ow_http_call *c)
 
 /* Attempts until one is final, the attempts or the retry budget are spent,
  * or the sink refuses to start again. */
-static int call_attempts(struct ow_http_conn *k, struct ow_http_call *c, struct curl_slist *hdrs,
+static int call_attempts(ow_http_conn *k, struct ow_http_call *c, struct curl_slist *hdrs,
                          const char *shown)
 {
 	char errbuf[CURL_ERROR_SIZE];
@@ -351,7 +351,7 @@ static int call_attempts(struct ow_http_conn *k, struct ow_http_call *c, struct 
 	return rc;
 }
 
-int ow_http_call(struct ow_http_conn *k, struct ow_http_call *c)
+int ow_http_call(ow_http_conn *k, struct ow_http_call *c)
 {
 	struct curl_slist *hdrs;
 	char shown[512]; /* cut with "..." to leave the detail room for the cause */

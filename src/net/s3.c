@@ -423,7 +423,7 @@ static struct ow_s3_span span_of(const struct ow_http_membuf *m)
 
 /* Run a call whose answer is a small XML document into m (the failure is
  * named as call_fail names it). */
-static int call_mem(struct ow_http_conn *c, const struct ow_s3 *s, struct ow_http_call *call,
+static int call_mem(ow_http_conn *c, const struct ow_s3 *s, struct ow_http_call *call,
                     const char *key, struct ow_http_membuf *m)
 {
 	m->cap = 16u << 20;
@@ -433,7 +433,7 @@ static int call_mem(struct ow_http_conn *c, const struct ow_s3 *s, struct ow_htt
 	call->max_size = m->cap;
 	int rc = ow_http_call(c, call);
 	if (rc) {
-		ow_http_membuf_free(m);
+		ow_http_membuf_dispose(m);
 		return call_fail(s, call, rc, key);
 	}
 	return 0;
@@ -517,7 +517,7 @@ static int list_bounded(const struct ow_s3 *s, size_t expect, size_t pages, size
 	return 0;
 }
 
-int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, size_t expect,
+int ow_s3_list(ow_http_conn *c, const struct ow_s3 *s, size_t expect,
                struct ow_s3_list *out)
 {
 	memset(out, 0, sizeof *out);
@@ -548,7 +548,7 @@ int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, size_t expect,
 		call_init(s, &call, "GET", url, hs, sizeof hs, NULL);
 		if (!(rc = call_mem(c, s, &call, NULL, &m)))
 			rc = list_page(s, span_of(&m), out, &cap, &token);
-		ow_http_membuf_free(&m);
+		ow_http_membuf_dispose(&m);
 		if (!rc)
 			rc = list_bounded(s, expect, page + 1, out->n, start, token, last);
 		if (!token)
@@ -557,11 +557,11 @@ int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, size_t expect,
 	free(token);
 	free(last);
 	if (rc)
-		ow_s3_list_free(out);
+		ow_s3_list_dispose(out);
 	return rc;
 }
 
-void ow_s3_list_free(struct ow_s3_list *l)
+void ow_s3_list_dispose(struct ow_s3_list *l)
 {
 	for (size_t i = 0; i < l->n; i++)
 		free(l->v[i].key);
@@ -569,7 +569,7 @@ void ow_s3_list_free(struct ow_s3_list *l)
 	memset(l, 0, sizeof *l);
 }
 
-int ow_s3_abort_uploads(struct ow_http_conn *c, const struct ow_s3 *s,
+int ow_s3_abort_uploads(ow_http_conn *c, const struct ow_s3 *s,
                         int (*want)(const void *ud, const char *key), const void *ud, size_t *aborted)
 {
 	char url[4096], hs[128];
@@ -605,7 +605,7 @@ int ow_s3_abort_uploads(struct ow_http_conn *c, const struct ow_s3 *s,
 		free(key);
 		free(id);
 	}
-	ow_http_membuf_free(&m);
+	ow_http_membuf_dispose(&m);
 	return rc;
 }
 
@@ -628,7 +628,7 @@ static void object_headers(const struct ow_s3 *s, struct ow_http_call *c, struct
 		add_hdr(c, s->owner_hdr);
 }
 
-static int put_single(struct ow_http_conn *c, const struct ow_s3 *s,
+static int put_single(ow_http_conn *c, const struct ow_s3 *s,
                       const struct ow_s3_put_req *o)
 {
 	char url[4096], hs[128], hck[96];
@@ -657,7 +657,7 @@ struct part {
 	char b64[45];
 };
 
-static int mp_create(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+static int mp_create(ow_http_conn *c, const struct ow_s3 *s, const char *key,
                      const char *sha256, const char *content_type, char **upload_id)
 {
 	char url[4096], hs[128];
@@ -673,7 +673,7 @@ static int mp_create(struct ow_http_conn *c, const struct ow_s3 *s, const char *
 	if ((rc = call_mem(c, s, &call, key, &m)))
 		return rc;
 	*upload_id = ow_s3_xml_child(span_of(&m), "UploadId");
-	ow_http_membuf_free(&m);
+	ow_http_membuf_dispose(&m);
 	if (!*upload_id || !**upload_id) {
 		free(*upload_id);
 		*upload_id = NULL;
@@ -693,7 +693,7 @@ struct upload {
 
 /* Part num (from 1), len bytes at off of the object: read it (once), hash
  * it, send it with its checksums. */
-static int mp_part(struct ow_http_conn *c, const struct ow_s3 *s, const struct upload *u,
+static int mp_part(ow_http_conn *c, const struct ow_s3 *s, const struct upload *u,
                    unsigned num, uint64_t off, uint64_t len, struct part *pt)
 {
 	char url[4096], q[1400], hs[128], hck[96];
@@ -727,7 +727,7 @@ static int mp_part(struct ow_http_conn *c, const struct ow_s3 *s, const struct u
 	return 0;
 }
 
-static int mp_complete(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+static int mp_complete(ow_http_conn *c, const struct ow_s3 *s, const char *key,
                        const char *qid, const struct part *pt, unsigned n)
 {
 	struct ow_str x = {0};
@@ -747,7 +747,7 @@ static int mp_complete(struct ow_http_conn *c, const struct ow_s3 *s, const char
 	}
 	ow_str_puts(&x, "</CompleteMultipartUpload>");
 	if (x.err) {
-		ow_str_free(&x);
+		ow_str_dispose(&x);
 		return ow_err(OW_ENOMEM, "out of memory");
 	}
 	uint8_t d[32];
@@ -772,12 +772,12 @@ static int mp_complete(struct ow_http_conn *c, const struct ow_s3 *s, const char
 			rc = call_fail(s, &call, OW_EHTTP, key);
 		}
 	}
-	ow_http_membuf_free(&m);
-	ow_str_free(&x);
+	ow_http_membuf_dispose(&m);
+	ow_str_dispose(&x);
 	return rc;
 }
 
-static void mp_abort(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+static void mp_abort(ow_http_conn *c, const struct ow_s3 *s, const char *key,
                      const char *qid)
 {
 	char url[4096], hs[128];
@@ -791,7 +791,7 @@ static void mp_abort(struct ow_http_conn *c, const struct ow_s3 *s, const char *
 	free(keep);
 }
 
-static int put_multipart(struct ow_http_conn *c, const struct ow_s3 *s,
+static int put_multipart(ow_http_conn *c, const struct ow_s3 *s,
                          const struct ow_s3_put_req *o)
 {
 	const char *key = o->key;
@@ -828,12 +828,12 @@ static int put_multipart(struct ow_http_conn *c, const struct ow_s3 *s,
 	return rc;
 }
 
-int ow_s3_put(struct ow_http_conn *c, const struct ow_s3 *s, const struct ow_s3_put_req *o)
+int ow_s3_put(ow_http_conn *c, const struct ow_s3 *s, const struct ow_s3_put_req *o)
 {
 	return o->len > OW_S3_PART_SIZE ? put_multipart(c, s, o) : put_single(c, s, o);
 }
 
-int ow_s3_head(struct ow_http_conn *c, const struct ow_s3 *s, const char *key, uint64_t *size,
+int ow_s3_head(ow_http_conn *c, const struct ow_s3 *s, const char *key, uint64_t *size,
                char sha256[65], char owner[32])
 {
 	char url[4096], hs[128];
@@ -867,7 +867,7 @@ int ow_s3_head(struct ow_http_conn *c, const struct ow_s3 *s, const char *key, u
 	return 0;
 }
 
-int ow_s3_delete(struct ow_http_conn *c, const struct ow_s3 *s, const char *key)
+int ow_s3_delete(ow_http_conn *c, const struct ow_s3 *s, const char *key)
 {
 	char url[4096], hs[128];
 	int rc = ow_s3_key_url(s, key, NULL, url, sizeof url);
@@ -879,7 +879,7 @@ int ow_s3_delete(struct ow_http_conn *c, const struct ow_s3 *s, const char *key)
 	return rc && rc != OW_ENOENT ? call_fail(s, &call, rc, key) : 0;
 }
 
-int ow_s3_get(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+int ow_s3_get(ow_http_conn *c, const struct ow_s3 *s, const char *key,
               int (*on_data)(void *ud, const void *buf, size_t len), int (*on_restart)(void *ud),
               void *ud, uint64_t max)
 {

@@ -78,12 +78,12 @@ struct ow_s3_list {
  * an export and its neighbours hold, or for over OW_S3_LIST_MAX_S) is an
  * error that says why the listing stopped. */
 #define OW_S3_LIST_MAX_S 300
-int ow_s3_list(struct ow_http_conn *c, const struct ow_s3 *s, size_t expect,
+int ow_s3_list(ow_http_conn *c, const struct ow_s3 *s, size_t expect,
                struct ow_s3_list *out);
-void ow_s3_list_free(struct ow_s3_list *l);
+void ow_s3_list_dispose(struct ow_s3_list *l);
 /* Keys with unfinished multipart uploads under the prefix are aborted when
  * `want(ud, key)` says the key is one this run writes. */
-int ow_s3_abort_uploads(struct ow_http_conn *c, const struct ow_s3 *s,
+int ow_s3_abort_uploads(ow_http_conn *c, const struct ow_s3 *s,
                         int (*want)(const void *ud, const char *key), const void *ud, size_t *aborted);
 
 /* What is PUT under a key: len bytes from memory (body) or from fd at off;
@@ -98,16 +98,16 @@ struct ow_s3_put_req {
 	const char *content_type;
 };
 /* PUT an object; large bodies go multipart. */
-int ow_s3_put(struct ow_http_conn *c, const struct ow_s3 *s, const struct ow_s3_put_req *o);
+int ow_s3_put(ow_http_conn *c, const struct ow_s3 *s, const struct ow_s3_put_req *o);
 /* HEAD: *size, and sha256 from the store's own x-amz-checksum-sha256 of a
  * single-part object, else x-amz-meta-sha256, "" when it has neither;
  * owner (may be NULL) the x-amz-meta-offwheel-key it was written with.
  * OW_ENOENT when the key is not there. */
-int ow_s3_head(struct ow_http_conn *c, const struct ow_s3 *s, const char *key, uint64_t *size,
+int ow_s3_head(ow_http_conn *c, const struct ow_s3 *s, const char *key, uint64_t *size,
                char sha256[65], char owner[32]);
-int ow_s3_delete(struct ow_http_conn *c, const struct ow_s3 *s, const char *key);
+int ow_s3_delete(ow_http_conn *c, const struct ow_s3 *s, const char *key);
 /* GET a key into a sink (signed, or anonymous when s->anonymous). */
-int ow_s3_get(struct ow_http_conn *c, const struct ow_s3 *s, const char *key,
+int ow_s3_get(ow_http_conn *c, const struct ow_s3 *s, const char *key,
               int (*on_data)(void *ud, const void *buf, size_t len), int (*on_restart)(void *ud),
               void *ud, uint64_t max);
 

@@ -396,7 +396,7 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 			applies(b, &r, "", &base_yes);
 		if (yes && !base_yes)
 			rc = add_requirement(b, &r, d, label, false);
-		ow_requirement_free(&r);
+		ow_requirement_dispose(&r);
 	}
 	return rc < 0 ? rc : 0;
 }
@@ -617,14 +617,14 @@ static int solve(struct bt *b, struct bits *cs_out)
 		rc = attempt(b, n, i, &cs, &one);
 		if (rc == 1 && tried++ < BT_REASONS_SHOWN && one.p)
 			ow_str_printf(&why, "%s%s", why.p ? "; " : "", one.p);
-		ow_str_free(&one);
+		ow_str_dispose(&one);
 		if (rc == 2) { /* jump back past this level */
 			*cs_out = cs;
-			ow_str_free(&why);
+			ow_str_dispose(&why);
 			return 1;
 		}
 		if (rc != 1) {
-			ow_str_free(&why);
+			ow_str_dispose(&why);
 			return rc;
 		}
 	}
@@ -633,7 +633,7 @@ static int solve(struct bt *b, struct bits *cs_out)
 	/* one candidate, failing further down: that failure says it all */
 	if (!(tried == 1 && b->deeper && b->conflict))
 		explain(b, n, why.p);
-	ow_str_free(&why);
+	ow_str_dispose(&why);
 	askers(b, n, &cs);
 	*cs_out = cs;
 	return 1;

@@ -73,7 +73,7 @@ static const char *torch_pin(const struct rs_meta *m, char *buf, size_t n)
 		bool named = !strcmp(r.name, "torch");
 		if (named && ow_spec_format(&r.spec, buf, n) < 0)
 			buf[0] = '\0';
-		ow_requirement_free(&r);
+		ow_requirement_dispose(&r);
 		if (named)
 			return buf;
 	}
@@ -232,7 +232,7 @@ static int missing_text(const struct rs_ctx *x, uint32_t bits, char *buf, size_t
 		if (bits >> (p - 1) & 1)
 			ow_str_printf(&b, "%s%s", b.n ? "," : "", x->o->projects[p]);
 	int rc = b.err ? b.err : ow_fmt(buf, n, "%s", b.p ? b.p : "");
-	ow_str_free(&b);
+	ow_str_dispose(&b);
 	return rc < 0 ? ow_err_prefix(rc, "resolve: missing projects: ") : 0;
 }
 
@@ -430,7 +430,7 @@ static void name_variant(struct rs_ctx *x, struct tstate *ts, const struct rs_ca
 				continue;
 			if (ow_requirement_applies(&r, &env, NULL, &yes) == 0 && yes)
 				cuda_of_req(&r, v, sizeof v);
-			ow_requirement_free(&r);
+			ow_requirement_dispose(&r);
 		}
 		if (!*v)
 			snprintf(v, sizeof v, "cpu");
@@ -481,12 +481,12 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 			return rc;
 		if (cl.need) {
 			*wait = true;
-			rs_closure_free(&cl);
+			rs_closure_dispose(&cl);
 			return 0;
 		}
 		if (cl.error && !cl.build_error && x->nstack && ts->npassed < RS_STACK_PASSES) {
 			rc = pass_over(ts, roots[0].c, cl.error);
-			rs_closure_free(&cl);
+			rs_closure_dispose(&cl);
 			return rc < 0 ? rc : CHOOSE_AGAIN;
 		}
 	}
@@ -509,7 +509,7 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 		o->skipped = g;
 		g[o->nskipped++] = ts->passed[i];
 	}
-	rs_closure_free(&cl);
+	rs_closure_dispose(&cl);
 	return rc;
 }
 
@@ -676,7 +676,7 @@ static int platform_hint(struct rs_ctx *x, struct tstate *ts)
 	int bmaj = 0, bmin = 0;
 	/* per tag triple of the page (few), not per file (many): whether only a
 	 * newer OS release than the target's takes it */
-	struct ow_tagorder *mine = ow_tagorder_new(&ts->t), *newer = ow_tagorder_new(&any);
+	ow_tagorder *mine = ow_tagorder_new(&ts->t), *newer = ow_tagorder_new(&any);
 	bool *later = calloc(l->ntags + 1, sizeof *later);
 	if (!mine || !newer || !later) {
 		ow_tagorder_free(mine), ow_tagorder_free(newer), free(later);
@@ -770,7 +770,7 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 	do {
 		struct pview pv[OW_RESOLVE_MAX_PROJECTS] = {{0}};
 		target_reset(ts->out);
-		ow_str_free(&x->gap);
+		ow_str_dispose(&x->gap);
 		x->ngap = 0;
 		*wait = false;
 		rc = views(x, ts, pv, np, wait);
@@ -1118,7 +1118,7 @@ static void finish_report(struct rs_ctx *x, struct ow_resolve_report *r, struct 
 	for (size_t i = 0; ts && i < nts; i++)
 		free(ts[i].bad_torch), free(ts[i].bad_why), free(ts[i].passed);
 	for (size_t i = 0; i < x->nstack; i++)
-		ow_requirement_free(&x->stack[i].req);
+		ow_requirement_dispose(&x->stack[i].req);
 	free(x->stack);
 	for (size_t i = 0; i < r->ntargets; i++) {
 		r->incomplete += !r->targets[i].complete;
@@ -1126,7 +1126,7 @@ static void finish_report(struct rs_ctx *x, struct ow_resolve_report *r, struct 
 		r->not_in_workspace += r->targets[i].not_in_workspace;
 	}
 	free(ts);
-	rs_ctx_free(x);
+	rs_ctx_dispose(x);
 }
 
 int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_report *r)
@@ -1142,13 +1142,13 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 		return rc;
 	for (size_t p = 0; p < o.nprojects; p++) {
 		if (!(r->projects[r->nprojects] = strdup(o.projects[p]))) {
-			ow_resolve_report_free(r); /* no half-filled report */
+			ow_resolve_report_dispose(r); /* no half-filled report */
 			return ow_err(OW_ENOMEM, "resolve: out of memory");
 		}
 		r->nprojects++;
 	}
 	if ((rc = selector_text(&o, r->selector, sizeof r->selector)) < 0) {
-		ow_resolve_report_free(r);
+		ow_resolve_report_dispose(r);
 		return rc;
 	}
 	struct tstate *ts = NULL;
@@ -1169,13 +1169,13 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 	}
 	finish_report(&x, r, ts, nts);
 	if (rc < 0) {
-		ow_resolve_report_free(r);
+		ow_resolve_report_dispose(r);
 		return rc;
 	}
 	return r->incomplete ? OW_EINCOMPLETE : 0;
 }
 
-void ow_resolve_report_free(struct ow_resolve_report *r)
+void ow_resolve_report_dispose(struct ow_resolve_report *r)
 {
 	if (!r)
 		return;

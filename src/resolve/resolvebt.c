@@ -324,7 +324,7 @@ static int build_taken(const struct rs_pick *sd, const struct rs_meta *m,
 	                              m->deps_dynamic ? "; its PKG-INFO does not promise its "
 	                                                "dependencies (PEP 643): taken as written"
 	                                              : "");
-	ow_str_free(&names);
+	ow_str_dispose(&names);
 	for (size_t k = 0; rc == 0 && k < r->npins; k++)
 		rc = add_build_pick(out, &r->pins[k], by);
 	return rc;
@@ -363,7 +363,7 @@ static int build_one(struct prov *p, const struct ow_marker_env *env, const stru
 		rc = build_taken(sd, m, &r, out);
 	bt_result_dispose(&r);
 	for (size_t i = 0; i < n; i++)
-		ow_requirement_free(&reqs[i]);
+		ow_requirement_dispose(&reqs[i]);
 	free(reqs);
 	free(in);
 	return rc;
@@ -471,7 +471,7 @@ int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
 	if (rc == 0)
 		rc = bt_resolve(&bp, &o, in, nin, cons, ncons, &r);
 	for (size_t i = 0; i < nroots; i++)
-		ow_requirement_free(&reqs[i]);
+		ow_requirement_dispose(&reqs[i]);
 	free(in);
 	free(cons);
 	if (rc < 0) {
@@ -492,7 +492,7 @@ int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
 	return rc;
 }
 
-void rs_closure_free(struct rs_closure *c)
+void rs_closure_dispose(struct rs_closure *c)
 {
 	if (!c)
 		return;

@@ -536,7 +536,7 @@ int rs_view(struct rs_ctx *x, const struct rs_list *l, const struct ow_target *t
 {
 	int *prio = malloc((l->ntags + 1) * sizeof *prio);
 	struct ranked *r = malloc((l->n + 1) * sizeof *r);
-	struct ow_tagorder *order = ow_tagorder_new(t);
+	ow_tagorder *order = ow_tagorder_new(t);
 	*out = malloc((l->n + 1) * sizeof **out);
 	if (!prio || !r || !*out || !order) {
 		free(prio), free(r), free(*out), ow_tagorder_free(order);
@@ -896,7 +896,7 @@ int rs_note_gap(struct rs_ctx *x, const char *fmt, ...)
 	return x->gap.err;
 }
 
-void rs_ctx_free(struct rs_ctx *x)
+void rs_ctx_dispose(struct rs_ctx *x)
 {
 	for (size_t i = 0; i < x->nlists; i++) {
 		list_clear(&x->lists[i]);
@@ -929,7 +929,7 @@ void rs_ctx_free(struct rs_ctx *x)
 	for (size_t i = 0; i < x->nstale; i++)
 		free(x->stale[i]);
 	free(x->stale);
-	ow_str_free(&x->gap);
+	ow_str_dispose(&x->gap);
 }
 
 bool rs_index_stored(struct rs_ctx *x)

@@ -199,7 +199,7 @@ int rs_note_gap(struct rs_ctx *x, const char *fmt, ...) OW_PRINTF(2, 3);
 bool rs_index_stored(struct rs_ctx *x);
 /* The oldest fetch time of the pages used, 0 when none. */
 int64_t rs_pages_oldest(const struct rs_ctx *x);
-void rs_ctx_free(struct rs_ctx *x);
+void rs_ctx_dispose(struct rs_ctx *x);
 
 /* ---- closure (resolvebt.c) ------------------------------------------------ */
 
@@ -224,7 +224,7 @@ struct rs_closure {
 /* Resolve the closure of the roots (already chosen, with their roles). */
 int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
                const struct rs_pick *roots, size_t nroots, struct rs_closure *out);
-void rs_closure_free(struct rs_closure *c);
+void rs_closure_dispose(struct rs_closure *c);
 
 /* ---- storage (resolvedb.c) ------------------------------------------------ */
 int rs_store_target(ow_store *s, const char *index_url, const char *selector, bool with_deps,

@@ -46,7 +46,7 @@ static int net_crawl(void *ud, ow_store *s, const struct ow_crawl_ref *pages, si
 				rc = keep_page_error(c, r.pages[p].url, r.pages[p].detail, rc);
 		c->crawled += r.npages;
 		ow_crawl_report_refusals(&r, &c->rejected);
-		ow_crawl_report_free(&r);
+		ow_crawl_report_dispose(&r);
 	}
 	return rc;
 }
@@ -105,7 +105,7 @@ static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *id
 		if (keep)
 			*keep = r;
 		else
-			ow_fetch_report_free(&r);
+			ow_fetch_report_dispose(&r);
 	}
 	return rc;
 }
@@ -179,7 +179,7 @@ static int net_fetch(void *ud, ow_store *s, const int64_t *ids, size_t n)
 				if (!strncmp(rr.items[i].url, "http", 4))
 					remember_no_range(c, rr.items[i].url);
 			}
-		ow_fetch_report_free(&rr);
+		ow_fetch_report_dispose(&rr);
 	}
 	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY) {
 		int r2 = fetch_some(c, s, whl, nw, FK_WHEEL, NULL);

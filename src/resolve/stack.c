@@ -134,7 +134,7 @@ int ow_stack_add_line(struct ow_stack *s, const char *line, const char *where)
 		rc = add(s, line, where, false, NULL, 0);
 	if (rc == 0)
 		rc = add_named(s, r.name);
-	ow_requirement_free(&r);
+	ow_requirement_dispose(&r);
 	return rc;
 }
 

@@ -54,7 +54,7 @@ static int add_issue(struct ow_fsck_report *r, enum ow_fsck_kind kind, const cha
 	return add_issue_x(r, kind, what, detail, 0);
 }
 
-void ow_fsck_report_free(struct ow_fsck_report *r)
+void ow_fsck_report_dispose(struct ow_fsck_report *r)
 {
 	if (!r)
 		return;
@@ -286,7 +286,7 @@ int ow_gc_garbage(ow_store *s, const struct ow_gc_opts *o, struct ow_gc_result *
 		else if (is->kind == OW_FSCK_PARTIAL && (o->drop_partials || !is->resumable))
 			remove_file(is->what, o, res, &res->removed_tmp);
 	}
-	ow_fsck_report_free(&r);
+	ow_fsck_report_dispose(&r);
 	return rc;
 }
 

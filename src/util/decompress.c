@@ -32,9 +32,9 @@ struct ow_decomp {
 	ZSTD_DCtx *z;
 };
 
-struct ow_decomp *ow_decomp_new(void)
+ow_decomp *ow_decomp_new(void)
 {
-	struct ow_decomp *d = calloc(1, sizeof *d);
+	ow_decomp *d = calloc(1, sizeof *d);
 	if (d && !(d->z = ZSTD_createDCtx())) {
 		free(d);
 		d = NULL;
@@ -42,7 +42,7 @@ struct ow_decomp *ow_decomp_new(void)
 	return d;
 }
 
-void ow_decomp_free(struct ow_decomp *d)
+void ow_decomp_free(ow_decomp *d)
 {
 	if (!d)
 		return;
@@ -76,7 +76,7 @@ static int zstd_frame(ZSTD_DCtx *z, const void *src, size_t srclen, void *dst, s
 	return rc;
 }
 
-int ow_decompress_with(struct ow_decomp *d, const struct ow_decomp_job *j, size_t *got)
+int ow_decompress_with(ow_decomp *d, const struct ow_decomp_job *j, size_t *got)
 {
 	*got = 0;
 	if (!d || !j->src || !j->dst || j->want > j->full)
@@ -88,7 +88,7 @@ int ow_decompress_with(struct ow_decomp *d, const struct ow_decomp_job *j, size_
 	return ow_err(OW_EINVAL, "ow_decompress: unknown method %d", j->method);
 }
 
-int ow_zstd_prefix(struct ow_decomp *d, ow_decomp_read_fn read, void *ud,
+int ow_zstd_prefix(ow_decomp *d, ow_decomp_read_fn read, void *ud,
 		   unsigned long long stored, void *dst, size_t want, size_t *got)
 {
 	*got = 0;

@@ -14,9 +14,9 @@ enum ow_decompress_method { OW_DECOMP_LZ4 = 1, OW_DECOMP_ZSTD = 2 };
 /* A decoder, kept and reused across calls (making a zstd context costs more
  * than decoding a small cubin: it was a sixth of an audit of libcublasLt).
  * One per thread; ow_decomp_free(NULL) is fine. */
-struct ow_decomp;
-struct ow_decomp *ow_decomp_new(void);
-void ow_decomp_free(struct ow_decomp *d);
+typedef struct ow_decomp ow_decomp;
+ow_decomp *ow_decomp_new(void);
+void ow_decomp_free(ow_decomp *d);
 /* One payload to decompress: `src` (srclen bytes) of `method`, whose whole
  * output is `full` bytes, into dst, stopping after `want` bytes (want <=
  * full; dst holds want bytes). */
@@ -32,7 +32,7 @@ struct ow_decomp_job {
  * *got gets the bytes written.  Errors: OW_EPARSE (not a valid stream of that
  * method, or longer than `full`), OW_EINVAL (unknown method or no decoder),
  * OW_ENOMEM. */
-int ow_decompress_with(struct ow_decomp *d, const struct ow_decomp_job *j, size_t *got);
+int ow_decompress_with(ow_decomp *d, const struct ow_decomp_job *j, size_t *got);
 
 /* The first `want` bytes of a zstd frame of `stored` bytes, read as it is
  * decoded: read(ud, off, n, &p) gives n bytes of the frame at off (p stays
@@ -43,7 +43,7 @@ int ow_decompress_with(struct ow_decomp *d, const struct ow_decomp_job *j, size_
  * the end of the frame. */
 typedef int (*ow_decomp_read_fn)(void *ud, unsigned long long off, size_t n,
 				 const unsigned char **p);
-int ow_zstd_prefix(struct ow_decomp *d, ow_decomp_read_fn read, void *ud,
+int ow_zstd_prefix(ow_decomp *d, ow_decomp_read_fn read, void *ud,
 		   unsigned long long stored, void *dst, size_t want, size_t *got);
 
 #endif

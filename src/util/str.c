@@ -64,7 +64,7 @@ int ow_str_take(struct ow_str *b, char **out)
 		reserve(b, 0);
 	if (b->err) {
 		int rc = b->err;
-		ow_str_free(b);
+		ow_str_dispose(b);
 		return rc;
 	}
 	b->p[b->n] = '\0';
@@ -74,7 +74,7 @@ int ow_str_take(struct ow_str *b, char **out)
 	return 0;
 }
 
-void ow_str_free(struct ow_str *b)
+void ow_str_dispose(struct ow_str *b)
 {
 	free(b->p);
 	memset(b, 0, sizeof *b);

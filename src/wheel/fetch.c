@@ -56,7 +56,7 @@ struct fetch {
 	int metadata; /* fetching .metadata files, not wheels */
 	struct dl *dls;
 	size_t n;
-	struct ow_http *h;
+	ow_http *h;
 	ow_hashpipe *pipe;
 };
 
@@ -589,7 +589,7 @@ static void on_done(void *ud, struct ow_http_req *req)
 	if (d->fd >= 0)
 		close(d->fd);
 	d->fd = -1;
-	ow_http_membuf_free(&d->body);
+	ow_http_membuf_dispose(&d->body);
 	ow_progress_item(d->item->filename, d->item->received);
 }
 
@@ -748,7 +748,7 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
                struct ow_fetch_report *r)
 {
 	struct ow_http_opts ho;
-	struct ow_http *h = NULL;
+	ow_http *h = NULL;
 	wh_http_opts(f->o, allow_hop, f, &ho);
 	f->dls = dls;
 	f->n = n;
@@ -810,7 +810,7 @@ static int fetch_many(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
 		ow_sha256_free(dls[i].h);
 		ow_hashpipe_stream_done(&dls[i].hs);
 		free((char *)(uintptr_t)dls[i].req.if_range);
-		ow_http_membuf_free(&dls[i].body);
+		ow_http_membuf_dispose(&dls[i].body);
 	}
 	free(dls);
 	r->seconds = ow_mono_s() - t0;
@@ -829,7 +829,7 @@ int ow_fetch_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
 	return fetch_many(s, o, ids, n, 1, r);
 }
 
-void ow_fetch_report_free(struct ow_fetch_report *r)
+void ow_fetch_report_dispose(struct ow_fetch_report *r)
 {
 	if (!r)
 		return;

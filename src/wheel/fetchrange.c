@@ -53,7 +53,7 @@ struct rfetch {
 	const struct ow_fetch_opts *o;
 	struct rdl *dls;
 	size_t n;
-	struct ow_http *h;
+	ow_http *h;
 	char warned[8][256]; /* hosts already said to refuse ranges */
 	size_t nwarned;
 };
@@ -123,7 +123,7 @@ static int reread_from_tail(struct rfetch *f, struct rdl *d)
 	d->validator[0] = '\0';
 	ow_rangemeta_clear(&d->rm);
 	memset(&d->rm, 0, sizeof d->rm);
-	ow_http_membuf_free(&d->body);
+	ow_http_membuf_dispose(&d->body);
 	set_tail_read(d);
 	return ow_http_add(f->h, &d->req);
 }
@@ -131,7 +131,7 @@ static int reread_from_tail(struct rfetch *f, struct rdl *d)
 /* Queue the read the state machine wants next. */
 static int queue_next(struct rfetch *f, struct rdl *d)
 {
-	ow_http_membuf_free(&d->body);
+	ow_http_membuf_dispose(&d->body);
 	d->body.cap = (size_t)d->rm.want_len;
 	d->req.range_off = d->rm.want_off;
 	d->req.range_len = d->rm.want_len;
@@ -277,7 +277,7 @@ static void on_done(void *ud, struct ow_http_req *req)
 			set_outcome(d, rc == OW_ENOMEM ? OW_FETCH_FAILED : OW_FETCH_REJECTED, rc,
 			            ow_err_detail());
 	}
-	ow_http_membuf_free(&d->body);
+	ow_http_membuf_dispose(&d->body);
 	ow_progress_item(d->item->filename, d->item->received);
 }
 
@@ -389,7 +389,7 @@ int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const in
 		rc = ow_err_prefix(OW_EDB, "committing the metadata rows: ");
 	for (size_t i = 0; i < n; i++) {
 		ow_rangemeta_clear(&f.dls[i].rm);
-		ow_http_membuf_free(&f.dls[i].body);
+		ow_http_membuf_dispose(&f.dls[i].body);
 	}
 	free(f.dls);
 	r->seconds = ow_mono_s() - t0;

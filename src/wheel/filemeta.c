@@ -19,7 +19,7 @@ static int join_lines(char *const *v, size_t n, const char *what, char **out)
 	struct ow_str b = {0};
 	for (size_t i = 0; i < n; i++) {
 		if (strchr(v[i], '\n')) {
-			ow_str_free(&b);
+			ow_str_dispose(&b);
 			return ow_err(OW_EPARSE, "METADATA: a %s value holds a line break", what);
 		}
 		ow_str_puts(&b, v[i]);
@@ -28,7 +28,7 @@ static int join_lines(char *const *v, size_t n, const char *what, char **out)
 	ow_str_put(&b, "", 0);
 	if (!b.p && !b.err && !(b.p = calloc(1, 1)))
 		b.err = OW_ENOMEM;
-	return b.err ? (ow_str_free(&b), ow_err(OW_ENOMEM, "out of memory")) : ow_str_take(&b, out);
+	return b.err ? (ow_str_dispose(&b), ow_err(OW_ENOMEM, "out of memory")) : ow_str_take(&b, out);
 }
 
 static int split_lines(const char *text, char ***v, size_t *n)

@@ -121,8 +121,8 @@ int ow_sdist_read_fd(int fd, const char *label, struct ow_sdist_info *out)
 		out->deps_dynamic = ow_sdist_deps_dynamic(g.pkg_info.p, g.pkg_info.n);
 		rc = ow_str_take(&g.pkg_info, &out->pkg_info);
 	}
-	ow_str_free(&g.pkg_info);
-	ow_str_free(&g.pyproject);
+	ow_str_dispose(&g.pkg_info);
+	ow_str_dispose(&g.pyproject);
 	if (rc < 0)
 		ow_sdist_info_dispose(out);
 	return rc;

@@ -34,14 +34,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct ex_files f = {0};
 		if (ex_parse_sums(text, len, &f) == 0)
 			ex_files_sort(&f);
-		ex_files_free(&f);
+		ex_files_dispose(&f);
 		break;
 	}
 	case 1: {
 		struct ex_manifest m;
 		memset(&m, 0, sizeof m);
 		(void)ex_json_parse(text, len, &m);
-		ex_manifest_free(&m);
+		ex_manifest_dispose(&m);
 		break;
 	}
 	default:

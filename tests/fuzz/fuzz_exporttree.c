@@ -208,7 +208,7 @@ static int export_into(const char *dir, int which, struct ow_export_report *r)
 	struct ow_export_opts o = {.dir = dir, .key = &g_key, .expires_days = 30, .now = ++g_now,
 	                           .jobs = 1};
 	int rc = ow_export_run(g_store, &p, &o, r);
-	ow_export_plan_free(&p);
+	ow_export_plan_dispose(&p);
 	return rc;
 }
 
@@ -385,7 +385,7 @@ static void check_valid(const char *dir)
 	for (size_t i = 0; rc && i < r.n; i++)
 		fprintf(stderr, "  %s %s: %s\n", r.problems[i].kind,
 		        r.problems[i].path ? r.problems[i].path : "", r.problems[i].detail);
-	ow_check_report_free(&r);
+	ow_check_report_dispose(&r);
 	must(rc == 0, "a successful export does not pass check", dir);
 }
 

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ow_requirement r;
 	if (ow_requirement_parse(&r, line) == 0) {
 		evaluate(&r);
-		ow_requirement_free(&r);
+		ow_requirement_dispose(&r);
 	}
 	struct ow_marker *m;
 	if (ow_marker_parse(&m, line) == 0)

@@ -124,7 +124,7 @@ static void parse(int argc, char **argv, struct ow_http_opts *o)
 int main(int argc, char **argv)
 {
 	struct ow_http_opts o;
-	struct ow_http *h;
+	ow_http *h;
 	ow_http_opts_default(&o);
 	o.backoff_base_ms = 50;
 	o.backoff_max_ms = 500;

@@ -187,9 +187,9 @@ static void resolve(struct run *x, const char *spec, const char *roots, const ch
 	struct bt_opts o = {&env, pre, 0};
 	x->rc = bt_resolve(&p, &o, ri, nr, ci, nc, &x->r);
 	for (size_t i = 0; i < nr; i++)
-		ow_requirement_free(&rr[i]);
+		ow_requirement_dispose(&rr[i]);
 	for (size_t i = 0; i < nc; i++)
-		ow_requirement_free(&cr[i]);
+		ow_requirement_dispose(&cr[i]);
 }
 
 /* "a 1.0, b 2.0" sorted by name, extras in brackets. */

@@ -71,8 +71,8 @@ static void test_roundtrip(void **state)
 	assert_int_equal(d->predicted, 1);
 	assert_null(d->detail);
 	assert_int_equal(m.sets[1].n, 0);
-	ex_manifest_free(&m);
-	ow_str_free(&out);
+	ex_manifest_dispose(&m);
+	ow_str_dispose(&out);
 	/* the INSTALL.txt lines */
 	assert_int_equal(ex_gen_install(&p, &meta, &out), 0);
 	assert_non_null(strstr(out.p, "\n  audited for 12.0: WOULD NOT RUN (none) — torch/lib/"
@@ -81,7 +81,7 @@ static void test_roundtrip(void **state)
 	                              "from torchvision)\n"));
 	assert_non_null(strstr(out.p, "cu128 cp312-manylinux_2_28_x86_64\n  not audited for any "
 	                              "device\n"));
-	ow_str_free(&out);
+	ow_str_dispose(&out);
 }
 
 /* A manifest from before devices were recorded is fine. */
@@ -91,11 +91,11 @@ static void test_absent(void **state)
 	struct ex_manifest m;
 	assert_int_equal(parse_with(NULL, &m), 0);
 	assert_int_equal(m.nsets, 0);
-	ex_manifest_free(&m);
+	ex_manifest_dispose(&m);
 	assert_int_equal(parse_with("[{\"target\":\"t\"}]", &m), 0);
 	assert_int_equal(m.nsets, 1);
 	assert_int_equal(m.sets[0].n, 0);
-	ex_manifest_free(&m);
+	ex_manifest_dispose(&m);
 }
 
 static void test_malformed(void **state)
@@ -122,7 +122,7 @@ static void test_malformed(void **state)
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct ex_manifest m;
 		assert_int_equal(parse_with(bad[i], &m), OW_EPARSE);
-		ex_manifest_free(&m);
+		ex_manifest_dispose(&m);
 	}
 }
 

@@ -65,7 +65,7 @@ static void test_default_name(void **state)
 		assert_string_equal(name, ok[i].name);
 	}
 	static const char *const bad[] = {
-	    "/", "", "//", "/media/\xc3\x9c" "bung", "/x/with\ttab",
+	    "/", "", "//", ("/media/\xc3\x9c" "bung"), "/x/with\ttab",
 	    "/x/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -84,11 +84,11 @@ static void test_manifest_name(void **state)
 	static const char named[] = HEAD ", \"name\": \"lab torch\"}";
 	assert_int_equal(ex_json_parse(named, strlen(named), &m), 0);
 	assert_string_equal(m.name, "lab torch");
-	ex_manifest_free(&m);
+	ex_manifest_dispose(&m);
 	static const char older[] = HEAD "}"; /* an export made before names: none */
 	assert_int_equal(ex_json_parse(older, strlen(older), &m), 0);
 	assert_string_equal(m.name, "");
-	ex_manifest_free(&m);
+	ex_manifest_dispose(&m);
 	static const char *const bad[] = {
 	    HEAD ", \"name\": \"\"}", HEAD ", \"name\": 3}", HEAD ", \"name\": null}",
 	    HEAD ", \"name\": \"a\\u0000b\"}", HEAD ", \"name\": \"a\\u001bb\"}",

@@ -52,7 +52,7 @@ static void test_crash_between_object_and_row(void **state)
 	assert_int_equal(r.garbage, 1);
 	assert_int_equal(count_kind(&r, OW_FSCK_ORPHAN), 1);
 	assert_string_equal(r.issues[0].what, ABC_HEX);
-	ow_fsck_report_free(&r);
+	ow_fsck_report_dispose(&r);
 
 	struct ow_gc_result g;
 	struct ow_gc_opts keep = {.prune_s = OW_GC_PRUNE_DEFAULT_S}, now = {0};
@@ -67,7 +67,7 @@ static void test_crash_between_object_and_row(void **state)
 	assert_int_equal(ow_fsck(s, 2, &r), 0);
 	assert_int_equal(r.errors + r.garbage, 0);
 	assert_int_equal(r.rows, 1); /* the recorded object is untouched */
-	ow_fsck_report_free(&r);
+	ow_fsck_report_dispose(&r);
 	ow_store_close(s);
 	tu_rmtree(home);
 	free(home);
@@ -90,7 +90,7 @@ static void test_missing_and_corrupt_are_errors(void **state)
 	assert_int_equal(r.errors, 2);
 	assert_int_equal(count_kind(&r, OW_FSCK_MISSING), 1);
 	assert_int_equal(count_kind(&r, OW_FSCK_CORRUPT), 1);
-	ow_fsck_report_free(&r);
+	ow_fsck_report_dispose(&r);
 	ow_store_close(s);
 	tu_rmtree(home);
 	free(home);
@@ -113,7 +113,7 @@ static void test_strays_and_temp_files(void **state)
 	assert_int_equal(r.errors, 0);
 	assert_int_equal(count_kind(&r, OW_FSCK_STRAY), 1);
 	assert_int_equal(count_kind(&r, OW_FSCK_PARTIAL), 2);
-	ow_fsck_report_free(&r);
+	ow_fsck_report_dispose(&r);
 	struct ow_gc_result g;
 	struct ow_gc_opts now = {0}, partials = {.drop_partials = 1};
 	assert_int_equal(ow_gc_garbage(s, &now, &g), 0);
@@ -193,7 +193,7 @@ static void test_fsck_marks_damage(void **state)
 	struct ow_fsck_report r;
 	assert_int_equal(ow_fsck(s, 1, &r), 0);
 	assert_int_equal(r.errors, 1);
-	ow_fsck_report_free(&r);
+	ow_fsck_report_dispose(&r);
 	assert_int_equal(ow_store_usable(s, a, NULL, why, sizeof why), 0);
 	ow_store_close(s);
 	tu_rmtree(home);

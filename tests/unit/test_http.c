@@ -111,7 +111,7 @@ struct sink {
 	struct ow_http_membuf m;
 	int restarts;
 	int fail_after; /* >0: return OW_EIO once this many bytes arrived */
-	struct ow_http *cancel;
+	ow_http *cancel;
 	int raise_at; /* >0: raise SIGUSR1 once this many bytes arrived */
 };
 
@@ -165,7 +165,7 @@ static void url_of(char *buf, size_t n, const struct server *s, const char *sche
 /* One transfer through a fresh engine; the sink keeps the body. */
 static int run_one(struct ow_http_opts *o, struct ow_http_req *q, struct sink *s)
 {
-	struct ow_http *h;
+	ow_http *h;
 	int rc = ow_http_new(&h, o);
 	if (rc)
 		return rc;
@@ -231,7 +231,7 @@ static void test_plain_get(void **state)
 	assert_true(strstr(q.res.last_modified, "GMT") != NULL);
 	snprintf(big_etag, sizeof big_etag, "%s", q.res.etag);
 	snprintf(big_lastmod, sizeof big_lastmod, "%s", q.res.last_modified);
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 }
 
 static void test_conditional_304(void **state)
@@ -253,7 +253,7 @@ static void test_conditional_304(void **state)
 	assert_int_equal(get_path("/big.bin", &q3, &s), 0);
 	assert_int_equal(q3.res.status, 200);
 	assert_big(&s);
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 }
 
 static void test_get_buffer_and_cap(void **state)
@@ -354,7 +354,7 @@ static void run_case(const struct fault_case *c)
 		assert_big(&s);
 	else
 		assert_non_null(strstr(q.res.detail, "127.0.0.1"));
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 }
 
 static void test_transient_faults_recover(void **state)
@@ -388,7 +388,7 @@ static void test_redirects_followed_when_allowed(void **state)
 	assert_int_equal(q.res.attempts, 1);
 	assert_non_null(strstr(q.res.effective_url, "127.0.0.1"));
 	assert_null(strstr(q.res.effective_url, "fault"));
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 }
 
 static void test_retry_after_honoured(void **state)
@@ -404,7 +404,7 @@ static void test_retry_after_honoured(void **state)
 	assert_true(dt >= 0.95);
 	assert_int_equal(q.res.attempts, 2);
 	assert_big(&s);
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 }
 
 static void test_retry_budget(void **state)
@@ -444,7 +444,7 @@ static void test_deadline(void **state)
 	double dt = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 	assert_true(dt >= 1.4 && dt < 5);
 	assert_non_null(strstr(q.res.detail, "the deadline for this transfer"));
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 }
 
 /* Validators with control characters or over the length are never kept
@@ -471,7 +471,7 @@ static void test_validators_and_framing(void **state)
 			fail_msg("%s: rc %s etag '%s' close_delimited %d", cases[i].path,
 			         ow_err_name(rc), q.res.etag, q.res.close_delimited);
 		assert_big(&s);
-		ow_http_membuf_free(&s.m);
+		ow_http_membuf_dispose(&s.m);
 	}
 }
 
@@ -503,7 +503,7 @@ static void test_resume_with_right_206(void **state)
 	char *st = server_stats(&plain, 0);
 	assert_non_null(strstr(st, "\"range\": \"bytes=1000-\""));
 	free(st);
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 }
 
 struct restart_case {
@@ -536,7 +536,7 @@ static void test_resume_restarts(void **state)
 			fail_msg("%s: rc %s restarts %d attempts %u %s", c->path, ow_err_name(rc),
 			         s.restarts, q.res.attempts, q.res.detail);
 		assert_big(&s);
-		ow_http_membuf_free(&s.m);
+		ow_http_membuf_dispose(&s.m);
 	}
 }
 
@@ -614,7 +614,7 @@ static void test_resume_without_validators(void **state)
 		assert_int_equal(q.res.received, c->resumed ? BIG_SIZE - 5000 : BIG_SIZE);
 		assert_big(&s);
 		free(st);
-		ow_http_membuf_free(&s.m);
+		ow_http_membuf_dispose(&s.m);
 	}
 }
 
@@ -675,7 +675,7 @@ static void test_ranges(void **state)
 			assert_int_equal(s.m.len, c->n);
 			assert_memory_equal(s.m.data, want + c->start, c->n);
 		}
-		ow_http_membuf_free(&s.m);
+		ow_http_membuf_dispose(&s.m);
 	}
 	/* what went on the wire */
 	free(server_stats(&plain, 1));
@@ -686,14 +686,14 @@ static void test_ranges(void **state)
 	assert_non_null(strstr(st, "\"range\": \"bytes=-64\""));
 	assert_non_null(strstr(st, "\"if_range\": \"\\\""));
 	free(st);
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 	/* a changed file (If-Range no longer matches) is a 200 too */
 	struct ow_http_req q2 = {.range_len = 64, .flags = OW_HTTP_RANGE_SUFFIX, .if_range = "\"old\""};
 	assert_int_equal(get_path("/big.bin", &q2, &s), OW_EUNSUPPORTED);
 	assert_true(q2.res.range_ignored);
 	assert_non_null(strstr(q2.res.detail, "or the file changed"));
 	assert_int_equal(s.m.len, 0);
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 	/* a 206 must carry the validator its If-Range named (a server that
 	 * ignores If-Range sends bytes of another version): the ETag, or the date */
 	const char *sent[] = {big_etag, big_lastmod};
@@ -703,17 +703,17 @@ static void test_ranges(void **state)
 		assert_int_equal(get_path("/big.bin", &qv, &s), 0);
 		assert_false(qv.res.validator_changed);
 		assert_int_equal(s.m.len, 64);
-		ow_http_membuf_free(&s.m);
+		ow_http_membuf_dispose(&s.m);
 		assert_int_equal(get_path("/fault/ifrange-ignore/big.bin", &qv, &s), OW_EHTTP);
 		assert_true(qv.res.validator_changed);
 		assert_non_null(strstr(qv.res.detail, "not the If-Range"));
 		assert_int_equal(s.m.len, 0);
-		ow_http_membuf_free(&s.m);
+		ow_http_membuf_dispose(&s.m);
 	}
 	/* a range is for http(s), never with a resume */
 	struct ow_http_req q3 = {.range_len = 64, .resume_from = 10, .if_range = big_etag};
 	assert_int_equal(get_path("/big.bin", &q3, &s), OW_EINVAL);
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 }
 
 /* A dropped connection in the middle of a range: asked again, from its start. */
@@ -726,7 +726,7 @@ static void test_range_retry(void **state)
 	assert_int_equal(q.res.attempts, 2);
 	assert_int_equal(s.m.len, 150000);
 	assert_memory_equal(s.m.data, big + 1000, 150000);
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 }
 
 /* ---- engine: parallelism, callbacks, policy ----------------------------------------- */
@@ -735,7 +735,7 @@ static void test_parallel_caps(void **state)
 {
 	(void)state;
 	struct ow_http_opts o;
-	struct ow_http *h;
+	ow_http *h;
 	struct ow_http_req q[12];
 	struct sink s[12];
 	char url[12][256];
@@ -758,7 +758,7 @@ static void test_parallel_caps(void **state)
 	ow_http_free(h);
 	for (int i = 0; i < 12; i++) {
 		assert_string_equal(s[i].m.data, "hello\n");
-		ow_http_membuf_free(&s[i].m);
+		ow_http_membuf_dispose(&s[i].m);
 	}
 	char *st = server_stats(&plain, 0);
 	assert_non_null(strstr(st, "\"max_active\": 4"));
@@ -775,14 +775,14 @@ static void test_sink_error_and_cancel(void **state)
 	assert_int_equal(get_path("/big.bin", &q, &s), OW_ENOSPC);
 	assert_non_null(strstr(q.res.detail, "disk full (test)"));
 	assert_int_equal(q.res.attempts, 1);
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 
 	struct ow_http_req q2 = {0};
-	struct sink s2 = {.cancel = (struct ow_http *)&s2}; /* run_one sets the engine */
+	struct sink s2 = {.cancel = (ow_http *)&s2}; /* run_one sets the engine */
 	assert_int_equal(get_path("/fault/endless/big.bin", &q2, &s2), OW_EINCOMPLETE);
 	assert_true(q2.res.bytes > 100000);
 	assert_non_null(strstr(q2.res.detail, "cancelled"));
-	ow_http_membuf_free(&s2.m);
+	ow_http_membuf_dispose(&s2.m);
 }
 
 static void on_usr1(int sig)
@@ -807,12 +807,12 @@ static void test_interrupt_from_a_signal(void **state)
 	assert_true(ow_http_interrupted());
 	assert_true(q.res.bytes >= 60000);
 	assert_non_null(strstr(q.res.detail, "cancelled"));
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 	struct ow_http_req q2 = {0};
 	struct sink s2 = {0};
 	assert_int_equal(get_path("/big.bin", &q2, &s2), OW_EINCOMPLETE);
 	assert_int_equal(q2.res.bytes, 0);
-	ow_http_membuf_free(&s2.m);
+	ow_http_membuf_dispose(&s2.m);
 	sigaction(SIGUSR1, &old, NULL);
 }
 
@@ -821,7 +821,7 @@ static void test_interrupt_from_a_signal(void **state)
 static int call_url(const char *url, uint64_t max, struct ow_http_call *c, struct sink *s)
 {
 	struct ow_http_opts o;
-	struct ow_http_conn *k;
+	ow_http_conn *k;
 	test_opts(&o);
 	o.max_attempts = 1;
 	assert_int_equal(ow_http_conn_new(&k, &o), 0);
@@ -837,7 +837,7 @@ static int call_url(const char *url, uint64_t max, struct ow_http_call *c, struc
 	s->m.cap = 64u << 20;
 	int rc = ow_http_call(k, c);
 	ow_http_conn_free(k);
-	ow_http_membuf_free(&s->m);
+	ow_http_membuf_dispose(&s->m);
 	return rc;
 }
 
@@ -873,7 +873,7 @@ static char chained_url[256];
 
 static void add_more(void *ud, struct ow_http_req *req)
 {
-	struct ow_http *h = ud;
+	ow_http *h = ud;
 	assert_int_equal(req->res.rc, 0);
 	url_of(chained_url, sizeof chained_url, &plain, "http", "/small.txt");
 	chained = (struct ow_http_req){.url = chained_url, .flags = OW_HTTP_ALLOW_HTTP,
@@ -892,7 +892,7 @@ static void test_add_from_on_done(void **state)
 {
 	(void)state;
 	struct ow_http_opts o;
-	struct ow_http *h;
+	ow_http *h;
 	char url[256];
 	test_opts(&o);
 	assert_int_equal(ow_http_new(&h, &o), 0);
@@ -905,7 +905,7 @@ static void test_add_from_on_done(void **state)
 	ow_http_free(h);
 	assert_int_equal(chained.res.rc, 0);
 	assert_string_equal(chained_sink.m.data, "hello\n");
-	ow_http_membuf_free(&chained_sink.m);
+	ow_http_membuf_dispose(&chained_sink.m);
 }
 
 static void test_policy_first_url(void **state)
@@ -937,14 +937,14 @@ static void test_policy_first_url(void **state)
 	assert_int_equal(run_one(&o, &q5, &s), OW_ENOENT);
 	struct ow_http_req q6 = {.url = "ftp://127.0.0.1/x"};
 	assert_int_equal(run_one(&o, &q6, &s), OW_EPOLICY);
-	ow_http_membuf_free(&s.m);
+	ow_http_membuf_dispose(&s.m);
 }
 
 static void test_bad_options(void **state)
 {
 	(void)state;
 	struct ow_http_opts o;
-	struct ow_http *h = (struct ow_http *)&o;
+	ow_http *h = (ow_http *)&o;
 	ow_http_opts_default(&o);
 	o.jobs = 0;
 	assert_int_equal(ow_http_new(&h, &o), OW_EINVAL);
@@ -1010,7 +1010,7 @@ static void test_tls(void **state)
 			assert_int_equal(run_one(&o, &q3, &s), 0);
 			unsetenv("SSL_CERT_FILE");
 		}
-		ow_http_membuf_free(&s.m);
+		ow_http_membuf_dispose(&s.m);
 		stop_server(&srv);
 	}
 }

@@ -154,7 +154,7 @@ static void test_requirements_table(void **state)
 		if (req_cases[i].url)
 			assert_string_equal(r.url, req_cases[i].url);
 		check_evals(&r, req_cases[i].line, req_cases[i].evals);
-		ow_requirement_free(&r);
+		ow_requirement_dispose(&r);
 		assert_null(r.marker);
 	}
 }
@@ -172,7 +172,7 @@ static void test_requirement_parts(void **state)
 	assert_int_equal(ow_spec_format(&r.spec, buf, sizeof buf), 0);
 	assert_string_equal(buf, ">=2.8.1,==2.8.*");
 	assert_non_null(r.marker);
-	ow_requirement_free(&r);
+	ow_requirement_dispose(&r);
 
 	/* pandas 3.1.1's own line: its [all] extra asks for 23 of its extras */
 	assert_int_equal(ow_requirement_parse(&r, "pandas[aws,clipboard,compression,computation,excel,"
@@ -182,7 +182,7 @@ static void test_requirement_parts(void **state)
 	assert_int_equal(r.nextras, 23);
 	assert_string_equal(r.extras[12], "output-formatting");
 	assert_string_equal(r.extras[22], "xml");
-	ow_requirement_free(&r);
+	ow_requirement_dispose(&r);
 	assert_null(r.extras);
 
 	assert_int_equal(ow_requirement_parse(&r, "pillow!=8.3.*,>=5.3.0"), 0);
@@ -193,13 +193,13 @@ static void test_requirement_parts(void **state)
 	assert_int_equal(ow_pep440_parse(&v, "11.0.0"), 0);
 	assert_true(ow_spec_contains(&r.spec, &v, false));
 	assert_null(r.marker);
-	ow_requirement_free(&r);
+	ow_requirement_dispose(&r);
 
 	assert_int_equal(ow_requirement_parse(&r, "torch==2.10.0.dev20251021"), 0);
 	assert_int_equal(ow_pep440_parse(&v, "2.10.0.dev20251021+cu128"), 0);
 	assert_true(ow_spec_contains(&r.spec, &v, false));
-	ow_requirement_free(&r);
-	ow_requirement_free(NULL);
+	ow_requirement_dispose(&r);
+	ow_requirement_dispose(NULL);
 	ow_marker_free(NULL);
 }
 

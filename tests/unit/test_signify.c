@@ -110,7 +110,7 @@ static void test_manifest_paths(void **state)
 	assert_null(ex_files_case_clash(&f, &other));
 	ex_files_add(&f, "wheels/torch.whl", 1, NULL);
 	assert_non_null(ex_files_case_clash(&f, &other));
-	ex_files_free(&f);
+	ex_files_dispose(&f);
 }
 
 static void test_sums_parse(void **state)
@@ -122,11 +122,11 @@ static void test_sums_parse(void **state)
 	assert_int_equal(ex_parse_sums(ok, strlen(ok), &f), 0);
 	assert_int_equal(f.n, 2);
 	assert_string_equal(f.v[1].path, "wheels/a b.whl");
-	ex_files_free(&f);
+	ex_files_dispose(&f);
 	assert_int_equal(ex_parse_sums(ok, strlen(ok) - 1, &f), OW_EPARSE); /* unterminated */
-	ex_files_free(&f);
+	ex_files_dispose(&f);
 	assert_int_equal(ex_parse_sums("xyz  a\n", 7, &f), OW_EPARSE);
-	ex_files_free(&f);
+	ex_files_dispose(&f);
 }
 
 /* Unreadable key files are errors naming the path, never a crash or a hang. */

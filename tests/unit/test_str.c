@@ -31,7 +31,7 @@ static void test_grows_past_many_reallocs(void **state)
 	assert_int_equal(b.n, 60000u);
 	assert_memory_equal(b.p + 59994, "09999,", 6);
 	assert_int_equal(b.p[b.n], '\0');
-	ow_str_free(&b);
+	ow_str_dispose(&b);
 	assert_null(b.p);
 }
 
