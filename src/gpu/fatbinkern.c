@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "decompress.h"
 #include "bytes.h"
 #include "offwheel/error.h"
@@ -176,14 +177,10 @@ static void memo_add(struct rd *r, const struct ow_fatbin_entry *e, uint64_t at,
 		return;
 	pthread_mutex_lock(&r->memo->mu);
 	struct memo *m = r->memo;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 256;
-		struct memo_ent *v = realloc(m->v, cap * sizeof *v);
-		if (v) {
-			m->v = v;
-			m->cap = cap;
-		}
-	}
+	struct memo_ent *v = ow_array_reserve(m->v, &m->cap, m->n + 1 < 256 ? 256 : m->n + 1,
+					      sizeof *v);
+	if (v) /* out of memory: this one is not remembered, which costs time only */
+		m->v = v;
 	if (m->n < m->cap)
 		m->v[m->n++] = (struct memo_ent){head, at, stored, e->uncompressed_size,
 						 e->compression, quick, kernels};

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 
 enum cmp_op { OP_LT, OP_LE, OP_NE, OP_EQ, OP_GE, OP_GT, OP_COMPAT, OP_ARB, OP_IN, OP_NOT_IN };
@@ -485,7 +486,7 @@ static int parse_extras(struct rparser *p, struct ow_requirement *r)
 	for (;;) {
 		if (r->nextras == OW_REQ_EXTRAS_MAX)
 			return req_error(p, "more than 256 extras");
-		char(*grown)[OW_NAME_MAX] = realloc(r->extras, (r->nextras + 1) * sizeof *r->extras);
+		char(*grown)[OW_NAME_MAX] = ow_array_more(r->extras, r->nextras, sizeof *r->extras);
 		if (!grown)
 			return ow_err(OW_ENOMEM, "requirement: out of memory for its extras");
 		r->extras = grown;

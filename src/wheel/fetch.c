@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "offwheel/error.h"
 #include "event.h"
 #include "fetchint.h"
@@ -841,7 +842,7 @@ void ow_fetch_report_dispose(struct ow_fetch_report *r)
 
 struct meta_text {
 	char *buf;
-	size_t len;
+	size_t len, cap;
 };
 
 static int text_data(const char *name, const void *data, size_t len, void *ud)
@@ -852,7 +853,7 @@ static int text_data(const char *name, const void *data, size_t len, void *ud)
 		return 0;
 	if (m->len + len > OW_METADATA_CAP)
 		return ow_err(OW_ETOOBIG, "METADATA larger than %zu bytes", OW_METADATA_CAP);
-	char *g = realloc(m->buf, m->len + len + 1);
+	char *g = ow_array_reserve(m->buf, &m->cap, m->len + len + 1, 1);
 	if (!g)
 		return ow_err(OW_ENOMEM, "out of memory");
 	m->buf = g;
