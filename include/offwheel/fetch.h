@@ -89,8 +89,14 @@ struct ow_fetch_item {
 	                    * resolved with it are marked (OW_SET_META_WRONG) */
 	char sha256[OW_SHA256_HEX];
 	const char *trust; /* OW_TRUST_* or NULL */
-	char detail[1024];
+	char *detail;      /* why it was rejected or failed; NULL none (ow_fetch_item_detail) */
 };
+
+/* An item's detail, "" when it has none. */
+static inline const char *ow_fetch_item_detail(const struct ow_fetch_item *it)
+{
+	return it->detail ? it->detail : "";
+}
 
 struct ow_fetch_report {
 	struct ow_fetch_item *items;

@@ -101,7 +101,8 @@ static json_t *item_json(const struct ow_fetch_item *it)
 	                      ow_fetch_outcome_name(it->outcome), "bytes", (json_int_t)it->bytes,
 	                      "received", (json_int_t)it->received, "resumed", it->resumed,
 	                      "sha256", *it->sha256 ? it->sha256 : NULL, "trust", it->trust,
-	                      "error", it->outcome >= OW_FETCH_REJECTED ? it->detail : NULL);
+	                      "error",
+	                      it->outcome >= OW_FETCH_REJECTED ? ow_fetch_item_detail(it) : NULL);
 	json_t *r = json_pack("{s:s, s:I, s:I, s:s?, s:b}", "resume", ow_fetch_resume_name(it->resume),
 	                      "partial", (json_int_t)it->partial, "resumed_from",
 	                      (json_int_t)it->resumed_from, "resume_basis",
@@ -215,7 +216,7 @@ void cli_fetch_render_text(const struct cli *c, const struct ow_fetch_report *r,
 			char prefix[300];
 			snprintf(prefix, sizeof prefix, "%-8s %s: ", ow_fetch_outcome_name(it->outcome),
 			         it->filename);
-			cli_wrapped(stderr, prefix, it->detail);
+			cli_wrapped(stderr, prefix, ow_fetch_item_detail(it));
 		} else if (it->outcome == OW_FETCH_DONE || c->verbosity > 0)
 			cli_fetch_item_text(c, it);
 	}

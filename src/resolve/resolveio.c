@@ -71,7 +71,7 @@ static void keep_causes(struct ow_resolve_netio *c, const struct ow_fetch_report
 			continue;
 		struct ow_resolve_cause *g =
 		    ow_array_reserve(c->causes, &c->causes_cap, c->ncauses + 1, sizeof *g);
-		char *d = strdup(*it->detail ? it->detail : "the fetch failed");
+		char *d = strdup(it->detail ? it->detail : "the fetch failed");
 		if (g) /* the old block is gone when it moved, even if d failed */
 			c->causes = g;
 		if (!g || !d) {

@@ -160,7 +160,9 @@ static void set_outcome(struct dl *d, enum ow_fetch_outcome o, int rc, const cha
 {
 	d->item->outcome = o;
 	d->item->rc = rc;
-	snprintf(d->item->detail, sizeof d->item->detail, "%s", detail ? detail : "");
+	free(d->item->detail);
+	d->item->detail = detail && *detail ? strdup(detail) : NULL; /* NULL also out of memory */
+	/* analyzer: kept in d->item->detail, freed by ow_fetch_report_dispose */
 }
 
 static int record_rejected(struct fetch *f, struct dl *d)
@@ -169,7 +171,7 @@ static int record_rejected(struct fetch *f, struct dl *d)
 	if (!st)
 		return OW_EDB;
 	ow_stmt_int(st, 1, d->item->file_id);
-	ow_stmt_text(st, 2, d->item->detail);
+	ow_stmt_text(st, 2, ow_fetch_item_detail(d->item));
 	return ow_stmt_run(st);
 }
 
@@ -734,7 +736,8 @@ static int summarize(struct ow_fetch_report *r)
 	}
 	for (size_t i = 0; i < r->n; i++) /* a full disk is an error, not a flaky network */
 		if (r->items[i].outcome == OW_FETCH_FAILED && r->items[i].rc == OW_ENOSPC)
-			return ow_err(OW_ENOSPC, "%s: %s", r->items[i].filename, r->items[i].detail);
+			return ow_err(OW_ENOSPC, "%s: %s", r->items[i].filename,
+			              ow_fetch_item_detail(&r->items[i]));
 	if (r->failed)
 		return ow_err(OW_EINCOMPLETE, "%zu of %zu files could not be downloaded (partials kept; "
 		                              "re-run to resume)",
@@ -834,6 +837,8 @@ void ow_fetch_report_dispose(struct ow_fetch_report *r)
 {
 	if (!r)
 		return;
+	for (size_t i = 0; r->items && i < r->n; i++)
+		free(r->items[i].detail);
 	free(r->items);
 	memset(r, 0, sizeof *r);
 }

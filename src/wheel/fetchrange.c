@@ -76,7 +76,9 @@ static void set_outcome(struct rdl *d, enum ow_fetch_outcome o, int rc, const ch
 {
 	d->item->outcome = o;
 	d->item->rc = rc;
-	snprintf(d->item->detail, sizeof d->item->detail, "%s", detail ? detail : "");
+	free(d->item->detail);
+	d->item->detail = detail && *detail ? strdup(detail) : NULL; /* NULL also out of memory */
+	/* analyzer: kept in d->item->detail, freed by ow_fetch_report_dispose */
 }
 
 /* Once per host and call: the server does not serve ranges. */
@@ -219,9 +221,9 @@ static void read_local(struct rfetch *f, struct rdl *d)
 			keep_text(f, d);
 		} else {
 			/* the wheel's name is in the reason; the path tells where it lies */
-			char why[sizeof it->detail];
-			snprintf(why, sizeof why, "%s", ow_err_detail());
-			rc = ow_err(rc, "%s [%s]", why, path);
+			char *why = strdup(ow_err_detail());
+			rc = ow_err(rc, "%s [%s]", why ? why : "", path);
+			free(why);
 			set_outcome(d, rc == OW_EIO || rc == OW_ENOMEM ? OW_FETCH_FAILED : OW_FETCH_REJECTED,
 			            rc, ow_err_detail());
 		}
@@ -229,7 +231,7 @@ static void read_local(struct rfetch *f, struct rdl *d)
 	if (fd >= 0)
 		close(fd);
 	if (it->outcome != OW_FETCH_DONE && !it->no_range)
-		ow_log(OW_LOG_WARN, "%s", it->detail);
+		ow_log(OW_LOG_WARN, "%s", ow_fetch_item_detail(it));
 	free(path);
 	ow_progress_item(it->filename, it->received);
 }
