@@ -23,17 +23,24 @@ struct ow_device_fit {
 	bool predicted;     /* judged from torchvision, not torch itself */
 	char verdict[16];  /* native, jit, partial, none, no-code, unknown */
 	char from[OW_FILENAME_MAX + 1]; /* the wheel that was audited */
-	char detail[512];
+	char *detail;      /* owned: why (the fault, the prediction), NULL when none */
 	/* partial / none: the library the device cannot run (the wheel's own
-	 * before NVIDIA's), its modules with code and how many of them have no
-	 * usable image ("" / 0 else) */
-	char library[256];
+	 * before NVIDIA's, owned), its modules with code and how many of them
+	 * have no usable image (NULL / 0 else) */
+	char *library;
 	size_t modules, no_image;
 };
 
+/* A fit starts zeroed ({0}, calloc); the functions below that fill one free
+ * what it held before.  Dispose frees its texts and zeroes it;
+ * ow_device_fits_free disposes n of them and frees the array. */
+void ow_device_fit_dispose(struct ow_device_fit *f);
+void ow_device_fits_free(struct ow_device_fit *fits, size_t n);
+
 /* Judge every complete target of `r` for compute capability `cc` (10*major
  * + minor) and driver (1000*major + 10*minor, 0 = unknown).  torchvision
- * wheels that are needed are fetched with `fo`.  fits[i] for r->targets[i];
+ * wheels that are needed are fetched with `fo`.  fits[i] for r->targets[i]
+ * (r->ntargets of them, zeroed or filled before);
  * the verdict of each stored set (set_id > 0) is recorded. */
 int ow_device_fit_all(ow_store *s, const struct ow_fetch_opts *fo, const struct ow_resolve_report *r,
                       int cc, int driver, struct ow_device_fit *fits);

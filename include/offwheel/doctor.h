@@ -79,7 +79,9 @@ void ow_doctor_report_free(struct ow_doctor_report *r);
 
 /* The build to install for compute capability cc (and driver, 0 unknown),
  * and the commands for python X.Y ("" unknown) on platform ("" = this
- * host).  OW_ENOENT when no known build carries the architecture. */
+ * host).  OW_ENOENT when no known build carries the architecture;
+ * OW_ETOOBIG (and fix->needed 0) when python or platform is longer than its
+ * field, or a command would be longer than its: a fix is whole or none. */
 int ow_doctor_suggest(int cc, int driver, const char *python, const char *platform,
 		      struct ow_doctor_fix *fix);
 

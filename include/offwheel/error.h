@@ -60,6 +60,9 @@ int ow_err(int code, const char *fmt, ...) OW_PRINTF(2, 3);
 int ow_err_prefix(int code, const char *fmt, ...) OW_PRINTF(2, 3);
 /* The detail message of the last ow_err() on this thread ("" if none). */
 const char *ow_err_detail(void);
+/* A malloc'd copy of it, for a report field that keeps it (NULL when out of
+ * memory: such a field reads as "" then). */
+char *ow_err_detail_dup(void);
 /* A message for people into dst (n bytes with the NUL), whole when it fits;
  * else its start and its end around " [... N bytes left out ...] ", so that
  * what a message ends with (the cause, what to do) survives a long name in

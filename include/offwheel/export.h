@@ -90,8 +90,8 @@ struct ow_export_set {
 struct ow_export_skip { /* a set --all-sets (or the device rule) left out */
 	int64_t id;
 	char *target;
-	char reason[512]; /* "incomplete (no torchaudio)", "not fetched (0 of 19 files)",
-	                     "would not run on 12.0: torch/lib/libtorch_cuda.so: ..." */
+	char *reason;     /* owned, never NULL: "incomplete (no torchaudio)", "not fetched
+	                     (0 of 19 files)", "would not run on 12.0: torch/lib/...: ..." */
 	int device;       /* left out by the device rule */
 };
 

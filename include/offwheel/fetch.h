@@ -70,7 +70,8 @@ enum ow_fetch_resume_basis {
 struct ow_fetch_item {
 	int64_t file_id;
 	char filename[256];
-	char url[2048];
+	char *url;         /* owned, whole (an index may list URLs up to OW_URL_MAX_LEN);
+	                    * NULL when the file's row could not be read */
 	enum ow_fetch_outcome outcome;
 	int rc;
 	uint64_t bytes;    /* size of the verified file */

@@ -21,9 +21,8 @@ enum ow_fsck_kind {
 struct ow_fsck_issue {
 	enum ow_fsck_kind kind;
 	int resumable; /* PARTIAL: a download a re-run resumes */
-	int cut;       /* `what` did not fit: gc leaves it */
-	char what[320]; /* the object hash or the path */
-	char detail[640];
+	char *what;    /* the object hash or the path (owned, whole) */
+	char *detail;  /* owned, never NULL */
 };
 
 struct ow_fsck_report {

@@ -225,7 +225,8 @@ struct ow_resolve_member {
 struct ow_resolve_skip {
 	char torch[OW_VER_TEXT_MAX + 1];
 	char missing[OW_RESOLVE_MISSING_MAX]; /* "torchvision,torchaudio" */
-	char why[512];     /* else: the stack rules it out ("no version of vllm fits: ..."), "" */
+	char *why;         /* else: the stack rules it out ("no version of vllm fits: ..."),
+	                    * owned and whole; NULL when missing says why */
 };
 
 struct ow_resolve_target {

@@ -36,7 +36,7 @@ struct ow_lib_check {
 	char *path;
 	const char *pkg;          /* "torch", "torchvision", "torchaudio" */
 	int read_rc;              /* OW_E* when unreadable (detail in read_detail) */
-	char read_detail[256];
+	char *read_detail;        /* owned; NULL when read_rc is 0 */
 	size_t n_modules;         /* modules with code (.nv_fatbin, not empty) */
 	char archs[512];          /* union: "sm_75 sm_80 sm_90a compute_120@9.0" */
 	struct ow_gpu_library_verdict stat; /* for the device's cc and driver */
@@ -52,12 +52,12 @@ struct ow_smoke_dev {
 	bool kernel_run;           /* 0 with no_kernel, or when selecting failed */
 	int kernel_rc;
 	struct ow_smoke_result kernel;
-	char kernel_detail[512];
+	char *kernel_detail;      /* owned; NULL when kernel_rc is 0 */
 	struct ow_lib_check *libs; /* owned when same_as < 0 */
 	size_t n_libs;
 	int same_as;              /* index in devs of the device whose check is shared, or -1 */
 	int rc;                   /* 0 when this device runs the set */
-	char detail[512];         /* why not */
+	char *detail;             /* why not: owned, NULL when rc is 0 */
 };
 
 struct ow_smoke_opts {
@@ -70,16 +70,16 @@ struct ow_smoke_opts {
 };
 
 struct ow_smoke_report {
-	char libcuda[4096];
+	char *libcuda;            /* owned: $OFFWHEEL_LIBCUDA or "libcuda.so.1" */
 	int driver_rc;            /* 0, or why the driver could not be used */
-	char driver_detail[1024];
+	char *driver_detail;      /* owned; NULL when driver_rc is 0 */
 	int driver;               /* cuDriverGetVersion */
 	int n_devices;            /* devices the driver reports */
 	struct ow_smoke_dev *devs;
 	size_t n_devs;
 	struct ow_torch_install *install;
 	int install_rc;
-	char install_detail[1024];
+	char *install_detail;     /* owned; NULL when install_rc is 0 */
 	size_t n_libs_without_code; /* libraries of the set with no device code */
 };
 

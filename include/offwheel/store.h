@@ -59,12 +59,15 @@ void ow_obj_names_free(struct ow_obj_name *names, size_t n);
 struct ow_verify_result {
 	int rc;        /* 0 ok, OW_EHASH, OW_ENOENT, OW_EIO ... */
 	uint64_t size; /* bytes hashed */
-	char detail[320];
+	char *detail;  /* owned: why it failed, NULL when rc is 0 */
 };
 /* Re-hash `n` objects with `jobs` threads, each file read once; results[i]
- * for rows[i].  Returns the number of objects that failed. */
+ * for rows[i] (each one's detail is set: free them with
+ * ow_verify_results_dispose).  Returns the number of objects that failed. */
 size_t ow_store_verify_many(const ow_store *s, const struct ow_obj_row *rows, size_t n, int jobs,
                             struct ow_verify_result *results);
+/* Free the details of n results (the array itself is the caller's). */
+void ow_verify_results_dispose(struct ow_verify_result *results, size_t n);
 
 /* After a verification: mark the rows whose objects were found damaged
  * (wrong hash, wrong size, not a regular file), so that fetch and sync

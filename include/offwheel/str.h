@@ -23,4 +23,9 @@ void ow_str_printf(struct ow_str *b, const char *fmt, ...) OW_PRINTF(2, 3);
 int ow_str_take(struct ow_str *b, char **out);
 void ow_str_dispose(struct ow_str *b);
 
+/* The formatted text in a new malloc'd string, or NULL when out of memory
+ * (or on a format error).  Sets no error detail, so it can word a message
+ * from the current one: ow_aprintf("...: %s", ow_err_detail()). */
+char *ow_aprintf(const char *fmt, ...) OW_PRINTF(1, 2);
+
 #endif

@@ -74,10 +74,15 @@ void ow_url_printable(const char *s, char *buf, size_t bufsz);
 #define OW_REFUSALS_KEPT 3
 struct ow_link_refusals {
 	size_t n;
-	char first[OW_REFUSALS_KEPT][1024];
+	/* the first min(n, OW_REFUSALS_KEPT) reasons, owned; an entry is NULL
+	 * when it could not be kept (out of memory) */
+	char *first[OW_REFUSALS_KEPT];
 };
 void ow_link_refusals_add(struct ow_link_refusals *r, const char *page, const char *reason);
-/* Add `more` (its count and, while there is room, its reasons) to `r`. */
+/* Add `more` (its count and, while there is room, copies of its reasons)
+ * to `r`. */
 void ow_link_refusals_merge(struct ow_link_refusals *r, const struct ow_link_refusals *more);
+/* Free the reasons and zero the count. */
+void ow_link_refusals_dispose(struct ow_link_refusals *r);
 
 #endif

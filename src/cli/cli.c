@@ -425,6 +425,8 @@ static size_t text_cols(const char *s, size_t n)
 
 void cli_wrapped(FILE *f, const char *prefix, const char *msg)
 {
+	if (!msg)
+		msg = "";
 	int cols = isatty(fileno(f)) ? cli_columns(fileno(f), 80) : 0;
 	size_t col = text_cols(prefix, strlen(prefix));
 	cli_progress_clear();

@@ -199,9 +199,11 @@ static int build_plan(struct cli *c, ow_store *s, const struct export_args *a, c
 /* The device rule's judge: audit what the store holds of the set, record it. */
 static int judge_set(void *ud, ow_store *s, int64_t set_id, int cc)
 {
-	struct ow_device_fit f;
+	struct ow_device_fit f = {0};
 	(void)ud;
-	return ow_device_fit_set(s, set_id, cc, 0, &f);
+	int rc = ow_device_fit_set(s, set_id, cc, 0, &f);
+	ow_device_fit_dispose(&f);
+	return rc;
 }
 
 /* "--all-sets: left out 1 set that is not complete and fetched: set 1 (cu126

@@ -97,7 +97,7 @@ static int lookup_all(struct cli *c, ow_store *s, char **items, int n, int64_t *
 static json_t *item_json(const struct ow_fetch_item *it)
 {
 	json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:b, s:s?, s:s?, s:s?}", "filename",
-	                      it->filename, "url", it->url, "outcome",
+	                      it->filename, "url", it->url ? it->url : "", "outcome",
 	                      ow_fetch_outcome_name(it->outcome), "bytes", (json_int_t)it->bytes,
 	                      "received", (json_int_t)it->received, "resumed", it->resumed,
 	                      "sha256", *it->sha256 ? it->sha256 : NULL, "trust", it->trust,

@@ -39,15 +39,16 @@ static json_t *issues_json(const struct ow_fsck_report *r)
 
 static void render_text(struct cli *c, const struct ow_fsck_report *r)
 {
-	char what[CLI_PRINTABLE_SIZE(sizeof r->issues->what)];
-	char detail[CLI_PRINTABLE_SIZE(sizeof r->issues->detail)];
 	for (size_t i = 0; i < r->nissues; i++) {
 		const struct ow_fsck_issue *is = &r->issues[i];
 		int err = is->kind <= OW_FSCK_DB;
-		if (err || c->verbosity > 0)
-			fprintf(err ? stderr : stdout, "%s %s: %s\n", ow_fsck_kind_name(is->kind),
-			        cli_printable(is->what, what, sizeof what),
-			        cli_printable(is->detail, detail, sizeof detail));
+		if (!err && c->verbosity <= 0)
+			continue;
+		char *what = cli_printable_dup(is->what), *detail = cli_printable_dup(is->detail);
+		fprintf(err ? stderr : stdout, "%s %s: %s\n", ow_fsck_kind_name(is->kind),
+		        what ? what : "(out of memory)", detail ? detail : "(out of memory)");
+		free(what);
+		free(detail);
 	}
 	char b[32];
 	cli_say(c, "checked %zu objects (%s): %zu error(s), %zu garbage file(s), %zu partial(s)%s\n",

@@ -101,8 +101,9 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	for (size_t i = 0; i < t->nskipped; i++)
 		json_array_append_new(skipped, json_pack("{s:s, s:o, s:s?}", "torch", t->skipped[i].torch,
 		                                         "missing", csv_json(t->skipped[i].missing),
-		                                         "why", *t->skipped[i].why ? t->skipped[i].why
-		                                                                   : NULL));
+		                                         "why", t->skipped[i].why && *t->skipped[i].why
+		                                                    ? t->skipped[i].why
+		                                                    : NULL));
 	json_t *doc = json_pack("{s:s, s:s, s:s?, s:s, s:s, s:b, s:o, s:o, s:s?, s:s?, s:s?, s:o, "
 	                 "s:o, s:o, s:I}",
 	                 "target", t->describe, "variant", t->variant, "variant_from",
@@ -159,7 +160,8 @@ static json_t *refusals_json(const struct ow_resolve_netio *net)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; net && i < net->rejected.n && i < OW_REFUSALS_KEPT; i++)
-		json_array_append_new(a, json_string(net->rejected.first[i]));
+		if (net->rejected.first[i])
+			json_array_append_new(a, json_string(net->rejected.first[i]));
 	return a;
 }
 
@@ -294,7 +296,7 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 	if (t->hint)
 		sub_line(c, "%s", t->hint);
 	for (size_t i = 0; t->complete && i < t->nskipped; i++)
-		if (*t->skipped[i].why)
+		if (t->skipped[i].why && *t->skipped[i].why)
 			sub_line(c, "newer torch %s passed over: %s", t->skipped[i].torch,
 			         t->skipped[i].why);
 		else
@@ -329,7 +331,8 @@ static void refusals_text(const struct cli *c, const struct ow_link_refusals *r)
 	           "docs/index-quirks.md); the first:\n",
 	        r->n);
 	for (size_t i = 0; i < kept; i++)
-		cli_say(c, "    rejected: %s\n", r->first[i]);
+		if (r->first[i])
+			cli_say(c, "    rejected: %s\n", r->first[i]);
 	if (kept < r->n)
 		cli_say(c, "    ... %zu more (crawl --force -v lists them all)\n", r->n - kept);
 }
@@ -380,7 +383,7 @@ static struct ow_device_fit *judge_device(struct cli *c, struct ropts *o, ow_sto
 	int rc = fits ? ow_device_fit_all(s, &fo, r, o->tgt.device, o->tgt.driver, fits) : OW_ENOMEM;
 	if (rc) {
 		cli_fail(c, rc);
-		free(fits);
+		ow_device_fits_free(fits, r->ntargets);
 		return NULL;
 	}
 	return fits;
@@ -418,7 +421,7 @@ static int run(struct cli *c, void *ud, ow_store *s)
 		cli_device_fits_text(c, &o->idx, &r, fits, o->tgt.device);
 	if (fits && !cli_device_fits_running(&r, fits) && !r.unreachable)
 		exitc = 3; /* no set runs on the device: "no kernel image" ahead */
-	free(fits);
+	ow_device_fits_free(fits, r.ntargets);
 	ow_resolve_report_dispose(&r);
 	ow_resolve_netio_clear(&net);
 	return exitc;

@@ -81,7 +81,7 @@ static void render_json(const struct ow_smoke_report *r, int rc)
 	json_t *devs = json_array();
 	for (size_t i = 0; i < r->n_devs; i++)
 		json_array_append_new(devs, device_json(&r->devs[i]));
-	json_t *driver = json_pack("{s:s, s:b, s:o, s:i, s:i, s:o}", "library", r->libcuda, "ok",
+	json_t *driver = json_pack("{s:s, s:b, s:o, s:i, s:i, s:o}", "library", r->libcuda ? r->libcuda : "", "ok",
 	                           r->driver_rc == 0, "version",
 	                           r->driver ? json_string(cli_gpu_driver(r->driver, drv, sizeof drv))
 	                                     : json_null(),
@@ -106,7 +106,8 @@ static void kernel_line(const struct ow_smoke_dev *d)
 		       "%.2f s)\n", img, k->n, (unsigned long long)k->got, k->seconds);
 	else
 		printf("  smoke kernel: %s (%s): %s\n",
-		       k->status == OW_SMOKE_NOT_RUN ? "NOT RUN" : "FAILED", img, d->kernel_detail);
+		       k->status == OW_SMOKE_NOT_RUN ? "NOT RUN" : "FAILED", img,
+		       d->kernel_detail ? d->kernel_detail : "");
 }
 
 static void render_device(const struct ow_smoke_report *r, const struct ow_smoke_dev *d)
@@ -138,7 +139,7 @@ static void render_text(const struct cli *c, const struct ow_smoke_report *r, in
 		cli_wrapped(stdout, "driver: ", r->driver_detail);
 		goto verdict;
 	}
-	printf("driver: %s, CUDA driver version %s, %d device(s)\n", r->libcuda,
+	printf("driver: %s, CUDA driver version %s, %d device(s)\n", r->libcuda ? r->libcuda : "",
 	       cli_gpu_driver(r->driver, drv, sizeof drv), r->n_devices);
 	for (size_t i = 0; i < r->n_devs; i++)
 		render_device(r, &r->devs[i]);

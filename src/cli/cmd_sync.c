@@ -280,10 +280,10 @@ static void outcome_clear(struct outcome *out)
 {
 	ow_fetch_report_dispose(&out->fetch);
 	ow_fetch_report_dispose(&out->meta);
+	ow_device_fits_free(out->fits, out->res.ntargets); /* one per target: before res goes */
+	out->fits = NULL;
 	ow_resolve_report_dispose(&out->res);
 	ow_resolve_netio_clear(&out->net);
-	free(out->fits);
-	out->fits = NULL;
 }
 
 /* The matrix (and --device verdicts), printed and flushed before the
@@ -352,12 +352,16 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	if (!o->idx.force) /* each download must fit on the workspace's disk */
 		o->idx.http.space_dir = tmpdir;
 	int rc = crawl_step(c, o, s, &out.crawl_failed, &out.crawl_rejected);
-	if (rc)
+	if (rc) {
+		ow_link_refusals_dispose(&out.crawl_rejected);
 		return cli_fail(c, rc);
+	}
 	rc = resolve_and_fetch(c, o, s, &out);
 	if (!rc)
 		rc = again_if_metadata_wrong(c, o, s, &out);
-	out.net.rejected = out.crawl_rejected;
+	ow_link_refusals_dispose(&out.net.rejected); /* counted in crawl_rejected */
+	out.net.rejected = out.crawl_rejected;       /* moved: net owns them now */
+	memset(&out.crawl_rejected, 0, sizeof out.crawl_rejected);
 	int exitc = rc ? cli_fail(c, rc) : exit_code(o, &out);
 	if (!rc && cli_interrupted() && !c->json)
 		exitc = cli_interrupt_report(c, &out.fetch);

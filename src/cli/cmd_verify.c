@@ -53,13 +53,14 @@ static void render(struct cli *c, const struct ow_obj_row *rows, const struct ow
 		/* the detail holds a path: its bytes may be anything */
 		json_t *o = json_pack("{s:s, s:s}", "sha256", rows[i].sha256, "error",
 		                      ow_err_name(res[i].rc));
-		if (o && cli_json_set_bytes(o, "detail", res[i].detail) == 0)
+		if (o && cli_json_set_bytes(o, "detail", res[i].detail ? res[i].detail : "") == 0)
 			json_array_append_new(bad, o);
 		else
 			json_decref(o);
-		char shown[CLI_PRINTABLE_SIZE(sizeof res[i].detail)];
+		char *shown = c->json ? NULL : cli_printable_dup(res[i].detail ? res[i].detail : "");
 		if (!c->json)
-			fprintf(stderr, "FAILED %s\n", cli_printable(res[i].detail, shown, sizeof shown));
+			fprintf(stderr, "FAILED %s\n", shown ? shown : "(out of memory)");
+		free(shown);
 	}
 	if (c->json) {
 		cli_json_out(json_pack("{s:s, s:I, s:I, s:f, s:I, s:o, s:b}", "command", "verify",
@@ -97,6 +98,7 @@ static int run(struct cli *c, void *ud, ow_store *s)
 		failed += ow_verify_wheels(s, rows, n, c->jobs, res);
 	if (res)
 		render(c, rows, res, n, failed, elapsed(&t0));
+	ow_verify_results_dispose(res, n);
 	free(res);
 	free(rows);
 	if (!res)

@@ -38,7 +38,7 @@ static int on_pytorch_index(const struct cli_index_opts *o)
 
 static json_t *fault_json(const struct ow_device_fit *f)
 {
-	if (!f->library[0])
+	if (!f->library)
 		return json_null();
 	return json_pack("{s:s, s:I, s:I}", "library", f->library, "modules",
 	                 (json_int_t)f->modules, "no_image", (json_int_t)f->no_image);
@@ -51,7 +51,7 @@ static json_t *fit_json(const struct ow_resolve_target *t, const struct ow_devic
 	                      f->runs < 0 ? json_null() : json_boolean(f->runs), "verdict",
 	                      f->verdict, "predicted", f->predicted, "audited",
 	                      *f->from ? json_string(f->from) : json_null(), "detail",
-	                      *f->detail ? json_string(f->detail) : json_null());
+	                      f->detail && *f->detail ? json_string(f->detail) : json_null());
 	if (o)
 		json_object_set_new(o, "cause", fault_json(f));
 	return o;
@@ -113,7 +113,7 @@ void cli_device_fits_text(const struct cli *c, const struct cli_index_opts *o,
 		cli_say(c, "  %-40s %s%s%s\n", r->targets[i].describe,
 		        f->runs > 0 ? "runs" : f->runs == 0 ? "WOULD NOT RUN" : "unknown",
 		        f->runs >= 0 ? " — " : "", f->runs >= 0 ? f->verdict : "");
-		if (*f->detail)
+		if (f->detail && *f->detail)
 			cli_say(c, "      %s\n", f->detail);
 	}
 	suggest_text(c, o, r, fits, cc, ccs);

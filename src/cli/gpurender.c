@@ -37,7 +37,7 @@ json_t *cli_gpu_error_json(int rc, const char *detail)
 {
 	if (!rc)
 		return json_null();
-	return json_pack("{s:s, s:s, s:i}", "code", ow_err_name(rc), "detail", detail,
+	return json_pack("{s:s, s:s, s:i}", "code", ow_err_name(rc), "detail", detail ? detail : "",
 	                 "exit_code", ow_err_exit_code(rc));
 }
 
@@ -79,7 +79,7 @@ static json_t *lib_json(const struct ow_lib_check *l)
 	        (json_int_t)l->n_ptx_version, "other_errors", (json_int_t)l->n_error, "other_error",
 	        l->n_error ? json_string(ow_cuda_result_name(NULL, l->error_res)) : json_null(),
 	        "disagree_with_static", (json_int_t)l->n_disagree, "read_error",
-	        l->read_rc ? json_string(l->read_detail) : json_null());
+	        l->read_rc ? json_string(l->read_detail ? l->read_detail : "") : json_null());
 }
 
 json_t *cli_gpu_libs_json(const struct ow_lib_check *libs, size_t n)
@@ -103,19 +103,19 @@ void cli_gpu_install_line(FILE *f, const struct ow_torch_install *in)
 	fprintf(f, "\n");
 }
 
-static void load_summary(const struct ow_lib_check *l, char *buf, size_t size)
+static void load_summary(FILE *f, const struct ow_lib_check *l)
 {
 	if (l->status == OW_LOAD_UNREADABLE)
-		snprintf(buf, size, "UNREADABLE: %s", l->read_detail);
+		fprintf(f, "UNREADABLE: %s", l->read_detail ? l->read_detail : "");
 	else if (l->status == OW_LOAD_STATIC_ONLY)
-		snprintf(buf, size, "%s (static, not loaded)", l->ok ? "ok" : "NO IMAGE");
+		fprintf(f, "%s (static, not loaded)", l->ok ? "ok" : "NO IMAGE");
 	else if (l->status == OW_LOAD_OK)
-		snprintf(buf, size, "loaded %zu/%zu modules", l->n_loaded, l->n_tried);
+		fprintf(f, "loaded %zu/%zu modules", l->n_loaded, l->n_tried);
 	else if (l->status == OW_LOAD_ERROR)
-		snprintf(buf, size, "FAILED %zu/%zu modules: %s", l->n_error, l->n_tried,
+		fprintf(f, "FAILED %zu/%zu modules: %s", l->n_error, l->n_tried,
 		         ow_cuda_result_name(NULL, l->error_res));
 	else
-		snprintf(buf, size, "FAILED %zu/%zu modules: %d %s",
+		fprintf(f, "FAILED %zu/%zu modules: %d %s",
 		         l->n_no_binary ? l->n_no_binary : l->n_ptx_version, l->n_tried,
 		         l->n_no_binary ? OW_CU_NO_BINARY_FOR_GPU : OW_CU_UNSUPPORTED_PTX_VERSION,
 		         l->n_no_binary ? "CUDA_ERROR_NO_BINARY_FOR_GPU"
@@ -127,10 +127,10 @@ void cli_gpu_libs_lines(FILE *f, const struct ow_torch_install *in, const struct
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct ow_lib_check *l = &libs[i];
-		char s[384], drv[16];
-		load_summary(l, s, sizeof s);
-		fprintf(f, "%s%-4s %s: %s; static: %s", indent, l->ok ? "ok" : "FAIL",
-		        cli_gpu_short_path(in, l->path), s, ow_gpu_lib_verdict_name(l->stat.verdict));
+		char drv[16];
+		fprintf(f, "%s%-4s %s: ", indent, l->ok ? "ok" : "FAIL", cli_gpu_short_path(in, l->path));
+		load_summary(f, l);
+		fprintf(f, "; static: %s", ow_gpu_lib_verdict_name(l->stat.verdict));
 		if (l->stat.driver_needed)
 			fprintf(f, " (JIT needs driver >= %s)",
 			        cli_gpu_driver(l->stat.driver_needed, drv, sizeof drv));

@@ -37,7 +37,7 @@ void ow_export_plan_dispose(struct ow_export_plan *p)
 		ex_devices_free(p->sets[i].devices, p->sets[i].ndevices);
 	}
 	for (size_t i = 0; i < p->nskipped; i++)
-		free(p->skipped[i].target);
+		free(p->skipped[i].target), free(p->skipped[i].reason);
 	free(p->items);
 	free(p->sets);
 	free(p->skipped);
@@ -366,16 +366,19 @@ static int plan_skip(struct ow_export_plan *p, int64_t id, char *target, const c
                      int device)
 {
 	struct ow_export_skip *g = ow_array_more(p->skipped, p->nskipped, sizeof *g);
-	if (!g) {
+	if (g) /* the grown block is the plan's, whether or not the copy below works */
+		p->skipped = g;
+	char *reason = g ? strdup(why) : NULL;
+	if (!reason) {
 		free(target);
 		return ow_err(OW_ENOMEM, "export: out of memory");
 	}
-	p->skipped = g;
 	g += p->nskipped++;
 	g->id = id;
 	g->target = target;
 	g->device = device;
-	snprintf(g->reason, sizeof g->reason, "%s", why);
+	g->reason = reason;
+	/* analyzer: reason is kept in p->skipped, freed by the plan's dispose */
 	return 0;
 }
 

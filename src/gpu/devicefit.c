@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "db.h"
 #include "offwheel/error.h"
 #include "offwheel/str.h"
@@ -42,10 +43,11 @@ static size_t first_fatal(const struct ow_audit *a, int cc, int driver, struct o
 		if (!lv.fatal)
 			continue;
 		fatal++;
-		if (f->library[0] && (chosen_vendor <= a->libs[i].vendor))
+		if (f->library && (chosen_vendor <= a->libs[i].vendor))
 			continue;
 		chosen_vendor = a->libs[i].vendor;
-		snprintf(f->library, sizeof f->library, "%s", a->libs[i].path);
+		free(f->library);
+		f->library = strdup(a->libs[i].path); /* out of memory: no library named */
 		f->modules = lv.v.n_native + lv.v.n_jit + lv.v.n_none + lv.v.n_ptx_too_new;
 		f->no_image = lv.v.n_none + lv.v.n_ptx_too_new;
 	}
@@ -57,17 +59,19 @@ static size_t first_fatal(const struct ow_audit *a, int cc, int driver, struct o
  * (and 2 more libraries)"; a CPU build says so. */
 static void fault_text(struct ow_device_fit *f, size_t more, int cc)
 {
+	free(f->detail);
+	f->detail = NULL;
 	if (!strcmp(f->verdict, "no-code")) {
-		snprintf(f->detail, sizeof f->detail, "no library of it carries GPU code (a CPU build)");
+		f->detail = strdup("no library of it carries GPU code (a CPU build)");
 		return;
 	}
-	if (!f->library[0])
+	if (!f->library)
 		return;
 	char tail[64] = "";
 	if (more)
 		snprintf(tail, sizeof tail, " (and %zu more librar%s)", more, more == 1 ? "y" : "ies");
-	snprintf(f->detail, sizeof f->detail, "%s: %zu of %zu modules have no sm_%d image%s",
-	         f->library, f->no_image, f->modules, cc, tail);
+	f->detail = ow_aprintf("%s: %zu of %zu modules have no sm_%d image%s", f->library,
+	                       f->no_image, f->modules, cc, tail);
 }
 
 int ow_device_fit_audit(const struct ow_audit *a, const char *wheel, int cc, int driver,
@@ -77,7 +81,7 @@ int ow_device_fit_audit(const struct ow_audit *a, const char *wheel, int cc, int
 	int rc = ow_audit_verdict(a, cc, driver, &res);
 	if (rc)
 		return rc;
-	memset(f, 0, sizeof *f);
+	ow_device_fit_dispose(f);
 	snprintf(f->from, sizeof f->from, "%s", wheel);
 	snprintf(f->verdict, sizeof f->verdict, "%s", ow_audit_verdict_name(res.verdict));
 	/* a CPU build "runs" nowhere on the GPU: no device code is no fit */
@@ -127,9 +131,23 @@ static int fetch_needed(ow_store *s, const struct ow_fetch_opts *fo, const struc
 	return rc == OW_EINCOMPLETE || rc == OW_EVERIFY ? 0 : rc; /* judged per target below */
 }
 
+void ow_device_fit_dispose(struct ow_device_fit *f)
+{
+	free(f->detail);
+	free(f->library);
+	memset(f, 0, sizeof *f);
+}
+
+void ow_device_fits_free(struct ow_device_fit *fits, size_t n)
+{
+	for (size_t i = 0; fits && i < n; i++)
+		ow_device_fit_dispose(&fits[i]);
+	free(fits);
+}
+
 static void unknown(struct ow_device_fit *f)
 {
-	memset(f, 0, sizeof *f);
+	ow_device_fit_dispose(f);
 	f->runs = -1;
 	snprintf(f->verdict, sizeof f->verdict, "unknown");
 }
@@ -137,14 +155,13 @@ static void unknown(struct ow_device_fit *f)
 /* "…; predicted from X (same build); torch itself is audited once fetched" */
 static void predicted_note(struct ow_device_fit *f, const char *vision)
 {
-	struct ow_str b = {0};
-	char *text = NULL;
 	f->predicted = 1;
-	ow_str_printf(&b, "%s%spredicted from %s (same build); torch itself is audited once fetched",
-	              f->detail, f->detail[0] ? "; " : "", vision);
-	if (!ow_str_take(&b, &text)) /* out of memory: the fault alone */
-		snprintf(f->detail, sizeof f->detail, "%s", text);
-	free(text);
+	char *text = ow_aprintf("%s%spredicted from %s (same build); torch itself is audited once "
+	                        "fetched", f->detail ? f->detail : "", f->detail ? "; " : "", vision);
+	if (!text) /* out of memory: the fault alone */
+		return;
+	free(f->detail);
+	f->detail = text;
 }
 
 /* A set member and how audit finds its wheel (a file name or an object). */
@@ -169,8 +186,7 @@ static void fit_members(ow_store *s, const struct member_ref *t, const struct me
 		return;
 	}
 	unknown(f);
-	snprintf(f->detail, sizeof f->detail, "nothing of this set could be audited: %s",
-	         ow_err_detail());
+	f->detail = ow_aprintf("nothing of this set could be audited: %s", ow_err_detail());
 }
 
 static void fit_one(ow_store *s, const struct ow_resolve_target *t, int cc, int driver,
@@ -214,11 +230,16 @@ int ow_device_fit_set(ow_store *s, int64_t set_id, int cc, int driver, struct ow
 	const struct member_ref tr = {torch, torch && torch->object[0] ? torch->object : "-"};
 	const struct member_ref vr = {vision, vision && vision->object[0] ? vision->object : "-"};
 	fit_members(s, &tr, &vr, cc, driver, f);
+	char *why = NULL;
 	if (f->runs < 0 && !torch)
-		snprintf(f->detail, sizeof f->detail, "the set has no torch wheel to audit");
+		why = strdup("the set has no torch wheel to audit");
 	else if (f->runs < 0 && !torch->object[0] && (!vision || !vision->object[0]))
-		snprintf(f->detail, sizeof f->detail, "neither %s nor its torchvision is fetched — run "
-		         "'offwheel fetch set:%lld'", torch->filename, (long long)set_id);
+		why = ow_aprintf("neither %s nor its torchvision is fetched — run 'offwheel fetch "
+		                 "set:%lld'", torch->filename, (long long)set_id);
+	if (why) {
+		free(f->detail);
+		f->detail = why;
+	}
 	ow_set_members_free(m, n);
 	ow_err_clear();
 	ow_device_fit_record(s, set_id, cc, driver, f);
@@ -240,12 +261,12 @@ static int put_row(ow_db *db, int64_t set_id, int cc, int driver, const struct o
 		ow_stmt_int(st, 5, f->runs);
 	ow_stmt_int(st, 6, f->predicted);
 	ow_stmt_text(st, 7, f->from[0] ? f->from : NULL);
-	ow_stmt_text(st, 8, f->library[0] ? f->library : NULL);
-	if (f->library[0]) {
+	ow_stmt_text(st, 8, f->library);
+	if (f->library) {
 		ow_stmt_int(st, 9, (int64_t)f->modules);
 		ow_stmt_int(st, 10, (int64_t)f->no_image);
 	}
-	ow_stmt_text(st, 11, f->detail[0] ? f->detail : NULL);
+	ow_stmt_text(st, 11, f->detail && *f->detail ? f->detail : NULL);
 	ow_stmt_int(st, 12, (int64_t)time(NULL));
 	return ow_stmt_run(st);
 }
@@ -266,18 +287,22 @@ void ow_device_fit_record(ow_store *s, int64_t set_id, int cc, int driver,
 
 void ow_device_fit_record_torch(ow_store *s, const struct ow_audit *a, int cc, int driver)
 {
-	struct ow_device_fit f;
+	struct ow_device_fit f = {0};
 	ow_stmt *st = a->sha256[0] ? ow_db_stmt(ow_store_db(s), OW_SQL_DEV_SETS_OF_TORCH) : NULL;
 	if (!st || ow_device_fit_audit(a, a->label, cc, driver, &f)) {
 		ow_err_clear();
 		return;
 	}
-	int64_t ids[64];
+	int64_t *ids = NULL, *grown;
 	size_t n = 0;
 	ow_stmt_text(st, 1, a->sha256);
-	while (n < sizeof ids / sizeof *ids && ow_stmt_step(st) == 1)
+	while (ow_stmt_step(st) == 1 && (grown = ow_array_more(ids, n, sizeof *ids))) {
+		ids = grown;
 		ids[n++] = ow_col_int(st, 0);
+	}
 	ow_stmt_run(st); /* done with it before the writes */
 	for (size_t i = 0; i < n; i++)
 		ow_device_fit_record(s, ids[i], cc, driver, &f);
+	free(ids);
+	ow_device_fit_dispose(&f);
 }

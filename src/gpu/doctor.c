@@ -24,6 +24,9 @@ struct build {
 	int ptx;              /* compute_ arch of the PTX, 0 none */
 };
 
+
+/* A report text that may be NULL (out of memory when it was kept) as "". */
+static const char *nz(const char *s) { return s ? s : ""; }
 static const struct build builds[] = {
 	{"stable", "cu128", "2.7.0", 12080, "75 80 86 90 100 120", 120},
 	{"stable", "cu126", "2.6.0", 12060, "50 60 70 75 80 86 90", 0},
@@ -61,17 +64,25 @@ static void host_platform(char *buf, size_t size)
 	snprintf(buf, size, "manylinux_2_28_%.32s", m);
 }
 
-static void add_cmd(struct ow_doctor_fix *f, const char *label, const char *fmt, ...)
+/* One command, whole or refused (OW_ETOOBIG: never a shortened command). */
+static int add_cmd(struct ow_doctor_fix *f, const char *label, const char *fmt, ...)
 	OW_PRINTF(3, 4);
-static void add_cmd(struct ow_doctor_fix *f, const char *label, const char *fmt, ...)
+static int add_cmd(struct ow_doctor_fix *f, const char *label, const char *fmt, ...)
 {
 	va_list ap;
 	if (f->n_commands >= OW_FIX_MAX_CMDS)
-		return;
+		return ow_err(OW_EINTERNAL, "doctor: more than %d commands", OW_FIX_MAX_CMDS);
+	char *cmd = f->commands[f->n_commands];
 	va_start(ap, fmt);
-	vsnprintf(f->commands[f->n_commands], sizeof f->commands[0], fmt, ap);
+	int w = vsnprintf(cmd, sizeof f->commands[0], fmt, ap);
 	va_end(ap);
+	if (w < 0 || (size_t)w >= sizeof f->commands[0]) {
+		cmd[0] = '\0';
+		return ow_err(OW_ETOOBIG, "doctor: the command \"%s\" would be %d bytes, more than %zu",
+		              label, w, sizeof f->commands[0] - 1);
+	}
 	f->labels[f->n_commands++] = label;
+	return 0;
 }
 
 /* "3.12" -> "cp312", "3.13t" -> "cp313t": the python part of a target name. */
@@ -88,39 +99,65 @@ static void cp_tag(const char *python, char *buf, size_t n)
 	buf[o] = '\0';
 }
 
-static void fix_commands(struct ow_doctor_fix *f)
+static int fix_commands(struct ow_doctor_fix *f)
 {
 	int nightly = !strcmp(f->channel, "nightly");
-	char cp[16], target[128];
+	char cp[sizeof f->python + 2];
 	cp_tag(f->python, cp, sizeof cp);
 	/* the names resolve and export give a target: "cu128 cp312-manylinux_2_28_x86_64",
 	 * requirements/cu128-cp312-manylinux_2_28_x86_64.txt */
-	snprintf(target, sizeof target, "%s %s-%s", f->variant, cp, f->platform);
-	add_cmd(f, "online, straight from PyTorch's index",
-		"pip install %s--index-url https://download.pytorch.org/whl/%s%s torch torchvision "
-		"torchaudio",
-		nightly ? "--pre " : "", nightly ? "nightly/" : "", f->variant);
-	add_cmd(f, "with offwheel, on a machine with internet",
-		"offwheel sync --channel %s --variant %s --python %s --platform %s", f->channel,
-		f->variant, f->python, f->platform);
-	add_cmd(f, "then write it to a stick or file server (keygen once: offwheel keygen lab.sec)",
-		"offwheel export DIR --target '%s' --sign lab.sec", target);
-	add_cmd(f, "on this machine, from the stick", "offwheel check DIR --pubkey lab.pub");
-	add_cmd(f, "and install", "pip install --no-index --find-links DIR/wheels --require-hashes "
-		"-r DIR/requirements/%s-%s-%s.txt", f->variant, cp, f->platform);
+	int rc = add_cmd(f, "online, straight from PyTorch's index",
+			 "pip install %s--index-url https://download.pytorch.org/whl/%s%s torch "
+			 "torchvision torchaudio",
+			 nightly ? "--pre " : "", nightly ? "nightly/" : "", f->variant);
+	if (!rc)
+		rc = add_cmd(f, "with offwheel, on a machine with internet",
+			     "offwheel sync --channel %s --variant %s --python %s --platform %s",
+			     f->channel, f->variant, f->python, f->platform);
+	if (!rc)
+		rc = add_cmd(f, "then write it to a stick or file server (keygen once: offwheel "
+				"keygen lab.sec)",
+			     "offwheel export DIR --target '%s %s-%s' --sign lab.sec", f->variant, cp,
+			     f->platform);
+	if (!rc)
+		rc = add_cmd(f, "on this machine, from the stick", "offwheel check DIR --pubkey lab.pub");
+	if (!rc)
+		rc = add_cmd(f, "and install", "pip install --no-index --find-links DIR/wheels "
+			     "--require-hashes -r DIR/requirements/%s-%s-%s.txt", f->variant, cp,
+			     f->platform);
+	return rc;
 }
 
-static void fix_note(struct ow_doctor_fix *f, const struct build *b, int driver)
+static int fix_note(struct ow_doctor_fix *f, const struct build *b, int driver)
 {
 	char have[16], want[16];
 	if (!driver || driver >= b->cuda)
-		return;
+		return 0;
 	ow_gpu_format_driver(driver, have, sizeof have);
 	ow_gpu_format_driver(b->cuda, want, sizeof want);
-	snprintf(f->note, sizeof f->note,
-		 "the driver supports CUDA %s; %s wheels are built for CUDA %s — update the NVIDIA "
-		 "driver to one for CUDA %s or newer as well",
-		 have, b->variant, want, want);
+	return ow_fmt(f->note, sizeof f->note,
+		      "the driver supports CUDA %s; %s wheels are built for CUDA %s — update the "
+		      "NVIDIA driver to one for CUDA %s or newer as well",
+		      have, b->variant, want, want);
+}
+
+/* The build's words and the target's python and platform, each whole. */
+static int fill_fix(struct ow_doctor_fix *fix, const struct build *b, const char *python,
+		    const char *platform)
+{
+	fix->needed = 1;
+	snprintf(fix->channel, sizeof fix->channel, "%s", b->channel);
+	snprintf(fix->variant, sizeof fix->variant, "%s", b->variant);
+	snprintf(fix->since, sizeof fix->since, "%s", b->since);
+	int rc = ow_fmt(fix->python, sizeof fix->python, "%s", python && *python ? python : "X.Y");
+	if (rc)
+		return ow_err_prefix(rc, "doctor: python version: ");
+	if (!platform || !*platform) {
+		host_platform(fix->platform, sizeof fix->platform);
+		return 0;
+	}
+	rc = ow_fmt(fix->platform, sizeof fix->platform, "%s", platform);
+	return rc ? ow_err_prefix(rc, "doctor: platform: ") : 0;
 }
 
 int ow_doctor_suggest(int cc, int driver, const char *python, const char *platform,
@@ -137,22 +174,20 @@ int ow_doctor_suggest(int cc, int driver, const char *python, const char *platfo
 		return ow_err(OW_ENOENT, "no PyTorch build offwheel knows of carries images for "
 					 "compute capability %s — try the newest nightly variant",
 			      ccs);
-	fix->needed = 1;
-	snprintf(fix->channel, sizeof fix->channel, "%s", b->channel);
-	snprintf(fix->variant, sizeof fix->variant, "%s", b->variant);
-	snprintf(fix->since, sizeof fix->since, "%s", b->since);
-	snprintf(fix->python, sizeof fix->python, "%s", python && *python ? python : "X.Y");
-	if (platform && *platform)
-		snprintf(fix->platform, sizeof fix->platform, "%s", platform);
-	else
-		host_platform(fix->platform, sizeof fix->platform);
-	snprintf(fix->why, sizeof fix->why, "%s %s wheels%s%s carry images for compute capability %s%s",
-		 b->channel, b->variant, strcmp(b->since, "latest") ? " since torch " : "",
-		 strcmp(b->since, "latest") ? b->since : "", ccs,
-		 strcmp(b->channel, "stable") ? " (no stable build does yet)" : "");
-	fix_note(fix, b, driver);
-	fix_commands(fix);
-	return 0;
+	int rc = fill_fix(fix, b, python, platform);
+	if (!rc)
+		rc = ow_fmt(fix->why, sizeof fix->why,
+			    "%s %s wheels%s%s carry images for compute capability %s%s", b->channel,
+			    b->variant, strcmp(b->since, "latest") ? " since torch " : "",
+			    strcmp(b->since, "latest") ? b->since : "", ccs,
+			    strcmp(b->channel, "stable") ? " (no stable build does yet)" : "");
+	if (!rc)
+		rc = fix_note(fix, b, driver);
+	if (!rc)
+		rc = fix_commands(fix);
+	if (rc) /* a python or platform longer than any known one: no fix, never a cut one */
+		memset(fix, 0, sizeof *fix);
+	return rc;
 }
 
 /* ---- the steps ---------------------------------------------------------------- */
@@ -184,9 +219,9 @@ static void step_driver(struct ow_doctor_report *r)
 	const struct ow_smoke_report *s = r->smoke;
 	char v[16];
 	if (s->driver_rc && !s->driver)
-		step(r, OW_DOC_DRIVER, OW_STEP_FAIL, "%s", s->driver_detail);
+		step(r, OW_DOC_DRIVER, OW_STEP_FAIL, "%s", nz(s->driver_detail));
 	else
-		step(r, OW_DOC_DRIVER, OW_STEP_PASS, "%s, CUDA driver version %s", s->libcuda,
+		step(r, OW_DOC_DRIVER, OW_STEP_PASS, "%s, CUDA driver version %s", nz(s->libcuda),
 		     s->driver ? (ow_gpu_format_driver(s->driver, v, sizeof v), v) : "unknown");
 }
 
@@ -197,7 +232,7 @@ static void step_devices(struct ow_doctor_report *r)
 	size_t used = 0;
 	if (s->driver_rc || !s->n_devs) {
 		step(r, OW_DOC_DEVICES, s->driver ? OW_STEP_FAIL : OW_STEP_SKIP, "%s",
-		     s->driver ? s->driver_detail : "no driver to ask");
+		     s->driver ? nz(s->driver_detail) : "no driver to ask");
 		return;
 	}
 	for (size_t i = 0; i < s->n_devs; i++) {
@@ -217,7 +252,7 @@ static void step_kernel(struct ow_doctor_report *r)
 	for (size_t i = 0; i < s->n_devs; i++)
 		if (s->devs[i].kernel_rc) {
 			step(r, OW_DOC_KERNEL, OW_STEP_FAIL, "device %d: %s", s->devs[i].dev.ordinal,
-			     s->devs[i].kernel_detail);
+			     nz(s->devs[i].kernel_detail));
 			return;
 		}
 	if (!s->n_devs)
@@ -231,7 +266,7 @@ static void step_install(struct ow_doctor_report *r)
 {
 	const struct ow_torch_install *in = r->smoke->install;
 	if (!in) {
-		step(r, OW_DOC_INSTALL, OW_STEP_FAIL, "%s", r->smoke->install_detail);
+		step(r, OW_DOC_INSTALL, OW_STEP_FAIL, "%s", nz(r->smoke->install_detail));
 		return;
 	}
 	step(r, OW_DOC_INSTALL, OW_STEP_PASS,
@@ -308,16 +343,16 @@ static int verdict_rc(struct ow_doctor_report *r)
 	if (r->steps[OW_DOC_IMAGES].state == OW_STEP_FAIL && s->install)
 		return ow_err(OW_ENOIMAGE, "%s", step_text(r, OW_DOC_IMAGES));
 	if (!s->install)
-		return ow_err(s->install_rc ? s->install_rc : OW_ENOENT, "%s", s->install_detail);
+		return ow_err(s->install_rc ? s->install_rc : OW_ENOENT, "%s", nz(s->install_detail));
 	if (!r->cc)
 		return ow_err(OW_ENODRIVER, "%s — without a GPU give --device CC to audit the "
-					    "installed set for a device", s->driver_detail);
+					    "installed set for a device", nz(s->driver_detail));
 	if (r->steps[OW_DOC_DRIVER].state == OW_STEP_FAIL) { /* --device without a driver */
 		char cc[16];
 		ow_gpu_format_cc(r->cc, cc, sizeof cc);
 		return ow_err(OW_ENODRIVER, "the installed set has images for compute capability %s "
 		                            "(static audit), but the driver and the GPU were not "
-		                            "checked: %s", cc, s->driver_detail);
+		                            "checked: %s", cc, nz(s->driver_detail));
 	}
 	if (r->steps[OW_DOC_KERNEL].state == OW_STEP_FAIL)
 		return ow_err(s->devs[0].kernel_rc ? s->devs[0].kernel_rc : OW_ECUDA, "%s",

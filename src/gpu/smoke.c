@@ -114,7 +114,7 @@ static void check_file_static(struct ow_lib_check *l, int cc, int driver,
 	struct ow_fatbin *fb = NULL;
 	l->read_rc = ow_fatbin_read_file(l->path, 0, &fb);
 	if (l->read_rc) {
-		snprintf(l->read_detail, sizeof l->read_detail, "%s", ow_err_detail());
+		l->read_detail = ow_err_detail_dup();
 		l->status = OW_LOAD_UNREADABLE;
 		return;
 	}
@@ -128,8 +128,10 @@ static void check_file_static(struct ow_lib_check *l, int cc, int driver,
 
 void ow_lib_checks_free(struct ow_lib_check *libs, size_t n)
 {
-	for (size_t i = 0; libs && i < n; i++)
+	for (size_t i = 0; libs && i < n; i++) {
 		free(libs[i].path);
+		free(libs[i].read_detail);
+	}
 	free(libs);
 }
 
@@ -295,11 +297,17 @@ void ow_smoke_report_free(struct ow_smoke_report *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; i < r->n_devs; i++)
+	for (size_t i = 0; i < r->n_devs; i++) {
 		if (r->devs[i].same_as < 0)
 			ow_lib_checks_free(r->devs[i].libs, r->devs[i].n_libs);
+		free(r->devs[i].kernel_detail);
+		free(r->devs[i].detail);
+	}
 	free(r->devs);
 	ow_torch_install_free(r->install);
+	free(r->libcuda);
+	free(r->driver_detail);
+	free(r->install_detail);
 	free(r);
 }
 
@@ -307,14 +315,14 @@ static void find_install(const struct ow_smoke_opts *o, struct ow_smoke_report *
 {
 	r->install_rc = ow_smoke_find_install(o, &r->install);
 	if (r->install_rc)
-		snprintf(r->install_detail, sizeof r->install_detail, "%s", ow_err_detail());
+		r->install_detail = ow_err_detail_dup();
 }
 
 static int open_driver(struct ow_smoke_report *r, ow_cuda **cu)
 {
 	const char *env = getenv("OFFWHEEL_LIBCUDA");
-	snprintf(r->libcuda, sizeof r->libcuda, "%s", env && *env ? env : "libcuda.so.1");
-	int rc = ow_cuda_open(cu);
+	r->libcuda = strdup(env && *env ? env : "libcuda.so.1");
+	int rc = r->libcuda ? ow_cuda_open(cu) : ow_err(OW_ENOMEM, "out of memory");
 	if (!rc)
 		rc = ow_cuda_driver_version(*cu, &r->driver);
 	if (!rc)
@@ -322,7 +330,7 @@ static int open_driver(struct ow_smoke_report *r, ow_cuda **cu)
 	if (!rc && r->n_devices <= 0)
 		rc = ow_err(OW_ENODRIVER, "the CUDA driver reports no device");
 	if (rc)
-		snprintf(r->driver_detail, sizeof r->driver_detail, "%s", ow_err_detail());
+		r->driver_detail = ow_err_detail_dup();
 	r->driver_rc = rc;
 	return rc;
 }
@@ -346,7 +354,7 @@ static void run_kernel(ow_cuda *cu, struct ow_smoke_dev *d)
 	d->kernel_run = 1;
 	d->kernel_rc = ow_cuda_smoke(cu, d->dev.ordinal, &d->kernel);
 	if (d->kernel_rc)
-		snprintf(d->kernel_detail, sizeof d->kernel_detail, "%s", ow_err_detail());
+		d->kernel_detail = ow_err_detail_dup();
 }
 
 static int share_earlier_check(struct ow_smoke_report *r, size_t i)
@@ -383,13 +391,13 @@ static int device_verdict(const struct ow_smoke_report *r, struct ow_smoke_dev *
 		if (!d->libs[k].ok && bad++ == 0)
 			first = d->libs[k].path;
 	if (d->kernel_run && d->kernel_rc)
-		return ow_err(d->kernel_rc, "%s", d->kernel_detail);
+		return ow_err(d->kernel_rc, "%s", d->kernel_detail ? d->kernel_detail : "");
 	if (bad)
 		return ow_err(OW_ENOIMAGE, "%zu librar%s of the installed set cannot run on device "
 					   "%d (first: %s)",
 			      bad, bad == 1 ? "y" : "ies", d->dev.ordinal, first);
 	if (!r->install)
-		return ow_err(r->install_rc, "%s", r->install_detail);
+		return ow_err(r->install_rc, "%s", r->install_detail ? r->install_detail : "");
 	return 0;
 }
 
@@ -414,24 +422,21 @@ static int run_device(ow_cuda *cu, const struct ow_smoke_opts *o, struct ow_smok
 		return rc;
 	d->rc = device_verdict(r, d);
 	if (d->rc)
-		snprintf(d->detail, sizeof d->detail, "%s", ow_err_detail());
+		d->detail = ow_err_detail_dup();
 	return 0;
 }
 
 static int run_devices(ow_cuda *cu, const struct ow_smoke_opts *o, struct ow_smoke_report *r)
 {
-	int worst = 0;
-	char detail[1024] = "";
+	const struct ow_smoke_dev *worst = NULL;
 	for (size_t i = 0; i < r->n_devs; i++) {
 		int rc = run_device(cu, o, r, i);
 		if (rc)
 			return rc;
-		if (rank(r->devs[i].rc) > rank(worst)) {
-			worst = r->devs[i].rc;
-			snprintf(detail, sizeof detail, "%s", r->devs[i].detail);
-		}
+		if (rank(r->devs[i].rc) > rank(worst ? worst->rc : 0))
+			worst = &r->devs[i];
 	}
-	return worst ? ow_err(worst, "%s", detail) : 0;
+	return worst ? ow_err(worst->rc, "%s", worst->detail ? worst->detail : "") : 0;
 }
 
 int ow_smoke_run(const struct ow_smoke_opts *o, struct ow_smoke_report **out)

@@ -9,6 +9,7 @@
 
 #include "array.h"
 #include "offwheel/error.h"
+#include "offwheel/str.h"
 #include "url.h"
 #include "urlint.h"
 
@@ -513,14 +514,23 @@ int ow_url_check_page(const struct ow_url_policy *pol, const char *page_url)
 void ow_link_refusals_add(struct ow_link_refusals *r, const char *page, const char *reason)
 {
 	if (r->n < OW_REFUSALS_KEPT)
-		snprintf(r->first[r->n], sizeof r->first[r->n], "%s: %s", page, reason);
+		r->first[r->n] = ow_aprintf("%s: %s", page, reason);
 	r->n++;
 }
 
 void ow_link_refusals_merge(struct ow_link_refusals *r, const struct ow_link_refusals *more)
 {
 	size_t kept = more->n < OW_REFUSALS_KEPT ? more->n : OW_REFUSALS_KEPT, copied = 0;
-	for (; copied < kept && r->n < OW_REFUSALS_KEPT; copied++)
-		memcpy(r->first[r->n++], more->first[copied], sizeof r->first[0]);
+	for (; copied < kept && r->n < OW_REFUSALS_KEPT; copied++) {
+		const char *reason = more->first[copied];
+		r->first[r->n++] = reason ? strdup(reason) : NULL;
+	}
 	r->n += more->n - copied;
+}
+
+void ow_link_refusals_dispose(struct ow_link_refusals *r)
+{
+	for (size_t i = 0; i < OW_REFUSALS_KEPT; i++)
+		free(r->first[i]);
+	memset(r, 0, sizeof *r);
 }

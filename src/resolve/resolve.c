@@ -242,7 +242,7 @@ static int add_skip(struct ow_resolve_target *o, const char *torch, const char *
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	o->skipped = g;
-	g[o->nskipped].why[0] = '\0';
+	g[o->nskipped].why = NULL;
 	snprintf(g[o->nskipped].torch, sizeof g->torch, "%s", torch);
 	snprintf(g[o->nskipped++].missing, sizeof g->missing, "%s", missing);
 	return 0;
@@ -452,13 +452,13 @@ static int pass_over(struct tstate *ts, const struct rs_cand *torch, const char 
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	ts->passed = g;
+	char *text = strdup(why);
+	if (!text)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	struct ow_resolve_skip *k = &g[ts->npassed++];
 	snprintf(k->torch, sizeof k->torch, "%s", torch->version_text);
 	k->missing[0] = '\0';
-	if (strlen(why) < sizeof k->why)
-		snprintf(k->why, sizeof k->why, "%s", why);
-	else /* shortened on purpose, and marked as such */
-		snprintf(k->why, sizeof k->why, "%.*s ...", (int)(sizeof k->why - 5), why);
+	k->why = text;
 	return mark_bad(ts, torch->id);
 }
 
@@ -507,7 +507,9 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 		if (!g)
 			return ow_err(OW_ENOMEM, "resolve: out of memory");
 		o->skipped = g;
-		g[o->nskipped++] = ts->passed[i];
+		g[o->nskipped] = ts->passed[i];
+		if (!(g[o->nskipped++].why = strdup(ts->passed[i].why)))
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
 	}
 	rs_closure_dispose(&cl);
 	return rc;
@@ -631,6 +633,8 @@ static void target_reset(struct ow_resolve_target *o)
 	for (size_t i = 0; i < o->nnotes; i++)
 		free(o->notes[i]);
 	free(o->notes);
+	for (size_t i = 0; i < o->nskipped; i++)
+		free(o->skipped[i].why);
 	free(o->skipped);
 	free(o->error);
 	free(o->hint);
@@ -1025,10 +1029,18 @@ static int explain_one_root(struct rs_ctx *x, struct ow_resolve_report *r)
 	return 0;
 }
 
+/* What a target's state holds of its own (not the state array). */
+static void tstate_dispose(struct tstate *ts)
+{
+	for (size_t i = 0; i < ts->npassed; i++)
+		free(ts->passed[i].why);
+	free(ts->bad_torch), free(ts->bad_why), free(ts->passed);
+}
+
 static void targets_free(struct ow_resolve_report *r, struct tstate *ts, size_t nts)
 {
 	for (size_t i = 0; ts && i < nts; i++)
-		free(ts[i].bad_torch), free(ts[i].bad_why), free(ts[i].passed);
+		tstate_dispose(&ts[i]);
 	free(ts);
 	for (size_t i = 0; i < r->ntargets; i++)
 		target_reset(&r->targets[i]);
@@ -1116,7 +1128,7 @@ static void finish_report(struct rs_ctx *x, struct ow_resolve_report *r, struct 
 	r->pages_oldest = rs_pages_oldest(x);
 	r->pages_revalidated = x->nstale;
 	for (size_t i = 0; ts && i < nts; i++)
-		free(ts[i].bad_torch), free(ts[i].bad_why), free(ts[i].passed);
+		tstate_dispose(&ts[i]);
 	for (size_t i = 0; i < x->nstack; i++)
 		ow_requirement_dispose(&x->stack[i].req);
 	free(x->stack);

@@ -176,7 +176,7 @@ static int net_fetch(void *ud, ow_store *s, const int64_t *ids, size_t n)
 		for (size_t i = 0; i < rr.n; i++)
 			if (rr.items[i].no_range) {
 				whl[nw++] = rr.items[i].file_id;
-				if (!strncmp(rr.items[i].url, "http", 4))
+				if (rr.items[i].url && !strncmp(rr.items[i].url, "http", 4))
 					remember_no_range(c, rr.items[i].url);
 			}
 		ow_fetch_report_dispose(&rr);
@@ -240,4 +240,5 @@ void ow_resolve_netio_clear(struct ow_resolve_netio *ctx)
 	free(ctx->no_range_hosts);
 	ctx->no_range_hosts = NULL;
 	ctx->n_no_range_hosts = 0;
+	ow_link_refusals_dispose(&ctx->rejected);
 }

@@ -15,6 +15,7 @@
 #include "array.h"
 #include "db.h"
 #include "offwheel/error.h"
+#include "offwheel/str.h"
 #include "event.h"
 #include "fsutil.h"
 #include "store.h"
@@ -26,12 +27,18 @@ static int add_issue_x(struct ow_fsck_report *r, enum ow_fsck_kind kind, const c
 	if (!g)
 		return ow_err(OW_ENOMEM, "out of memory");
 	r->issues = g;
+	/* whole, or no issue: a path cut short would name another file to gc */
+	char *w = strdup(what), *d = strdup(detail ? detail : "");
+	if (!w || !d) {
+		free(w);
+		free(d);
+		return ow_err(OW_ENOMEM, "out of memory");
+	}
 	struct ow_fsck_issue *i = &g[r->nissues++];
 	i->kind = kind;
 	i->resumable = resumable;
-	/* a path cut short names another file: gc must never act on it */
-	i->cut = snprintf(i->what, sizeof i->what, "%s", what) >= (int)sizeof i->what;
-	snprintf(i->detail, sizeof i->detail, "%s", detail ? detail : "");
+	i->what = w;
+	i->detail = d;
 	if (kind <= OW_FSCK_DB)
 		r->errors++;
 	else if (kind == OW_FSCK_PARTIAL)
@@ -58,6 +65,10 @@ void ow_fsck_report_dispose(struct ow_fsck_report *r)
 {
 	if (!r)
 		return;
+	for (size_t i = 0; i < r->nissues; i++) {
+		free(r->issues[i].what);
+		free(r->issues[i].detail);
+	}
 	free(r->issues);
 	memset(r, 0, sizeof *r);
 }
@@ -102,20 +113,24 @@ static int on_disk_file(void *ud, const char *hex, const char *path)
 
 /* A damaged or missing object that a file row points to: the detail names
  * the file and the one command that fetches it again. */
-static void repair_hint(ow_store *s, const char *hex, const char *detail, char *out, size_t n)
+static char *repair_hint(ow_store *s, const char *hex, const char *detail)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FSCK_FILE_OF);
-	snprintf(out, n, "%s", detail);
-	if (!st)
-		return;
-	ow_stmt_text(st, 1, hex);
-	if (ow_stmt_step(st) != 1)
-		return;
-	const char *fn = ow_col_text(st, 0);
-	int wheel = (int)ow_col_int(st, 1);
-	if (fn)
-		snprintf(out, n, "%s — it is %s%s; 'offwheel fetch %s%s' fetches it again", detail,
-		         wheel ? "" : "the metadata of ", fn, wheel ? "" : "--metadata ", fn);
+	const char *fn = NULL;
+	if (!detail)
+		detail = "";
+	if (st) {
+		ow_stmt_text(st, 1, hex);
+		if (ow_stmt_step(st) == 1)
+			fn = ow_col_text(st, 0);
+	}
+	int wheel = fn ? (int)ow_col_int(st, 1) : 0;
+	char *out = fn ? ow_aprintf("%s — it is %s%s; 'offwheel fetch %s%s' fetches it again", detail,
+	                            wheel ? "" : "the metadata of ", fn, wheel ? "" : "--metadata ", fn)
+	               : strdup(detail);
+	if (st)
+		ow_stmt_run(st);
+	return out;
 }
 
 static int hash_all(ow_store *s, struct ow_fsck_report *r, const struct ow_obj_row *rows,
@@ -136,13 +151,15 @@ static int hash_all(ow_store *s, struct ow_fsck_report *r, const struct ow_obj_r
 		else if (orphans && res[i].rc != OW_ENOENT) /* nothing relies on it: garbage */
 			rc = add_issue(r, OW_FSCK_ORPHAN, rows[i].sha256, res[i].detail);
 		else if (res[i].rc) {
-			char d[640];
-			repair_hint(s, rows[i].sha256, res[i].detail, d, sizeof d);
-			rc = add_issue(r, res[i].rc == OW_ENOENT && !orphans ? OW_FSCK_MISSING
-			                                                     : OW_FSCK_CORRUPT,
-			               rows[i].sha256, d);
+			char *d = repair_hint(s, rows[i].sha256, res[i].detail);
+			rc = d ? add_issue(r, res[i].rc == OW_ENOENT && !orphans ? OW_FSCK_MISSING
+			                                                         : OW_FSCK_CORRUPT,
+			                   rows[i].sha256, d)
+			       : ow_err(OW_ENOMEM, "out of memory");
+			free(d);
 		}
 	}
+	ow_verify_results_dispose(res, n);
 	free(res);
 	return rc;
 }
@@ -274,11 +291,7 @@ int ow_gc_garbage(ow_store *s, const struct ow_gc_opts *o, struct ow_gc_result *
 	for (size_t i = 0; !rc && i < r.nissues; i++) {
 		struct ow_fsck_issue *is = &r.issues[i];
 		char path[PATH_MAX];
-		if (is->cut) {
-			ow_log(OW_LOG_WARN, "%s...: name too long to remove safely — remove it by hand",
-			       is->what);
-			res->left++;
-		} else if (is->kind == OW_FSCK_ORPHAN &&
+		if (is->kind == OW_FSCK_ORPHAN &&
 		           !ow_store_object_path(s, is->what, path, sizeof path))
 			remove_file(path, o, res, &res->removed_objects);
 		else if (is->kind == OW_FSCK_STRAY || is->kind == OW_FSCK_ASIDE)

@@ -701,8 +701,7 @@ static int verify_one(void *ud, size_t i)
 	int rc = ow_store_verify(j->s, j->rows[i].sha256, j->rows[i].size);
 	j->results[i].rc = rc;
 	j->results[i].size = j->rows[i].size;
-	if (rc)
-		snprintf(j->results[i].detail, sizeof j->results[i].detail, "%s", ow_err_detail());
+	j->results[i].detail = rc ? ow_err_detail_dup() : NULL;
 	ow_progress_done(j->rows[i].sha256, j->rows[i].size);
 	return rc;
 }
@@ -712,6 +711,14 @@ size_t ow_store_verify_many(const ow_store *s, const struct ow_obj_row *rows, si
 {
 	struct verify_job j = {.s = s, .rows = rows, .results = results};
 	return ow_parallel_for(n, jobs, verify_one, &j);
+}
+
+void ow_verify_results_dispose(struct ow_verify_result *results, size_t n)
+{
+	for (size_t i = 0; results && i < n; i++) {
+		free(results[i].detail);
+		results[i].detail = NULL;
+	}
 }
 
 size_t ow_store_mark_failed(ow_store *s, const struct ow_obj_row *rows,

@@ -133,6 +133,15 @@ void ow_err_saved_dispose(struct ow_err_saved *s)
 
 void ow_err_clear(void) { detail[0] = '\0'; }
 
+char *ow_err_detail_dup(void)
+{
+	size_t n = strlen(detail) + 1;
+	char *copy = malloc(n);
+	if (copy)
+		memcpy(copy, detail, n);
+	return copy;
+}
+
 const char *ow_err_name(int code)
 {
 	const struct err_row *r = find_row(code);

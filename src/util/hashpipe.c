@@ -37,7 +37,7 @@ static void process(struct block *b)
 	if (!rc)
 		rc = ow_sha256_update(s->h, b->data, b->len);
 	if (rc) {
-		snprintf(s->detail, sizeof s->detail, "%s", ow_err_detail());
+		s->detail = ow_err_detail_dup(); /* the worker's own detail, for the writer */
 		s->err = rc;
 	}
 }
@@ -108,7 +108,7 @@ void ow_hashpipe_free(ow_hashpipe *p)
 
 static int stream_error(struct ow_hashpipe_stream *s)
 {
-	return s->err ? ow_err(s->err, "%s", s->detail) : 0;
+	return s->err ? ow_err(s->err, "%s", s->detail ? s->detail : "out of memory") : 0;
 }
 
 /* Hand the staged block to the worker, waiting while the queue is full. */
@@ -172,7 +172,8 @@ int ow_hashpipe_reset(ow_hashpipe *p, struct ow_hashpipe_stream *s)
 	drain_locked(p);
 	pthread_mutex_unlock(&p->mu);
 	s->err = 0; /* the bytes it failed on are being discarded */
-	s->detail[0] = '\0';
+	free(s->detail);
+	s->detail = NULL;
 	return 0;
 }
 
@@ -181,4 +182,6 @@ void ow_hashpipe_stream_done(struct ow_hashpipe_stream *s)
 	free(s->stage);
 	s->stage = NULL;
 	s->staged = 0;
+	free(s->detail);
+	s->detail = NULL;
 }

@@ -20,7 +20,7 @@ struct ow_hashpipe_stream {
 	int fd;        /* where the bytes go (at its current offset) */
 	ow_sha256 *h;  /* what they feed */
 	int err;       /* first error of the worker on this stream, 0 if none */
-	char detail[512];
+	char *detail;  /* its detail, whole (owned; NULL: none, or out of memory) */
 	char *stage;   /* internal: the block being filled */
 	size_t staged;
 };

@@ -79,3 +79,18 @@ void ow_str_dispose(struct ow_str *b)
 	free(b->p);
 	memset(b, 0, sizeof *b);
 }
+
+char *ow_aprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *out = w < 0 ? NULL : malloc((size_t)w + 1);
+	if (!out)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(out, (size_t)w + 1, fmt, ap);
+	va_end(ap);
+	return out;
+}

@@ -14,6 +14,7 @@
 
 #include "array.h"
 #include "offwheel/error.h"
+#include "offwheel/str.h"
 #include "event.h"
 #include "fetchint.h"
 #include "fsutil.h"
@@ -35,7 +36,7 @@ struct dl {
 	char published[OW_SHA256_HEX]; /* #sha256 of the page, "" when none */
 	char meta_sha[OW_SHA256_HEX];  /* data-core-metadata hash, "" when none */
 	char pinned[OW_SHA256_HEX];    /* a repair: the object verified before, "" when none */
-	char fetch_url[2100];
+	char *fetch_url; /* the item's URL, or its .metadata: owned, NULL until prepared */
 	/* wheel downloads: a resumable part file */
 	int fd;
 	char part[PATH_MAX];
@@ -127,7 +128,12 @@ int wh_file_row(ow_store *s, enum ow_sql sql, int64_t id, struct ow_fetch_item *
 	if (rc <= 0)
 		return rc < 0 ? rc : ow_err(OW_ENOENT, "file #%lld is not in the index", (long long)id);
 	it->file_id = id;
-	snprintf(it->url, sizeof it->url, "%s", ow_col_text(st, 0));
+	free(it->url);
+	/* analyzer: kept in it->url, freed by ow_fetch_report_dispose */
+	if (!(it->url = strdup(ow_col_text(st, 0)))) {
+		ow_stmt_run(st);
+		return ow_err(OW_ENOMEM, "file #%lld: out of memory", (long long)id);
+	}
 	snprintf(it->filename, sizeof it->filename, "%s", ow_col_text(st, 1));
 	*out = st;
 	return 0;
@@ -656,11 +662,12 @@ static int prepare(struct fetch *f, struct dl *d, int64_t id)
 		set_outcome(d, OW_FETCH_HAD, 0, "the index publishes no .metadata for it");
 		return 1;
 	}
-	snprintf(d->fetch_url, sizeof d->fetch_url, "%s%s", d->item->url, f->metadata ? ".metadata" : "");
+	if (!(d->fetch_url = ow_aprintf("%s%s", d->item->url, f->metadata ? ".metadata" : "")))
+		return ow_err(OW_ENOMEM, "%s: out of memory", d->item->filename);
 	/* one file wanted twice (two sets that share it, one URL on two pages,
 	 * the same published hash): one transfer, the others take its outcome */
 	for (struct dl *o = f->dls; o < d; o++)
-		if (o->req.url && !o->same &&
+		if (o->req.url && !o->same && o->fetch_url &&
 		    (!strcmp(o->fetch_url, d->fetch_url) ||
 		     (*d->published && !strcmp(o->published, d->published)))) {
 			d->same = o;
@@ -693,7 +700,7 @@ static int allow_hop(void *ud, const char *url)
 {
 	struct fetch *f = ud;
 	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(url, f->dls[i].fetch_url))
+		if (f->dls[i].fetch_url && !strcmp(url, f->dls[i].fetch_url))
 			return 0;
 	return f->o->policy && ow_url_check_page(f->o->policy, url) != 0;
 }
@@ -797,6 +804,8 @@ static int fetch_many(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
 	r->items = calloc(n ? n : 1, sizeof *r->items);
 	if (!dls || !r->items) {
 		free(dls);
+		free(r->items);
+		r->items = NULL;
 		return ow_err(OW_ENOMEM, "out of memory");
 	}
 	r->n = n;
@@ -814,6 +823,7 @@ static int fetch_many(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
 		ow_sha256_free(dls[i].h);
 		ow_hashpipe_stream_done(&dls[i].hs);
 		free((char *)(uintptr_t)dls[i].req.if_range);
+		free(dls[i].fetch_url);
 		ow_http_membuf_dispose(&dls[i].body);
 	}
 	free(dls);
@@ -837,8 +847,10 @@ void ow_fetch_report_dispose(struct ow_fetch_report *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; r->items && i < r->n; i++)
+	for (size_t i = 0; r->items && i < r->n; i++) {
 		free(r->items[i].detail);
+		free(r->items[i].url);
+	}
 	free(r->items);
 	memset(r, 0, sizeof *r);
 }
@@ -945,8 +957,9 @@ static int deep_one(void *ud, size_t i)
 	}
 	if (rc) {
 		j->res[i].rc = rc;
-		snprintf(j->res[i].detail, sizeof j->res[i].detail, "object %.12s… (%s): %s",
-		         j->rows[i].sha256, j->names[i], ow_err_detail());
+		free(j->res[i].detail);
+		j->res[i].detail = ow_aprintf("object %.12s… (%s): %s", j->rows[i].sha256,
+		                              j->names[i], ow_err_detail());
 	}
 	return rc;
 }

@@ -335,7 +335,7 @@ static int allow_hop(void *ud, const char *url)
 {
 	struct rfetch *f = ud;
 	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(url, f->dls[i].item->url))
+		if (f->dls[i].item->url && !strcmp(url, f->dls[i].item->url))
 			return 0;
 	return f->o->policy && ow_url_check_page(f->o->policy, url) != 0;
 }

@@ -60,6 +60,18 @@ def silenced(path, line, cache):
     return line >= 2 and "/* analyzer:" in lines[line - 2]
 
 
+def stale_reasons(entries, used):
+    """The /* analyzer: */ lines of the files analysed whose next line drew no
+    warning: a reason left behind by code that changed."""
+    stale = []
+    for path in sorted({os.path.realpath(e["file"]) for e in entries}):
+        with open(path, encoding="utf-8") as f:
+            for n, text in enumerate(f, 1):
+                if "/* analyzer:" in text and (path, n) not in used:
+                    stale.append((path, n))
+    return stale
+
+
 def main():
     build = sys.argv[1]
     jobs = int(sys.argv[sys.argv.index("--jobs") + 1]) if "--jobs" in sys.argv else os.cpu_count()
@@ -73,7 +85,7 @@ def main():
     if probe.returncode != 0:
         print("analyze: SKIP: this compiler has no -fanalyzer")
         return 77
-    found, quiet, cache = [], 0, {}
+    found, quiet, cache, used = [], 0, {}, set()
     with ThreadPoolExecutor(max_workers=jobs) as ex:
         for path, rc, err in ex.map(run, entries):
             if rc != 0:
@@ -85,12 +97,18 @@ def main():
                     continue
                 if silenced(m.group(1), int(m.group(2)), cache):
                     quiet += 1
+                    used.add((os.path.realpath(m.group(1)), int(m.group(2)) - 1))
                 else:
                     found.append(line)
     for w in sorted(set(found)):
         print(w, file=sys.stderr)
-    print(f"analyze: {len(entries)} files, {len(set(found))} warnings, {quiet} silenced with a reason")
-    return 1 if found else 0
+    stale = stale_reasons(entries, used)
+    for path, line in stale:
+        print(f"{path}:{line}: an analyzer reason that silences nothing: remove it",
+              file=sys.stderr)
+    print(f"analyze: {len(entries)} files, {len(set(found))} warnings, {quiet} silenced with a "
+          f"reason, {len(stale)} stale reasons")
+    return 1 if found or stale else 0
 
 
 if __name__ == "__main__":

@@ -55,6 +55,22 @@ static void test_suggest_commands(void **state)
 	assert_string_equal(f.note, "");
 	assert_string_equal(f.python, "X.Y");
 	assert_non_null(strstr(f.platform, "manylinux_2_28_"));
+	/* the longest platform its field holds goes into every command whole */
+	char plat[sizeof f.platform];
+	memset(plat, 'p', sizeof plat - 1);
+	plat[sizeof plat - 1] = '\0';
+	assert_int_equal(ow_doctor_suggest(120, 0, "3.13t", plat, &f), 0);
+	assert_non_null(strstr(f.commands[4], "cu128-cp313t-"));
+	assert_non_null(strstr(f.commands[4], plat));
+	assert_non_null(strstr(f.commands[2], plat));
+	/* one byte more is refused, never cut into a command for another platform */
+	char longer[sizeof f.platform + 1];
+	memset(longer, 'p', sizeof longer - 1);
+	longer[sizeof longer - 1] = '\0';
+	assert_int_equal(ow_doctor_suggest(120, 0, "3.12", longer, &f), OW_ETOOBIG);
+	assert_int_equal(f.needed, 0);
+	assert_int_equal(f.n_commands, 0);
+	assert_non_null(strstr(ow_err_detail(), "platform"));
 }
 
 static void test_variant(void **state)

@@ -85,6 +85,7 @@ static void test_worker_error_is_reported(void **state)
 	/* a reset forgets the failure: the bytes are being discarded */
 	assert_int_equal(ow_hashpipe_reset(p, &s), 0);
 	assert_int_equal(s.err, 0);
+	assert_null(s.detail);
 	ow_hashpipe_free(p);
 	ow_hashpipe_stream_done(&s);
 	ow_sha256_free(s.h);

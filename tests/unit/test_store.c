@@ -128,6 +128,10 @@ static void test_load_verifies_bytes(void **state)
 	struct ow_verify_result res;
 	assert_int_equal(ow_store_verify_many(f->s, &row, 1, 4, &res), 1);
 	assert_int_equal(res.rc, OW_EHASH);
+	assert_non_null(res.detail);
+	assert_non_null(strstr(res.detail, "damaged"));
+	ow_verify_results_dispose(&res, 1);
+	assert_null(res.detail);
 }
 
 static void test_stream_put_fd_and_remove(void **state)
@@ -235,6 +239,7 @@ static void test_damage_marked_moved_aside_repaired(void **state)
 	struct ow_verify_result res;
 	assert_int_equal(ow_store_verify_many(f->s, &row, 1, 1, &res), 1);
 	assert_int_equal(ow_store_mark_failed(f->s, &row, &res, 1), 1);
+	ow_verify_results_dispose(&res, 1);
 	assert_int_equal(ow_store_usable(f->s, hex, NULL, why, sizeof why), 0);
 	assert_non_null(strstr(why, "found damaged"));
 	assert_int_equal(ow_store_move_aside(f->s, hex, aside, sizeof aside), 0);

@@ -475,6 +475,21 @@ static void test_link_refusals(void **state)
 	assert_string_equal(c.first[OW_REFUSALS_KEPT - 1], "P2: r");
 	ow_link_refusals_merge(&b, &(struct ow_link_refusals){0});
 	assert_int_equal(b.n, 5);
+	/* a reason longer than any fixed field is kept whole */
+	char *page = malloc(5000);
+	memset(page, 'p', 4999);
+	page[4999] = '\0';
+	struct ow_link_refusals d = {0};
+	ow_link_refusals_add(&d, page, "too long");
+	assert_int_equal(strlen(d.first[0]), 4999 + strlen(": too long"));
+	assert_non_null(strstr(d.first[0], "p: too long"));
+	free(page);
+	ow_link_refusals_dispose(&a);
+	ow_link_refusals_dispose(&b);
+	ow_link_refusals_dispose(&c);
+	ow_link_refusals_dispose(&d);
+	assert_int_equal(d.n, 0);
+	assert_null(d.first[0]);
 }
 
 /* Hrefs as real index servers write them, read against their pages as pip
