@@ -45,7 +45,7 @@ struct xfer {
 	enum xstate state;
 	CURL *easy;
 	struct curl_slist *hdrs;
-	char url[2048]; /* current hop */
+	char url[OW_URL_MAX_LEN + 1]; /* current hop: as long as a link may be (url.h) */
 	char host[256];
 	int is_file;
 	int hop; /* next start follows a redirect (not an attempt) */
@@ -183,8 +183,14 @@ static int check_hop(struct xfer *x, const char *url, int redirect)
 {
 	char scheme[16];
 	const char *how = redirect ? "redirect to" : "URL";
-	if (strlen(url) >= sizeof x->url || url_part(url, CURLUPART_SCHEME, scheme, sizeof scheme)) {
-		decide(x, V_FATAL, OW_EPOLICY, "%s %.300s refused: malformed or over-long URL", how, url);
+	size_t len = strlen(url);
+	if (len >= sizeof x->url) {
+		decide(x, V_FATAL, OW_EPOLICY, "%s %.300s... refused: %zu bytes, longer than the %d "
+		       "a URL may be", how, url, len, OW_URL_MAX_LEN);
+		return -1;
+	}
+	if (url_part(url, CURLUPART_SCHEME, scheme, sizeof scheme)) {
+		decide(x, V_FATAL, OW_EPOLICY, "%s %.300s refused: malformed URL", how, url);
 		return -1;
 	}
 	if (!scheme_allowed(x, scheme, redirect)) {

@@ -121,6 +121,28 @@ page_wheels() { grep -c '\.whl</a>' "$1"; }
 	jq -e --argjson n "$n" '.pages[0] | .files == $n and .rejected == 0 and .outcome == "same"' <<<"$output"
 }
 
+@test "a download URL longer than 2 kB (a signed query string) is kept and fetched whole" {
+	# a page whose links carry a 3,200-byte signature, as presigned object URLs do
+	local sig t=(--trusted-host "127.0.0.1:$OW_HTTP_PORT")
+	sig=$(head -c 1600 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	[ "${#sig}" -eq 3200 ]
+	mkdir -p "$SRV/www/signed/simple/filelock"
+	ln -sfn ../pypi/packages "$SRV/www/signed/packages"
+	sed "s|\.whl#sha256=|.whl?X-Amz-Signature=$sig#sha256=|" "$SRV/www/pypi/simple/filelock/index.html" \
+		>"$SRV/www/signed/simple/filelock/index.html"
+	grep -q "X-Amz-Signature=$sig" "$SRV/www/signed/simple/filelock/index.html"
+	run ow --json crawl --index-url "$OW_HTTP_URL/signed/simple" "${t[@]}" --variant all --project filelock
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	jq -e '.pages[0].files > 0 and .pages[0].rejected == 0' <<<"$output"
+	local fn
+	fn=$(ow --json ls files --project filelock | jq -r '.files | max_by(.version) | .filename')
+	run --separate-stderr ow --json fetch "${t[@]}" --index-url "$OW_HTTP_URL/signed/simple" "$fn"
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	# the whole URL in the report, and on the wire (the server's log)
+	jq -e --arg s "$sig" '.files[0].outcome == "done" and (.files[0].url | endswith("?X-Amz-Signature=" + $s))' <<<"$output"
+	grep -q "\"GET /signed/packages/[^ ]*/$fn?X-Amz-Signature=$sig HTTP/1.1\" 200 " "$OW_NGINX_LOG"
+}
+
 # a local copy of the filelock page with links out of the index root
 hostile_local_page() {
 	local p=$SRV/local/simple/filelock/index.html
