@@ -306,12 +306,12 @@ static int w_filter(const char *name, uint64_t size, void *ud)
 	struct wshared *sh = w->sh;
 	struct ow_audit *a = sh->a;
 	if (sh->second && !is_again(sh, name))
-		return 0; /* the first pass counted it */
+		return OW_MEMBER_SKIP; /* the first pass counted it */
 	if (!sh->second && !ow_audit_is_candidate(name)) {
 		pthread_mutex_lock(&sh->mu);
 		a->n_skipped++;
 		pthread_mutex_unlock(&sh->mu);
-		return 0;
+		return OW_MEMBER_SKIP;
 	}
 	if (size > max_member(sh->o) || size > SIZE_MAX - 1)
 		return ow_err(OW_ETOOBIG, "%s: member %s holds %" PRIu64 " bytes, more than the %"
@@ -323,10 +323,10 @@ static int w_filter(const char *name, uint64_t size, void *ud)
 		int decide = !(sh->o->no_kernels && !sh->o->cc);
 		if (!(w->st = fb_stream_new(size, decide)))
 			return ow_err(OW_ENOMEM, "%s: member %s: out of memory", a->label, name);
-		return 1;
+		return OW_MEMBER_READ;
 	}
 	int rc = hold_whole(w, name, size);
-	return rc ? rc : 1;
+	return rc ? rc : OW_MEMBER_READ;
 }
 
 static int add_listed(struct wpass *w, const char *name, uint64_t len, int scanned,

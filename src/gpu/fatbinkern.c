@@ -214,6 +214,13 @@ static uint64_t stream_size(const struct ow_fatbin_entry *e)
 	return e->payload_size;
 }
 
+/* What payload() gives beside a negative error. */
+enum payload_got {
+	PAYLOAD_READ = 0, /* the bytes are in *p, *n of them */
+	PAYLOAD_SEALED,   /* an unknown compression or size: it cannot be opened,
+	                   * and the caller counts it as code */
+};
+
 /* The first `want` bytes of e's payload, decompressed (want 0: all of it).
  * *n gets how many came out. */
 static int payload(struct rd *r, const struct ow_fatbin_entry *e, uint64_t want,
@@ -227,7 +234,7 @@ static int payload(struct rd *r, const struct ow_fatbin_entry *e, uint64_t want,
 	}
 	if (e->compression == OW_FB_COMP_UNKNOWN || !e->uncompressed_size ||
 	    e->uncompressed_size > FULL_MAX)
-		return 1; /* cannot be opened: the caller counts it as code */
+		return PAYLOAD_SEALED;
 	uint64_t full = e->uncompressed_size, out = want && want < full ? want : full;
 	const uint8_t *src = NULL;
 	size_t got = 0;
@@ -241,7 +248,7 @@ static int payload(struct rd *r, const struct ow_fatbin_entry *e, uint64_t want,
 			return ow_err_prefix(rc, "fatbin entry at offset %" PRIu64 ": ", e->offset);
 		*p = r->out;
 		*n = got;
-		return 0;
+		return PAYLOAD_READ;
 	}
 	/* A prefix is decoded from a prefix of the stream, grown until it gives
 	 * the bytes asked for (a zstd block decodes only once it is whole). */
@@ -259,7 +266,7 @@ static int payload(struct rd *r, const struct ow_fatbin_entry *e, uint64_t want,
 		return ow_err_prefix(rc, "fatbin entry at offset %" PRIu64 ": ", e->offset);
 	*p = r->out;
 	*n = got;
-	return 0;
+	return PAYLOAD_READ;
 }
 
 
@@ -344,8 +351,8 @@ static int sass_kernels_once(struct rd *r, struct ow_fatbin_entry *e, int quick)
 		need = ZSTD_BLOCK_MAX;
 	for (int round = 0; round < 3; round++) {
 		int rc = payload(r, e, need, &p, &n);
-		if (rc)
-			return rc > 0 ? 0 : rc;
+		if (rc != PAYLOAD_READ)
+			return rc == PAYLOAD_SEALED ? 0 : rc;
 		int32_t k = probe(p, n, &need);
 		if (k >= 0 || quick || need <= n) {
 			e->kernels = k >= 0 || quick ? k : ow_fatbin_cubin_kernels(p, n);
@@ -377,8 +384,8 @@ static int ptx_kernels(struct rd *r, struct ow_fatbin_entry *e)
 	const uint8_t *p;
 	uint64_t n;
 	int rc = payload(r, e, 0, &p, &n);
-	if (rc)
-		return rc > 0 ? 0 : rc;
+	if (rc != PAYLOAD_READ)
+		return rc == PAYLOAD_SEALED ? 0 : rc;
 	e->kernels = ow_fatbin_ptx_kernels((const char *)p, n);
 	return 0;
 }

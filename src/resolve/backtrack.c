@@ -13,9 +13,16 @@
 
 #define BT_WORDS (BT_NODES_MAX / 64)
 #define BT_REASONS_SHOWN 4
-/* A project required somewhere has no page at all: the target fails with
- * that, as pip's "no matching distribution" would after searching. */
-#define BT_FATAL 4
+/* What a step of the search came to, beside 0 (solved) and a negative
+ * error.  The values follow the provider's answers (backtrack.h), so that
+ * one never reads as the other. */
+enum bt_outcome {
+	/* a project required somewhere has no page at all: the target fails
+	 * with that, as pip's "no matching distribution" would after searching */
+	BT_FATAL = 4,
+	BT_CONFLICT, /* no candidate works here; the decisions it depends on are in cs */
+	BT_BACKJUMP, /* the failure does not depend on this level: back past it */
+};
 
 /* The decisions a failure depends on: bit d = the decision at depth d. */
 struct bits {
@@ -458,7 +465,7 @@ static int check_new(struct bt *b, size_t mark, struct bits *cs, struct ow_str *
 		} else {
 			ow_str_puts(why, ", which has no version for this target");
 		}
-		return 1;
+		return BT_CONFLICT;
 	}
 	return 0;
 }
@@ -548,8 +555,8 @@ static long choose(const struct bt *b)
 
 static int solve(struct bt *b, struct bits *cs_out);
 
-/* Try candidate i of node n at the next depth: 0 solved, 1 failed (cs
- * filled, reason in why), < 0 error. */
+/* Try candidate i of node n at the next depth: 0 solved, BT_CONFLICT (cs
+ * filled, reason in why), BT_BACKJUMP, BT_FATAL, < 0 error. */
 static int attempt(struct bt *b, size_t n, size_t i, struct bits *cs, struct ow_str *why)
 {
 	int d = (int)b->nlv;
@@ -565,14 +572,14 @@ static int attempt(struct bt *b, size_t n, size_t i, struct bits *cs, struct ow_
 	rc = push_requirements(b, n, &b->nodes[n].c[i], d, why);
 	if (rc == BT_UNUSABLE) { /* no earlier decision could change that */
 		undo(b);
-		return 1;
+		return BT_CONFLICT;
 	}
 	if (rc == BT_FATAL || (rc == 0 && (rc = check_new(b, mark, &sub, why)) == BT_FATAL))
 		return rc;
-	if (rc == 1) { /* its own requirements conflict */
+	if (rc == BT_CONFLICT) { /* its own requirements conflict */
 		undo(b);
 		bits_or(cs, &sub);
-		return 1;
+		return BT_CONFLICT;
 	}
 	if (rc == 0)
 		rc = solve(b, &sub);
@@ -584,11 +591,11 @@ static int attempt(struct bt *b, size_t n, size_t i, struct bits *cs, struct ow_
 	undo(b);
 	if (!bits_has(&sub, d)) { /* the failure does not depend on this decision */
 		*cs = sub;
-		return 2;
+		return BT_BACKJUMP;
 	}
 	sub.w[d / 64] &= ~(1ull << (d % 64));
 	bits_or(cs, &sub);
-	return 1;
+	return BT_CONFLICT;
 }
 
 static int solve(struct bt *b, struct bits *cs_out)
@@ -615,15 +622,15 @@ static int solve(struct bt *b, struct bits *cs_out)
 		struct ow_str one = {0};
 		b->deeper = false;
 		rc = attempt(b, n, i, &cs, &one);
-		if (rc == 1 && tried++ < BT_REASONS_SHOWN && one.p)
+		if (rc == BT_CONFLICT && tried++ < BT_REASONS_SHOWN && one.p)
 			ow_str_printf(&why, "%s%s", why.p ? "; " : "", one.p);
 		ow_str_dispose(&one);
-		if (rc == 2) { /* jump back past this level */
+		if (rc == BT_BACKJUMP) { /* jump back past this level */
 			*cs_out = cs;
 			ow_str_dispose(&why);
-			return 1;
+			return BT_CONFLICT;
 		}
-		if (rc != 1) {
+		if (rc != BT_CONFLICT) {
 			ow_str_dispose(&why);
 			return rc;
 		}
@@ -636,7 +643,7 @@ static int solve(struct bt *b, struct bits *cs_out)
 	ow_str_dispose(&why);
 	askers(b, n, &cs);
 	*cs_out = cs;
-	return 1;
+	return BT_CONFLICT;
 }
 
 /* ---- the entry point ----------------------------------------------------------------- */
@@ -718,7 +725,7 @@ int bt_resolve(const struct bt_provider *p, const struct bt_opts *o, const struc
 		rc = solve(&b, &cs);
 	if (rc == 0)
 		rc = collect(&b, out);
-	else if (rc == 1 || rc == BT_FATAL) { /* no solution */
+	else if (rc == BT_CONFLICT || rc == BT_FATAL) { /* no solution */
 		out->conflict = b.conflict;
 		b.conflict = NULL;
 		rc = 0;

@@ -200,25 +200,30 @@ int64_t rs_pages_oldest(const struct rs_ctx *x)
 	return oldest;
 }
 
+/* What revalidate decided for a stored page, beside a negative error. */
+enum reval {
+	REVAL_READ = 0, /* read it as it is (fresh, or tried this run: a failed
+	                 * revalidation keeps the stored page) */
+	REVAL_QUEUED,   /* its conditional GET is queued now */
+};
+
 /* A stored page at least max_age old is revalidated once per run (a
- * conditional GET): 1 when its crawl is queued now, 0 when it is to be read
- * as it is (fresh, or tried this run: a failed revalidation keeps the
- * stored page), < 0 error. */
+ * conditional GET). */
 static int revalidate(struct rs_ctx *x, const char *root, const char *variant,
                       const char *project, const char *url, int64_t fetched)
 {
 	if (!x->o->revalidate || x->o->offline || x->now - fetched < x->o->max_age)
-		return 0;
+		return REVAL_READ;
 	int rc = rs_need_crawl(x, root, variant, project);
 	if (rc != 0)
-		return rc < 0 ? rc : 0;
+		return rc < 0 ? rc : REVAL_READ;
 	bool added;
 	if ((rc = add_once(&x->stale, &x->nstale, url, &added)) < 0)
 		return rc;
 	if (added)
 		ow_log(OW_LOG_INFO, "%s: fetched %lld s ago, revalidating", url,
 		       (long long)(x->now - fetched));
-	return 1;
+	return REVAL_QUEUED;
 }
 
 /* A project's page: {root}/{variant}/{project}/ ("" variant: none). */

@@ -622,7 +622,8 @@ static unsigned url_flags(const char *url)
  * reading it: present, a regular file of its recorded size, not found
  * damaged by verify/fsck (with recheck: and hashing to its name).
  * Otherwise whatever lies there is moved aside (fsck reports it, gc removes
- * it) and the file is fetched again: 1 keep it, 0 fetch it, < 0 error. */
+ * it) and the file is fetched again: WH_SETTLED keep it, WH_QUEUE fetch it,
+ * < 0 error. */
 static int keep_stored(struct fetch *f, struct dl *d, const char *have)
 {
 	char why[512], aside[PATH_MAX];
@@ -636,7 +637,7 @@ static int keep_stored(struct fetch *f, struct dl *d, const char *have)
 		memcpy(d->item->sha256, have, OW_SHA256_HEX);
 		d->item->trust = f->metadata ? NULL : d->stored_trust;
 		set_outcome(d, OW_FETCH_HAD, 0, NULL);
-		return 1;
+		return WH_SETTLED;
 	}
 	if (rc < 0 || (rc = ow_store_move_aside(f->s, have, aside, sizeof aside)))
 		return rc;
@@ -644,10 +645,10 @@ static int keep_stored(struct fetch *f, struct dl *d, const char *have)
 	d->item->bytes = 0;
 	ow_log(OW_LOG_WARN, "%s: %s%s%s — fetching it again", d->item->filename, why,
 	       *aside ? "; moved aside to " : "", aside);
-	return 0;
+	return WH_QUEUE;
 }
 
-/* 1 when there is nothing to download, 0 when d->req is ready. */
+/* WH_SETTLED when there is nothing to download, WH_QUEUE when d->req is ready. */
 static int prepare(struct fetch *f, struct dl *d, int64_t id)
 {
 	char object[OW_SHA256_HEX], meta_object[OW_SHA256_HEX];
@@ -660,7 +661,7 @@ static int prepare(struct fetch *f, struct dl *d, int64_t id)
 		return rc;
 	if (f->metadata && !has_meta) {
 		set_outcome(d, OW_FETCH_HAD, 0, "the index publishes no .metadata for it");
-		return 1;
+		return WH_SETTLED;
 	}
 	if (!(d->fetch_url = ow_aprintf("%s%s", d->item->url, f->metadata ? ".metadata" : "")))
 		return ow_err(OW_ENOMEM, "%s: out of memory", d->item->filename);
@@ -671,7 +672,7 @@ static int prepare(struct fetch *f, struct dl *d, int64_t id)
 		    (!strcmp(o->fetch_url, d->fetch_url) ||
 		     (*d->published && !strcmp(o->published, d->published)))) {
 			d->same = o;
-			return 1;
+			return WH_SETTLED;
 		}
 	d->req.url = d->fetch_url;
 	d->req.what = d->item->filename;
@@ -683,7 +684,7 @@ static int prepare(struct fetch *f, struct dl *d, int64_t id)
 		d->req.max_size = OW_METADATA_CAP;
 		d->req.on_data = mem_data;
 		d->req.on_restart = mem_restart;
-		return 0;
+		return WH_QUEUE;
 	}
 	d->req.max_size = f->o->max_size ? f->o->max_size : OW_FETCH_DEFAULT_CAP;
 	d->req.on_data = part_data;
@@ -775,7 +776,7 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
 		int p = prepare(f, &dls[i], ids[i]);
 		if (p < 0)
 			set_outcome(&dls[i], OW_FETCH_FAILED, p, ow_err_detail());
-		else if (p == 0 && !(rc = ow_http_add(h, &dls[i].req)))
+		else if (p == WH_QUEUE && !(rc = ow_http_add(h, &dls[i].req)))
 			queued++;
 	}
 	if (!rc && queued)

@@ -14,6 +14,12 @@
 int wh_file_row(ow_store *s, enum ow_sql sql, int64_t id, struct ow_fetch_item *it,
                 ow_stmt **out);
 
+/* What preparing one file's transfer came to, beside a negative error. */
+enum wh_prepared {
+	WH_QUEUE = 0, /* its request is ready for the engine */
+	WH_SETTLED,   /* nothing to transfer: its outcome is set already */
+};
+
 /* The engine options of a fetch: the caller's (or the defaults) with every
  * hop passed through `allow`. */
 void wh_http_opts(const struct ow_fetch_opts *o, ow_http_allow_fn allow, void *ud,

@@ -180,7 +180,7 @@ static int fd_metadata(int fd, const char *filename, uint64_t size, struct ow_ra
 			ow_err_prefix(rc, "%s: ", filename);
 			break;
 		}
-		if ((rc = ow_rangemeta_feed(rm, buf, (size_t)rm->want_len)) == 0)
+		if ((rc = ow_rangemeta_feed(rm, buf, (size_t)rm->want_len)) == OW_RM_HAVE_TEXT)
 			break;
 	}
 	free(buf);
@@ -271,9 +271,9 @@ static void on_done(void *ud, struct ow_http_req *req)
 		}
 		if (!rc)
 			rc = ow_rangemeta_feed(&d->rm, buf, d->body.len);
-		if (rc == 1 && !(rc = queue_next(f, d)))
+		if (rc == OW_RM_WANT_MORE && !(rc = queue_next(f, d)))
 			return; /* the next read is queued */
-		if (rc == 0)
+		if (rc == OW_RM_HAVE_TEXT)
 			keep_text(f, d);
 		else
 			set_outcome(d, rc == OW_ENOMEM ? OW_FETCH_FAILED : OW_FETCH_REJECTED, rc,
@@ -290,7 +290,8 @@ static int mem_data(void *ud, const void *buf, size_t len)
 
 static int mem_restart(void *ud) { return ow_http_membuf_restart(&((struct rdl *)ud)->body); }
 
-/* 1 when there is nothing to read for this file, 0 when d->req is ready. */
+/* WH_SETTLED when there is nothing to read for this file, WH_QUEUE when d->req
+ * is ready. */
 static int prepare(struct rfetch *f, struct rdl *d, int64_t id)
 {
 	ow_stmt *st;
@@ -307,16 +308,16 @@ static int prepare(struct rfetch *f, struct rdl *d, int64_t id)
 	                             : NULL;
 	if (why) {
 		set_outcome(d, OW_FETCH_HAD, 0, why);
-		return 1;
+		return WH_SETTLED;
 	}
 	if (!strncmp(it->url, "file:", 5)) {
 		read_local(f, d); /* done here and now: nothing to queue */
-		return 1;
+		return WH_SETTLED;
 	}
 	if (strncmp(it->url, "https:", 6) && strncmp(it->url, "http:", 5)) {
 		it->no_range = 1;
 		set_outcome(d, OW_FETCH_FAILED, OW_EUNSUPPORTED, "not an http(s) URL: read whole");
-		return 1;
+		return WH_SETTLED;
 	}
 	d->req.url = it->url;
 	d->req.what = it->filename;
@@ -326,7 +327,7 @@ static int prepare(struct rfetch *f, struct rdl *d, int64_t id)
 	d->req.on_restart = mem_restart;
 	d->req.flags = !strncmp(it->url, "http:", 5) ? OW_HTTP_ALLOW_HTTP : 0;
 	set_tail_read(d);
-	return 0;
+	return WH_QUEUE;
 }
 
 /* A file's own URL passed the link policy when its page was crawled; every
@@ -353,7 +354,7 @@ static int run(struct rfetch *f, const int64_t *ids, size_t n, struct ow_fetch_r
 		int p = prepare(f, d, ids[i]);
 		if (p < 0)
 			set_outcome(d, OW_FETCH_FAILED, p, ow_err_detail());
-		else if (p == 0 && !(rc = ow_http_add(f->h, &d->req)))
+		else if (p == WH_QUEUE && !(rc = ow_http_add(f->h, &d->req)))
 			queued++;
 	}
 	if (!rc && queued)

@@ -181,7 +181,7 @@ static int scan_cd(struct ow_rangemeta *rm, const uint8_t *cd)
 	     30 + rm->name_len + ow_le16(rm->cd_entry + 30) + LOCAL_SLACK + rm->csize);
 	if (!ow_span_within(rm->local_off, rm->want_len, rm->cd_off))
 		rm->want_len = rm->cd_off - rm->local_off; /* take_entry: local_off < cd_off */
-	return 1;
+	return OW_RM_WANT_MORE;
 }
 
 /* The end record, ZIP64 included, in the tail [base, base + n). */
@@ -226,17 +226,17 @@ static int feed_tail(struct ow_rangemeta *rm, const uint8_t *buf, size_t n)
 	if (rc)
 		return rc;
 	if (rm->cd_off >= base) { /* the central directory is in the tail already */
-		if ((rc = scan_cd(rm, buf + (rm->cd_off - base))) != 1)
+		if ((rc = scan_cd(rm, buf + (rm->cd_off - base))) != OW_RM_WANT_MORE)
 			return rc;
 		/* and the member too (a small wheel): no second read */
 		if (rm->want_off >= base && ow_span_within(rm->want_off - base, rm->want_len, n)) {
 			rm->bytes_read -= rm->want_len; /* counted with the tail */
 			return ow_rangemeta_feed(rm, buf + (rm->want_off - base), (size_t)rm->want_len);
 		}
-		return 1;
+		return OW_RM_WANT_MORE;
 	}
 	want(rm, OW_RM_CD, rm->cd_off, rm->cd_size);
-	return 1;
+	return OW_RM_WANT_MORE;
 }
 
 /* A one-member ZIP of the METADATA (its central-directory fields, its
@@ -313,7 +313,7 @@ static int feed_member(struct ow_rangemeta *rm, const uint8_t *buf, size_t n)
 		    n != rm->want_len)
 			return bad(rm, "its METADATA runs into the central directory");
 		want(rm, OW_RM_MEMBER, rm->local_off, data + rm->csize);
-		return 1;
+		return OW_RM_WANT_MORE;
 	}
 	int fd = repack(rm, buf + data);
 	if (fd < 0)
@@ -330,7 +330,7 @@ static int feed_member(struct ow_rangemeta *rm, const uint8_t *buf, size_t n)
 		return rc;
 	rm->stage = OW_RM_DONE;
 	rm->want_len = 0;
-	return 0;
+	return OW_RM_HAVE_TEXT;
 }
 
 int ow_rangemeta_feed(struct ow_rangemeta *rm, const uint8_t *buf, size_t n)

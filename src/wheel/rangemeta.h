@@ -16,8 +16,8 @@
  *   struct ow_rangemeta rm;
  *   ow_rangemeta_init(&rm, filename, size);       -> rm.want_off/want_len
  *   loop: read [want_off, want_off + want_len) and call
- *         ow_rangemeta_feed(&rm, bytes, n)        -> 1 more bytes wanted
- *                                                    (rm.want_*), 0 done
+ *         ow_rangemeta_feed(&rm, bytes, n)        -> OW_RM_WANT_MORE
+ *                                                    (rm.want_*), or OW_RM_HAVE_TEXT
  *   ow_rangemeta_text(&rm, &text, &len)           the METADATA (malloc'd)
  *   ow_rangemeta_clear(&rm) */
 #ifndef OW_RANGEMETA_H
@@ -32,6 +32,12 @@
 #define OW_RANGEMETA_TAIL ((uint64_t)64 << 10)
 
 enum ow_rangemeta_stage { OW_RM_TAIL, OW_RM_CD, OW_RM_MEMBER, OW_RM_DONE };
+
+/* What a feed came to, beside a negative error. */
+enum ow_rangemeta_fed {
+	OW_RM_HAVE_TEXT = 0, /* the METADATA is in rm->text */
+	OW_RM_WANT_MORE = 1, /* another read is wanted: rm->want_off/want_len */
+};
 
 struct ow_rangemeta {
 	char filename[256];
@@ -57,8 +63,8 @@ struct ow_rangemeta {
 int ow_rangemeta_init(struct ow_rangemeta *rm, const char *filename, uint64_t size);
 
 /* The bytes of the read asked for (n may be less only at the end of the
- * file).  1: another read is wanted (rm->want_*), 0: the METADATA is in
- * rm->text, < 0 an error naming the wheel and what is wrong with it. */
+ * file): an enum ow_rangemeta_fed, or < 0 an error naming the wheel and
+ * what is wrong with it. */
 int ow_rangemeta_feed(struct ow_rangemeta *rm, const uint8_t *buf, size_t n);
 
 /* The same with a first read of at most `tail_max` bytes (at least an end

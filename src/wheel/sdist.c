@@ -64,7 +64,7 @@ static int grab_filter(const char *name, uint64_t size, void *ud)
 	const char *rest = name + strlen(g->top) + 1;
 	bool pkg = !strcmp(rest, "PKG-INFO"), py = !strcmp(rest, "pyproject.toml");
 	if (!pkg && !py)
-		return 0;
+		return OW_MEMBER_SKIP;
 	if ((pkg && g->seen_pkg) || (py && g->seen_py))
 		return ow_err(OW_EZIP, "%s: %s twice — refused", g->label, name);
 	if (size > (pkg ? OW_METADATA_CAP : OW_SDIST_PYPROJECT_MAX))
@@ -72,7 +72,7 @@ static int grab_filter(const char *name, uint64_t size, void *ud)
 		              g->label, name, (unsigned long long)size);
 	g->seen_pkg |= pkg, g->seen_py |= py;
 	g->into = pkg ? &g->pkg_info : &g->pyproject;
-	return 1;
+	return OW_MEMBER_READ;
 }
 
 static int grab_data(const char *name, const void *data, size_t len, void *ud)

@@ -22,8 +22,13 @@ struct ow_wheel_limits {
 /* ow_zip_limits_default plus 64 MiB for the .dist-info text files. */
 void ow_wheel_limits_default(struct ow_wheel_limits *lim);
 
-/* Before each file member: return 1 to receive its bytes, 0 to skip them,
- * a negative OW_E* code to stop the pass (returned as is). */
+/* What a filter answers for a member, beside a negative error. */
+enum ow_member_want {
+	OW_MEMBER_SKIP = 0, /* its bytes are not wanted */
+	OW_MEMBER_READ = 1, /* its bytes go to the data callback */
+};
+/* Before each file member: an enum ow_member_want (a plain predicate's 1 or
+ * 0 will do), or a negative OW_E* code to stop the pass (returned as is). */
 typedef int (*ow_wheel_filter_fn)(const char *name, uint64_t size, void *ud);
 /* Decompressed bytes of a wanted member, in order; a final call with
  * data == NULL and len == 0 marks its end.  Negative return stops the pass. */

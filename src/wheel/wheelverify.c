@@ -237,7 +237,7 @@ static int on_member(const char *name, uint64_t size, void *ud)
 		return rc;
 	v->cons_want =
 	    v->cons && v->cons->filter ? v->cons->filter(name, size, v->cons->ud) : v->cons != NULL;
-	return v->cons_want < 0 ? v->cons_want : 1;
+	return v->cons_want < 0 ? v->cons_want : OW_MEMBER_READ; /* every member is hashed */
 }
 
 static int member_end(struct vstate *v, const char *name)

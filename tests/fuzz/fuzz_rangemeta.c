@@ -27,7 +27,7 @@ static void run(const uint8_t *data, size_t size, uint64_t tail)
 		memcpy(buf, data + rm.want_off, (size_t)rm.want_len);
 		rc = ow_rangemeta_feed(&rm, buf, (size_t)rm.want_len);
 		free(buf);
-		if (rc == 1)
+		if (rc == OW_RM_WANT_MORE)
 			rc = 0;
 	}
 	ow_rangemeta_clear(&rm);

@@ -118,7 +118,7 @@ static int drive(const struct wheel *w, uint64_t tail, struct ow_rangemeta *rm)
 		memcpy(buf, w->b + rm->want_off, rm->want_len);
 		rc = ow_rangemeta_feed(rm, buf, (size_t)rm->want_len);
 		free(buf);
-		if (rc == 1)
+		if (rc == OW_RM_WANT_MORE)
 			rc = 0;
 	}
 	return rc;
