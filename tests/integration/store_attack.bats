@@ -259,6 +259,25 @@ fetch_two() {
 	[ "$(jq .errors <<<"$output")" -eq 0 ]
 }
 
+@test "a workspace path over 320 bytes: fsck names its garbage whole, and gc removes it" {
+	local deep=$WS/deep
+	for i in 1 2 3 4 5 6 7; do deep+=/$(printf 'd%.0s' {1..60}); done
+	[ "${#deep}" -gt 420 ]
+	mkdir -p "$deep"
+	timeout 60 "$PUT" "$deep" random 1 1 6 >/dev/null
+	echo x >"$deep/tmp/obj-stale"
+	echo x >"$deep/objects/sha256/stray-file"
+	touch -d '2 hours ago' "$deep/tmp/obj-stale" "$deep/objects/sha256/stray-file"
+	run -0 timeout 60 "$OFFWHEEL" --home "$deep" --json fsck
+	jq -e --arg p "$deep/objects/sha256/stray-file" '[.issues[] | select(.what == $p)] | length == 1' <<<"$output"
+	jq -e --arg p "$deep/tmp/obj-stale" '[.issues[] | select(.what == $p)] | length == 1' <<<"$output"
+	run -0 timeout 60 "$OFFWHEEL" --home "$deep" --json gc --prune=now
+	[ "$(jq .removed_objects <<<"$output")" -eq 1 ] || { echo "$output"; false; }
+	[ "$(jq .left <<<"$output")" -eq 0 ]
+	[ ! -e "$deep/tmp/obj-stale" ] && [ ! -e "$deep/objects/sha256/stray-file" ]
+	[ "$(timeout 60 "$OFFWHEEL" --home "$deep" --json ls objects | jq .count)" -eq 1 ]
+}
+
 @test "gc never follows a link in objects/ out of the workspace" {
 	"$PUT" "$WS" random 1 1 5 >/dev/null
 	outside=$(mktemp -d)
