@@ -20,5 +20,8 @@
 #define OW_PATH_MAX 4096
 /* The longest version text accepted (without the NUL). */
 #define OW_VER_TEXT_MAX 128
+/* A variant folder name ("cu128", "rocm6.4", "cpu") + NUL: a longer
+ * --variant is refused. */
+#define OW_VARIANT_MAX 64
 
 #endif

@@ -66,7 +66,7 @@ enum ow_page_outcome {
 
 struct ow_crawl_page {
 	char url[1024];
-	char variant[64];
+	char variant[OW_VARIANT_MAX];
 	char project[128];
 	enum ow_page_outcome outcome;
 	int rc;       /* for FAILED */

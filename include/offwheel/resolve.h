@@ -231,7 +231,7 @@ struct ow_resolve_skip {
 
 struct ow_resolve_target {
 	char describe[OW_RESOLVE_DESCRIBE_MAX]; /* "cu128 cp312-manylinux_2_28_x86_64" */
-	char variant[64];   /* "" when a flat root's torch did not say */
+	char variant[OW_VARIANT_MAX]; /* "" when a flat root's torch did not say */
 	const char *variant_from; /* "folder" (the variant's folder), "root" (the
 	                           * flat root is that folder), "local-version" (the
 	                           * torch's +cu128), "requirements" (its CUDA

@@ -83,6 +83,11 @@ static int add_variants(struct cli *c, struct cli_index_opts *o, const char *arg
 	if (cli_strlist_add_csv(&o->variants, arg))
 		return 1;
 	for (size_t i = first; i < o->variants.n; i++) {
+		if (strlen(o->variants.v[i]) >= OW_VARIANT_MAX)
+			return cli_usage_error(c, "--variant: '%.60s...' is %zu bytes, longer than the "
+			                          "%d an index folder name may be (cu128, cpu, rocm6.4)",
+			                       o->variants.v[i], strlen(o->variants.v[i]),
+			                       OW_VARIANT_MAX - 1);
 		if (!variant_typo(o->variants.v[i], hint, sizeof hint))
 			return cli_usage_error(c, "--variant: '%s' is not an index folder name; "
 			                          "did you mean %s?",

@@ -12,6 +12,7 @@
 #include "digest.h"
 #include "offwheel/error.h"
 #include "event.h"
+#include "fmt.h"
 #include "pagelinks.h"
 #include "tags.h"
 #include "store.h"
@@ -647,7 +648,10 @@ static int prepare_job(struct crawl *cr, struct page_job *j, struct ow_crawl_pag
 	j->cr = cr;
 	j->page = p;
 	snprintf(j->index_url, sizeof j->index_url, "%s", ref->index_url);
-	snprintf(p->variant, sizeof p->variant, "%s", variant);
+	if (ow_fmt(p->variant, sizeof p->variant, "%s", variant)) /* a cut one would be stored */
+		return ow_err(OW_EINVAL, "variant '%.60s...': %zu bytes, longer than the %d an index "
+		              "folder name may be (cu128, cpu, rocm6.4)", variant, strlen(variant),
+		              OW_VARIANT_MAX - 1);
 	if ((rc = ow_name_normalize(project, strlen(project), p->project, sizeof p->project)))
 		return ow_err_prefix(rc, "project '%s': ", project);
 	if ((rc = page_url(p->url, sizeof p->url, ref->index_url, variant, p->project)) ||

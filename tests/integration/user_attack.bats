@@ -150,6 +150,13 @@ slow_python() {
 	[ "$status" -ne 124 ]
 	[[ $output == *"req.txt:1: requirement 'torch==111"*"longer than 4096 characters"* ]] || { echo "${output:0:300}"; false; }
 	[ "${#output}" -lt 4000 ]
+	# a 100-byte --variant: refused (before, crawl stored it cut to 63 bytes)
+	for cmd in crawl resolve sync; do
+		run -2 timeout 20 "$OFFWHEEL" --home "$WS" "$cmd" --index-url "file://$T/none" \
+			--variant "cu128,${long:0:100}" --project torch
+		[[ $output == *"--variant: 'aaa"*"is 100 bytes, longer than the 63 an index folder name may be"* ]] || { echo "$cmd: $output"; false; }
+	done
+	[ ! -e "$WS/index.db" ] || [ "$("$OFFWHEEL" --home "$WS" --json ls pages | jq '.pages | length')" -eq 0 ]
 }
 
 @test "audit of a missing path says the file is missing, not that the workspace is" {
