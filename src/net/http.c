@@ -120,20 +120,31 @@ static const char *label(const struct xfer *x)
  * for the cause (a longer URL is shown with "..." after its head). */
 #define DETAIL_URL_MAX 600
 
+/* Put `text` into the request's detail whole, or its start and end around a
+ * mark of what was left out (ow_err_fit): the cause and the advice at the
+ * end of a message survive.  NULL (out of memory) leaves `fallback`. */
+static void set_detail(struct xfer *x, const char *text, const char *fallback)
+{
+	ow_err_fit(x->req->res.detail, sizeof x->req->res.detail, text ? text : fallback);
+}
+
 /* Decide the current attempt: verdict, code, detail "GET <url>: <msg>". */
 OW_PRINTF(4, 5)
 static void decide(struct xfer *x, enum verdict v, int rc, const char *fmt, ...)
 {
-	char *d = x->req->res.detail;
-	size_t n = sizeof x->req->res.detail;
 	size_t ul = strnlen(x->url, DETAIL_URL_MAX + 1);
-	int k = ul > DETAIL_URL_MAX ? snprintf(d, n, "GET %.*s...: ", DETAIL_URL_MAX, x->url)
-	                            : snprintf(d, n, "GET %.*s: ", (int)ul, x->url);
+	char *msg = NULL, *full = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	if (k >= 0 && (size_t)k < n)
-		vsnprintf(d + k, n - (size_t)k, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
+	if (msg && asprintf(&full, "GET %.*s%s: %s", (int)(ul > DETAIL_URL_MAX ? DETAIL_URL_MAX : ul),
+	                    x->url, ul > DETAIL_URL_MAX ? "..." : "", msg) < 0)
+		full = NULL;
+	set_detail(x, full, "out of memory");
+	free(full);
+	free(msg);
 	x->v = v;
 	x->rc = rc;
 	x->delay_ms = -1;
@@ -142,13 +153,18 @@ static void decide(struct xfer *x, enum verdict v, int rc, const char *fmt, ...)
 static void append_detail(struct xfer *x, const char *fmt, ...) OW_PRINTF(2, 3);
 static void append_detail(struct xfer *x, const char *fmt, ...)
 {
-	char *d = x->req->res.detail;
-	size_t l = strlen(d), n = sizeof x->req->res.detail;
+	char *more = NULL, *full = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	if (l + 1 < n)
-		vsnprintf(d + l, n - l, fmt, ap);
+	if (vasprintf(&more, fmt, ap) < 0)
+		more = NULL;
 	va_end(ap);
+	if (more && asprintf(&full, "%s%s", x->req->res.detail, more) < 0)
+		full = NULL;
+	if (full) /* out of memory: the detail stays as it was */
+		set_detail(x, full, "");
+	free(full);
+	free(more);
 }
 
 /* ---- URL checks ------------------------------------------------------------ */
