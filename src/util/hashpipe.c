@@ -31,14 +31,14 @@ struct ow_hashpipe {
 static void process(struct block *b)
 {
 	struct ow_hashpipe_stream *s = b->s;
-	if (s->err)
+	if (atomic_load_explicit(&s->err, memory_order_relaxed)) /* the worker's own store */
 		return;
 	int rc = ow_write_all(s->fd, b->data, b->len);
 	if (!rc)
 		rc = ow_sha256_update(s->h, b->data, b->len);
 	if (rc) {
 		s->detail = ow_err_detail_dup(); /* the worker's own detail, for the writer */
-		s->err = rc;
+		atomic_store_explicit(&s->err, rc, memory_order_release);
 	}
 }
 
@@ -108,7 +108,8 @@ void ow_hashpipe_free(ow_hashpipe *p)
 
 static int stream_error(struct ow_hashpipe_stream *s)
 {
-	return s->err ? ow_err(s->err, "%s", s->detail ? s->detail : "out of memory") : 0;
+	int err = atomic_load_explicit(&s->err, memory_order_acquire); /* then detail is there */
+	return err ? ow_err(err, "%s", s->detail ? s->detail : "out of memory") : 0;
 }
 
 /* Hand the staged block to the worker, waiting while the queue is full. */

@@ -9,6 +9,7 @@
 #ifndef OW_HASHPIPE_H
 #define OW_HASHPIPE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,7 +20,9 @@ typedef struct ow_hashpipe ow_hashpipe;
 struct ow_hashpipe_stream {
 	int fd;        /* where the bytes go (at its current offset) */
 	ow_sha256 *h;  /* what they feed */
-	int err;       /* first error of the worker on this stream, 0 if none */
+	/* first error of the worker on this stream, 0 if none: the worker stores
+	 * it (release) after detail, the writer loads it (acquire) before */
+	_Atomic int err;
 	char *detail;  /* its detail, whole (owned; NULL: none, or out of memory) */
 	char *stage;   /* internal: the block being filled */
 	size_t staged;
