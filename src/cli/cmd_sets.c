@@ -92,7 +92,9 @@ static void torch_text(const struct ow_set_row *r, char *buf, size_t cap)
 static void set_text(const struct cli *c, ow_store *s, const struct ow_set_row *r,
                      const struct widths *w)
 {
-	char state[300], torch[OW_VER_TEXT_MAX + 1];
+	/* room for the longest missing list (state_text writes it whole only when it
+	 * fits `room`, but the compiler sees the field's size) */
+	char state[sizeof "incomplete: no " + OW_RESOLVE_MISSING_MAX], torch[OW_VER_TEXT_MAX + 1];
 	torch_text(r, torch, sizeof torch);
 	size_t used = 4 + 2 + (size_t)w->target + 2 + (size_t)w->torch + 2;
 	state_text(s, r, state, sizeof state, c->verbosity > 0 || used >= 80 ? 200 : 80 - used);

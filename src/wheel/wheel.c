@@ -10,6 +10,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <locale.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,7 +48,8 @@ struct pass {
 	unsigned opts;
 	const int *owner; /* parallel passes: the pass each member belongs to */
 	int me;
-	volatile int *stop; /* another pass failed: stop early */
+	atomic_int *stop; /* another pass failed: stop early (set and read by
+	                   * every pass: an atomic, relaxed: it orders nothing) */
 };
 
 void ow_wheel_limits_default(struct ow_wheel_limits *lim)
@@ -243,7 +245,7 @@ static int pass_entry(const struct pass *p, const struct ow_zip_entry *en)
 	int rc = check_header(p, ae, en);
 	if (rc || en->is_dir)
 		return rc;
-	if (p->stop && *p->stop)
+	if (p->stop && atomic_load_explicit(p->stop, memory_order_relaxed))
 		return PASS_STOPPED; /* the failing pass's error is the one reported */
 	int mine = !p->owner || p->owner[en - p->w->z->e] == p->me;
 	int want = !mine ? 0 : p->filter ? p->filter(en->name, en->usize, p->ud) : 1;
@@ -308,7 +310,7 @@ struct par {
 	ow_wheel_data_fn data;
 	void *const *uds;
 	int *owner;
-	volatile int stop;
+	atomic_int stop;
 };
 
 static int par_worker(void *ud, size_t t)
@@ -321,7 +323,7 @@ static int par_worker(void *ud, size_t t)
 	int rc = s.buf ? pass_with_utf8(&p, &s) : ow_err(OW_ENOMEM, "out of memory");
 	free(s.buf);
 	if (rc && rc != PASS_STOPPED)
-		q->stop = 1;
+		atomic_store_explicit(&q->stop, 1, memory_order_relaxed);
 	return rc; /* the pool keeps the error of the lowest pass that failed */
 }
 
