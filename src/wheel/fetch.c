@@ -668,7 +668,7 @@ static int prepare(struct fetch *f, struct dl *d, int64_t id)
 	/* one file wanted twice (two sets that share it, one URL on two pages,
 	 * the same published hash): one transfer, the others take its outcome */
 	for (struct dl *o = f->dls; o < d; o++)
-		if (o->req.url && !o->same && o->fetch_url &&
+		if (o->req.url && !o->same &&
 		    (!strcmp(o->fetch_url, d->fetch_url) ||
 		     (*d->published && !strcmp(o->published, d->published)))) {
 			d->same = o;
