@@ -26,6 +26,8 @@ static const char *const default_projects[] = {"torch", "torchvision", "torchaud
 struct tstate {
 	struct ow_target t;
 	const char *variant;
+	const char *label; /* one root holding several variants: the local label
+	                    * (+cu126) its torch must carry, NULL for any */
 	struct ow_resolve_target *out;
 	size_t window;
 	bool done;
@@ -131,13 +133,35 @@ static int mark_bad(struct tstate *ts, int64_t id)
 	return 0;
 }
 
-/* Torch view: filtered by --date / --version unless `all`. */
+/* Local labels compare as PEP 440 normalises them (cpu-cxx11-abi is the
+ * folder of +cpu.cxx11.abi). */
+static bool same_label(const char *folder, const char *local)
+{
+	for (; *folder && *local; folder++, local++)
+		if (*folder != *local && !(strchr("-_.", *folder) && *local == '.'))
+			return false;
+	return !*folder && !*local;
+}
+
+/* On one root read by label: the torch built for the target's variant.
+ * PyTorch's macOS wheels are its cpu build and carry no label. */
+static bool label_selected(const struct tstate *ts, const struct rs_cand *c)
+{
+	if (!ts->label)
+		return true;
+	if (!c->v.local[0] && !strcmp(ts->label, "cpu") && ts->t.os == OW_OS_MACOS)
+		return true;
+	return same_label(ts->label, c->v.local);
+}
+
+/* Torch view: filtered by --date / --version unless `all`, and by the
+ * target's label. */
 static void torch_mc(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool all)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < pv->n; i++) {
 		struct rs_cand *c = pv->c[i];
-		if (!all && !torch_selected(x->o, c))
+		if ((!all && !torch_selected(x->o, c)) || !label_selected(ts, c))
 			continue;
 		const struct rs_meta *m = rs_meta_peek(x, c);
 		bool ok = !is_bad(ts, c->id) && !c->yanked && (all || stack_admits_torch(x, ts, c)) &&
@@ -542,6 +566,49 @@ static int no_variant(struct rs_ctx *x, struct tstate *ts)
 	return 0;
 }
 
+/* The local labels of the torches a root lists, each once, comma-separated. */
+static char *labels_listed(const struct rs_list *l)
+{
+	struct ow_str b = {0};
+	for (size_t i = 0; i < l->n; i++) {
+		const char *lab = l->c[i].v.local;
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(l->c[j].v.local, lab);
+		if (!seen)
+			ow_str_printf(&b, "%s%s%s", b.n ? ", " : "", *lab ? "+" : "", *lab ? lab : "none");
+	}
+	if (b.err) {
+		ow_str_dispose(&b);
+		return NULL;
+	}
+	return b.p ? b.p : strdup("no torch at all");
+}
+
+/* One root read by label and no torch for this target carries it: say what
+ * the index is and which labels its torches do carry. */
+static int no_label(struct rs_ctx *x, struct tstate *ts)
+{
+	struct rs_list *l;
+	int rc = rs_list_get(x, x->o->projects[0], "", false, &l);
+	if (rc < 0 || l->state != RS_LIST_LOADED)
+		return rc < 0 ? rc : no_variant(x, ts);
+	char *labels = labels_listed(l);
+	free(ts->out->error);
+	ts->out->error = labels ? ow_aprintf(
+	        "%s: no such variant on this index: no page at %s/%s/%s/ (HTTP 404); this index "
+	        "has no variant folders: it is one root (as PyPI and its mirrors are) with "
+	        "every project at %s/{project}/, where a variant is the local version its "
+	        "torch carries (+%s), and none of its %s wheels for this target carries it "
+	        "(their labels: %s) — leave --variant/--cuda out to read it so, or use a PyTorch "
+	        "variant root such as --index-url https://download.pytorch.org/whl/%s",
+	        ts->label, x->o->index_url, ts->label, x->o->projects[0], x->o->index_url,
+	        ts->label, x->o->projects[0], labels, ts->label) : NULL;
+	free(labels);
+	ts->out->no_variant = true;
+	return ts->out->error ? 0 : ow_err(OW_ENOMEM, "resolve: out of memory");
+}
+
 /* No complete set among the torches: report the newest with what it lacks. */
 static int incomplete(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
                       const struct rs_choice *ch)
@@ -553,7 +620,7 @@ static int incomplete(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 			first = (long)i;
 	if (first == RS_NONE) {
 		snprintf(o->missing, sizeof o->missing, "%s", x->o->projects[0]);
-		return no_variant(x, ts);
+		return ts->label ? no_label(x, ts) : no_variant(x, ts);
 	}
 	for (size_t p = 1; p < x->o->nprojects; p++)
 		pick[p - 1] = rs_match_one(pv[0].mc[first].v, pv[0].mc[first].date,
@@ -1002,6 +1069,18 @@ static bool root_lists_torch(struct rs_ctx *x)
 	return l->state == RS_LIST_LOADED && l->n > 0;
 }
 
+/* Variants the user named, none of them a folder of the index, and the
+ * index root lists torch itself: one root (an export served back, a devpi
+ * index) that may hold several variants' builds side by side. */
+static bool named_absent(struct rs_ctx *x, const struct ow_resolve_report *r)
+{
+	size_t absent = 0;
+	for (size_t i = 0; i < r->ntargets; i++)
+		absent += r->targets[i].no_variant;
+	return !x->o->variants_default && !x->o->flat && r->ntargets && absent == r->ntargets &&
+	       root_lists_torch(x);
+}
+
 /* Variants the user named on an index that has no variant folders at all:
  * say what the index is and how its variant is chosen there. */
 static int explain_one_root(struct rs_ctx *x, struct ow_resolve_report *r)
@@ -1117,6 +1196,31 @@ static int again_flat(struct rs_ctx *x, struct ow_resolve_opts *o, struct ow_res
 	return rc;
 }
 
+/* Resolve again with the root read as one flat root where each named
+ * variant is the local label its torch carries (--variant cu126 takes
+ * 2.10.0+cu126 and the torchvision/torchaudio built for it). */
+static int again_by_label(struct rs_ctx *x, struct ow_resolve_opts *o,
+                          struct ow_resolve_report *r, struct tstate **ts, size_t *nts)
+{
+	ow_log(OW_LOG_INFO, "%s has no variant folders: read as one root, each variant's "
+	                    "torch by its local label (--variant %s takes +%s)",
+	       o->index_url, o->variants[0], o->variants[0]);
+	targets_free(r, *ts, *nts);
+	*ts = NULL;
+	*nts = 0;
+	o->flat = true;
+	int rc = ow_root_layout_put(x->s, o->index_url, OW_ROOT_FLAT);
+	if (rc == 0 && (rc = init_targets(o, r, ts)) == 0) {
+		*nts = r->ntargets;
+		for (size_t i = 0; i < r->ntargets; i++) {
+			(*ts)[i].label = r->targets[i].variant;
+			r->targets[i].variant_from = "local-version";
+		}
+		rc = run_rounds(x, *ts, r->ntargets, r);
+	}
+	return rc;
+}
+
 /* The run's figures into the report; what the run held is freed. */
 static void finish_report(struct rs_ctx *x, struct ow_resolve_report *r, struct tstate *ts,
                           size_t nts)
@@ -1172,6 +1276,8 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 		rc = run_rounds(&x, ts, r->ntargets, r);
 		if (rc == 0 && all_absent(&o, r))
 			rc = again_flat(&x, &o, r, &ts, &nts);
+		else if (rc == 0 && named_absent(&x, r))
+			rc = again_by_label(&x, &o, r, &ts, &nts);
 		if (rc == 0)
 			rc = explain_one_root(&x, r);
 		if (rc == 0)

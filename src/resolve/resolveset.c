@@ -63,12 +63,34 @@ static bool may_pin(uint32_t tu, uint32_t cu)
 	return !tu || !cu || rs_day_number(cu) + RS_PIN_DAYS >= rs_day_number(tu);
 }
 
-long rs_match_one(const struct ow_version *t, uint32_t td, uint32_t tu, const struct rs_mc *cs,
-                  size_t n, bool newest)
+/* A local label that names a build variant: cu128, cpu, rocm6.4, xpu (and
+ * their dotted tails, cpu.cxx11.abi). */
+static bool variant_label(const char *local)
+{
+	return (!strncmp(local, "cu", 2) && local[2] >= '0' && local[2] <= '9') ||
+	       !strncmp(local, "rocm", 4) || !strncmp(local, "cpu", 3) || !strncmp(local, "xpu", 3);
+}
+
+/* How well a candidate's local label goes with torch's: the same label (both
+ * none, or +cu126 with +cu126) is preferred; a build for another variant
+ * (+cu128 beside a +cu126 torch) is never taken — one index root can hold
+ * both (an export of two variants, a devpi index), and each carries the
+ * same torch pin. */
+enum label_fit { LABEL_SAME, LABEL_OTHER, LABEL_CLASH };
+
+static enum label_fit label_fit(const struct ow_version *t, const struct ow_version *c)
+{
+	if (!strcmp(t->local, c->local))
+		return LABEL_SAME;
+	return variant_label(t->local) && variant_label(c->local) ? LABEL_CLASH : LABEL_OTHER;
+}
+
+static long match_pass(const struct ow_version *t, uint32_t td, uint32_t tu,
+                       const struct rs_mc *cs, size_t n, bool newest, enum label_fit worst)
 {
 	long loose = RS_NONE;
 	for (size_t i = 0; i < n; i++) {
-		if (!rs_in_scope(td, cs[i].date) || !cs[i].usable)
+		if (!rs_in_scope(td, cs[i].date) || !cs[i].usable || label_fit(t, cs[i].v) > worst)
 			continue; /* unusable before its metadata is known (yanked): never needed */
 		if (cs[i].meta == RS_META_QUEUED) {
 			if (loose == RS_NONE || may_pin(tu, cs[i].uploaded))
@@ -86,6 +108,15 @@ long rs_match_one(const struct ow_version *t, uint32_t td, uint32_t tu, const st
 			break; /* pip's rule: the newest the pin admits, look no further */
 	}
 	return loose;
+}
+
+/* First among the builds with torch's own local label; only when none of
+ * them fits, among the others that are not built for another variant. */
+long rs_match_one(const struct ow_version *t, uint32_t td, uint32_t tu, const struct rs_mc *cs,
+                  size_t n, bool newest)
+{
+	long same = match_pass(t, td, tu, cs, n, newest, LABEL_SAME);
+	return same != RS_NONE ? same : match_pass(t, td, tu, cs, n, newest, LABEL_OTHER);
 }
 
 /* Match every project for torch t; bit p of the result = projs[p] missing. */

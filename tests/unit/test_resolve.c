@@ -92,6 +92,35 @@ static const struct {
 	 (const struct cand[]){{"0.22.0", "==2.7.0+cu128", 1}, {NULL, NULL, 0}}, RS_NONE},
 	{"2.7.0+cu128",
 	 (const struct cand[]){{"0.22.0", "==2.7.0+cu128", 1}, {NULL, NULL, 0}}, 0},
+	/* one root holding two variants (an export of cu126 and cu128 sets, a
+	 * devpi index): both builds pin the same torch; torch's own label wins */
+	{"2.10.0+cu126",
+	 (const struct cand[]){{"0.25.0+cu128", "==2.10.0", 1},
+	                       {"0.25.0+cu126", "==2.10.0", 1},
+	                       {NULL, NULL, 0}},
+	 1},
+	{"2.10.0+cu128",
+	 (const struct cand[]){{"0.25.0+cu128", "==2.10.0", 1},
+	                       {"0.25.0+cu126", "==2.10.0", 1},
+	                       {NULL, NULL, 0}},
+	 0},
+	/* ... and a build for another variant is never taken, even as the only one */
+	{"2.10.0+cu126",
+	 (const struct cand[]){{"0.25.0+cu128", "==2.10.0", 1}, {NULL, NULL, 0}}, RS_NONE},
+	/* the same label not fetched yet: its metadata is asked for first */
+	{"2.10.0+cu126",
+	 (const struct cand[]){{"0.25.0+cu128", "==2.10.0", 1},
+	                       {"0.25.0+cu126", NULL, 0},
+	                       {NULL, NULL, 0}},
+	 RS_NEED},
+	/* no label on torch (PyPI's): an unlabelled build before a labelled one */
+	{"2.10.0",
+	 (const struct cand[]){{"0.25.0+cpu", "==2.10.0", 1}, {"0.25.0", "==2.10.0", 1},
+	                       {NULL, NULL, 0}},
+	 1},
+	/* a label that names no variant (a lab's own +lab1 rebuild) goes with any torch */
+	{"2.10.0+cu126",
+	 (const struct cand[]){{"0.25.0+lab1", "==2.10.0", 1}, {NULL, NULL, 0}}, 0},
 };
 
 static void test_match_one(void **state)
