@@ -76,7 +76,10 @@ struct ow_crawl_page {
 	size_t vanished; /* files the page listed before and lists no more; more
 	                  * than 5 and 10 % of them at once fail the page (not
 	                  * applied) unless opts.force */
-	size_t skipped; /* legacy formats (.egg, .exe, ...), not wheels, not hostile */
+	size_t skipped; /* legacy formats (.egg, .exe, ...), not wheels, not hostile,
+	                 * and legacy sdist names (sympy-0.7.2-py3.2.tar.gz) */
+	char **skips;   /* of `skipped`, the legacy sdist names, "FILE: why" */
+	size_t nskips;
 	char **reasons; /* `rejected` messages */
 	char *detail;   /* FAILED or MISSING: why; NULL otherwise (or out of memory) */
 };

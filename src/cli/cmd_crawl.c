@@ -56,8 +56,11 @@ static void page_text(const struct cli *c, const struct ow_crawl_page *p)
 	if (p->sdists)
 		cli_say(c, ", %zu of them sdists", p->sdists);
 	if (p->skipped)
-		cli_say(c, ", %zu skipped (.egg/.exe/old sdist formats)", p->skipped);
+		cli_say(c, ", %zu skipped (.egg/.exe/old sdist formats%s)", p->skipped,
+		        p->nskips && c->verbosity <= 0 ? "; -v names them" : "");
 	cli_say(c, "\n");
+	for (size_t i = 0; c->verbosity > 0 && i < p->nskips; i++)
+		cli_say(c, "    skipped: %s\n", p->skips[i]);
 	if (p->vanished > 5 && p->vanished * 10 > p->files + p->vanished)
 		cli_say(c, "    warning: %zu files vanished from the page at once (accepted: --force)\n",
 		        p->vanished);

@@ -1,6 +1,7 @@
 /* crawl.c - index pages -> pages, files and page_files rows. */
 #include "offwheel/crawl.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 
 #include "array.h"
+#include "offwheel/str.h"
 #include "digest.h"
 #include "offwheel/error.h"
 #include "event.h"
@@ -157,6 +159,45 @@ static int add_reason(struct ow_crawl_page *p, const char *fmt, ...)
 	return 0;
 }
 
+/* A legacy sdist name of this page's project (sympy-0.7.2-py3.2.tar.gz:
+ * "sympy-" and then no PEP 440 version): pip passes over such a link without
+ * a word, so it is counted with the skipped formats, and named (crawl -v),
+ * never reported as a rejected link. */
+static bool legacy_sdist(const struct ow_link *l, const char *project)
+{
+	size_t n = strlen(project);
+	if (!l->is_sdist || strlen(l->filename) <= n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char a = (char)tolower((unsigned char)l->filename[i]);
+		if (a != project[i] && !(strchr("_.", a) && project[i] == '-'))
+			return false;
+	}
+	return l->filename[n] == '-';
+}
+
+static int add_skip(struct ow_crawl_page *p, const struct ow_link *l, const char *why)
+{
+	char **g = ow_array_more(p->skips, p->nskips, sizeof *g);
+	if (!g)
+		return ow_err(OW_ENOMEM, "out of memory");
+	p->skips = g;
+	if (!(g[p->nskips] = ow_aprintf("%s: %s", l->filename, why)))
+		return ow_err(OW_ENOMEM, "out of memory");
+	p->nskips++;
+	p->skipped++;
+	return 0;
+}
+
+/* A link that is not a file of this page's project: skipped when it is a
+ * legacy sdist name of it, rejected otherwise. */
+static int refuse_link(struct ow_crawl_page *p, const struct ow_link *l, const char *why)
+{
+	if (legacy_sdist(l, p->project))
+		return add_skip(p, l, why);
+	return add_reason(p, "%s: %s", l->filename, why);
+}
+
 static void bind_link_attrs(ow_stmt *st, const struct ow_link *l, int first)
 {
 	/* FILE_SEEN: ?3 sha256 ?4 meta ?5 has_meta ?6 requires_python ?7 yanked
@@ -220,10 +261,14 @@ static int record_link(struct crawl *cr, struct page_job *j, const struct ow_lin
 	struct ow_wheel_name w;
 	*id = 0;
 	if (l->is_sdist ? sdist_name(l, &w) : ow_wheel_name_parse(&w, l->filename))
-		return add_reason(p, "%s: %s", l->filename, ow_err_detail());
-	if (strcmp(w.name, p->project))
-		return add_reason(p, "%s: a file of project '%s' on the page of another project",
-		                  l->filename, w.name);
+		return refuse_link(p, l, ow_err_detail());
+	if (strcmp(w.name, p->project)) {
+		char *why = ow_aprintf("a file of project '%s' on the page of another project",
+		                       w.name);
+		int rc = why ? refuse_link(p, l, why) : ow_err(OW_ENOMEM, "out of memory");
+		free(why);
+		return rc;
+	}
 	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_FILE_ID_BY_URL);
 	if (!st)
 		return OW_EDB;
@@ -801,6 +846,9 @@ void ow_crawl_report_dispose(struct ow_crawl_report *r)
 		for (size_t k = 0; k < r->pages[i].rejected; k++)
 			free(r->pages[i].reasons[k]);
 		free(r->pages[i].reasons);
+		for (size_t k = 0; k < r->pages[i].nskips; k++)
+			free(r->pages[i].skips[k]);
+		free(r->pages[i].skips);
 		free(r->pages[i].detail);
 	}
 	free(r->pages);

@@ -212,3 +212,13 @@ teardown() {
 	# exactly one document each time
 	[ "$(jq -s length <<<"$output")" -eq 1 ]
 }
+
+@test "--variant all: crawl's alone; resolve and sync refuse it before any network, as docs/commands.md says" {
+	local cmd
+	for cmd in resolve sync; do
+		run "$OFFWHEEL" --home "$TMPD/ws" "$cmd" --index-url http://127.0.0.1:9/none --variant all
+		[ "$status" -eq 2 ]
+		[[ $output == *"$cmd: --variant all is for crawl; name the variants"* ]]
+	done
+	grep -q '`resolve` and `sync` refuse `all` (exit 2)' "$OW_SOURCE_DIR/docs/commands.md"
+}

@@ -121,6 +121,34 @@ page_wheels() { grep -c '\.whl</a>' "$1"; }
 	jq -e --argjson n "$n" '.pages[0] | .files == $n and .rejected == 0 and .outcome == "same"' <<<"$output"
 }
 
+@test "legacy sdist names (sympy-0.7.2-py3.2.tar.gz) are skipped as pip skips them: counted, named with -v, never printed as rejected" {
+	mkdir -p "$SRV/www/legacy/simple"
+	cp -a "$SRV/www/pypi/simple/." "$SRV/www/legacy/simple/"
+	ln -sfn "$SRV/www/pypi/packages" "$SRV/www/legacy/packages"
+	# the shape of PyPI's own sympy page: an sdist per Python, named the old way
+	sed -i 's|</body>|<a href="../../packages/torch-0.1.2-py3.2.tar.gz">torch-0.1.2-py3.2.tar.gz</a><br/>\n<a href="../../packages/Torch-0.1.2-py2.7.zip">Torch-0.1.2-py2.7.zip</a><br/>\n</body>|' \
+		"$SRV/www/legacy/simple/torch/index.html"
+	run ow sync --index-url "$OW_HTTP_URL/legacy/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--python "$HOSTPY" --platform linux-x86_64 --project torch --no-deps
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output != *"rejected"* ]]
+	[[ $output != *"py3.2"* ]]
+	run ow --json crawl --index-url "$OW_HTTP_URL/legacy/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--force --project torch
+	jq -e '.pages[0] | .rejected == 0 and .skipped == 2' <<<"$output"
+	run ow crawl -v --index-url "$OW_HTTP_URL/legacy/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--force --project torch
+	[[ $output == *"2 skipped (.egg/.exe/old sdist formats)"* ]]
+	[[ $output == *"skipped: torch-0.1.2-py3.2.tar.gz: version 'py3.2': not a PEP 440 version"* ]]
+	# a file of another project is still a rejected link
+	sed -i 's|</body>|<a href="../../packages/evil-1.0.tar.gz">evil-1.0.tar.gz</a>\n</body>|' \
+		"$SRV/www/legacy/simple/torch/index.html"
+	run ow --json crawl --index-url "$OW_HTTP_URL/legacy/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--force --project torch
+	jq -e '.pages[0] | .rejected == 1 and .skipped == 2' <<<"$output"
+}
+
 @test "a download URL longer than 2 kB (a signed query string) is kept and fetched whole" {
 	# a page whose links carry a 3,200-byte signature, as presigned object URLs do
 	local sig t=(--trusted-host "127.0.0.1:$OW_HTTP_PORT")
