@@ -216,7 +216,7 @@ teardown() {
 @test "--variant all: crawl's alone; resolve and sync refuse it before any network, as docs/commands.md says" {
 	local cmd
 	for cmd in resolve sync; do
-		run "$OFFWHEEL" --home "$TMPD/ws" "$cmd" --index-url http://127.0.0.1:9/none --variant all
+		run "$OFFWHEEL" --home "$TMPD/ws" "$cmd" --index-url http://127.0.0.1:9/none --trusted-host 127.0.0.1 --variant all
 		[ "$status" -eq 2 ]
 		[[ $output == *"$cmd: --variant all is for crawl; name the variants"* ]]
 	done
