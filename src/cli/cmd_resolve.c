@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "interrupt.h"
 #include "render.h"
 #include "offwheel/export.h"
 #include "offwheel/resolve.h"
@@ -401,7 +402,17 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	cli_target_resolve_opts(&ro, &o->idx, &o->tgt, &io);
 	cli_stack_resolve_opts(&o->stack, &ro);
 	struct ow_resolve_report r;
+	cli_interrupt_arm();
 	int rc = ow_resolve(s, &ro, &r);
+	cli_interrupt_disarm();
+	if (cli_interrupted()) {
+		ow_resolve_report_dispose(&r);
+		ow_resolve_netio_clear(&net);
+		if (!c->json)
+			return cli_interrupt_say(c);
+		cli_fail(c, ow_err(OW_EINCOMPLETE, "interrupted — re-run to resume"));
+		return 128 + cli_interrupted();
+	}
 	if (rc < 0 && rc != OW_EINCOMPLETE) {
 		ow_resolve_netio_clear(&net);
 		return cli_fail(c, rc);

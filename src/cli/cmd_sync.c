@@ -308,6 +308,8 @@ static int resolve_and_fetch(struct cli *c, struct sopts *o, ow_store *s, struct
 	out->rrc = resolve_step(o, s, &out->res, &out->net);
 	/* one count for the run: the sync's own crawl and resolve's on the way */
 	ow_link_refusals_merge(&out->crawl_rejected, &out->net.rejected);
+	if (cli_interrupted())
+		return 0; /* nothing is judged or fetched: run() says so */
 	if (out->rrc && out->rrc != OW_EINCOMPLETE)
 		return out->rrc;
 	int rc = 0;
@@ -321,10 +323,7 @@ static int resolve_and_fetch(struct cli *c, struct sopts *o, ow_store *s, struct
 	if (rc)
 		return rc;
 	matrix_text(c, o, out);
-	cli_interrupt_arm();
-	rc = fetch_step(o, s, out);
-	cli_interrupt_disarm();
-	return rc;
+	return fetch_step(o, s, out);
 }
 
 /* Fetched wheels whose own METADATA contradicted what range requests had
@@ -343,6 +342,16 @@ static int again_if_metadata_wrong(struct cli *c, struct sopts *o, ow_store *s,
 	return resolve_and_fetch(c, o, s, out);
 }
 
+/* Interrupted while crawling: nothing resolved, the line (or, with --json,
+ * the one error document) and 128 + the signal. */
+static int interrupted_early(struct cli *c)
+{
+	if (!c->json)
+		return cli_interrupt_say(c);
+	cli_fail(c, ow_err(OW_EINCOMPLETE, "interrupted — re-run to resume"));
+	return 128 + cli_interrupted();
+}
+
 static int run(struct cli *c, void *ud, ow_store *s)
 {
 	struct sopts *o = ud;
@@ -351,14 +360,19 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	snprintf(tmpdir, sizeof tmpdir, "%s/tmp", c->home);
 	if (!o->idx.force) /* each download must fit on the workspace's disk */
 		o->idx.http.space_dir = tmpdir;
+	/* from the first page on: an interrupt stops the crawl, the resolve's
+	 * rounds and the downloads alike, and leaves the workspace clean */
+	cli_interrupt_arm();
 	int rc = crawl_step(c, o, s, &out.crawl_failed, &out.crawl_rejected);
-	if (rc) {
+	if (rc || cli_interrupted()) {
+		cli_interrupt_disarm();
 		ow_link_refusals_dispose(&out.crawl_rejected);
-		return cli_fail(c, rc);
+		return cli_interrupted() ? interrupted_early(c) : cli_fail(c, rc);
 	}
 	rc = resolve_and_fetch(c, o, s, &out);
 	if (!rc)
 		rc = again_if_metadata_wrong(c, o, s, &out);
+	cli_interrupt_disarm();
 	ow_link_refusals_dispose(&out.net.rejected); /* counted in crawl_rejected */
 	out.net.rejected = out.crawl_rejected;       /* moved: net owns them now */
 	memset(&out.crawl_rejected, 0, sizeof out.crawl_rejected);

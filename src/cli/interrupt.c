@@ -1,4 +1,5 @@
-/* interrupt.c - Ctrl-C (SIGINT) or SIGTERM while fetch or sync downloads:
+/* interrupt.c - Ctrl-C (SIGINT) or SIGTERM while fetch, sync or resolve work
+ * (crawl, metadata, downloads):
  * the transfer engine is told to stop (ow_http_interrupt, safe in a signal
  * handler); every running transfer ends with its partial bytes kept for the
  * next run, nothing unverified is stored, and the command says what
@@ -47,7 +48,6 @@ int cli_interrupted(void) { return got; }
 
 int cli_interrupt_report(const struct cli *c, const struct ow_fetch_report *r)
 {
-	char prefix[64];
 	size_t stored = 0;
 	cli_progress_clear();
 	for (size_t i = 0; i < r->n; i++)
@@ -58,6 +58,13 @@ int cli_interrupt_report(const struct cli *c, const struct ow_fetch_report *r)
 	for (size_t i = 0; i < r->n; i++)
 		if (r->items[i].outcome == OW_FETCH_DONE)
 			cli_fetch_item_text(c, &r->items[i]);
+	return cli_interrupt_say(c);
+}
+
+int cli_interrupt_say(const struct cli *c)
+{
+	char prefix[64];
+	cli_progress_clear();
 	fflush(stdout);
 	snprintf(prefix, sizeof prefix, "offwheel %s: ", c->cmd ? c->cmd : "fetch");
 	cli_wrapped(stderr, prefix, "interrupted — re-run to resume (what finished is stored; "

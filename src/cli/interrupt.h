@@ -14,5 +14,7 @@ int cli_interrupted(void);
 /* Clear progress, list the files `r` stored, say "interrupted — re-run to
  * resume" on stderr; the exit code (128 + the signal). */
 int cli_interrupt_report(const struct cli *c, const struct ow_fetch_report *r);
+/* Only the "interrupted — re-run to resume" line; the exit code. */
+int cli_interrupt_say(const struct cli *c);
 
 #endif

@@ -1282,6 +1282,9 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 			rc = explain_one_root(&x, r);
 		if (rc == 0)
 			rc = drop_absent_defaults(&o, r);
+		/* an interrupted run's targets are what it got to, not answers */
+		if (rc == 0 && ow_http_interrupted())
+			rc = ow_err(OW_EINCOMPLETE, "resolve: interrupted — nothing was recorded");
 		if (rc == 0 && !o.no_store)
 			rc = store_all(s, &o, r);
 	}
