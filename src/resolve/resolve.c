@@ -36,6 +36,12 @@ struct tstate {
 	char *bad_why; /* the first torch ruled out for want of metadata, and why */
 	struct ow_resolve_skip *passed; /* newer torches the stack ruled out */
 	size_t npassed;
+	/* the stack decided first (stack_first): the torch its requirements,
+	 * taken newest first in their order, lead to — no newer torch is tried
+	 * — and what chose it; none when the stack leaves torch free */
+	bool first_done;
+	bool has_first;
+	struct ow_version first_torch;
 };
 
 /* Torches a whole stack may pass over in one target before its conflict is
@@ -154,6 +160,17 @@ static bool label_selected(const struct tstate *ts, const struct rs_cand *c)
 	return same_label(ts->label, c->v.local);
 }
 
+/* No newer torch than the one the stack decided first (public versions:
+ * the label picks the build). */
+static bool first_admits(const struct tstate *ts, const struct rs_cand *c)
+{
+	if (!ts->has_first)
+		return true;
+	struct ow_version a = c->v, b = ts->first_torch;
+	a.local[0] = b.local[0] = '\0';
+	return ow_pep440_cmp(&a, &b) <= 0;
+}
+
 /* Torch view: filtered by --date / --version unless `all`, and by the
  * target's label. */
 static void torch_mc(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool all)
@@ -161,7 +178,8 @@ static void torch_mc(struct rs_ctx *x, struct tstate *ts, struct pview *pv, bool
 	size_t k = 0;
 	for (size_t i = 0; i < pv->n; i++) {
 		struct rs_cand *c = pv->c[i];
-		if ((!all && !torch_selected(x->o, c)) || !label_selected(ts, c))
+		if ((!all && !torch_selected(x->o, c)) || !label_selected(ts, c) ||
+		    !first_admits(ts, c))
 			continue;
 		const struct rs_meta *m = rs_meta_peek(x, c);
 		bool ok = !is_bad(ts, c->id) && !c->yanked && (all || stack_admits_torch(x, ts, c)) &&
@@ -833,6 +851,80 @@ static int stack_conflict_text(const struct tstate *ts, struct ow_resolve_target
 	return 0;
 }
 
+/* The newest torch for the target above the one the stack decided: passed
+ * over, saying who chose the older one (one entry, counting the others). */
+static int note_newer(struct rs_ctx *x, struct tstate *ts, const struct rs_pick *taken)
+{
+	for (size_t i = 0; i < x->nstack; i++)
+		if (!strcmp(x->stack[i].req.name, x->o->projects[0]))
+			return 0; /* torch named by the user: its own words chose, as before */
+	struct rs_list *l;
+	struct rs_cand **v = NULL;
+	size_t nv = 0, newer = 0;
+	int rc = rs_list_get(x, x->o->projects[0], ts->variant, false, &l);
+	if (rc < 0 || l->state != RS_LIST_LOADED || (rc = rs_view(x, l, &ts->t, &v, &nv)) < 0)
+		return rc < 0 ? rc : 0;
+	const struct rs_cand *newest = NULL;
+	for (size_t i = 0; i < nv; i++)
+		if (!v[i]->yanked && label_selected(ts, v[i]) && !first_admits(ts, v[i])) {
+			newest = newest ? newest : v[i];
+			newer++;
+		}
+	free(v);
+	if (!newest)
+		return 0;
+	char *why = ow_aprintf("the stack decides first (newest first, in its order) and takes "
+	                       "%s %s (required by %s)%s",
+	                       x->o->projects[0], taken->c->version_text,
+	                       taken->required_by ? taken->required_by : "the stack",
+	                       newer > 1 ? "; the same for the other newer releases" : "");
+	if (!why)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	struct ow_resolve_skip *g = ow_array_more(ts->passed, ts->npassed, sizeof *g);
+	if (!g) {
+		free(why);
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	ts->passed = g;
+	g[ts->npassed] = (struct ow_resolve_skip){.why = why};
+	snprintf(g[ts->npassed].torch, sizeof g->torch, "%s", newest->version_text);
+	ts->npassed++;
+	return 0;
+}
+
+/* The user's requirements decide first, as pip and uv decide them: newest
+ * first, in the order written, torch among the others only as they require
+ * it — so a project that pins torch (vllm 0.21.0: torch==2.11.0) chooses
+ * the torch, instead of the newest torch walking that project back to an
+ * old release that pins none.  The stack alone is resolved once per target
+ * (torch as a dependency like any other); the torch it lands on bounds the
+ * torches tried, and the pairing rule then takes torchvision/torchaudio.
+ * A stack that fails alone, or names no torch at all, leaves torch free. */
+static int stack_first(struct rs_ctx *x, struct tstate *ts, bool *wait)
+{
+	if (ts->first_done || !x->nstack || x->o->no_deps || x->o->version || x->o->date)
+		return 0;
+	struct rs_closure cl = {0};
+	int rc = rs_closure(x, &ts->t, ts->variant, NULL, 0, &cl);
+	if (rc < 0)
+		return rc;
+	if (cl.need) {
+		*wait = true;
+		rs_closure_dispose(&cl);
+		return 0;
+	}
+	ts->first_done = true;
+	for (size_t i = 0; !cl.error && i < cl.n && rc == 0; i++) {
+		if (strcmp(cl.picks[i].project, x->o->projects[0]))
+			continue;
+		ts->first_torch = cl.picks[i].c->v;
+		ts->has_first = true;
+		rc = note_newer(x, ts, &cl.picks[i]);
+	}
+	rs_closure_dispose(&cl);
+	return rc;
+}
+
 /* One target as far as it goes: 0 with ts->done or *wait, < 0 error. */
 static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 {
@@ -844,7 +936,9 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 		ow_str_dispose(&x->gap);
 		x->ngap = 0;
 		*wait = false;
-		rc = views(x, ts, pv, np, wait);
+		rc = stack_first(x, ts, wait);
+		if (rc == 0 && !*wait)
+			rc = views(x, ts, pv, np, wait);
 		if (rc == 0 && !*wait) {
 			torch_mc(x, ts, &pv[0], false);
 			rc = decide(x, ts, pv, wait);

@@ -41,7 +41,7 @@ members() { jq -r '.targets[0].members[] | "\(.project)==\(.version)"' | sort | 
 	# only torch is a set member: torchvision was not named
 	[ "$(jq -c '.projects' <<<"$output")" = '["torch"]' ]
 	[ "$(jq -r '.targets[0].skipped[0].torch' <<<"$output")" = "2.10.0+cu128" ]
-	[ "$(jq -r '.targets[0].skipped[0].why' <<<"$output")" = "no version of vllmx fits: vllmx 0.11.0 requires torch==2.9.0, but only torch 2.10.0+cu128 is available" ]
+	[ "$(jq -r '.targets[0].skipped[0].why' <<<"$output")" = "the stack decides first (newest first, in its order) and takes torch 2.9.0+cu128 (required by vllmx 0.11.0)" ]
 	# who asked for each: the file and line, or the chain
 	[ "$(jq -r '.targets[0].members[] | select(.project == "vllmx") | .role + " " + .required_by' <<<"$output")" = "project $SRV/req.txt:2" ]
 	[ "$(jq -r '.targets[0].members[] | select(.project == "numpy") | .required_by' <<<"$output")" = "vllmx 0.11.0" ]
