@@ -85,6 +85,9 @@ struct ow_fetch_item {
 	int restarted;     /* bytes held were discarded and downloaded again */
 	bool no_range; /* range metadata: the server does not serve ranges (or the
 	               * URL is not http(s)): read the whole wheel instead */
+	bool whole;    /* range metadata: the server answered the first range with
+	               * the whole wheel, which was taken (verified, stored as
+	               * the file's object when the outcome is DONE) */
 	int meta_replaced; /* the wheel's own METADATA was not what range requests
 	                    * had given: the wheel's replaced it, and the sets
 	                    * resolved with it are marked (OW_SET_META_WRONG) */
@@ -104,6 +107,8 @@ struct ow_fetch_report {
 	size_t n;
 	size_t done, had, rejected, failed;
 	size_t no_range; /* range metadata: items flagged no_range (not in failed) */
+	size_t whole;    /* range metadata: wheels sent whole and stored (in done) */
+	uint64_t whole_bytes; /* ... the bytes they brought (in received) */
 	size_t meta_replaced; /* items with meta_replaced */
 	uint64_t received;
 	double seconds;
@@ -131,12 +136,17 @@ int ow_fetch_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
  * member; fetchrange.c) through the strict checks of rangemeta.h, and keep
  * it parsed (ow_file_meta_record, source OW_META_RANGE).  Files with a
  * .metadata, kept metadata or a stored wheel are passed over (HAD).  Where
- * a server answers with the whole file (HTTP 200) nothing more is read from
- * it: the item is flagged no_range (with a warning naming the host, once),
- * for the caller to download the wheel.  A file: URL (a local index) is
- * read the same way with pread on the file, its size from fstat (received
- * counts the bytes read); one that is a symlink is flagged no_range.
- * Returns as ow_fetch_files, the no_range items not counted as failures. */
+ * a server answers the first range with the whole file (HTTP 200: it does
+ * not serve ranges), that answer is taken as a download: streamed through
+ * the hash into the workspace's tmp/, verified as ow_fetch_files verifies,
+ * and stored as the file's object (flagged no_range and whole; its METADATA
+ * is then read from the stored wheel, and fetch finds it stored).  One that
+ * could not be completed stays flagged no_range, FAILED, for the caller to
+ * download again (its partial kept for a resume).  A file: URL (a local
+ * index) is read the same way with pread on the file, its size from fstat
+ * (received counts the bytes read); one that is a symlink is flagged
+ * no_range.  Returns as ow_fetch_files, the no_range items not counted as
+ * failures. */
 int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids,
                             size_t n, struct ow_fetch_report *r);
 /* The start of sets.missing for a set resolved from metadata that the

@@ -92,14 +92,22 @@ struct ow_resolve_netio {
 	struct ow_resolve_page_error *page_errors; /* every page that could not be, and why */
 	size_t npage_errors;
 	struct ow_link_refusals rejected; /* links the pages crawled on the way rejected */
-	/* hosts found to ignore Range: their wheels are downloaded whole */
-	char **no_range_hosts;
+	/* hosts found to ignore Range: their wheels are downloaded whole for
+	 * their metadata (and kept), said once per host with what it cost */
+	struct ow_resolve_norange *no_range_hosts;
 	size_t n_no_range_hosts;
 	/* per file whose metadata could not be had this run, the first reason
 	 * (a refused range read, a failed download): what file_metadata says
 	 * for it instead of "not fetched" */
 	struct ow_resolve_cause *causes;
 	size_t ncauses, causes_cap;
+};
+/* A host that answers Range requests with whole files, and what its
+ * wheels' metadata cost: wheels read whole (stored, not fetched again). */
+struct ow_resolve_norange {
+	char *host;
+	size_t files;
+	uint64_t bytes;
 };
 struct ow_resolve_page_error {
 	char *url, *detail;

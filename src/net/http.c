@@ -470,6 +470,24 @@ static int check_encoding(struct xfer *x)
 	return 0;
 }
 
+/* OW_HTTP_RANGE_OR_WHOLE: the 200 to a range request is the whole file and
+ * the caller takes it.  From here on the request is a plain GET of the
+ * whole body (a retry resumes or restarts it as any download's). */
+static void range_to_whole(struct xfer *x)
+{
+	struct ow_http_req *q = x->req;
+	q->res.range_ignored = 1;
+	q->range_off = q->range_len = 0;
+	q->flags &= ~OW_HTTP_RANGE_SUFFIX;
+	q->expected_size = 0;
+	q->if_range = NULL;
+	q->max_size = q->whole_max_size;
+	x->cap = q->max_size ? q->max_size : x->h->o.max_size;
+	x->rlen = 0;
+	ow_log(OW_LOG_DEBUG, "%s: the server answered the range with the whole file; taking it",
+	       label(x));
+}
+
 /* First sight of a body (or the end of a body-less response): decide
  * whether it goes to the caller and where it starts.  -1 = abort. */
 static int begin_body(struct xfer *x)
@@ -482,6 +500,8 @@ static int begin_body(struct xfer *x)
 		return 0;
 	if (check_encoding(x))
 		return -1;
+	if (ranged(x->req) && x->r.status == 200 && (x->req->flags & OW_HTTP_RANGE_OR_WHOLE))
+		range_to_whole(x);
 	if (ranged(x->req))
 		return begin_range(x);
 	if (x->r.status == 206 && check_partial(x, &start))

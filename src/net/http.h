@@ -23,7 +23,8 @@
  *     Content-Range is exactly that range of a file of known size; a 200
  *     (a server that ignores Range) is cut off before its first body byte
  *     and flagged in range_ignored, so a caller never streams a whole
- *     multi-GB file by accident;
+ *     multi-GB file by accident (unless it asked to take it whole:
+ *     OW_HTTP_RANGE_OR_WHOLE);
  *   - does conditional GETs (If-None-Match / If-Modified-Since -> 304); a
  *     304 to a request that was not conditional is an error (a proxy or a
  *     captive portal answering in the index's place);
@@ -53,6 +54,9 @@
                                      * continued with a plain Range, without
                                      * If-Range (else only with Range +
                                      * If-Range, when a validator is known) */
+#define OW_HTTP_RANGE_OR_WHOLE 0x10u /* a range request whose 200 (a server that
+                                     * ignores Range) the caller takes whole:
+                                     * see ow_http_req.whole_max_size */
 
 /* How a transfer continues from bytes the caller already holds. */
 enum ow_http_resume {
@@ -99,7 +103,9 @@ struct ow_http_result {
 	int range_ignored;      /* the server answered with 200, the whole file:
 	                         * it does not serve ranges (or the If-Range
 	                         * validator no longer matched).  Nothing was
-	                         * delivered and rc is OW_EUNSUPPORTED. */
+	                         * delivered and rc is OW_EUNSUPPORTED; with
+	                         * OW_HTTP_RANGE_OR_WHOLE the whole body was
+	                         * delivered instead (whole_max_size). */
 	uint64_t range_start;   /* offset in the file of the first byte delivered */
 	uint64_t range_total;   /* the file's size, from the 206's Content-Range */
 	int validator_changed;  /* a 206 to a range sent with If-Range carried
@@ -133,7 +139,7 @@ struct ow_http_req {
 	const char *if_none_match;  /* conditional GET (ignored when resuming) */
 	const char *if_modified_since;
 	unsigned flags;             /* OW_HTTP_ALLOW_*, OW_HTTP_RANGE_SUFFIX,
-	                             * OW_HTTP_RESUME_BY_HASH */
+	                             * OW_HTTP_RESUME_BY_HASH, OW_HTTP_RANGE_OR_WHOLE */
 	/* One byte range instead of the whole body (0 = the whole body; not
 	 * with resume_from): range_len bytes from range_off ("bytes=A-B"; a
 	 * range past the end is cut at it), or with OW_HTTP_RANGE_SUFFIX the
@@ -143,6 +149,13 @@ struct ow_http_req {
 	 * strong ETag, or the same Last-Modified), else validator_changed.  A retry asks for the range again
 	 * (on_restart first).  http(s) only. */
 	uint64_t range_off, range_len;
+	/* With OW_HTTP_RANGE_OR_WHOLE, a 200 to the range is not cut off: the
+	 * engine sets res.range_ignored before the first byte reaches on_data,
+	 * turns the request into a plain GET of the whole file (range_off,
+	 * range_len, expected_size and if_range cleared, the suffix flag
+	 * dropped, max_size set to this; 0: the engine's cap) and delivers the
+	 * body as any download's, resumed or restarted as one on a retry. */
+	uint64_t whole_max_size;
 	struct ow_http_result res;  /* filled by the engine */
 };
 

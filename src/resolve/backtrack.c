@@ -352,6 +352,29 @@ static int applies(const struct bt *b, const struct ow_requirement *r, const cha
 	return 0;
 }
 
+#define BT_PREFETCH 8 /* admitted candidates past the one asked for */
+
+/* Candidate i of node n is not known yet.  When an earlier candidate that
+ * the criteria admit was passed over (the search is going back through the
+ * releases, and each one it rejects would cost a round of its own), the
+ * next few the criteria admit are named to the provider, as uv prefetches;
+ * one the criteria rule out (an exact pin admits one release) never is. */
+static void prefetch_next(const struct bt *b, size_t n, size_t i)
+{
+	struct bits ignore = {{0}};
+	const struct node *nd = &b->nodes[n];
+	if (!b->p->prefetch)
+		return;
+	bool pre = pre_ok(b, n), passed = false;
+	for (size_t j = 0; j < i && !passed; j++)
+		passed = meets(b, n, j, pre, &ignore);
+	for (size_t j = i + 1, k = 0; passed && j < nd->nc && k < BT_PREFETCH; j++)
+		if (meets(b, n, j, pre, &ignore)) {
+			b->p->prefetch(b->p->ud, nd->name, &nd->c[j]);
+			k++;
+		}
+}
+
 /* The requirements candidate c of node n adds, pushed as criteria by the
  * decision at depth d: an extra's own "name==V" first, then the lines that
  * apply (for an extra: only those its marker switches on). */
@@ -382,6 +405,7 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 		rc = b->p->requires(b->p->ud, name, c, &lines, &nl, &why);
 	if (rc == BT_PENDING) {
 		b->pending = true;
+		prefetch_next(b, n, (size_t)(c - b->nodes[n].c));
 		return 0;
 	}
 	if (rc == BT_UNUSABLE) {

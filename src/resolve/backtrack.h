@@ -70,6 +70,12 @@ struct bt_provider {
 	int (*unfit)(void *ud, const char *name, const struct ow_specset *const *specs, size_t n,
 	             struct ow_str *out);
 	void *ud;
+	/* Optional (NULL: none): a hint that candidate c of `name` will be
+	 * asked for next, once the search went back past a release it rejected:
+	 * the provider may queue its requirements with this round's.  The
+	 * search names only candidates that every criterion on `name` admits at
+	 * that moment, so nothing the requirements rule out is read. */
+	void (*prefetch)(void *ud, const char *name, const struct bt_cand *c);
 };
 
 /* A requirement from outside: the user's (a root) or a constraint, with

@@ -18,7 +18,6 @@
 struct pv_list {
 	char name[OW_NAME_MAX];
 	struct bt_cand *c;
-	const struct rs_cand **rc; /* the same, resolvecand's records */
 	size_t n;
 };
 
@@ -44,16 +43,10 @@ static int add_list(struct prov *p, const char *name, const struct rs_cand *cons
 	struct pv_list *l = &g[p->nlists];
 	memset(l, 0, sizeof *l);
 	snprintf(l->name, sizeof l->name, "%s", name);
-	l->c = calloc(n + 1, sizeof *l->c);
-	l->rc = calloc(n + 1, sizeof *l->rc);
-	if (!l->c || !l->rc) {
-		free(l->c), free(l->rc);
+	if (!(l->c = calloc(n + 1, sizeof *l->c)))
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
-	}
-	for (size_t i = 0; i < n; i++) {
-		l->rc[i] = v[i];
+	for (size_t i = 0; i < n; i++)
 		l->c[i] = (struct bt_cand){&v[i]->v, v[i]->version_text, v[i]->yanked, v[i]};
-	}
 	l->n = n;
 	p->nlists++;
 	*out = l;
@@ -154,22 +147,12 @@ static const char *hash_pin_refuses(const struct rs_ctx *x, const char *name,
 	return NULL;
 }
 
-#define RS_PREFETCH 8 /* candidates past the one asked for, once the newest was passed over */
-
-/* The search asks a candidate below the newest of its project: it is going
- * back through the releases, and each one it rejects would cost a round of
- * its own.  Queue the metadata of the next few with it, as uv prefetches. */
-static void prefetch(struct prov *p, const struct bt_cand *c)
+/* The search names a candidate it will ask for next (backtrack.h): its
+ * metadata is queued with this round's. */
+static void p_prefetch(void *ud, const char *name, const struct bt_cand *c)
 {
-	for (size_t k = 0; k < p->nlists; k++) {
-		const struct pv_list *l = &p->lists[k];
-		if (c < l->c || c >= l->c + l->n)
-			continue;
-		size_t at = (size_t)(c - l->c);
-		for (size_t i = at + 1; at > 0 && i < l->n && i <= at + RS_PREFETCH; i++)
-			(void)rs_meta_get(p->x, l->rc[i]);
-		return;
-	}
+	(void)name;
+	(void)rs_meta_get(((struct prov *)ud)->x, c->ref);
 }
 
 static int p_requires(void *ud, const char *name, const struct bt_cand *c,
@@ -179,10 +162,8 @@ static int p_requires(void *ud, const char *name, const struct bt_cand *c,
 	const struct rs_cand *rc = c->ref;
 	*lines = NULL, *n = 0, *why = NULL;
 	const struct rs_meta *m = rs_meta_get(p->x, rc);
-	if (!m) {
-		prefetch(p, c);
+	if (!m)
 		return BT_PENDING;
-	}
 	if (m->state == RS_META_NONE) /* broken metadata stops the target, as pip's error would */
 		return refuse(p, why, BT_FAIL, "%s: %s", rc->filename,
 		              m->why ? m->why
@@ -339,7 +320,7 @@ static int build_one(struct prov *p, const struct ow_marker_env *env, const stru
 		return ow_err(OW_EINTERNAL, "resolve: %s: its metadata went missing", sd->c->filename);
 	struct ow_requirement *reqs = calloc(m->nbuild + 1, sizeof *reqs);
 	struct bt_input *in = calloc(m->nbuild + 1, sizeof *in);
-	struct bt_provider bp = {p_candidates, p_requires, p_unfit, p};
+	struct bt_provider bp = {p_candidates, p_requires, p_unfit, p, p_prefetch};
 	struct bt_opts o = {env, p->x->o->pre, 0};
 	struct bt_result r = {0};
 	size_t n = 0;
@@ -442,7 +423,7 @@ static int fill(struct rs_closure *out, const struct bt_result *r, const struct 
 static void prov_free(struct prov *p)
 {
 	for (size_t i = 0; i < p->nlists; i++)
-		free(p->lists[i].c), free(p->lists[i].rc);
+		free(p->lists[i].c);
 	free(p->lists);
 	free(p->why);
 	free(p->unusable);
@@ -458,7 +439,7 @@ int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
 	struct ow_requirement reqs[OW_RESOLVE_MAX_PROJECTS];
 	struct bt_input *in = calloc(nroots + x->nstack + 1, sizeof *in);
 	struct bt_input *cons = calloc(x->nstack + 1, sizeof *cons);
-	struct bt_provider bp = {p_candidates, p_requires, p_unfit, &p};
+	struct bt_provider bp = {p_candidates, p_requires, p_unfit, &p, p_prefetch};
 	struct bt_opts o = {&env, x->o->pre, 0};
 	struct bt_result r;
 	size_t nin = nroots, ncons = 0;

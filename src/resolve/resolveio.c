@@ -9,6 +9,7 @@
 #include "event.h"
 #include "offwheel/fetch.h"
 #include "offwheel/resolve.h"
+#include "sdist.h"
 #include "store.h"
 
 /* A page that could not be fetched: the first one for fetch_error, each one
@@ -67,7 +68,8 @@ static void keep_causes(struct ow_resolve_netio *c, const struct ow_fetch_report
 {
 	for (size_t i = 0; i < r->n; i++) {
 		const struct ow_fetch_item *it = &r->items[i];
-		if (it->outcome < OW_FETCH_REJECTED || it->no_range || cause_of(c, it->file_id))
+		if (it->outcome < OW_FETCH_REJECTED || cause_of(c, it->file_id) ||
+		    (it->no_range && it->outcome == OW_FETCH_FAILED)) /* read whole next */
 			continue;
 		struct ow_resolve_cause *g =
 		    ow_array_reserve(c->causes, &c->causes_cap, c->ncauses + 1, sizeof *g);
@@ -97,10 +99,10 @@ static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *id
 		c->fetched += r.done + r.had;
 		c->failed += r.rejected + r.failed;
 		keep_causes(c, &r);
-		c->wheels += kind == FK_WHEEL ? r.done : 0;
+		c->wheels += kind == FK_WHEEL ? r.done : kind == FK_RANGE ? r.whole : 0;
 		if (kind == FK_RANGE) {
-			c->ranged += r.done;
-			c->range_bytes += r.received;
+			c->ranged += r.done - r.whole;
+			c->range_bytes += r.received - r.whole_bytes;
 		}
 		if (keep)
 			*keep = r;
@@ -110,26 +112,86 @@ static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *id
 	return rc;
 }
 
-static int no_range_host(const struct ow_resolve_netio *c, const char *host)
+static struct ow_resolve_norange *no_range_host(const struct ow_resolve_netio *c,
+                                                const char *host)
 {
 	for (size_t i = 0; i < c->n_no_range_hosts; i++)
-		if (!strcmp(c->no_range_hosts[i], host))
-			return 1;
-	return 0;
+		if (!strcmp(c->no_range_hosts[i].host, host))
+			return &c->no_range_hosts[i];
+	return NULL;
 }
 
-/* Out of memory, or a host too long to be one, the host is not remembered:
- * its ranges are tried again, which costs a request, never a wrong answer. */
-static void remember_no_range(struct ow_resolve_netio *c, const char *url)
+/* The host of an http(s) URL found to ignore Range, remembered (a new one
+ * with *fresh set); NULL when it cannot be: out of memory, or a host too
+ * long to be one (its ranges are tried again, which costs a request, never
+ * a wrong answer). */
+static struct ow_resolve_norange *remember_no_range(struct ow_resolve_netio *c, const char *url,
+                                                    bool *fresh)
 {
 	char host[256];
-	if (ow_fetch_host(url, host, sizeof host) != 0 || no_range_host(c, host))
-		return;
-	char **g = ow_array_more(c->no_range_hosts, c->n_no_range_hosts, sizeof *g);
-	if (g)
-		c->no_range_hosts = g;
-	if (g && (g[c->n_no_range_hosts] = strdup(host)) != NULL)
-		c->n_no_range_hosts++;
+	struct ow_resolve_norange *k;
+	*fresh = false;
+	if (!url || strncmp(url, "http", 4) || ow_fetch_host(url, host, sizeof host) != 0)
+		return NULL;
+	if ((k = no_range_host(c, host)))
+		return k;
+	struct ow_resolve_norange *g = ow_array_more(c->no_range_hosts, c->n_no_range_hosts, sizeof *g);
+	if (!g)
+		return NULL;
+	c->no_range_hosts = g;
+	k = &g[c->n_no_range_hosts];
+	*k = (struct ow_resolve_norange){strdup(host), 0, 0};
+	if (!k->host)
+		return NULL;
+	c->n_no_range_hosts++;
+	*fresh = true;
+	return k;
+}
+
+/* The range reads' report: wheels the server sent whole were taken (and
+ * stored); those that could not be completed, or were not http(s), go to
+ * whl[] for a whole download.  Each host found to ignore Range is said
+ * once per run (the first round it shows in), with what it cost so far. */
+static void no_range_round(struct ow_resolve_netio *c, const struct ow_fetch_report *rr,
+                           int64_t *whl, size_t *nw)
+{
+	struct ow_resolve_norange *said[16];
+	size_t nsaid = 0;
+	for (size_t i = 0; i < rr->n; i++) {
+		const struct ow_fetch_item *it = &rr->items[i];
+		bool fresh;
+		if (!it->no_range)
+			continue;
+		if (it->outcome == OW_FETCH_FAILED)
+			whl[(*nw)++] = it->file_id;
+		struct ow_resolve_norange *k = remember_no_range(c, it->url, &fresh);
+		if (k && it->whole && it->outcome == OW_FETCH_DONE)
+			k->files++, k->bytes += it->received;
+		if (fresh && nsaid < sizeof said / sizeof *said)
+			said[nsaid++] = k;
+	}
+	for (size_t i = 0; i < nsaid; i++) {
+		double mb = (double)said[i]->bytes / 1e6;
+		ow_log(OW_LOG_WARN, "%s ignores Range requests: metadata costs whole wheels (%zu "
+		       "file%s, %.*f %s so far); those wheels are kept and not fetched again",
+		       said[i]->host, said[i]->files, said[i]->files == 1 ? "" : "s", mb < 1 ? 0 : 1,
+		       mb < 1 ? mb * 1000 : mb, mb < 1 ? "kB" : "MB");
+	}
+}
+
+/* Wheels of a host known to ignore Range, downloaded whole: its cost. */
+static void whole_cost(struct ow_resolve_netio *c, const struct ow_fetch_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ow_fetch_item *it = &r->items[i];
+		char host[256];
+		struct ow_resolve_norange *k = NULL;
+		if (it->outcome == OW_FETCH_DONE && it->url && !ow_sdist_filename(it->filename) &&
+		    ow_fetch_host(it->url, host, sizeof host) == 0)
+			k = no_range_host(c, host);
+		if (k)
+			k->files++, k->bytes += it->received;
+	}
 }
 
 /* .metadata where the page announced one; else the METADATA by range
@@ -173,17 +235,14 @@ static int net_fetch(void *ud, ow_store *s, const int64_t *ids, size_t n)
 	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY) {
 		int r2 = fetch_some(c, s, rng, nr, FK_RANGE, &rr);
 		rc = rc ? rc : r2;
-		for (size_t i = 0; i < rr.n; i++)
-			if (rr.items[i].no_range) {
-				whl[nw++] = rr.items[i].file_id;
-				if (rr.items[i].url && !strncmp(rr.items[i].url, "http", 4))
-					remember_no_range(c, rr.items[i].url);
-			}
+		no_range_round(c, &rr, whl, &nw);
 		ow_fetch_report_dispose(&rr);
 	}
 	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY) {
-		int r2 = fetch_some(c, s, whl, nw, FK_WHEEL, NULL);
+		int r2 = fetch_some(c, s, whl, nw, FK_WHEEL, &rr);
 		rc = rc ? rc : r2;
+		whole_cost(c, &rr);
+		ow_fetch_report_dispose(&rr);
 	}
 	free(meta);
 	free(rng);
@@ -236,7 +295,7 @@ void ow_resolve_netio_clear(struct ow_resolve_netio *ctx)
 	free(ctx->crawl_error);
 	ctx->crawl_error = NULL;
 	for (size_t i = 0; i < ctx->n_no_range_hosts; i++)
-		free(ctx->no_range_hosts[i]);
+		free(ctx->no_range_hosts[i].host);
 	free(ctx->no_range_hosts);
 	ctx->no_range_hosts = NULL;
 	ctx->n_no_range_hosts = 0;

@@ -795,6 +795,21 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
 	return rc;
 }
 
+/* What the downloads hold, after the pipe is gone. */
+static void dls_free(struct dl *dls, size_t n)
+{
+	for (size_t i = 0; dls && i < n; i++) {
+		if (dls[i].fd >= 0)
+			close(dls[i].fd);
+		ow_sha256_free(dls[i].h);
+		ow_hashpipe_stream_done(&dls[i].hs);
+		free((char *)(uintptr_t)dls[i].req.if_range);
+		free(dls[i].fetch_url);
+		ow_http_membuf_dispose(&dls[i].body);
+	}
+	free(dls);
+}
+
 static int fetch_many(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids, size_t n,
                       int metadata, struct ow_fetch_report *r)
 {
@@ -818,16 +833,7 @@ static int fetch_many(ow_store *s, const struct ow_fetch_opts *o, const int64_t 
 	int rc = run(&f, dls, ids, n, r);
 	if (batch && (rc ? ow_db_rollback(ow_store_db(s)) : ow_db_commit(ow_store_db(s))) && !rc)
 		rc = ow_err_prefix(OW_EDB, "committing the metadata rows: ");
-	for (size_t i = 0; i < n; i++) {
-		if (dls[i].fd >= 0)
-			close(dls[i].fd);
-		ow_sha256_free(dls[i].h);
-		ow_hashpipe_stream_done(&dls[i].hs);
-		free((char *)(uintptr_t)dls[i].req.if_range);
-		free(dls[i].fetch_url);
-		ow_http_membuf_dispose(&dls[i].body);
-	}
-	free(dls);
+	dls_free(dls, n);
 	r->seconds = ow_mono_s() - t0;
 	return rc ? rc : summarize(r);
 }
@@ -854,6 +860,112 @@ void ow_fetch_report_dispose(struct ow_fetch_report *r)
 	}
 	free(r->items);
 	memset(r, 0, sizeof *r);
+}
+
+/* --- a whole wheel from another module's transfer (fetchint.h) ------------------ */
+
+struct wh_whole {
+	struct fetch f;
+	struct ow_fetch_item *items;
+	bool *adopted;
+	size_t n;
+};
+
+int wh_whole_new(ow_store *s, const struct ow_fetch_opts *o, ow_http *h, size_t n,
+                 struct wh_whole **out)
+{
+	struct wh_whole *w = calloc(1, sizeof *w);
+	*out = NULL;
+	if (!w)
+		return ow_err(OW_ENOMEM, "out of memory");
+	w->f = (struct fetch){.s = s, .o = o, .h = h, .n = n};
+	w->f.dls = calloc(n ? n : 1, sizeof *w->f.dls);
+	w->items = calloc(n ? n : 1, sizeof *w->items);
+	w->adopted = calloc(n ? n : 1, sizeof *w->adopted);
+	w->n = n;
+	if (!w->f.dls || !w->items || !w->adopted) {
+		wh_whole_free(w);
+		return ow_err(OW_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		w->f.dls[i].item = &w->items[i];
+		w->f.dls[i].f = &w->f;
+		w->f.dls[i].fd = -1;
+	}
+	*out = w;
+	return 0;
+}
+
+int wh_whole_adopt(struct wh_whole *w, size_t slot, int64_t id, struct ow_http_req *live)
+{
+	struct dl *d = &w->f.dls[slot];
+	w->adopted[slot] = true;
+	/* the worker that writes and hashes starts with the first wheel taken */
+	int rc = w->f.pipe ? 0 : ow_hashpipe_new(&w->f.pipe, 16);
+	if (!rc)
+		rc = prepare(&w->f, d, id);
+	if (rc == 0 && (d->size || d->req.resume_from)) {
+		/* the transfer under way starts at byte zero: a partial an
+		 * earlier run left is not continued by it */
+		d->req.resume_from = 0;
+		free((char *)(uintptr_t)d->req.if_range);
+		d->req.if_range = NULL;
+		d->item->resume = OW_FETCH_RESUME_IGNORED;
+		rc = part_restart(d);
+	}
+	if (rc < 0) {
+		set_outcome(d, OW_FETCH_FAILED, rc, ow_err_detail());
+		return rc;
+	}
+	if (rc == 0 && hash_known(d))
+		live->flags |= OW_HTTP_RESUME_BY_HASH;
+	return rc;
+}
+
+int wh_whole_data(struct wh_whole *w, size_t slot, const struct ow_http_req *live,
+                  const void *buf, size_t len)
+{
+	struct dl *d = &w->f.dls[slot];
+	if (!d->validator_saved) /* what part_data keeps for a later resume */
+		snprintf(d->req.res.validator, sizeof d->req.res.validator, "%s", live->res.validator);
+	return part_data(d, buf, len);
+}
+
+int wh_whole_restart(struct wh_whole *w, size_t slot)
+{
+	return part_restart(&w->f.dls[slot]);
+}
+
+void wh_whole_done(struct wh_whole *w, size_t slot, struct ow_http_req *live)
+{
+	on_done(&w->f.dls[slot], live);
+}
+
+struct ow_fetch_item *wh_whole_item(struct wh_whole *w, size_t slot)
+{
+	if (slot >= w->n || !w->adopted[slot])
+		return NULL;
+	struct dl *d = &w->f.dls[slot];
+	int rc = d->same ? take_same(&w->f, d) : 0;
+	if (rc < 0)
+		set_outcome(d, OW_FETCH_FAILED, rc, ow_err_detail());
+	d->same = NULL;
+	return d->item;
+}
+
+void wh_whole_free(struct wh_whole *w)
+{
+	if (!w)
+		return;
+	ow_hashpipe_free(w->f.pipe);
+	dls_free(w->f.dls, w->n);
+	for (size_t i = 0; w->items && i < w->n; i++) {
+		free(w->items[i].detail);
+		free(w->items[i].url);
+	}
+	free(w->items);
+	free(w->adopted);
+	free(w);
 }
 
 /* --- metadata of a stored file -------------------------------------------------- */

@@ -7,8 +7,11 @@
  * the validator of the first answer as If-Range and the size as the one
  * expected, so bytes of two versions of a file are never mixed.  The
  * METADATA is parsed and kept in file_meta (source "range").  A server that
- * answers a range with the whole file (200) is cut off before the body and
- * the file is flagged no_range: the caller downloads the whole wheel.
+ * answers the first range with the whole file (200: it ignores Range) has
+ * its answer taken as the wheel's download (OW_HTTP_RANGE_OR_WHOLE): the
+ * bytes go through fetch.c's part file, hash and checks (wh_whole_*,
+ * fetchint.h) and the verified wheel is stored as the file's object, so it
+ * is sent once in a run, never once for its metadata and again for fetch.
  *
  * A wheel of a local index (a file: URL) goes through the same state
  * machine, the reads done with pread on the file and its size taken from
@@ -44,8 +47,17 @@ struct rdl {
 	struct ow_rangemeta rm;
 	int started;          /* rm is set up: the size is known */
 	int reread;           /* read again from the tail once: another version came */
+	int whole;            /* enum rdl_whole: the server sent the whole file */
 	char validator[256];  /* of the first answer, sent as If-Range after it */
 	struct ow_http_membuf body;
+};
+
+/* A transfer whose first range the server answered with the whole file. */
+enum rdl_whole {
+	RDL_RANGES = 0, /* not that: range reads */
+	RDL_TAKEN,      /* its bytes go to the whole-wheel download (wh_whole_*) */
+	RDL_SETTLED,    /* nothing to write (stored already, or another slot's):
+	                 * the transfer is stopped */
 };
 
 struct rfetch {
@@ -54,8 +66,7 @@ struct rfetch {
 	struct rdl *dls;
 	size_t n;
 	ow_http *h;
-	char warned[8][256]; /* hosts already said to refuse ranges */
-	size_t nwarned;
+	struct wh_whole *whole; /* the wheels servers sent whole */
 };
 
 int ow_fetch_host(const char *url, char *buf, size_t n)
@@ -81,24 +92,6 @@ static void set_outcome(struct rdl *d, enum ow_fetch_outcome o, int rc, const ch
 	/* analyzer: kept in d->item->detail, freed by ow_fetch_report_dispose */
 }
 
-/* Once per host and call: the server does not serve ranges. */
-static void say_no_range(struct rfetch *f, const char *url)
-{
-	char host[256];
-	if (ow_fetch_host(url, host, sizeof host) < 0) { /* a host too long to remember */
-		ow_log(OW_LOG_WARN, "%s does not answer Range requests; downloading whole wheels for "
-		                    "their metadata", url);
-		return;
-	}
-	for (size_t i = 0; i < f->nwarned; i++)
-		if (!strcmp(f->warned[i], host))
-			return;
-	if (f->nwarned < sizeof f->warned / sizeof f->warned[0])
-		snprintf(f->warned[f->nwarned++], sizeof f->warned[0], "%s", host);
-	ow_log(OW_LOG_WARN, "%s does not answer Range requests; downloading whole wheels for their "
-	                    "metadata", host);
-}
-
 /* The first read: the wheel's tail, which tells its size and validator. */
 static void set_tail_read(struct rdl *d)
 {
@@ -109,6 +102,9 @@ static void set_tail_read(struct rdl *d)
 	d->req.expected_size = 0;
 	d->req.if_range = NULL;
 	d->body.cap = (size_t)OW_RANGEMETA_TAIL;
+	/* a 200 to it is the whole wheel: taken, never read twice */
+	d->req.flags |= OW_HTTP_RANGE_OR_WHOLE;
+	d->req.whole_max_size = d->f->o->max_size ? d->f->o->max_size : OW_FETCH_DEFAULT_CAP;
 }
 
 /* A later read came from another version of the file than the first (the
@@ -137,7 +133,7 @@ static int queue_next(struct rfetch *f, struct rdl *d)
 	d->body.cap = (size_t)d->rm.want_len;
 	d->req.range_off = d->rm.want_off;
 	d->req.range_len = d->rm.want_len;
-	d->req.flags &= ~OW_HTTP_RANGE_SUFFIX;
+	d->req.flags &= ~(OW_HTTP_RANGE_SUFFIX | OW_HTTP_RANGE_OR_WHOLE);
 	d->req.max_size = d->rm.want_len;
 	d->req.expected_size = d->rm.size;
 	d->req.if_range = *d->validator ? d->validator : NULL;
@@ -236,15 +232,40 @@ static void read_local(struct rfetch *f, struct rdl *d)
 	ow_progress_item(it->filename, it->received);
 }
 
+/* The server answered the first range with the whole file: the transfer
+ * becomes the wheel's download, once, at its first sight (a byte, or the
+ * end of an empty body). */
+static int take_whole(struct rdl *d)
+{
+	if (d->whole)
+		return 0;
+	struct rfetch *f = d->f;
+	size_t slot = (size_t)(d - f->dls);
+	d->item->no_range = 1;
+	int rc = wh_whole_adopt(f->whole, slot, d->item->file_id, &d->req);
+	d->whole = rc == WH_QUEUE ? RDL_TAKEN : RDL_SETTLED;
+	return rc < 0 ? rc : 0;
+}
+
+static void whole_done(struct rdl *d, struct ow_http_req *req)
+{
+	if (take_whole(d) == 0 && d->whole == RDL_TAKEN)
+		wh_whole_done(d->f->whole, (size_t)(d - d->f->dls), req);
+	d->item->no_range = 1;
+}
+
 static void on_done(void *ud, struct ow_http_req *req)
 {
 	struct rdl *d = ud;
 	struct rfetch *f = d->f;
+	if (req->res.range_ignored && (d->whole || (req->flags & OW_HTTP_RANGE_OR_WHOLE))) {
+		whole_done(d, req); /* its outcome is the whole download's */
+		return;
+	}
 	d->item->received += req->res.received;
 	if (req->res.range_ignored && !d->started) {
 		d->item->no_range = 1;
 		set_outcome(d, OW_FETCH_FAILED, req->res.rc, req->res.detail);
-		say_no_range(f, d->item->url);
 	} else if (req->res.validator_changed && reread_from_tail(f, d) == 0) {
 		return; /* the tail is asked for again */
 	} else if (req->res.validator_changed) {
@@ -285,10 +306,42 @@ static void on_done(void *ud, struct ow_http_req *req)
 
 static int mem_data(void *ud, const void *buf, size_t len)
 {
-	return ow_http_membuf_write(&((struct rdl *)ud)->body, buf, len);
+	struct rdl *d = ud;
+	int rc = d->req.res.range_ignored ? take_whole(d) : 0;
+	if (rc)
+		return rc;
+	if (d->whole == RDL_SETTLED)
+		return ow_err(OW_EUNSUPPORTED, "%s: nothing more to read (%s)", d->item->filename,
+		              "stored already, or sent for another file of this run");
+	if (d->whole == RDL_TAKEN)
+		return wh_whole_data(d->f->whole, (size_t)(d - d->f->dls), &d->req, buf, len);
+	return ow_http_membuf_write(&d->body, buf, len);
 }
 
-static int mem_restart(void *ud) { return ow_http_membuf_restart(&((struct rdl *)ud)->body); }
+static int mem_restart(void *ud)
+{
+	struct rdl *d = ud;
+	if (d->whole == RDL_TAKEN)
+		return wh_whole_restart(d->f->whole, (size_t)(d - d->f->dls));
+	return ow_http_membuf_restart(&d->body);
+}
+
+/* The outcome of each wheel taken whole replaces its item's (after the
+ * engine ran: a refetch of one that failed verification ran too). */
+static void whole_outcomes(struct rfetch *f, struct ow_fetch_report *r)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		struct ow_fetch_item *wi = f->whole ? wh_whole_item(f->whole, i) : NULL;
+		if (!wi)
+			continue;
+		struct ow_fetch_item mine = r->items[i]; /* freed with the whole state */
+		r->items[i] = *wi;
+		*wi = mine;
+		r->items[i].no_range = 1;
+		r->items[i].whole = true;
+		ow_progress_item(r->items[i].filename, r->items[i].received);
+	}
+}
 
 /* WH_SETTLED when there is nothing to read for this file, WH_QUEUE when d->req
  * is ready. */
@@ -346,6 +399,8 @@ static int run(struct rfetch *f, const int64_t *ids, size_t n, struct ow_fetch_r
 	struct ow_http_opts ho;
 	wh_http_opts(f->o, allow_hop, f, &ho);
 	int rc = ow_http_new(&f->h, &ho);
+	if (!rc)
+		rc = wh_whole_new(f->s, f->o, f->h, n, &f->whole);
 	size_t queued = 0;
 	for (size_t i = 0; !rc && i < n; i++) {
 		struct rdl *d = &f->dls[i];
@@ -363,8 +418,11 @@ static int run(struct rfetch *f, const int64_t *ids, size_t n, struct ow_fetch_r
 		ow_http_run(f->h); /* outcomes are recorded per file by on_done */
 	if (queued)
 		ow_progress_plan(NULL, 0, 0);
+	whole_outcomes(f, r);
 	ow_http_free(f->h);
+	wh_whole_free(f->whole);
 	f->h = NULL;
+	f->whole = NULL;
 	return rc;
 }
 
@@ -402,6 +460,8 @@ int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const in
 		const struct ow_fetch_item *it = &r->items[i];
 		r->received += it->received;
 		r->no_range += it->no_range;
+		r->whole += it->whole && it->outcome == OW_FETCH_DONE;
+		r->whole_bytes += it->whole ? it->received : 0;
 		r->done += it->outcome == OW_FETCH_DONE;
 		r->had += it->outcome == OW_FETCH_HAD;
 		r->rejected += it->outcome == OW_FETCH_REJECTED;

@@ -141,19 +141,23 @@ print(reqs, len(paths), bytes_, total)' "$SRV/pad/www")
 	export OW_NGINX_DIR=$saved_dir
 	echo "exit $st; stderr: $stderr"
 	[ "$st" -eq 0 ]
-	[ "$(grep -c "localhost:[0-9]* does not answer Range requests; downloading whole wheels for their metadata" <<<"$stderr")" -eq 1 ]
+	[ "$(grep -c "localhost:[0-9]* ignores Range requests: metadata costs whole wheels ([0-9]* files\?, [0-9.]* [kM]B so far); those wheels are kept and not fetched again" <<<"$stderr")" -eq 1 ]
 	same_as_uv "$BATS_TEST_TMPDIR/nr.json" "$t"
 	log=$BATS_TEST_TMPDIR/nr.log
 	ranged=$(grep '\.whl HTTP' "$log" | grep -c 'range="bytes=')
 	whole=$(grep '\.whl HTTP' "$log" | grep -c ' range=""')
 	members=$(jq '.targets[0].members | length' "$BATS_TEST_TMPDIR/nr.json")
-	echo "$ranged range requests (answered 200, cut off), $whole whole-wheel GETs, $members members"
-	# ranges were tried in the first round only, then whole wheels
+	echo "$ranged range requests (answered 200, taken whole), $whole whole-wheel GETs, $members members"
+	# ranges were tried in the first round only (their answers taken as the
+	# wheels' downloads), then whole wheels: each member once, none twice
 	[ "$ranged" -ge 1 ] && [ "$ranged" -le 4 ]
-	[ "$whole" -eq "$members" ]
-	# each wheel downloaded once, none twice
-	[ -z "$(grep '\.whl HTTP' "$log" | grep ' range=""' | awk '{print $3}' | sort | uniq -d)" ]
+	[ "$((ranged + whole))" -eq "$members" ]
+	[ -z "$(grep '\.whl HTTP' "$log" | awk '{print $3}' | sort | uniq -d)" ]
 	[ "$(grep '\.whl HTTP' "$log" | grep -c '" 206 ')" -eq 0 ]
+	# every ranged answer was a whole file sent in full (not cut off)
+	grep '\.whl HTTP' "$log" | grep 'range="bytes=' | while read -r _ _ path _ st bytes _; do
+		[ "$st" = 200 ] && [ "$bytes" -eq "$(stat -c %s "$SRV/plain/www$path")" ] || exit 1
+	done
 	# warm, offline, every stored wheel gone: the index database alone
 	rm -rf "$ws/objects/sha256"
 	mkdir -p "$ws/objects/sha256"

@@ -38,6 +38,7 @@ struct fprov {
 	struct fproj p[FP_PROJ];
 	size_t np;
 	unsigned asked; /* requires() calls */
+	char prefetched[256]; /* "name version," for each prefetch hint */
 };
 
 static struct fproj *proj(struct fprov *f, const char *name, size_t len)
@@ -147,6 +148,13 @@ static int f_requires(void *ud, const char *name, const struct bt_cand *c,
 	return 0;
 }
 
+static void f_prefetch(void *ud, const char *name, const struct bt_cand *c)
+{
+	struct fprov *f = ud;
+	size_t l = strlen(f->prefetched);
+	snprintf(f->prefetched + l, sizeof f->prefetched - l, "%s %s,", name, c->version_text);
+}
+
 /* Resolve `roots` (and constraints `cons`, both "&"-separated) for
  * CPython 3.12 on Linux x86_64 against `spec`. */
 struct run {
@@ -183,7 +191,7 @@ static void resolve(struct run *x, const char *spec, const char *roots, const ch
 	fprov_init(&x->f, spec);
 	split(roots, rr, ri, &nr);
 	split(cons, cr, ci, &nc);
-	struct bt_provider p = {f_candidates, f_requires, NULL, &x->f};
+	struct bt_provider p = {f_candidates, f_requires, NULL, &x->f, f_prefetch};
 	struct bt_opts o = {&env, pre, 0};
 	x->rc = bt_resolve(&p, &o, ri, nr, ci, nc, &x->r);
 	for (size_t i = 0; i < nr; i++)
@@ -407,6 +415,40 @@ static void test_unknown_metadata_is_pending_and_the_search_goes_on(void **state
 	bt_result_dispose(&x.r);
 }
 
+/* Going back through dep's releases (5.0 cannot be used), the next ones
+ * are prefetched, but only those every requirement on dep admits: b rules
+ * out 4.5 and 2.0, and 1.0 is below a's dep>=1.5. */
+static void test_prefetch_names_only_admitted_releases(void **state)
+{
+	(void)state;
+	struct run x;
+	resolve(&x, "a 1.0: dep>=1.5 | b 1.0: dep!=4.5,!=2.0 | dep 5.0^ | dep 4.5! | dep 3.0! | "
+	            "dep 2.5! | dep 2.0! | dep 1.6! | dep 1.0!", "a&b", NULL, false);
+	assert_int_equal(x.rc, 0);
+	assert_true(x.r.pending);
+	assert_string_equal(x.f.prefetched, "dep 2.5,dep 1.6,");
+	bt_result_dispose(&x.r);
+}
+
+/* An exact pin admits one release: the first one asked is the only one,
+ * and nothing is prefetched beside it (torch's nvidia-nccl==X). */
+static void test_an_exact_pin_prefetches_nothing(void **state)
+{
+	(void)state;
+	struct run x;
+	resolve(&x, "torch 2.0: dep==1.0 | dep 9.0! | dep 8.0! | dep 7.0! | dep 6.0! | dep 5.0! | "
+	            "dep 4.0! | dep 3.0! | dep 1.0!", "torch", NULL, false);
+	assert_int_equal(x.rc, 0);
+	assert_true(x.r.pending);
+	assert_string_equal(x.f.prefetched, "");
+	bt_result_dispose(&x.r);
+	/* the same releases under dep>=1.0, the newest unusable: the next are */
+	resolve(&x, "torch 2.0: dep>=1.0 | dep 9.0^ | dep 8.0! | dep 7.0! | dep 6.0! | dep 5.0! | "
+	            "dep 4.0! | dep 3.0! | dep 1.0!", "torch", NULL, false);
+	assert_string_equal(x.f.prefetched, "dep 7.0,dep 6.0,dep 5.0,dep 4.0,dep 3.0,dep 1.0,");
+	bt_result_dispose(&x.r);
+}
+
 static void test_bad_metadata_is_an_error_naming_the_candidate(void **state)
 {
 	(void)state;
@@ -434,6 +476,8 @@ int main(void)
 		cmocka_unit_test(test_backjumps_over_unrelated_decisions),
 		cmocka_unit_test(test_unknown_metadata_is_pending_and_the_search_goes_on),
 		cmocka_unit_test(test_bad_metadata_is_an_error_naming_the_candidate),
+		cmocka_unit_test(test_prefetch_names_only_admitted_releases),
+		cmocka_unit_test(test_an_exact_pin_prefetches_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
