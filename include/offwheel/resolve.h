@@ -237,6 +237,16 @@ struct ow_resolve_skip {
 	                    * owned and whole; NULL when missing says why */
 };
 
+/* A project the stack names that landed below the newest release its
+ * requirements admit for the target, and why that release does not fit. */
+struct ow_resolve_held {
+	char project[OW_NAME_MAX];
+	char version[OW_VER_TEXT_MAX + 1]; /* taken */
+	char newest[OW_VER_TEXT_MAX + 1];  /* passed over */
+	char *why;   /* the resolver's conflict with `newest` pinned, owned */
+	bool sdist;  /* a dependency on the way has only an sdist: --allow-sdist */
+};
+
 struct ow_resolve_target {
 	char describe[OW_RESOLVE_DESCRIBE_MAX]; /* "cu128 cp312-manylinux_2_28_x86_64" */
 	char variant[OW_VARIANT_MAX]; /* "" when a flat root's torch did not say */
@@ -258,6 +268,8 @@ struct ow_resolve_target {
 	size_t nskipped;
 	struct ow_resolve_member *members;
 	size_t nmembers;
+	struct ow_resolve_held *held; /* the stack's projects held back, and why */
+	size_t nheld;
 	int64_t set_id; /* 0 when not stored */
 	bool no_variant; /* the index has no {variant}/torch/ page: error says where it looked */
 	bool unreachable; /* its pages could not be fetched (network): error says why */

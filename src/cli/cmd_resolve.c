@@ -116,6 +116,13 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	                 skipped, "notes", strs_json(t->notes, t->nnotes), "members", members,
 	                 "set_id", (json_int_t)t->set_id);
 	json_object_set_new(doc, "not_in_workspace", json_boolean(t->not_in_workspace));
+	json_t *held = json_array();
+	for (size_t i = 0; i < t->nheld; i++)
+		json_array_append_new(held, json_pack("{s:s, s:s, s:s, s:s, s:b}", "project",
+		                                      t->held[i].project, "version", t->held[i].version,
+		                                      "newest", t->held[i].newest, "why", t->held[i].why,
+		                                      "sdist", t->held[i].sdist));
+	json_object_set_new(doc, "held_back", held);
 	return doc;
 }
 
@@ -303,6 +310,9 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 		else
 			sub_line(c, "newer torch %s passed over: no matching %s", t->skipped[i].torch,
 			         t->skipped[i].missing);
+	for (size_t i = 0; i < t->nheld; i++)
+		sub_line(c, "held back: %s %s, not %s: %s", t->held[i].project, t->held[i].version,
+		         t->held[i].newest, t->held[i].why);
 	for (size_t i = 0; i < t->nnotes; i++) /* the sdists it builds: always said */
 		if (c->verbosity > 0 || strstr(t->notes[i], OW_RESOLVE_SDIST_NOTE))
 			sub_line(c, "note: %s", t->notes[i]);

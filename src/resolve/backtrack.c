@@ -488,6 +488,7 @@ static int check_new(struct bt *b, size_t mark, struct bits *cs, struct ow_str *
 			              m->nc > 1 ? "are" : "is");
 		} else {
 			ow_str_puts(why, ", which has no version for this target");
+			unfit_text(b, c->node, why); /* only an sdist, only other tags */
 		}
 		return BT_CONFLICT;
 	}

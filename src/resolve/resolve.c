@@ -531,6 +531,15 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 			rs_closure_dispose(&cl);
 			return rc < 0 ? rc : CHOOSE_AGAIN;
 		}
+		struct rs_held_in hin = {&ts->t, ts->variant, roots, n, o};
+		if (!cl.error && x->nstack && (rc = rs_held_back(x, &hin, &cl, wait)) == 0 && *wait) {
+			rs_closure_dispose(&cl);
+			return 0;
+		}
+		if (rc < 0) {
+			rs_closure_dispose(&cl);
+			return rc;
+		}
 	}
 	fill_versions(x, o, roots, n);
 	name_variant(x, ts, pv[0].c[ch->torch]);
@@ -721,6 +730,11 @@ static void target_reset(struct ow_resolve_target *o)
 	for (size_t i = 0; i < o->nskipped; i++)
 		free(o->skipped[i].why);
 	free(o->skipped);
+	for (size_t i = 0; i < o->nheld; i++)
+		free(o->held[i].why);
+	free(o->held);
+	o->held = NULL;
+	o->nheld = 0;
 	free(o->error);
 	free(o->hint);
 	o->members = NULL, o->notes = NULL, o->skipped = NULL, o->error = NULL, o->hint = NULL;

@@ -226,6 +226,21 @@ int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
                const struct rs_pick *roots, size_t nroots, struct rs_closure *out);
 void rs_closure_dispose(struct rs_closure *c);
 
+/* A target's set as rs_held_back needs it: the roots its closure had. */
+struct rs_held_in {
+	const struct ow_target *t;
+	const char *variant;
+	const struct rs_pick *roots;
+	size_t nroots;
+	struct ow_resolve_target *out; /* gets o->held */
+};
+/* Every project a stack line names that closure cl took below the newest
+ * release the lines admit for the target: resolved again with that one
+ * pinned, and the conflict kept as why (resolveheld.c).  *wait when
+ * metadata was queued. */
+int rs_held_back(struct rs_ctx *x, const struct rs_held_in *in, const struct rs_closure *cl,
+                 bool *wait);
+
 /* ---- storage (resolvedb.c) ------------------------------------------------ */
 int rs_store_target(ow_store *s, const char *index_url, const char *selector, bool with_deps,
                     struct ow_resolve_target *t);

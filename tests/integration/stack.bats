@@ -121,3 +121,21 @@ members() { jq -r '.targets[0].members[] | "\(.project)==\(.version)"' | sort | 
 	[ -s "$SRV/ow.txt" ]
 	[ "$(cat "$SRV/ow.txt")" = "$(cat "$SRV/pip.txt.out")" ]
 }
+
+@test "held back in silence no more: a named project below its newest release says which and why (a dependency with only an sdist), in text and JSON" {
+	run stack --with hydrax
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.targets[0].members[] | select(.project == "hydrax") | .version' <<<"$output")" = 0.11.3 ]
+	jq -e '.targets[0].held_back == [{"project": "hydrax", "version": "0.11.3", "newest": "1.3.8",
+		"why": "no version of hydrax fits: hydrax 1.3.8 requires antlrx==4.9.*, which has no version for this target; antlrx 4.9.3 meets them, but it has only an sdist (--allow-sdist ships it, and the target builds it at install)",
+		"sdist": true}]' <<<"$output"
+	run "$OFFWHEEL" --home "$SRV/ws" resolve --index-url "$OW_HTTP_URL/whl" --variant cu128 \
+		--extra-index-url "$OW_HTTP_URL/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--python 3.11 --platform linux-x86_64 --with hydrax
+	[[ $output == *"held back: hydrax 0.11.3, not 1.3.8: no version of hydrax fits: hydrax 1.3.8 requires antlrx==4.9.*"*"--allow-sdist"* ]]
+	# a newest release that fits is not held back: nothing said
+	run stack --with vllmx
+	jq -e '.targets[0].held_back == []' <<<"$output"
+}
+

@@ -13,15 +13,33 @@ ROOT/simple/      the rest, each project's page with PEP 658 metadata:
   transx 4.57.0 -> tokx<0.22; 4.56.0 -> tokx<0.21; tokx 0.22.1, 0.20.0
                                                 (no solution with tokx>=0.22)
   hashed 1.0                                    (for --hash pins)
+  hydrax 1.3.8 -> antlrx==4.9.*; hydrax 0.11.3   (as hydra-core: its newest
+  antlrx 4.9.3 (an sdist only)                   needs a project with no wheel)
   filelock 3.0
 Wheels are tagged py3-none-any (so every target takes them); standard
 library only, deterministic (the wheel helpers of mkextras_index.py).
 """
+import io
 import os
 import sys
+import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mkextras_index import page, simple  # noqa: E402
+from mkextras_index import metadata, page, simple  # noqa: E402
+
+
+def sdist(name, version):
+    """A minimal name-version.tar.gz whose PKG-INFO names no requirement."""
+    fn = f"{name}-{version}.tar.gz"
+    meta = metadata(name, version)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT) as t:
+        for n, d in ((f"{name}-{version}/PKG-INFO", meta),
+                     (f"{name}-{version}/setup.py", b"from setuptools import setup\nsetup()\n")):
+            ti = tarfile.TarInfo(n)
+            ti.size, ti.mtime = len(d), 1700000000
+            t.addfile(ti, io.BytesIO(d))
+    return fn, buf.getvalue(), meta
 
 
 def main():
@@ -42,6 +60,9 @@ def main():
                              simple("transx", "4.56.0", ["tokx<0.21"])])
     page(root, s, "tokx", [simple("tokx", "0.22.1"), simple("tokx", "0.20.0")])
     page(root, s, "hashed", [simple("hashed", "1.0")])
+    page(root, s, "hydrax", [simple("hydrax", "1.3.8", ["antlrx==4.9.*"]),
+                             simple("hydrax", "0.11.3")])
+    page(root, s, "antlrx", [sdist("antlrx", "4.9.3")])
     page(root, s, "filelock", [simple("filelock", "3.0")])
 
 
