@@ -271,7 +271,9 @@ static int take_anchor(struct ow_page *p, const struct ow_url *page,
                        const struct ow_url_policy *pol, struct ow_html_anchor *a, bool find_links)
 {
 	struct ow_link l = {0};
-	if (is_legacy(a->href) || (find_links && !names_dist(a->href))) {
+	if (find_links && !names_dist(a->href))
+		return 0; /* not a file of the listing: ../, a README, a sort order */
+	if (is_legacy(a->href)) {
 		p->nskipped++;
 		return 0;
 	}

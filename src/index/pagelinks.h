@@ -67,7 +67,7 @@ int ow_page_parse(const char *page_url, const char *body, size_t len,
  * but a file is named by its href's last path segment, percent-decoded,
  * whatever the anchor's text (autoindex cuts long names: "...x86..&gt;"),
  * and a link whose href does not end in .whl, .tar.gz or .zip (../, a
- * README, a sort order) is skipped, counted in nskipped, not rejected.
+ * README, a sort order) is passed over, neither rejected nor counted.
  * `pol` is required. */
 int ow_page_parse_find_links(const char *page_url, const char *body, size_t len,
                              const struct ow_html_limits *lim, const struct ow_url_policy *pol,

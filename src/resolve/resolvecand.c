@@ -331,12 +331,18 @@ static int fl_rows(struct rs_ctx *x, struct rs_list *l)
 }
 
 /* The index's page said `ps` of the list; the find-links sources join:
- * the combined state, l->why set for a source that could not be read. */
+ * the combined state, l->why set for a source that could not be read.
+ * A set member of a channel root with variant folders is pooled only when
+ * its folder's page exists. */
 static int fl_join(struct rs_ctx *x, struct rs_list *l, int ps)
 {
 	char url[2048] = "";
 	if (!x->o->nfind_links || ps < PG_MISSING || ps == PG_FAILED || ps == PG_ABSENT)
 		return ps; /* an index that cannot be read is never passed over */
+	/* a variant folder the index lacks stays missing: the sources have no
+	 * folders, and a channel root with none of them is read as one root */
+	if (ps == PG_MISSING && !l->dep && !x->o->flat)
+		return ps;
 	int fs = fl_look(x, l->project, url, sizeof url);
 	if (fs < PG_MISSING || fs == PG_MISSING || ps == PG_NOT_CRAWLED)
 		return fs < PG_MISSING ? fs : ps;
