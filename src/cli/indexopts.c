@@ -237,7 +237,7 @@ static int path_url(struct cli *c, const char *path, char *out, size_t n)
 static int add_find_links(struct cli *c, struct cli_index_opts *o, const char *arg)
 {
 	struct cli_strlist items = {0};
-	char url[2048], given[2048];
+	char url[2048] = "", given[2048] = "";
 	int rc = cli_strlist_add_csv(&items, arg);
 	for (size_t i = 0; !rc && i < items.n; i++) {
 		const char *it = items.v[i];
@@ -250,14 +250,8 @@ static int add_find_links(struct cli *c, struct cli_index_opts *o, const char *a
 			rc = cli_usage_error(c, "--find-links: at most 8 sources");
 			break;
 		}
-		char **g = realloc(o->find_links.v, (o->find_links.n + 1) * sizeof *g);
-		if (!g) {
-			rc = 1;
-			break;
-		}
-		o->find_links.v = g;
-		/* analyzer: kept in o->find_links.v[o->find_links.n - 1], freed by cli_strlist_dispose */
-		rc = !(o->find_links.v[o->find_links.n++] = strdup(url));
+		/* the item has no comma, nor has its URL (a path's is %2C) */
+		rc = cli_strlist_add_csv(&o->find_links, url);
 	}
 	cli_strlist_dispose(&items);
 	return rc;
@@ -461,16 +455,19 @@ static int no_index(struct cli *c, struct cli_index_opts *o)
 		return cli_usage_error(c, "--no-index: a find-links source has no variant folders; "
 		                          "drop --variant/--cuda (the variant is named from the torch "
 		                          "taken)");
+	return 0;
+}
+
+/* --no-index: one root, its variant named per target ("") */
+static int no_index_root(struct cli_index_opts *o)
+{
 	char **g = realloc(o->variants.v, sizeof *g);
 	if (!g)
 		return 1;
 	o->variants.v = g;
-	/* analyzer: kept in o->variants.v[0], freed by cli_strlist_dispose */
-	if (!(g[0] = strdup("")))
-		return 1;
-	o->variants.n = 1;
 	o->flat = 1;
-	return 0;
+	/* analyzer: kept in o->variants.v[0], freed by cli_strlist_dispose */
+	return !(o->variants.v[o->variants.n++] = strdup(""));
 }
 
 int cli_index_opts_finish(struct cli *c, struct cli_index_opts *o)
@@ -507,6 +504,8 @@ int cli_index_opts_finish(struct cli *c, struct cli_index_opts *o)
 		if (cli_strlist_add_csv(&o->variants, folder))
 			return 1;
 	}
+	if (o->no_index && (rc = no_index_root(o)))
+		return rc;
 	o->variants_default = !o->variants.n;
 	if (!o->variants.n && cli_strlist_add_csv(&o->variants, "cu126,cu128,cu130,cpu"))
 		return 1;

@@ -916,7 +916,6 @@ static int fl_projects(const struct ow_page *pg, char ***out, size_t *n)
 	for (size_t i = 0; i < pg->nlinks; i++) {
 		if (ow_name_normalize(pg->links[i].name, strlen(pg->links[i].name), norm, sizeof norm))
 			continue;
-		/* analyzer: kept in v[k], freed by free_names */
 		if (!(v[k] = strdup(norm))) {
 			free_names(v, k);
 			return ow_err(OW_ENOMEM, "out of memory");

@@ -57,10 +57,14 @@ static int dir_names(int fd, char ***out, size_t *n)
 		    !S_ISREG(st.st_mode))
 			continue;
 		char **g = ow_array_more(*out, *n, sizeof *g);
-		if (!g || !(g[*n] = strdup(e->d_name)))
+		if (!g) {
 			rc = ow_err(OW_ENOMEM, "find-links: out of memory");
-		if (g)
-			*out = g;
+			break;
+		}
+		*out = g;
+		/* analyzer: kept in (*out)[*n], freed by dir_page */
+		if (!(g[*n] = strdup(e->d_name)))
+			rc = ow_err(OW_ENOMEM, "find-links: out of memory");
 		*n += !rc;
 	}
 	closedir(d);

@@ -579,7 +579,6 @@ int rs_list_get(struct rs_ctx *x, const char *project, const char *variant, bool
 	l->variant = va;
 	l->dep = dep;
 	*out = l;
-	/* analyzer: pr and va are x->lists[x->nlists - 1], freed with the context */
 	return dep ? load_dep(x, l) : load_member(x, l);
 }
 
