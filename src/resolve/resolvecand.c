@@ -360,6 +360,26 @@ static int fl_join(struct rs_ctx *x, struct rs_list *l, int ps)
 	return PG_STORED; /* fs stored: the index's own state (stored or missing) joins */
 }
 
+/* The list settled by the find-links sources (*done): still being
+ * crawled or unreadable there, or loaded from them alone (the index has
+ * no page); else (!*done) the index's page is read, the sources' rows
+ * after it. */
+static int fl_settle(struct rs_ctx *x, struct rs_list *l, int ps, bool *done)
+{
+	int js = fl_join(x, l, ps);
+	*done = js != ps && js >= PG_MISSING;
+	if (js < PG_MISSING || !*done)
+		return js < PG_MISSING ? js : 0;
+	if (js != PG_STORED) {
+		l->state = list_state(js);
+		return 0;
+	}
+	free(l->why);
+	l->why = NULL;
+	l->state = RS_LIST_LOADED;
+	return fl_rows(x, l);
+}
+
 /* A set member: {index}/{variant}/{project}/ (and files of the channel
  * root it lists or that a root page listed); on a flat root {index}/{project}/,
  * its files filtered by the root's variant folder when it is one. */
@@ -367,22 +387,12 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 {
 	char url[2048], why[RS_WHY_MAX];
 	const struct page_ref pr = {x->o->index_url, l->variant, l->project};
-	int ps = page_state(x, &pr, url, sizeof url, why, sizeof why);
+	int ps = page_state(x, &pr, url, sizeof url, why, sizeof why), rc;
+	bool done;
 	if (ps < PG_MISSING)
 		return ps;
-	int js = fl_join(x, l, ps);
-	if (js < PG_MISSING)
-		return js;
-	if (js != ps && js != PG_STORED) {
-		l->state = list_state(js);
-		return 0;
-	}
-	if (js != ps) { /* only the find-links sources list it */
-		free(l->why);
-		l->why = NULL;
-		l->state = RS_LIST_LOADED;
-		return fl_rows(x, l);
-	}
+	if ((rc = fl_settle(x, l, ps, &done)) < 0 || done)
+		return rc;
 	l->unreachable = ps == PG_FAILED;
 	l->state = list_state(ps);
 	free(l->why);
@@ -411,7 +421,7 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 	ow_stmt_text(st, 2, l->project);
 	if (!any)
 		ow_stmt_text(st, 3, variant);
-	int rc = read_rows(l, st);
+	rc = read_rows(l, st);
 	return rc < 0 ? rc : fl_rows(x, l);
 }
 
@@ -517,19 +527,9 @@ static int load_dep(struct rs_ctx *x, struct rs_list *l)
 		return ps;
 	if (ps == PG_NOT_CRAWLED && (rc = look_ahead(x, l, n, maxn)) < 0)
 		return rc;
-	int js = fl_join(x, l, ps);
-	if (js < PG_MISSING)
-		return js;
-	if (js != ps && js != PG_STORED) {
-		l->state = list_state(js);
-		return 0;
-	}
-	if (js != ps) { /* only the find-links sources list it */
-		free(l->why);
-		l->why = NULL;
-		l->state = RS_LIST_LOADED;
-		return fl_rows(x, l);
-	}
+	bool done;
+	if ((rc = fl_settle(x, l, ps, &done)) < 0 || done)
+		return rc;
 	l->state = list_state(ps);
 	free(l->why);
 	l->why = NULL;
