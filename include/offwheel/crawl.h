@@ -53,6 +53,15 @@ struct ow_crawl_opts {
 	 * asks, at once).  The report has one page per ref, in order. */
 	const struct ow_crawl_ref *refs;
 	size_t nrefs;
+	/* pip's --find-links sources (docs/find-links.md), roots as the refs
+	 * name them: a page whose index_url is one of these is not fetched from
+	 * {root}/{project}/; the source itself (a page of links, or a local
+	 * directory) is read once per crawl, and {root}/{project}/ is recorded
+	 * with that project's files, for every project it lists (a project it
+	 * does not list is MISSING).  A source is crawled as an index_url (with
+	 * the variant "") or through refs. */
+	const char *const *find_links;
+	size_t nfind_links;
 };
 
 enum ow_page_outcome {
@@ -122,6 +131,13 @@ struct ow_crawl_probe {
  * *out is the report of the last crawl (the root's when FLAT). */
 int ow_crawl_probing(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report *out,
                      struct ow_crawl_probe *probe);
+/* An index URL that is a find-links page (an nginx autoindex of wheels
+ * given as --index-url): 1 when the workspace recorded {index}/{project}/
+ * missing and the root o->index_url, read as a find-links page (one GET;
+ * a local directory is listed), links distribution files (*nfiles of
+ * them); 0 otherwise.  The caller says to use --find-links. */
+int ow_crawl_find_links_hint(ow_store *s, const struct ow_crawl_opts *o, const char *project,
+                             size_t *nfiles);
 /* Add the links the pages of `r` rejected to `acc`. */
 void ow_crawl_report_refusals(const struct ow_crawl_report *r, struct ow_link_refusals *acc);
 /* Crawl; returns 0 when every page was done (missing projects included),

@@ -79,6 +79,9 @@ struct ow_resolve_io {
  * (crawl and fetch_metadata do nothing; only stored metadata is used). */
 struct ow_resolve_netio {
 	const struct ow_url_policy *policy;
+	/* the find-links sources, as ow_resolve_opts.find_links */
+	const char *const *find_links;
+	size_t nfind_links;
 	const struct ow_http_opts *http;
 	/* for pages, .metadata files and range reads: many small transfers,
 	 * each worth a round trip, run more at once (NULL: http) */
@@ -160,6 +163,13 @@ struct ow_resolve_opts {
 	 * primary); the requested projects only ever come from the index. */
 	const char *const *extra_index_urls;
 	size_t nextra_index_urls;
+	/* pip's --find-links sources (docs/find-links.md): their files of a
+	 * project ({source}/{project}/, as ow_crawl_opts.find_links records
+	 * them) are candidates beside the index's, one pool as pip's, for set
+	 * members and dependencies alike.  pip's --no-index: index_url is the
+	 * first source (flat, variants {""}), which is then skipped here. */
+	const char *const *find_links;
+	size_t nfind_links;
 	const struct ow_target *targets; /* pythons × platforms, crossed with variants */
 	size_t ntargets;
 	const char *const *projects; /* requested; torch must be first; NULL = the three */

@@ -6,7 +6,8 @@
 #include "offwheel/crawl.h"
 #include "indexopts.h"
 
-static const char usage[] = "crawl [--channel CH | --index-url URL] [--variant LIST] [--project LIST]";
+static const char usage[] = "crawl [--channel CH | --index-url URL | --no-index] [--find-links URL|DIR] "
+                            "[--variant LIST] [--project LIST]";
 static const char description[] =
 	"Fetch the index pages {index}/{variant}/{project}/ in parallel and record\n"
 	"every wheel they list (version, tags, variant folder, published hashes).\n"
@@ -96,6 +97,47 @@ static void render(struct cli *c, const struct cli_index_opts *o, const struct o
 		        o->index, r->npages, files, added, gone, rejected, r->failed);
 }
 
+/* Move the pages of `more` to the end of `r`. */
+static int report_append(struct ow_crawl_report *r, struct ow_crawl_report *more)
+{
+	struct ow_crawl_page *g = realloc(r->pages, (r->npages + more->npages + 1) * sizeof *g);
+	if (!g)
+		return OW_ENOMEM;
+	r->pages = g;
+	memcpy(g + r->npages, more->pages, more->npages * sizeof *g);
+	r->npages += more->npages;
+	r->failed += more->failed;
+	free(more->pages);
+	more->pages = NULL;
+	more->npages = 0;
+	return 0;
+}
+
+/* Each --find-links source beside the index, for the same projects; its
+ * pages join the report.  crc: the index's crawl; the run's outcome. */
+static int crawl_find_links(ow_store *s, const struct cli_index_opts *o,
+                            struct ow_crawl_opts *co, struct ow_crawl_report *r, int crc)
+{
+	static const char *const root[] = {""};
+	co->variants = root;
+	co->nvariants = 1;
+	for (size_t i = 0; i < o->find_links.n; i++) {
+		struct ow_crawl_report more;
+		if (!strcmp(o->find_links.v[i], o->index))
+			continue; /* --no-index: crawled as the index */
+		co->index_url = o->find_links.v[i];
+		int rc = ow_crawl(s, co, &more);
+		if (rc != 0 && rc != OW_EINCOMPLETE)
+			return rc;
+		crc = crc ? crc : rc;
+		rc = report_append(r, &more);
+		ow_crawl_report_dispose(&more);
+		if (rc)
+			return rc;
+	}
+	return crc;
+}
+
 int cmd_crawl(struct cli *c, int argc, char **argv)
 {
 	struct cli_index_opts o = {0};
@@ -121,10 +163,14 @@ int cmd_crawl(struct cli *c, int argc, char **argv)
 		.force = o.force,
 	};
 	co.variants = cli_index_opts_folders(&o, &co.nvariants);
+	co.find_links = (const char *const *)o.find_links.v;
+	co.nfind_links = o.find_links.n;
 	struct ow_crawl_report r;
 	struct ow_crawl_probe probe = {0};
 	int crc = o.variants_default && !o.flat ? ow_crawl_probing(s, &co, &r, &probe)
 	                                        : ow_crawl(s, &co, &r);
+	if (crc == 0 || crc == OW_EINCOMPLETE)
+		crc = crawl_find_links(s, &o, &co, &r, crc);
 	if (probe.layout == OW_ROOT_FLAT && probe.remembered)
 		cli_say(c, "%s is one root (found before; --force asks for its variant folders "
 		           "again): crawling {index}/{project}/\n",
@@ -140,6 +186,9 @@ int cmd_crawl(struct cli *c, int argc, char **argv)
 		rc = cli_fail(c, crc);
 	if (crc == OW_EINCOMPLETE)
 		rc = 4;
+	int hint = crc == 0 || crc == OW_EINCOMPLETE ? cli_index_find_links_hint(c, &o, s) : 0;
+	if (hint)
+		rc = hint;
 	ow_crawl_report_dispose(&r);
 	ow_store_close(s);
 	cli_index_opts_dispose(&o);

@@ -405,7 +405,9 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	struct ropts *o = ud;
 	struct ow_resolve_netio net = {.policy = &o->idx.policy, .http = &o->idx.http,
 	                              .http_small = &o->idx.http_small,
-	                               .net = !o->offline};
+	                               .net = !o->offline,
+	                               .find_links = (const char *const *)o->idx.find_links.v,
+	                               .nfind_links = o->idx.find_links.n};
 	struct ow_resolve_io io;
 	ow_resolve_io_net(&io, &net);
 	struct ow_resolve_opts ro;
@@ -426,6 +428,12 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	if (rc < 0 && rc != OW_EINCOMPLETE) {
 		ow_resolve_netio_clear(&net);
 		return cli_fail(c, rc);
+	}
+	int hint = rc == OW_EINCOMPLETE ? cli_index_find_links_hint(c, &o->idx, s) : 0;
+	if (hint) {
+		ow_resolve_report_dispose(&r);
+		ow_resolve_netio_clear(&net);
+		return hint;
 	}
 	struct ow_device_fit *fits = NULL;
 	int exitc = rc == OW_EINCOMPLETE ? 4 : 0;

@@ -105,6 +105,32 @@ static int crawl_members(struct sopts *o, ow_store *s, struct ow_crawl_opts *co,
 	return 0;
 }
 
+/* Each --find-links source beside the index: read once, every project it
+ * lists recorded (the members asked for by name). */
+static int crawl_find_links(struct sopts *o, ow_store *s, struct ow_crawl_opts *co,
+                            struct crawl_counts *n)
+{
+	static const char *const root[] = {""};
+	struct ow_crawl_report r;
+	int rc = 0;
+	co->variants = root;
+	co->nvariants = 1;
+	co->projects = (const char *const *)o->idx.projects.v;
+	co->nprojects = o->idx.projects.n;
+	for (size_t i = 0; rc == 0 && i < o->idx.find_links.n; i++) {
+		if (!strcmp(o->idx.find_links.v[i], o->idx.index))
+			continue; /* --no-index: the index, crawled already */
+		co->index_url = o->idx.find_links.v[i];
+		rc = ow_crawl(s, co, &r);
+		if (rc == 0 || rc == OW_EINCOMPLETE) {
+			count_pages(&r, n, false);
+			ow_crawl_report_dispose(&r);
+			rc = 0;
+		}
+	}
+	return rc;
+}
+
 static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *failed,
                       struct ow_link_refusals *rejected)
 {
@@ -115,6 +141,8 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 		.policy = &o->idx.policy,
 		.http = &o->idx.http,
 		.force = o->idx.force,
+		.find_links = (const char *const *)o->idx.find_links.v,
+		.nfind_links = o->idx.find_links.n,
 	};
 	struct ow_crawl_report r;
 	struct crawl_counts n = {0};
@@ -142,6 +170,8 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 		}
 	}
 	cli_strlist_dispose(&deps);
+	if (rc == 0)
+		rc = crawl_find_links(o, s, &co, &n);
 	*failed = n.failed;
 	*rejected = n.rejected;
 	o->refreshed = n.refreshed;
@@ -160,7 +190,9 @@ static int resolve_step(struct sopts *o, ow_store *s, struct ow_resolve_report *
                         struct ow_resolve_netio *net)
 {
 	*net = (struct ow_resolve_netio){.policy = &o->idx.policy, .http = &o->idx.http,
-	                                 .http_small = &o->idx.http_small, .net = 1};
+	                                 .http_small = &o->idx.http_small, .net = 1,
+	                                 .find_links = (const char *const *)o->idx.find_links.v,
+	                                 .nfind_links = o->idx.find_links.n};
 	struct ow_resolve_io io;
 	ow_resolve_io_net(&io, net);
 	struct ow_resolve_opts ro;
@@ -364,10 +396,11 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	 * rounds and the downloads alike, and leaves the workspace clean */
 	cli_interrupt_arm();
 	int rc = crawl_step(c, o, s, &out.crawl_failed, &out.crawl_rejected);
-	if (rc || cli_interrupted()) {
+	int hint = rc || cli_interrupted() ? 0 : cli_index_find_links_hint(c, &o->idx, s);
+	if (rc || hint || cli_interrupted()) {
 		cli_interrupt_disarm();
 		ow_link_refusals_dispose(&out.crawl_rejected);
-		return cli_interrupted() ? interrupted_early(c) : cli_fail(c, rc);
+		return cli_interrupted() ? interrupted_early(c) : hint ? hint : cli_fail(c, rc);
 	}
 	rc = resolve_and_fetch(c, o, s, &out);
 	if (!rc)

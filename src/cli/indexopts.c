@@ -1,6 +1,8 @@
 /* indexopts.c - parsing of the index options shared by several commands. */
 #include "indexopts.h"
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +204,59 @@ static int add_extra(struct cli *c, struct cli_index_opts *o, const char *arg)
 	return !(o->extra.v[o->extra.n++] = strdup(url));
 }
 
+/* A local path as a file: URL: absolute, its bytes outside the unreserved
+ * set percent-encoded. */
+static int path_url(struct cli *c, const char *path, char *out, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *real = realpath(path, NULL);
+	size_t k = 0;
+	if (!real)
+		return cli_usage_error(c, "--find-links: '%s': %s (give a directory of wheels, a "
+		                          "page's URL, or a file: URL)", path, strerror(errno));
+	k = (size_t)snprintf(out, n, "file://");
+	const unsigned char *p = (const unsigned char *)real;
+	for (; *p && k + 4 < n; p++) {
+		if (strchr("/-._~!+", *p) || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9'))
+			out[k++] = (char)*p;
+		else {
+			out[k++] = '%';
+			out[k++] = hex[*p >> 4];
+			out[k++] = hex[*p & 15];
+		}
+	}
+	out[k] = '\0';
+	bool whole = !*p;
+	free(real);
+	return whole ? 0 : cli_usage_error(c, "--find-links: '%s' is too long", path);
+}
+
+/* --find-links URL|DIR[,...]: each source as a root (root_url, as
+ * --extra-index-url's), a path as its file: URL. */
+static int add_find_links(struct cli *c, struct cli_index_opts *o, const char *arg)
+{
+	struct cli_strlist items = {0};
+	char url[2048] = "", given[2048] = "";
+	int rc = cli_strlist_add_csv(&items, arg);
+	for (size_t i = 0; !rc && i < items.n; i++) {
+		const char *it = items.v[i];
+		bool is_url = strstr(it, "://") || !strncmp(it, "file:", 5);
+		if (!is_url && (rc = path_url(c, it, given, sizeof given)))
+			break;
+		if ((rc = root_url(c, "--find-links", is_url ? it : given, url, sizeof url)))
+			break;
+		if (o->find_links.n >= 8) {
+			rc = cli_usage_error(c, "--find-links: at most 8 sources");
+			break;
+		}
+		/* the item has no comma, nor has its URL (a path's is %2C) */
+		rc = cli_strlist_add_csv(&o->find_links, url);
+	}
+	cli_strlist_dispose(&items);
+	return rc;
+}
+
 const char *const *cli_index_opts_folders(const struct cli_index_opts *o, size_t *n)
 {
 	static const char *const root[] = {""};
@@ -217,6 +272,11 @@ int cli_index_opt(struct cli *c, struct cli_index_opts *o, int key, const char *
 		return 0;
 	case IDX_EXTRA_INDEX_URL:
 		return add_extra(c, o, arg);
+	case IDX_FIND_LINKS:
+		return add_find_links(c, o, arg);
+	case IDX_NO_INDEX:
+		o->no_index = 1;
+		return 0;
 	case IDX_CHANNEL:
 		if (!ow_channel_index(arg))
 			return cli_usage_error(c, "--channel: '%s' is not nightly, stable or test", arg);
@@ -286,6 +346,25 @@ static int add_file_root(struct cli *c, const char *opt, struct ow_url_policy *p
 	return 0;
 }
 
+/* A further root (an extra index, a find-links source): its host allowed,
+ * its folder a file root when it is local. */
+static int add_root_policy(struct cli *c, struct cli_index_opts *o, const char *opt,
+                           const char *u)
+{
+	char host[512];
+	int rc;
+	if (host_of(u, host, sizeof host))
+		return cli_usage_error(c, "%s: '%s' is not a URL: %s", opt, u, ow_err_detail());
+	if ((rc = add_file_root(c, opt, &o->policy, u)))
+		return rc;
+	if (*host && ((rc = ow_url_policy_add_host(&o->policy, host)) ||
+	              (o->offline && (rc = ow_url_policy_add_trusted(&o->policy, host)))))
+		return cli_fail(c, rc);
+	if ((rc = ow_url_check_page(&o->policy, u)))
+		return cli_usage_error(c, "%s: %s", opt, ow_err_detail());
+	return 0;
+}
+
 static int build_policy(struct cli *c, struct cli_index_opts *o)
 {
 	char host[512];
@@ -300,7 +379,8 @@ static int build_policy(struct cli *c, struct cli_index_opts *o)
 		return cli_usage_error(c, "--index-url: '%s' is not a URL: %s", o->index,
 		                       ow_err_detail());
 	o->policy.allow_file_outside_root = o->file_outside_root;
-	if ((rc = add_file_root(c, "--index-url", &o->policy, o->index)))
+	const char *iopt = o->no_index ? "--find-links" : "--index-url";
+	if ((rc = add_file_root(c, iopt, &o->policy, o->index)))
 		return rc;
 	if (*host && (rc = ow_url_policy_add_host(&o->policy, host)))
 		return cli_fail(c, rc);
@@ -310,20 +390,13 @@ static int build_policy(struct cli *c, struct cli_index_opts *o)
 	if (o->offline && *host && (rc = ow_url_policy_add_trusted(&o->policy, host)))
 		return cli_fail(c, rc);
 	if ((rc = ow_url_check_page(&o->policy, o->index)))
-		return cli_usage_error(c, "--index-url: %s", ow_err_detail());
-	for (size_t i = 0; i < o->extra.n; i++) {
-		const char *u = o->extra.v[i];
-		if (host_of(u, host, sizeof host))
-			return cli_usage_error(c, "--extra-index-url: '%s' is not a URL: %s", u,
-			                       ow_err_detail());
-		if ((rc = add_file_root(c, "--extra-index-url", &o->policy, u)))
+		return cli_usage_error(c, "%s: %s", iopt, ow_err_detail());
+	for (size_t i = 0; i < o->extra.n; i++)
+		if ((rc = add_root_policy(c, o, "--extra-index-url", o->extra.v[i])))
 			return rc;
-		if (*host && ((rc = ow_url_policy_add_host(&o->policy, host)) ||
-		              (o->offline && (rc = ow_url_policy_add_trusted(&o->policy, host)))))
-			return cli_fail(c, rc);
-		if ((rc = ow_url_check_page(&o->policy, u)))
-			return cli_usage_error(c, "--extra-index-url: %s", ow_err_detail());
-	}
+	for (size_t i = 0; i < o->find_links.n; i++)
+		if ((rc = add_root_policy(c, o, "--find-links", o->find_links.v[i])))
+			return rc;
 	return 0;
 }
 
@@ -367,14 +440,50 @@ const char *cli_index_opts_channel_url(const char *channel, char *buf, size_t n)
 	return buf;
 }
 
+/* --no-index: the first --find-links source is the index, one root
+ * without variant folders (the variant named per target from the torch). */
+static int no_index(struct cli *c, struct cli_index_opts *o)
+{
+	if (!o->find_links.n)
+		return cli_usage_error(c, "--no-index reads only the --find-links sources: give at "
+		                          "least one (--find-links DIR or URL)");
+	if (o->index_url || o->channel || o->extra.n)
+		return cli_usage_error(c, "--no-index reads no index: drop --%s",
+		                       o->index_url ? "index-url" : o->channel ? "channel"
+		                                                             : "extra-index-url");
+	if (o->variants.n)
+		return cli_usage_error(c, "--no-index: a find-links source has no variant folders; "
+		                          "drop --variant/--cuda (the variant is named from the torch "
+		                          "taken)");
+	return 0;
+}
+
+/* --no-index: one root, its variant named per target ("") */
+static int no_index_root(struct cli_index_opts *o)
+{
+	char **g = realloc(o->variants.v, sizeof *g);
+	if (!g)
+		return 1;
+	o->variants.v = g;
+	o->flat = 1;
+	/* analyzer: kept in o->variants.v[0], freed by cli_strlist_dispose */
+	return !(o->variants.v[o->variants.n++] = strdup(""));
+}
+
 int cli_index_opts_finish(struct cli *c, struct cli_index_opts *o)
 {
 	char chan[sizeof o->index];
+	if (o->no_index) {
+		int rc = no_index(c, o);
+		if (rc)
+			return rc;
+	}
 	if (o->index_url && o->channel)
 		return cli_usage_error(c, "--channel %s and --index-url %s: give one of them (a "
 		                          "channel names an index: %s)",
 		                       o->channel, o->index_url, ow_channel_index(o->channel));
-	const char *base = o->index_url ? o->index_url
+	const char *base = o->no_index ? o->find_links.v[0]
+	                   : o->index_url ? o->index_url
 	                                : cli_index_opts_channel_url(o->channel ? o->channel : "nightly",
 	                                                         chan, sizeof chan);
 	if (!base)
@@ -395,6 +504,8 @@ int cli_index_opts_finish(struct cli *c, struct cli_index_opts *o)
 		if (cli_strlist_add_csv(&o->variants, folder))
 			return 1;
 	}
+	if (o->no_index && (rc = no_index_root(o)))
+		return rc;
 	o->variants_default = !o->variants.n;
 	if (!o->variants.n && cli_strlist_add_csv(&o->variants, "cu126,cu128,cu130,cpu"))
 		return 1;
@@ -427,5 +538,27 @@ void cli_index_opts_dispose(struct cli_index_opts *o)
 	cli_strlist_dispose(&o->trusted);
 	cli_strlist_dispose(&o->allowed);
 	cli_strlist_dispose(&o->extra);
+	cli_strlist_dispose(&o->find_links);
 	ow_url_policy_clear(&o->policy);
+}
+
+int cli_index_find_links_hint(struct cli *c, const struct cli_index_opts *o, ow_store *s)
+{
+	struct ow_crawl_opts co = {.index_url = o->index, .policy = &o->policy, .http = &o->http,
+	                           .find_links = (const char *const *)o->find_links.v,
+	                           .nfind_links = o->find_links.n};
+	size_t nfiles = 0;
+	if (o->no_index || o->offline || !o->projects.n)
+		return 0;
+	int rc = ow_crawl_find_links_hint(s, &co, o->projects.v[0], &nfiles);
+	if (rc < 0)
+		return cli_fail(c, rc);
+	if (!rc)
+		return 0;
+	return cli_usage_error(c, "%s is not an index: it has no project pages (%s/%s/ is not "
+	                          "there), but the URL itself is a page that links %zu "
+	                          "distribution file(s), as a directory listing of wheels does; "
+	                          "give it as --find-links %s (with --no-index to read only it, "
+	                          "as pip does)",
+	                       o->index, o->index, o->projects.v[0], nfiles, o->index);
 }

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "offwheel/http.h"
+#include "offwheel/store.h"
 #include "offwheel/url.h"
 
 struct cli_strlist {
@@ -35,7 +36,9 @@ enum {
 	IDX_STALL,
 	IDX_MIN_RATE,
 	IDX_DEADLINE,
-	IDX_MAX_AGE
+	IDX_MAX_AGE,
+	IDX_FIND_LINKS = 'f',
+	IDX_NO_INDEX = 330
 };
 
 /* The entries for a command's option table (no terminator). */
@@ -47,6 +50,11 @@ enum {
 	{"extra-index-url", IDX_EXTRA_INDEX_URL, required_argument, "URL",                      \
 	 "a further root for dependencies the index lacks (repeatable); a project comes from "  \
 	 "the first root that has it, torch/torchvision/torchaudio only from --index-url"},    \
+	{"find-links", IDX_FIND_LINKS, required_argument, "URL|DIR",                            \
+	 "pip's -f: a page or a local directory whose links are wheels (an nginx autoindex), "  \
+	 "read beside the index; repeatable, comma-separated"},                                 \
+	{"no-index", IDX_NO_INDEX, no_argument, NULL,                                           \
+	 "pip's flag: read only the --find-links sources, no index"},                           \
 	{"channel", IDX_CHANNEL, required_argument, "CH", "nightly (default) | stable | test"},  \
 	{"variant", IDX_VARIANT, required_argument, "LIST",                                     \
 	 "variant folders, e.g. cu126,cu128,cu130,cpu (default: those four); all = the mixed page"},                  \
@@ -96,7 +104,9 @@ struct cli_index_opts {
 	 * and no --variant was given, so the index is one root whose {project}/
 	 * pages hold everything; variants is then that one folder's name */
 	int flat;
-	struct cli_strlist variants, projects, trusted, allowed, extra;
+	int no_index; /* --no-index: the index is the first --find-links source */
+	/* --find-links sources as roots (a path made a file: URL) */
+	struct cli_strlist variants, projects, trusted, allowed, extra, find_links;
 	char **project_extras; /* per project: "a,b" from NAME[a,b], "" none */
 	/* filled by cli_index_opts_finish */
 	char index[2048];
@@ -122,5 +132,10 @@ int cli_index_opt(struct cli *c, struct cli_index_opts *o, int key, const char *
 /* Defaults, the URL policy and the HTTP options; 0 or an exit code. */
 int cli_index_opts_finish(struct cli *c, struct cli_index_opts *o);
 void cli_index_opts_dispose(struct cli_index_opts *o);
+
+/* An --index-url that is a find-links page (no {index}/{project}/ pages,
+ * wheels linked at the root): 0 when it is not, else the usage error that
+ * says to give it as --find-links (printed; exit 2). */
+int cli_index_find_links_hint(struct cli *c, const struct cli_index_opts *o, ow_store *s);
 
 #endif

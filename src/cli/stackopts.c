@@ -111,7 +111,7 @@ int cli_stack_opts_finish_all(struct cli *c, struct cli_stack_opts *o, struct cl
 	if (!rc)
 		rc = cli_index_opts_finish(c, idx);
 	for (size_t i = 0; !rc && i < idx->variants.n; i++)
-		if (!*idx->variants.v[i])
+		if (!*idx->variants.v[i] && !idx->no_index)
 			rc = cli_usage_error(c, "%s: --variant all is for crawl; name the variants",
 			                     c->cmd);
 	return rc ? rc : cli_target_opts_finish(c, tgt);

@@ -145,6 +145,8 @@ void cli_target_resolve_opts(struct ow_resolve_opts *ro, const struct cli_index_
 		.flat = idx->flat,
 		.extra_index_urls = (const char *const *)idx->extra.v,
 		.nextra_index_urls = idx->extra.n,
+		.find_links = (const char *const *)idx->find_links.v,
+		.nfind_links = idx->find_links.n,
 		.offline = idx->offline,
 		.revalidate = !idx->offline,
 		.max_age = idx->max_age,

@@ -13,7 +13,9 @@
 #include "offwheel/str.h"
 #include "digest.h"
 #include "offwheel/error.h"
+#include "offwheel/str.h"
 #include "event.h"
+#include "findlinks.h"
 #include "fmt.h"
 #include "pagelinks.h"
 #include "tags.h"
@@ -22,8 +24,11 @@
 
 #define PAGE_CAP ((size_t)64 << 20)
 
+struct fl_src;
+
 struct page_job {
 	struct ow_http_req req;
+	struct fl_src *fl; /* a find-links source's page: read from its listing */
 	struct ow_http_membuf body;
 	struct ow_crawl_page *page;
 	struct crawl *cr;
@@ -40,6 +45,9 @@ struct crawl {
 	ow_store *s;
 	const struct ow_crawl_opts *o;
 	int64_t now;
+	struct fl_src *fl; /* the find-links sources the refs name, each once */
+	size_t nfl;
+	bool read_only; /* the sources are read, nothing of them stored */
 };
 
 const char *ow_channel_index(const char *channel)
@@ -761,6 +769,291 @@ static int crawl_refs(const struct ow_crawl_opts *o, struct ow_crawl_ref **out, 
 	return !*n && !o->refs ? check_index(o, o->index_url) : 0;
 }
 
+/* --- find-links sources (docs/find-links.md) -------------------------------- */
+
+struct fl_src {
+	const char *root;      /* as the refs name it (the options own it) */
+	char *fetch_url;       /* what is read: the root, or the root with a '/' */
+	char *base;            /* what its links are relative to (after redirects) */
+	struct ow_http_req req; /* http(s) sources: the one request */
+	struct ow_http_membuf body;
+	int rc;
+	char *detail; /* rc: why it could not be read */
+};
+
+static bool is_find_links(const struct ow_crawl_opts *o, const char *root)
+{
+	for (size_t i = 0; i < o->nfind_links; i++)
+		if (!strcmp(o->find_links[i], root))
+			return true;
+	return false;
+}
+
+static void fl_fail(struct fl_src *f, int rc, const char *detail)
+{
+	f->rc = rc;
+	free(f->detail);
+	f->detail = ow_aprintf("find-links source %s: %s", f->fetch_url, detail);
+}
+
+static int fl_data(void *ud, const void *buf, size_t len)
+{
+	return ow_http_membuf_write(&((struct fl_src *)ud)->body, buf, len);
+}
+
+static int fl_restart(void *ud) { return ow_http_membuf_restart(&((struct fl_src *)ud)->body); }
+
+static void fl_done(void *ud, struct ow_http_req *req)
+{
+	struct fl_src *f = ud;
+	char why[1200];
+	const char *eff = req->res.effective_url;
+	if (req->res.rc == OW_ENOENT) {
+		snprintf(why, sizeof why, "not found (HTTP %ld); give a page or directory that links "
+		                          "the wheels", req->res.status);
+		fl_fail(f, OW_EINCOMPLETE, why);
+	} else if (req->res.rc)
+		fl_fail(f, req->res.rc, req->res.detail);
+	else if (req->res.close_delimited && !html_complete(f->body.data, f->body.len))
+		fl_fail(f, OW_EINCOMPLETE, "the server closed the connection without a Content-Length "
+		                           "or chunked framing and the page does not end with </html> "
+		                           "— it may be cut short; retry");
+	else if (!(f->base = strdup(*eff ? eff : f->fetch_url)))
+		fl_fail(f, OW_ENOMEM, "out of memory");
+	ow_progress_item(f->fetch_url, 0);
+}
+
+/* Read a local source now; set up the request of a remote one. */
+static int fl_open(struct crawl *cr, struct fl_src *f)
+{
+	char *page = NULL;
+	size_t len = 0;
+	f->body.cap = PAGE_CAP;
+	int rc = ow_find_links_fetch_url(f->root, &f->fetch_url);
+	if (rc || strncmp(f->root, "file:", 5)) {
+		f->req = (struct ow_http_req){.url = f->fetch_url, .what = f->fetch_url,
+		                              .on_data = fl_data, .on_restart = fl_restart,
+		                              .on_done = fl_done, .ud = f, .max_size = PAGE_CAP,
+		                              .accept = "text/html"};
+		f->req.flags = !strncmp(f->root, "http:", 5) ? OW_HTTP_ALLOW_HTTP : 0;
+		return rc;
+	}
+	rc = ow_find_links_local(f->root, PAGE_CAP, &page, &len, &f->base);
+	if (rc == OW_ENOMEM)
+		return rc;
+	if (rc)
+		fl_fail(f, rc, ow_err_detail());
+	else if ((rc = ow_http_membuf_write(&f->body, page, len)))
+		fl_fail(f, rc, ow_err_detail());
+	free(page);
+	return rc == OW_ENOMEM ? rc : 0;
+}
+
+/* One source per find-links root the jobs name; each job points at its. */
+static int fl_setup(struct crawl *cr, struct page_job *jobs, size_t n)
+{
+	int rc = 0;
+	cr->fl = calloc(cr->o->nfind_links + 1, sizeof *cr->fl);
+	if (!cr->fl)
+		return ow_err(OW_ENOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (!is_find_links(cr->o, jobs[i].index_url))
+			continue;
+		size_t k = 0;
+		while (k < cr->nfl && strcmp(cr->fl[k].root, jobs[i].index_url))
+			k++;
+		if (k == cr->nfl) {
+			for (size_t r = 0; r < cr->o->nfind_links; r++)
+				if (!strcmp(cr->o->find_links[r], jobs[i].index_url))
+					cr->fl[k].root = cr->o->find_links[r];
+			cr->nfl++;
+			rc = fl_open(cr, &cr->fl[k]);
+		}
+		jobs[i].fl = &cr->fl[k];
+	}
+	return rc;
+}
+
+static void fl_dispose(struct crawl *cr)
+{
+	for (size_t i = 0; i < cr->nfl; i++) {
+		free(cr->fl[i].fetch_url);
+		free(cr->fl[i].base);
+		free(cr->fl[i].detail);
+		ow_http_membuf_dispose(&cr->fl[i].body);
+	}
+	free(cr->fl);
+}
+
+static int fl_missing(struct crawl *cr, struct page_job *j, const char *why)
+{
+	int64_t id;
+	ow_db *db = ow_store_db(cr->s);
+	j->page->outcome = OW_PAGE_MISSING;
+	set_detail(j->page, "%s", why);
+	int rc = unit_begin(db);
+	if (rc)
+		return rc;
+	if ((rc = upsert_page(cr, j, "missing", NULL, NULL, &id)) || (rc = unit_end(db)))
+		unit_undo(db);
+	return rc;
+}
+
+/* The page {root}/{project}/ of a source: the files of its listing that are
+ * that project's (the listing's refused links and skipped ones are told
+ * on the first page only: `whole`). */
+static int fl_store_page(struct crawl *cr, struct page_job *j, const struct ow_page *pg,
+                         const char *hex, bool whole)
+{
+	struct ow_crawl_page *p = j->page;
+	struct ow_page sub = {.links = malloc((pg->nlinks + 1) * sizeof *sub.links)};
+	char norm[128];
+	int64_t page_id = 0;
+	ow_db *db = ow_store_db(cr->s);
+	if (!sub.links)
+		return ow_err(OW_ENOMEM, "out of memory");
+	for (size_t i = 0; i < pg->nlinks; i++)
+		if (!ow_name_normalize(pg->links[i].name, strlen(pg->links[i].name), norm, sizeof norm) &&
+		    !strcmp(norm, p->project))
+			sub.links[sub.nlinks++] = pg->links[i]; /* borrowed: pg frees them */
+	if (whole) {
+		sub.rejected = pg->rejected, sub.nrejected = pg->nrejected;
+		sub.nskipped = pg->nskipped;
+	}
+	int rc = 0;
+	if (*p->variant || !sub.nlinks) {
+		char *why = ow_aprintf("no file of %s in the find-links source %s%s", p->project,
+		                       j->fl->base, *p->variant ? " (it has no variant folders)" : "");
+		rc = fl_missing(cr, j, why ? why : "no file of the project in the find-links source");
+		free(why);
+	} else if (!(rc = unit_begin(db))) {
+		p->outcome = !j->seen_before ? OW_PAGE_NEW
+		             : strcmp(hex, j->old_body) ? OW_PAGE_CHANGED : OW_PAGE_SAME;
+		if ((rc = upsert_page(cr, j, "ok", hex, NULL, &page_id)) ||
+		    (rc = record_links(cr, j, &sub, page_id)) ||
+		    (rc = upsert_page(cr, j, "ok", hex, &sub, &page_id)) || (rc = unit_end(db)))
+			unit_undo(db);
+	}
+	free(sub.links);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* The projects the listing has files of, normalized, sorted, each once. */
+static int fl_projects(const struct ow_page *pg, char ***out, size_t *n)
+{
+	char norm[128];
+	size_t k = 0;
+	char **v = calloc(pg->nlinks + 1, sizeof *v);
+	if (!v)
+		return ow_err(OW_ENOMEM, "out of memory");
+	for (size_t i = 0; i < pg->nlinks; i++) {
+		if (ow_name_normalize(pg->links[i].name, strlen(pg->links[i].name), norm, sizeof norm))
+			continue;
+		if (!(v[k] = strdup(norm))) {
+			free_names(v, k);
+			return ow_err(OW_ENOMEM, "out of memory");
+		}
+		k++;
+	}
+	qsort(v, k, sizeof *v, cmp_str);
+	*n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (*n && !strcmp(v[*n - 1], v[i]))
+			free(v[i]);
+		else
+			v[(*n)++] = v[i];
+	*out = v;
+	return 0;
+}
+
+/* The projects of the listing nobody asked for are recorded too: the
+ * resolver asks for them next, and the listing is read once. */
+static int fl_others(struct crawl *cr, struct fl_src *f, struct page_job *jobs, size_t n,
+                     const struct ow_page *pg, const char *hex)
+{
+	char **names = NULL;
+	size_t nn = 0;
+	int rc = fl_projects(pg, &names, &nn);
+	for (size_t i = 0; !rc && i < nn; i++) {
+		bool asked = false;
+		for (size_t k = 0; k < n && !asked; k++)
+			asked = jobs[k].fl == f && !strcmp(jobs[k].page->project, names[i]);
+		if (asked)
+			continue;
+		struct page_job tj = {0};
+		struct ow_crawl_page tp = {0};
+		const struct ow_crawl_ref ref = {f->root, "", names[i]};
+		if (!(rc = prepare_job(cr, &tj, &tp, &ref)))
+			tj.fl = f;
+		if (!rc && (rc = fl_store_page(cr, &tj, pg, hex, false)) && rc != OW_ENOMEM)
+			rc = 0; /* only asked pages report; the resolver asks this one again */
+		for (size_t r = 0; r < tp.rejected; r++)
+			free(tp.reasons[r]);
+		free(tp.reasons);
+		free(tp.detail);
+	}
+	free_names(names, nn);
+	return rc;
+}
+
+/* Every page of one source, from its listing parsed once. */
+static int fl_store_src(struct crawl *cr, struct fl_src *f, struct page_job *jobs, size_t n)
+{
+	struct ow_page *pg = NULL;
+	char hex[OW_SHA256_HEX];
+	bool first = true;
+	int rc = ow_page_parse_find_links(f->base, f->body.data ? f->body.data : "", f->body.len,
+	                                  NULL, cr->o->policy, &pg);
+	if (!rc)
+		rc = ow_store_put_buf(cr->s, f->body.data ? f->body.data : "", f->body.len, NULL,
+		                      "page", hex);
+	if (rc) {
+		ow_page_free(pg);
+		fl_fail(f, rc, ow_err_detail());
+		return rc == OW_ENOMEM ? rc : 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i].fl != f)
+			continue;
+		if ((rc = fl_store_page(cr, &jobs[i], pg, hex, first)) == OW_ENOMEM)
+			break;
+		if (rc)
+			fail_page(&jobs[i], rc, ow_err_detail());
+		first = first && rc;
+		rc = 0;
+	}
+	if (!rc)
+		rc = fl_others(cr, f, jobs, n, pg, hex);
+	ow_page_free(pg);
+	return rc;
+}
+
+/* After the engine's run: the pages of every find-links source. */
+static int fl_store_all(struct crawl *cr, struct page_job *jobs, size_t n)
+{
+	int rc = 0;
+	for (size_t k = 0; !rc && k < cr->nfl; k++)
+		if (!cr->fl[k].rc)
+			rc = fl_store_src(cr, &cr->fl[k], jobs, n);
+	for (size_t i = 0; !rc && i < n; i++)
+		if (jobs[i].fl && jobs[i].fl->rc)
+			fail_page(&jobs[i], jobs[i].fl->rc, jobs[i].fl->detail ? jobs[i].fl->detail
+			                                                          : "out of memory");
+	return rc;
+}
+
 /* Every hop of every transfer, redirects included, passes the link policy. */
 static int allow_hop(void *ud, const char *url)
 {
@@ -783,10 +1076,14 @@ static int run_jobs(struct crawl *cr, struct page_job *jobs, size_t n)
 	if (!rc && mine)
 		rc = ow_db_begin(db);
 	for (size_t i = 0; !rc && i < n; i++)
-		rc = ow_http_add(h, &jobs[i].req);
+		rc = jobs[i].fl ? 0 : ow_http_add(h, &jobs[i].req);
+	for (size_t i = 0; !rc && i < cr->nfl; i++)
+		rc = cr->fl[i].req.url ? ow_http_add(h, &cr->fl[i].req) : 0;
 	if (!rc)
 		ow_http_run(h); /* each page's outcome is recorded by on_page_done */
 	ow_http_free(h);
+	if (!rc && !cr->read_only)
+		rc = fl_store_all(cr, jobs, n);
 	if (mine && ow_db_in_tx(db)) {
 		int c = ow_db_commit(db);
 		if (c) {
@@ -817,7 +1114,10 @@ int ow_crawl(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report 
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = prepare_job(&cr, &jobs[i], &out->pages[i], &refs[i]);
 	if (!rc)
+		rc = fl_setup(&cr, jobs, n);
+	if (!rc)
 		rc = run_jobs(&cr, jobs, n);
+	fl_dispose(&cr);
 	for (size_t i = 0; i < n; i++)
 		ow_http_membuf_dispose(&jobs[i].body);
 	free(jobs);
@@ -829,6 +1129,59 @@ int ow_crawl(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report 
 	return out->failed ? ow_err(OW_EINCOMPLETE, "%zu of %zu pages could not be crawled",
 	                            out->failed, n)
 	                   : 0;
+}
+
+/* The stored status of a page: 1 when recorded missing (403/404). */
+static int page_missing(ow_store *s, const char *url)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_PAGE_GET);
+	if (!st)
+		return OW_EDB;
+	ow_stmt_text(st, 1, url);
+	int rc = ow_stmt_step(st);
+	if (rc == 1) {
+		rc = !strcmp(ow_col_text(st, 4), "missing");
+		ow_stmt_run(st);
+	}
+	return rc;
+}
+
+/* Read a root as a find-links page: how many distribution files it links. */
+static int root_links(const struct ow_crawl_opts *o, struct crawl *cr, size_t *nfiles)
+{
+	struct ow_page *pg = NULL;
+	struct page_job none = {0};
+	cr->fl = calloc(1, sizeof *cr->fl);
+	if (!cr->fl)
+		return ow_err(OW_ENOMEM, "out of memory");
+	cr->nfl = 1;
+	cr->fl->root = o->index_url;
+	int rc = fl_open(cr, cr->fl);
+	if (!rc && cr->fl->req.url)
+		rc = run_jobs(cr, &none, 0);
+	if (!rc && !cr->fl->rc)
+		rc = ow_page_parse_find_links(cr->fl->base, cr->fl->body.data ? cr->fl->body.data : "",
+		                              cr->fl->body.len, NULL, o->policy, &pg);
+	*nfiles = pg ? pg->nlinks : 0;
+	ow_page_free(pg);
+	fl_dispose(cr);
+	return rc == OW_ENOMEM ? rc : 0;
+}
+
+int ow_crawl_find_links_hint(ow_store *s, const struct ow_crawl_opts *o, const char *project,
+                             size_t *nfiles)
+{
+	char url[1024], norm[128];
+	struct crawl cr = {.s = s, .o = o, .now = (int64_t)time(NULL), .read_only = true};
+	*nfiles = 0;
+	if (is_find_links(o, o->index_url) ||
+	    ow_name_normalize(project, strlen(project), norm, sizeof norm) ||
+	    page_url(url, sizeof url, o->index_url, "", norm))
+		return 0;
+	int rc = page_missing(s, url);
+	if (rc == 1 && (rc = root_links(o, &cr, nfiles)) == 0)
+		rc = *nfiles > 0;
+	return rc;
 }
 
 void ow_crawl_report_refusals(const struct ow_crawl_report *r, struct ow_link_refusals *acc)

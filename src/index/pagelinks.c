@@ -175,13 +175,15 @@ static void link_free(struct ow_link *l)
 	free(l->upload_time);
 }
 
-static int link_file(const struct ow_html_anchor *a, struct ow_link *l)
+/* find_links: the file is named by its href alone (a directory listing may
+ * cut the text: nginx's autoindex ends a long name with "..>"). */
+static int link_file(const struct ow_html_anchor *a, struct ow_link *l, bool find_links)
 {
 	char t[160];
 	int rc = ow_url_basename_decoded(l->url, &l->filename);
 	if (rc)
 		return ow_err_prefix(rc, "URL basename: ");
-	if (!a->text || strcmp(a->text, l->filename)) {
+	if (!find_links && (!a->text || strcmp(a->text, l->filename))) {
 		ow_url_printable(a->text ? a->text : "", t, sizeof t);
 		return ow_err(OW_EPARSE, "anchor text \"%s\" is not the URL's file name \"%s\"", t,
 		              l->filename);
@@ -190,7 +192,7 @@ static int link_file(const struct ow_html_anchor *a, struct ow_link *l)
 }
 
 static int make_link(const struct ow_url *page, const struct ow_url_policy *pol,
-                     struct ow_html_anchor *a, struct ow_link *l)
+                     struct ow_html_anchor *a, struct ow_link *l, bool find_links)
 {
 	char q[320];
 	int rc = ow_url_check_at(pol, page, a->href, &l->url);
@@ -200,7 +202,7 @@ static int make_link(const struct ow_url *page, const struct ow_url_policy *pol,
 	if (rc)
 		rc = ow_err_prefix(rc, "malformed #sha256 fragment: ");
 	if (!rc)
-		rc = link_file(a, l);
+		rc = link_file(a, l, find_links);
 	if (!rc)
 		rc = link_attrs(a, l);
 	if (rc) {
@@ -250,17 +252,34 @@ static bool is_legacy(const char *href)
 	return false;
 }
 
+/* The href's last path segment ends like a distribution file (.whl,
+ * .tar.gz, .zip): on a find-links page every other link (../, a README,
+ * a sort order) is passed over without a word, as pip does. */
+static bool names_dist(const char *href)
+{
+	static const char *const ext[] = {".whl", ".tar.gz", ".zip"};
+	size_t n = strcspn(href, "#?");
+	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		size_t k = strlen(ext[i]);
+		if (n >= k && !strncasecmp(href + n - k, ext[i], k))
+			return true;
+	}
+	return false;
+}
+
 static int take_anchor(struct ow_page *p, const struct ow_url *page,
-                       const struct ow_url_policy *pol, struct ow_html_anchor *a)
+                       const struct ow_url_policy *pol, struct ow_html_anchor *a, bool find_links)
 {
 	struct ow_link l = {0};
+	if (find_links && !names_dist(a->href))
+		return 0; /* not a file of the listing: ../, a README, a sort order */
 	if (is_legacy(a->href)) {
 		p->nskipped++;
 		return 0;
 	}
 	if (a->reject)
 		return add_rejected(p, a->href, a->line, a->reject);
-	int rc = make_link(page, pol, a, &l);
+	int rc = make_link(page, pol, a, &l, find_links);
 	if (rc == OW_ENOMEM)
 		return rc;
 	if (rc) {
@@ -383,7 +402,7 @@ static int dedup(struct ow_page *p)
 }
 
 static int fill_page(struct ow_page *p, const char *page_url, const struct ow_url_policy *pol,
-                     struct ow_html_doc *doc)
+                     struct ow_html_doc *doc, bool find_links)
 {
 	struct ow_url page;
 	p->has_timestamp = doc->has_timestamp;
@@ -393,7 +412,7 @@ static int fill_page(struct ow_page *p, const char *page_url, const struct ow_ur
 		return ow_err(OW_ENOMEM, "pagelinks: out of memory");
 	int rc = ow_url_parse(page_url, &page);
 	for (size_t i = 0; !rc && i < doc->nanchors; i++)
-		rc = take_anchor(p, &page, pol, &doc->anchors[i]);
+		rc = take_anchor(p, &page, pol, &doc->anchors[i], find_links);
 	ow_url_clear(&page);
 	return rc ? rc : dedup(p);
 }
@@ -431,7 +450,7 @@ static int default_policy(const char *page_url, struct ow_url_policy *pol)
 
 static int parse_with(const char *page_url, const char *body, size_t len,
                       const struct ow_html_limits *lim, const struct ow_url_policy *pol,
-                      struct ow_page **out)
+                      bool find_links, struct ow_page **out)
 {
 	struct ow_html_doc *doc = NULL;
 	int rc = ow_url_check_page(pol, page_url);
@@ -443,7 +462,7 @@ static int parse_with(const char *page_url, const char *body, size_t len,
 	if (rc)
 		return rc;
 	struct ow_page *p = calloc(1, sizeof *p);
-	rc = p ? fill_page(p, page_url, pol, doc) : ow_err(OW_ENOMEM, "pagelinks: out of memory");
+	rc = p ? fill_page(p, page_url, pol, doc, find_links) : ow_err(OW_ENOMEM, "pagelinks: out of memory");
 	ow_html_doc_free(doc);
 	if (rc) {
 		ow_page_free(p);
@@ -459,13 +478,20 @@ int ow_page_parse(const char *page_url, const char *body, size_t len,
 {
 	struct ow_url_policy def;
 	if (pol)
-		return parse_with(page_url, body, len, lim, pol, out);
+		return parse_with(page_url, body, len, lim, pol, false, out);
 	int rc = default_policy(page_url, &def);
 	if (rc)
 		return ow_err_prefix(rc, "page URL: ");
-	rc = parse_with(page_url, body, len, lim, &def, out);
+	rc = parse_with(page_url, body, len, lim, &def, false, out);
 	ow_url_policy_clear(&def);
 	return rc;
+}
+
+int ow_page_parse_find_links(const char *page_url, const char *body, size_t len,
+                             const struct ow_html_limits *lim, const struct ow_url_policy *pol,
+                             struct ow_page **out)
+{
+	return parse_with(page_url, body, len, lim, pol, true, out);
 }
 
 void ow_page_free(struct ow_page *page)

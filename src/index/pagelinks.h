@@ -61,6 +61,17 @@ struct ow_page {
 int ow_page_parse(const char *page_url, const char *body, size_t len,
                   const struct ow_html_limits *lim, const struct ow_url_policy *pol,
                   struct ow_page **out);
+/* A find-links page (pip's --find-links URL, or the listing of a local
+ * directory, docs/find-links.md): a page whose links are distribution
+ * files of any projects, such as nginx's autoindex.  The same link rule,
+ * but a file is named by its href's last path segment, percent-decoded,
+ * whatever the anchor's text (autoindex cuts long names: "...x86..&gt;"),
+ * and a link whose href does not end in .whl, .tar.gz or .zip (../, a
+ * README, a sort order) is passed over, neither rejected nor counted.
+ * `pol` is required. */
+int ow_page_parse_find_links(const char *page_url, const char *body, size_t len,
+                             const struct ow_html_limits *lim, const struct ow_url_policy *pol,
+                             struct ow_page **out);
 void ow_page_free(struct ow_page *page);
 
 #endif

@@ -297,8 +297,9 @@ static int refused_option(struct rf_file *f, const char *a)
 		                  "wheels: remove the option",
 		               NULL);
 	if (!strncmp(a, "-f", 2) || !strncmp(a, "--find-links", 12))
-		return rf_fail(f, "-f/--find-links is not supported; give the index with "
-		                  "--index-url or --extra-index-url",
+		return rf_fail(f, "-f/--find-links is not supported in a requirements file; give "
+		                  "the source on the command line (--find-links URL|DIR, with "
+		                  "--no-index to read only it)",
 		               NULL);
 	return rf_fail(f, "unknown option: ", a);
 }

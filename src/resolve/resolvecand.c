@@ -274,6 +274,112 @@ static enum rs_list_state list_state(int ps)
 	                              : RS_LIST_MISSING;
 }
 
+/* pip's --find-links sources beside the index, one pool of candidates:
+ * each source's page {source}/{project}/ (a source has no variant
+ * folders; --no-index's index is its first source, skipped here).  Their
+ * combined state: PG_NOT_CRAWLED while one is being crawled (all are
+ * queued at once), PG_FAILED or PG_ABSENT for one that could not be read
+ * (its URL in `url`), PG_STORED when one lists the project, else
+ * PG_MISSING; < PG_MISSING error. */
+static int fl_look(struct rs_ctx *x, const char *project, char *url, size_t urln)
+{
+	const struct ow_resolve_opts *o = x->o;
+	int out = PG_MISSING;
+	for (size_t i = 0; i < o->nfind_links; i++) {
+		char u[2048], why[RS_WHY_MAX];
+		if (!strcmp(o->find_links[i], o->index_url))
+			continue;
+		const struct page_ref pr = {o->find_links[i], "", project};
+		int ps = page_state(x, &pr, u, sizeof u, why, sizeof why);
+		if (ps < PG_MISSING)
+			return ps;
+		if (ps == PG_NOT_CRAWLED || out == PG_NOT_CRAWLED)
+			out = PG_NOT_CRAWLED;
+		else if (ps == PG_FAILED || ps == PG_ABSENT || out == PG_FAILED || out == PG_ABSENT) {
+			if (ps == PG_FAILED || ps == PG_ABSENT)
+				snprintf(url, urln, "%s", u);
+			out = ps == PG_FAILED || ps == PG_ABSENT ? ps : out;
+		} else if (ps == PG_STORED)
+			out = PG_STORED;
+	}
+	return out;
+}
+
+/* The files of the project on every find-links source that lists it. */
+static int fl_rows(struct rs_ctx *x, struct rs_list *l)
+{
+	const struct ow_resolve_opts *o = x->o;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < o->nfind_links; i++) {
+		char url[2048], why[RS_WHY_MAX];
+		int64_t fetched;
+		if (!strcmp(o->find_links[i], o->index_url))
+			continue;
+		page_url(o->find_links[i], "", l->project, url, sizeof url);
+		if ((rc = page_status(x, url, why, sizeof why, &fetched)) != PG_STORED) {
+			rc = rc < PG_MISSING ? rc : 0;
+			continue;
+		}
+		ow_stmt *st = ow_db_stmt(ow_store_db(x->s), OW_SQL_RS_PAGE_FILES);
+		if (!st)
+			return OW_EDB;
+		ow_stmt_text(st, 1, url);
+		ow_stmt_text(st, 2, l->project);
+		rc = read_rows(l, st);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* The index's page said `ps` of the list; the find-links sources join:
+ * the combined state, l->why set for a source that could not be read.
+ * A set member of a channel root with variant folders is pooled only when
+ * its folder's page exists. */
+static int fl_join(struct rs_ctx *x, struct rs_list *l, int ps)
+{
+	char url[2048] = "";
+	if (!x->o->nfind_links || ps < PG_MISSING || ps == PG_FAILED || ps == PG_ABSENT)
+		return ps; /* an index that cannot be read is never passed over */
+	/* a variant folder the index lacks stays missing: the sources have no
+	 * folders, and a channel root with none of them is read as one root */
+	if (ps == PG_MISSING && !l->dep && !x->o->flat)
+		return ps;
+	int fs = fl_look(x, l->project, url, sizeof url);
+	if (fs < PG_MISSING || fs == PG_MISSING || ps == PG_NOT_CRAWLED)
+		return fs < PG_MISSING ? fs : ps;
+	if (fs == PG_NOT_CRAWLED || fs == PG_FAILED || fs == PG_ABSENT) {
+		free(l->why);
+		l->why = NULL;
+		if (fs == PG_FAILED && asprintf(&l->why, "the find-links source's page %s could not "
+		                                         "be read", url) < 0)
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+		if (fs == PG_ABSENT)
+			return absent_why(l, url) < 0 ? OW_ENOMEM : PG_ABSENT;
+		l->unreachable = fs == PG_FAILED;
+		return fs;
+	}
+	return PG_STORED; /* fs stored: the index's own state (stored or missing) joins */
+}
+
+/* The list settled by the find-links sources (*done): still being
+ * crawled or unreadable there, or loaded from them alone (the index has
+ * no page); else (!*done) the index's page is read, the sources' rows
+ * after it. */
+static int fl_settle(struct rs_ctx *x, struct rs_list *l, int ps, bool *done)
+{
+	int js = fl_join(x, l, ps);
+	*done = js != ps && js >= PG_MISSING;
+	if (js < PG_MISSING || !*done)
+		return js < PG_MISSING ? js : 0;
+	if (js != PG_STORED) {
+		l->state = list_state(js);
+		return 0;
+	}
+	free(l->why);
+	l->why = NULL;
+	l->state = RS_LIST_LOADED;
+	return fl_rows(x, l);
+}
+
 /* A set member: {index}/{variant}/{project}/ (and files of the channel
  * root it lists or that a root page listed); on a flat root {index}/{project}/,
  * its files filtered by the root's variant folder when it is one. */
@@ -281,9 +387,12 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 {
 	char url[2048], why[RS_WHY_MAX];
 	const struct page_ref pr = {x->o->index_url, l->variant, l->project};
-	int ps = page_state(x, &pr, url, sizeof url, why, sizeof why);
+	int ps = page_state(x, &pr, url, sizeof url, why, sizeof why), rc;
+	bool done;
 	if (ps < PG_MISSING)
 		return ps;
+	if ((rc = fl_settle(x, l, ps, &done)) < 0 || done)
+		return rc;
 	l->unreachable = ps == PG_FAILED;
 	l->state = list_state(ps);
 	free(l->why);
@@ -312,7 +421,8 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 	ow_stmt_text(st, 2, l->project);
 	if (!any)
 		ow_stmt_text(st, 3, variant);
-	return read_rows(l, st);
+	rc = read_rows(l, st);
+	return rc < 0 ? rc : fl_rows(x, l);
 }
 
 /* Where a dependency's page is, as pip with --index-url {index}/{variant}
@@ -417,6 +527,9 @@ static int load_dep(struct rs_ctx *x, struct rs_list *l)
 		return ps;
 	if (ps == PG_NOT_CRAWLED && (rc = look_ahead(x, l, n, maxn)) < 0)
 		return rc;
+	bool done;
+	if ((rc = fl_settle(x, l, ps, &done)) < 0 || done)
+		return rc;
 	l->state = list_state(ps);
 	free(l->why);
 	l->why = NULL;
@@ -438,7 +551,8 @@ static int load_dep(struct rs_ctx *x, struct rs_list *l)
 		return OW_EDB;
 	ow_stmt_text(st, 1, look[n - 1].url);
 	ow_stmt_text(st, 2, l->project);
-	return read_rows(l, st);
+	rc = read_rows(l, st);
+	return rc < 0 ? rc : fl_rows(x, l);
 }
 
 int rs_list_get(struct rs_ctx *x, const char *project, const char *variant, bool dep,
@@ -465,7 +579,6 @@ int rs_list_get(struct rs_ctx *x, const char *project, const char *variant, bool
 	l->variant = va;
 	l->dep = dep;
 	*out = l;
-	/* analyzer: pr and va are x->lists[x->nlists - 1], freed with the context */
 	return dep ? load_dep(x, l) : load_member(x, l);
 }
 

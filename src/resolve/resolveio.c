@@ -38,7 +38,8 @@ static int net_crawl(void *ud, ow_store *s, const struct ow_crawl_ref *pages, si
 	if (!c->net || !n)
 		return 0;
 	struct ow_crawl_opts o = {.refs = pages, .nrefs = n, .policy = c->policy,
-	                          .http = c->http_small ? c->http_small : c->http};
+	                          .http = c->http_small ? c->http_small : c->http,
+	                          .find_links = c->find_links, .nfind_links = c->nfind_links};
 	struct ow_crawl_report r;
 	int rc = ow_crawl(s, &o, &r);
 	if (rc == 0 || rc == OW_EINCOMPLETE) {

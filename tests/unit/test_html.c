@@ -761,6 +761,50 @@ static void test_legacy_links_skipped(void **state)
 	ow_page_free(p);
 }
 
+/* pip's --find-links: an nginx autoindex (real output of nginx 1.22 with
+ * `autoindex on`) cuts a long name's link text; the file is named by its
+ * href.  ../, a sort link and a README pass without a word; a wheel on a
+ * host not allowed is still refused. */
+static void test_find_links_autoindex(void **state)
+{
+	(void)state;
+	static const char body[] =
+	    "<html>\r\n<head><title>Index of /wheels/</title></head>\r\n<body>\r\n"
+	    "<h1>Index of /wheels/</h1><hr><pre><a href=\"../\">../</a>\r\n"
+	    "<a href=\"?C=N;O=D\">Name</a>\r\n"
+	    "<a href=\"README.txt\">README.txt</a>   07-Dec-2026 20:10   8\r\n"
+	    "<a href=\"MarkupSafe-3.0.2-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl\">"
+	    "MarkupSafe-3.0.2-cp311-cp311-manylinux_2_17_x86..&gt;</a> 07-Dec-2026 20:10  22961\r\n"
+	    "<a href=\"torch-2.9.0%2Bcpu-cp311-cp311-manylinux_2_28_x86_64.whl#sha256="
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\">"
+	    "torch-2.9.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl</a>  07-Dec-2026 20:10  971\r\n"
+	    "<a href=\"https://evil.example/x-1.0-py3-none-any.whl\">x-1.0-py3-none-any.whl</a>\r\n"
+	    "</pre><hr></body>\r\n</html>\r\n";
+	const char *url = "http://127.0.0.1:8080/wheels/";
+	struct ow_url_policy pol;
+	struct ow_page *p = NULL;
+	assert_int_equal(ow_url_policy_init(&pol), 0);
+	assert_int_equal(ow_url_policy_add_trusted(&pol, "127.0.0.1"), 0);
+	assert_int_equal(ow_page_parse_find_links(url, body, strlen(body), NULL, &pol, &p), 0);
+	assert_int_equal(p->nlinks, 2);
+	assert_string_equal(p->links[0].filename,
+	                    "MarkupSafe-3.0.2-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl");
+	assert_string_equal(p->links[0].name, "MarkupSafe");
+	assert_string_equal(p->links[1].filename, "torch-2.9.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl");
+	assert_string_equal(p->links[1].version, "2.9.0+cpu");
+	assert_string_equal(p->links[1].sha256,
+	                    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	assert_int_equal(p->nrejected, 1);
+	assert_non_null(strstr(p->rejected[0].reason, "evil.example"));
+	assert_int_equal(p->nskipped, 0);
+	ow_page_free(p);
+	/* as an index page the cut text is refused: the text must be the name */
+	assert_int_equal(ow_page_parse(url, body, strlen(body), NULL, &pol, &p), 0);
+	assert_int_equal(p->nlinks, 1);
+	ow_page_free(p);
+	ow_url_policy_clear(&pol);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
@@ -781,6 +825,7 @@ int main(void)
 	    cmocka_unit_test(test_page_url_refused),
 	    cmocka_unit_test(test_attribute_cap),
     cmocka_unit_test(test_legacy_links_skipped),
+	    cmocka_unit_test(test_find_links_autoindex),
 	};
 	enum { NF = sizeof fixed / sizeof fixed[0], NP = sizeof page_cases / sizeof page_cases[0] };
 	struct CMUnitTest tests[NF + NP];
