@@ -928,11 +928,18 @@ static int stack_first(struct rs_ctx *x, struct tstate *ts, bool *wait)
 		return 0;
 	}
 	ts->first_done = true;
+	if (cl.error)
+		ow_log(OW_LOG_INFO, "%s: the stack alone has no answer (%s): torch is chosen as "
+		                    "without it",
+		       ts->out->describe, cl.error);
 	for (size_t i = 0; !cl.error && i < cl.n && rc == 0; i++) {
 		if (strcmp(cl.picks[i].project, x->o->projects[0]))
 			continue;
 		ts->first_torch = cl.picks[i].c->v;
 		ts->has_first = true;
+		ow_log(OW_LOG_INFO, "%s: the stack, decided first, takes %s %s (required by %s)",
+		       ts->out->describe, cl.picks[i].project, cl.picks[i].c->version_text,
+		       cl.picks[i].required_by ? cl.picks[i].required_by : "the stack");
 		rc = note_newer(x, ts, &cl.picks[i]);
 	}
 	rs_closure_dispose(&cl);
