@@ -165,17 +165,37 @@ static int add_projects(struct cli *c, struct cli_index_opts *o, const char *arg
 	return rc;
 }
 
-/* An index root as given: trailing slashes dropped, no query or fragment
- * (the pages are {root}/{project}/). */
-static int root_url(struct cli *c, const char *opt, const char *in, char *out, size_t n)
+/* The userinfo of `in` into o->logins; *bare (malloc'd) is `in` without it.
+ * 0 or an exit code. */
+static int take_login(struct cli *c, struct cli_index_opts *o, const char *opt, const char *in,
+                      char **bare)
 {
-	size_t len = strlen(in);
-	while (len && in[len - 1] == '/')
+	int rc = o->logins ? 0 : ow_logins_new(&o->logins);
+	if (!rc)
+		rc = ow_logins_take_url(o->logins, in, bare);
+	if (rc)
+		return rc == OW_ENOMEM ? cli_fail(c, rc) : cli_usage_error(c, "%s: %s", opt, ow_err_detail());
+	return 0;
+}
+
+int cli_index_root_url(struct cli *c, struct cli_index_opts *o, const char *opt, const char *in,
+                       char *out, size_t n)
+{
+	char *bare = NULL;
+	int rc = take_login(c, o, opt, in, &bare);
+	if (rc)
+		return rc;
+	size_t len = strlen(bare);
+	while (len && bare[len - 1] == '/')
 		len--;
-	if (!len || len >= n)
-		return cli_usage_error(c, "%s: '%s' is %s", opt, in, len ? "too long" : "empty");
-	memcpy(out, in, len);
+	if (!len || len >= n) {
+		rc = cli_usage_error(c, "%s: '%s' is %s", opt, bare, len ? "too long" : "empty");
+		free(bare);
+		return rc;
+	}
+	memcpy(out, bare, len);
 	out[len] = '\0';
+	free(bare);
 	const char *q = strpbrk(out, "?#");
 	if (q)
 		return cli_usage_error(c, "%s: '%s' has a %s; the project pages are {index}/{project}/, "
@@ -189,7 +209,7 @@ static int root_url(struct cli *c, const char *opt, const char *in, char *out, s
 static int add_extra(struct cli *c, struct cli_index_opts *o, const char *arg)
 {
 	char url[2048];
-	int rc = root_url(c, "--extra-index-url", arg, url, sizeof url);
+	int rc = cli_index_root_url(c, o, "--extra-index-url", arg, url, sizeof url);
 	if (rc)
 		return rc;
 	if (o->extra.n >= 8)
@@ -297,10 +317,10 @@ static int build_policy(struct cli *c, struct cli_index_opts *o)
 	if (rc)
 		return cli_fail(c, rc);
 	if (host_of(o->index, host, sizeof host))
-		return cli_usage_error(c, "--index-url: '%s' is not a URL: %s", o->index,
+		return cli_usage_error(c, "%s: '%s' is not a URL: %s", o->index_src, o->index,
 		                       ow_err_detail());
 	o->policy.allow_file_outside_root = o->file_outside_root;
-	if ((rc = add_file_root(c, "--index-url", &o->policy, o->index)))
+	if ((rc = add_file_root(c, o->index_src, &o->policy, o->index)))
 		return rc;
 	if (*host && (rc = ow_url_policy_add_host(&o->policy, host)))
 		return cli_fail(c, rc);
@@ -310,7 +330,7 @@ static int build_policy(struct cli *c, struct cli_index_opts *o)
 	if (o->offline && *host && (rc = ow_url_policy_add_trusted(&o->policy, host)))
 		return cli_fail(c, rc);
 	if ((rc = ow_url_check_page(&o->policy, o->index)))
-		return cli_usage_error(c, "--index-url: %s", ow_err_detail());
+		return cli_usage_error(c, "%s: %s", o->index_src, ow_err_detail());
 	for (size_t i = 0; i < o->extra.n; i++) {
 		const char *u = o->extra.v[i];
 		if (host_of(u, host, sizeof host))
@@ -352,37 +372,63 @@ static void small_opts(const struct cli *c, struct cli_index_opts *o)
  * (stable at its root, nightly/ and test/ below it). */
 const char *cli_index_opts_channel_url(const char *channel, char *buf, size_t n)
 {
-	const char *mirror = getenv("OFFWHEEL_PYTORCH_URL"), *url = ow_channel_index(channel);
-	if (!mirror || !*mirror || !url)
+	const char *env = getenv("OFFWHEEL_PYTORCH_URL"), *url = ow_channel_index(channel);
+	char *mirror = NULL;
+	if (!env || !*env || !url)
 		return url;
+	/* its userinfo, if any, is kept by cli_index_opts_finish, never shown */
+	if (ow_logins_take_url(NULL, env, &mirror))
+		return NULL;
 	size_t m = strlen(mirror);
 	while (m && mirror[m - 1] == '/')
 		m--;
 	const char *path = url + strlen(OW_INDEX_STABLE);
 	size_t t = strlen(path);
-	if (m + t >= n) /* refused, never cut */
-		return NULL;
-	memcpy(buf, mirror, m);
-	memcpy(buf + m, path, t + 1);
-	return buf;
+	if (m + t < n) { /* else refused, never cut */
+		memcpy(buf, mirror, m);
+		memcpy(buf + m, path, t + 1);
+	}
+	free(mirror);
+	return m + t < n ? buf : NULL;
+}
+
+/* The index root in o->index, and where it came from in o->index_src (for
+ * messages): --index-url, $OFFWHEEL_PYTORCH_URL (whose userinfo becomes a
+ * login) or the channel's own. */
+static int index_root(struct cli *c, struct cli_index_opts *o)
+{
+	char chan[sizeof o->index], shown[320];
+	const char *env = getenv("OFFWHEEL_PYTORCH_URL");
+	const char *channel = o->channel ? o->channel : "nightly";
+	if (o->index_url && o->channel) {
+		ow_url_printable(o->index_url, shown, sizeof shown);
+		return cli_usage_error(c, "--channel %s and --index-url %s: give one of them (a "
+		                          "channel names an index: %s)",
+		                       o->channel, shown, ow_channel_index(o->channel));
+	}
+	if (o->index_url)
+		return cli_index_root_url(c, o, o->index_src = "--index-url", o->index_url, o->index,
+		                          sizeof o->index);
+	o->index_src = env && *env ? "OFFWHEEL_PYTORCH_URL" : "--channel";
+	/* the mirror's login, for its host (the channel's URL below has none) */
+	char *bare = NULL;
+	int rc = env && *env ? take_login(c, o, o->index_src, env, &bare) : 0;
+	free(bare);
+	if (rc)
+		return rc;
+	const char *base = cli_index_opts_channel_url(channel, chan, sizeof chan);
+	if (!base) {
+		ow_url_printable(env ? env : "", shown, sizeof shown);
+		return cli_usage_error(c, "OFFWHEEL_PYTORCH_URL: '%s' is too long: the %s channel's "
+		                          "index URL under it needs fewer than %zu bytes",
+		                       shown, channel, sizeof chan);
+	}
+	return cli_index_root_url(c, o, o->index_src, base, o->index, sizeof o->index);
 }
 
 int cli_index_opts_finish(struct cli *c, struct cli_index_opts *o)
 {
-	char chan[sizeof o->index];
-	if (o->index_url && o->channel)
-		return cli_usage_error(c, "--channel %s and --index-url %s: give one of them (a "
-		                          "channel names an index: %s)",
-		                       o->channel, o->index_url, ow_channel_index(o->channel));
-	const char *base = o->index_url ? o->index_url
-	                                : cli_index_opts_channel_url(o->channel ? o->channel : "nightly",
-	                                                         chan, sizeof chan);
-	if (!base)
-		return cli_usage_error(c, "OFFWHEEL_PYTORCH_URL: '%s' is too long: the %s channel's "
-		                          "index URL under it needs fewer than %zu bytes",
-		                       getenv("OFFWHEEL_PYTORCH_URL"),
-		                       o->channel ? o->channel : "nightly", sizeof chan);
-	int rc = root_url(c, "--index-url", base, o->index, sizeof o->index);
+	int rc = index_root(c, o);
 	if (rc)
 		return rc;
 	/* --index-url .../whl/cu128 (what pip users type): that folder is the
@@ -404,6 +450,10 @@ int cli_index_opts_finish(struct cli *c, struct cli_index_opts *o)
 		o->max_age = OW_RESOLVE_MAX_AGE_DEFAULT;
 	ow_http_opts_default(&o->http);
 	o->http.ca_file = o->cert;
+	/* offline nothing is sent: no netrc to read (nor to warn about) */
+	if (!o->offline && (rc = ow_logins_read_netrc(o->logins, NULL)))
+		return cli_fail(c, rc);
+	o->http.logins = o->logins;
 	if (o->stall_s)
 		o->http.low_speed_time_s = o->stall_s;
 	if (o->rate_given)
@@ -428,4 +478,6 @@ void cli_index_opts_dispose(struct cli_index_opts *o)
 	cli_strlist_dispose(&o->allowed);
 	cli_strlist_dispose(&o->extra);
 	ow_url_policy_clear(&o->policy);
+	ow_logins_free(o->logins);
+	o->logins = NULL;
 }

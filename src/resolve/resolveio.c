@@ -41,9 +41,16 @@ static int net_crawl(void *ud, ow_store *s, const struct ow_crawl_ref *pages, si
 	struct ow_crawl_report r;
 	int rc = ow_crawl(s, &o, &r);
 	if (rc == 0 || rc == OW_EINCOMPLETE) {
+		const char *auth = NULL;
 		for (size_t p = 0; p < r.npages && rc != OW_ENOMEM; p++)
-			if (r.pages[p].outcome == OW_PAGE_FAILED)
+			if (r.pages[p].outcome == OW_PAGE_FAILED) {
 				rc = keep_page_error(c, r.pages[p].url, r.pages[p].detail, rc);
+				auth = !auth && r.pages[p].rc == OW_EAUTH ? r.pages[p].detail : auth;
+			}
+		/* a login missing or refused is no network trouble, and no later
+		 * round fixes it: the resolve stops with the server's word */
+		if (auth && rc != OW_ENOMEM)
+			rc = ow_err(OW_EAUTH, "%s", auth);
 		c->crawled += r.npages;
 		ow_crawl_report_refusals(&r, &c->rejected);
 		ow_crawl_report_dispose(&r);
@@ -97,6 +104,11 @@ static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *id
 		c->fetched += r.done + r.had;
 		c->failed += r.rejected + r.failed;
 		keep_causes(c, &r);
+		for (size_t i = 0; i < r.n; i++) /* as for a page (net_crawl) */
+			if (r.items[i].rc == OW_EAUTH) {
+				rc = ow_err(OW_EAUTH, "%s", ow_fetch_item_detail(&r.items[i]));
+				break;
+			}
 		c->wheels += kind == FK_WHEEL ? r.done : 0;
 		if (kind == FK_RANGE) {
 			c->ranged += r.done;
