@@ -1,5 +1,5 @@
 /* logins.h - credentials for the hosts of a lab's index (HTTP basic auth),
- * taken as pip and uv take them (docs/lab-index.md, "Logins"):
+ * taken as pip and uv take them (docs/logins.md):
  *   - the userinfo of an index URL (https://USER:PASS@host/simple), split
  *     off where the URL comes in: the URL without it is what is stored,
  *     printed and written anywhere, the user and password (percent-decoded,

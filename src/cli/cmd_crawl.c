@@ -93,14 +93,6 @@ static void render(struct cli *c, const struct cli_index_opts *o, const struct o
 		        o->index, r->npages, files, added, gone, rejected, r->failed);
 }
 
-static bool auth_failed(const struct ow_crawl_report *r)
-{
-	for (size_t i = 0; i < r->npages; i++)
-		if (r->pages[i].rc == OW_EAUTH)
-			return true;
-	return false;
-}
-
 int cmd_crawl(struct cli *c, int argc, char **argv)
 {
 	struct cli_index_opts o = {0};
@@ -144,7 +136,7 @@ int cmd_crawl(struct cli *c, int argc, char **argv)
 	else
 		rc = cli_fail(c, crc);
 	if (crc == OW_EINCOMPLETE) /* a login missing or refused is an error, not incomplete */
-		rc = auth_failed(&r) ? ow_err_exit_code(OW_EAUTH) : 4;
+		rc = ow_crawl_auth_failed(&r) ? ow_err_exit_code(OW_EAUTH) : 4;
 	ow_crawl_report_dispose(&r);
 	ow_store_close(s);
 	cli_index_opts_dispose(&o);

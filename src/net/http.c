@@ -833,7 +833,7 @@ static void classify_416(struct xfer *x, enum ow_http_class k)
 }
 
 /* 401, or 401/403 to a login: say who asks and where a login is given
- * (docs/lab-index.md, "Logins"), never "check the network". */
+ * (docs/logins.md), never "check the network". */
 static void classify_auth(struct xfer *x, enum ow_http_class k)
 {
 	struct ow_url u;

@@ -1,5 +1,5 @@
 /* netrc.h - the netrc file as curl, pip (Python's netrc) and uv read it
- * (docs/lab-index.md, "Logins"); not a public API.
+ * (docs/logins.md); not a public API.
  *
  * Tokens are separated by white space; a token that starts with '"' runs to
  * the next unescaped '"' (\" \\ \n \r \t inside).  The keywords:

@@ -41,16 +41,13 @@ static int net_crawl(void *ud, ow_store *s, const struct ow_crawl_ref *pages, si
 	struct ow_crawl_report r;
 	int rc = ow_crawl(s, &o, &r);
 	if (rc == 0 || rc == OW_EINCOMPLETE) {
-		const char *auth = NULL;
 		for (size_t p = 0; p < r.npages && rc != OW_ENOMEM; p++)
-			if (r.pages[p].outcome == OW_PAGE_FAILED) {
+			if (r.pages[p].outcome == OW_PAGE_FAILED)
 				rc = keep_page_error(c, r.pages[p].url, r.pages[p].detail, rc);
-				auth = !auth && r.pages[p].rc == OW_EAUTH ? r.pages[p].detail : auth;
-			}
 		/* a login missing or refused is no network trouble, and no later
 		 * round fixes it: the resolve stops with the server's word */
-		if (auth && rc != OW_ENOMEM)
-			rc = ow_err(OW_EAUTH, "%s", auth);
+		if (rc != OW_ENOMEM && ow_crawl_auth_failed(&r))
+			rc = OW_EAUTH;
 		c->crawled += r.npages;
 		ow_crawl_report_refusals(&r, &c->rejected);
 		ow_crawl_report_dispose(&r);

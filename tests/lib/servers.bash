@@ -23,7 +23,9 @@
 #       ae="<Accept-Encoding>" accept="<Accept>" ct="<Content-Type sent>"
 #       auth="<Authorization>"
 #   (escape=json: an absent header is logged as "", a quote as \").
-#   The first server answers /to-r2/PATH with a 302 to $OW_HTTPS_URL2/PATH.
+#   The first server answers /to-r2/PATH with a 302 to
+#   https://127.0.0.1:$OW_HTTPS_PORT2/PATH (the second server by its address,
+#   which Python resolves too; r2.localhost only curl does).
 # ow_stop_nginx            stops it (call from teardown).
 # ow_nginx_log_count PATTERN   number of access-log lines matching (grep -E).
 # ow_start_faultserver ROOT [--cert PEM --key PEM]
@@ -80,7 +82,7 @@ http {
 		${OW_NGINX_LIMIT_RATE:+limit_rate $OW_NGINX_LIMIT_RATE;}
 		${OW_NGINX_MAX_RANGES:+max_ranges $OW_NGINX_MAX_RANGES;}
 		${OW_NGINX_AUTH_FILE:+auth_basic lab-index; auth_basic_user_file $OW_NGINX_AUTH_FILE;}
-		rewrite ^/to-r2/(.*)\$ https://r2.localhost:$OW_HTTPS_PORT2/\$1 redirect;
+		rewrite ^/to-r2/(.*)\$ https://127.0.0.1:$OW_HTTPS_PORT2/\$1 redirect;
 		ssl_certificate $OW_CERT_DIR/server.pem;
 		ssl_certificate_key $OW_CERT_DIR/server.key;
 		root $root;
