@@ -183,8 +183,8 @@ int cli_index_root_url(struct cli *c, struct cli_index_opts *o, const char *opt,
 {
 	char *bare = NULL;
 	int rc = take_login(c, o, opt, in, &bare);
-	if (rc)
-		return rc;
+	if (rc || !bare) /* an exit code, never 0 without the URL */
+		return rc ? rc : 1;
 	size_t len = strlen(bare);
 	while (len && bare[len - 1] == '/')
 		len--;
@@ -218,7 +218,6 @@ static int add_extra(struct cli *c, struct cli_index_opts *o, const char *arg)
 	if (!g)
 		return 1;
 	o->extra.v = g;
-	/* analyzer: kept in o->extra.v[o->extra.n - 1], freed by cli_strlist_dispose */
 	return !(o->extra.v[o->extra.n++] = strdup(url));
 }
 

@@ -44,7 +44,7 @@ enum {
 	{"index-url", IDX_INDEX_URL, required_argument, "URL",                                  \
 	 "index: a channel root with variant folders (default: the --channel's, "              \
 	 "https://download.pytorch.org/whl/nightly) or one root such as https://pypi.org/simple " \
-	 "or .../whl/cu128"},                                                                    \
+	 "or .../whl/cu128; a login as https://USER:PASS@host/... or in ~/.netrc"},             \
 	{"extra-index-url", IDX_EXTRA_INDEX_URL, required_argument, "URL",                      \
 	 "a further root for dependencies the index lacks (repeatable); a project comes from "  \
 	 "the first root that has it, torch/torchvision/torchaudio only from --index-url"},    \
