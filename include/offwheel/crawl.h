@@ -138,6 +138,10 @@ int ow_crawl_probing(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl
  * them); 0 otherwise.  The caller says to use --find-links. */
 int ow_crawl_find_links_hint(ow_store *s, const struct ow_crawl_opts *o, const char *project,
                              size_t *nfiles);
+/* OW_EAUTH, with the first such page's detail, when a page failed for a
+ * login (none given and the server asks for one, or the one given refused:
+ * no retry and no later run mends that); else 0. */
+int ow_crawl_auth_failed(const struct ow_crawl_report *r);
 /* Add the links the pages of `r` rejected to `acc`. */
 void ow_crawl_report_refusals(const struct ow_crawl_report *r, struct ow_link_refusals *acc);
 /* Crawl; returns 0 when every page was done (missing projects included),

@@ -23,6 +23,7 @@
 	X(ERANGE, 1, "value out of range")                             \
 	X(ETOOBIG, 1, "size limit exceeded")                           \
 	X(EPOLICY, 1, "refused by policy")                             \
+	X(EAUTH, 1, "authentication failed")                           \
 	X(EHASH, 3, "hash mismatch")                                   \
 	X(EZIP, 3, "invalid wheel archive")                            \
 	X(ERECORD, 3, "RECORD check failed")                           \

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "offwheel/logins.h"
+
 /* Return nonzero to refuse `url` (every hop, including the first, and the
  * effective URL at the end are passed through it). */
 typedef int (*ow_http_allow_fn)(void *ud, const char *url);
@@ -48,6 +50,11 @@ struct ow_http_opts {
 	const char *space_dir;
 	ow_http_allow_fn allow_url; /* NULL: scheme rules only */
 	void *allow_ud;
+	/* Logins (HTTP basic auth): every request and every redirect hop to an
+	 * http(s) URL carries the one ow_logins_find gives for that URL, and
+	 * none when it gives none: a login never follows a redirect to another
+	 * host.  NULL: no login is ever sent.  Must outlive the engine. */
+	const ow_logins *logins;
 };
 
 /* Defaults as documented above. */

@@ -184,8 +184,8 @@ int cmd_crawl(struct cli *c, int argc, char **argv)
 		render(c, &o, &r);
 	else
 		rc = cli_fail(c, crc);
-	if (crc == OW_EINCOMPLETE)
-		rc = 4;
+	if (crc == OW_EINCOMPLETE) /* a login missing or refused is an error, not incomplete */
+		rc = ow_crawl_auth_failed(&r) ? ow_err_exit_code(OW_EAUTH) : 4;
 	int hint = crc == 0 || crc == OW_EINCOMPLETE ? cli_index_find_links_hint(c, &o, s) : 0;
 	if (hint)
 		rc = hint;

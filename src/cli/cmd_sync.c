@@ -98,6 +98,11 @@ static int crawl_members(struct sopts *o, ow_store *s, struct ow_crawl_opts *co,
 	                                                 : ow_crawl(s, co, &r);
 	if (rc && rc != OW_EINCOMPLETE)
 		return rc;
+	/* a login missing or refused: resolve would only ask again */
+	if ((rc = ow_crawl_auth_failed(&r))) {
+		ow_crawl_report_dispose(&r);
+		return rc;
+	}
 	count_pages(&r, n, false);
 	n->not_found += probe.not_found;
 	*at_root = probe.layout == OW_ROOT_FLAT || (co->nvariants == 1 && !*co->variants[0]);
@@ -165,8 +170,8 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 		rc = ow_crawl(s, &co, &r);
 		if (rc == 0 || rc == OW_EINCOMPLETE) {
 			count_pages(&r, &n, true);
+			rc = ow_crawl_auth_failed(&r);
 			ow_crawl_report_dispose(&r);
-			rc = 0;
 		}
 	}
 	cli_strlist_dispose(&deps);

@@ -167,17 +167,37 @@ static int add_projects(struct cli *c, struct cli_index_opts *o, const char *arg
 	return rc;
 }
 
-/* An index root as given: trailing slashes dropped, no query or fragment
- * (the pages are {root}/{project}/). */
-static int root_url(struct cli *c, const char *opt, const char *in, char *out, size_t n)
+/* The userinfo of `in` into o->logins; *bare (malloc'd) is `in` without it.
+ * 0 or an exit code. */
+static int take_login(struct cli *c, struct cli_index_opts *o, const char *opt, const char *in,
+                      char **bare)
 {
-	size_t len = strlen(in);
-	while (len && in[len - 1] == '/')
+	int rc = o->logins ? 0 : ow_logins_new(&o->logins);
+	if (!rc)
+		rc = ow_logins_take_url(o->logins, in, bare);
+	if (rc)
+		return rc == OW_ENOMEM ? cli_fail(c, rc) : cli_usage_error(c, "%s: %s", opt, ow_err_detail());
+	return 0;
+}
+
+int cli_index_root_url(struct cli *c, struct cli_index_opts *o, const char *opt, const char *in,
+                       char *out, size_t n)
+{
+	char *bare = NULL;
+	int rc = take_login(c, o, opt, in, &bare);
+	if (rc || !bare) /* an exit code, never 0 without the URL */
+		return rc ? rc : 1;
+	size_t len = strlen(bare);
+	while (len && bare[len - 1] == '/')
 		len--;
-	if (!len || len >= n)
-		return cli_usage_error(c, "%s: '%s' is %s", opt, in, len ? "too long" : "empty");
-	memcpy(out, in, len);
+	if (!len || len >= n) {
+		rc = cli_usage_error(c, "%s: '%s' is %s", opt, bare, len ? "too long" : "empty");
+		free(bare);
+		return rc;
+	}
+	memcpy(out, bare, len);
 	out[len] = '\0';
+	free(bare);
 	const char *q = strpbrk(out, "?#");
 	if (q)
 		return cli_usage_error(c, "%s: '%s' has a %s; the project pages are {index}/{project}/, "
@@ -191,7 +211,7 @@ static int root_url(struct cli *c, const char *opt, const char *in, char *out, s
 static int add_extra(struct cli *c, struct cli_index_opts *o, const char *arg)
 {
 	char url[2048];
-	int rc = root_url(c, "--extra-index-url", arg, url, sizeof url);
+	int rc = cli_index_root_url(c, o, "--extra-index-url", arg, url, sizeof url);
 	if (rc)
 		return rc;
 	if (o->extra.n >= 8)
@@ -200,7 +220,6 @@ static int add_extra(struct cli *c, struct cli_index_opts *o, const char *arg)
 	if (!g)
 		return 1;
 	o->extra.v = g;
-	/* analyzer: kept in o->extra.v[o->extra.n - 1], freed by cli_strlist_dispose */
 	return !(o->extra.v[o->extra.n++] = strdup(url));
 }
 
@@ -232,7 +251,7 @@ static int path_url(struct cli *c, const char *path, char *out, size_t n)
 	return whole ? 0 : cli_usage_error(c, "--find-links: '%s' is too long", path);
 }
 
-/* --find-links URL|DIR[,...]: each source as a root (root_url, as
+/* --find-links URL|DIR[,...]: each source as a root (cli_index_root_url, as
  * --extra-index-url's), a path as its file: URL. */
 static int add_find_links(struct cli *c, struct cli_index_opts *o, const char *arg)
 {
@@ -244,7 +263,8 @@ static int add_find_links(struct cli *c, struct cli_index_opts *o, const char *a
 		bool is_url = strstr(it, "://") || !strncmp(it, "file:", 5);
 		if (!is_url && (rc = path_url(c, it, given, sizeof given)))
 			break;
-		if ((rc = root_url(c, "--find-links", is_url ? it : given, url, sizeof url)))
+		if ((rc = cli_index_root_url(c, o, "--find-links", is_url ? it : given, url,
+		                              sizeof url)))
 			break;
 		if (o->find_links.n >= 8) {
 			rc = cli_usage_error(c, "--find-links: at most 8 sources");
@@ -376,10 +396,10 @@ static int build_policy(struct cli *c, struct cli_index_opts *o)
 	if (rc)
 		return cli_fail(c, rc);
 	if (host_of(o->index, host, sizeof host))
-		return cli_usage_error(c, "--index-url: '%s' is not a URL: %s", o->index,
+		return cli_usage_error(c, "%s: '%s' is not a URL: %s", o->index_src, o->index,
 		                       ow_err_detail());
 	o->policy.allow_file_outside_root = o->file_outside_root;
-	const char *iopt = o->no_index ? "--find-links" : "--index-url";
+	const char *iopt = o->no_index ? "--find-links" : o->index_src;
 	if ((rc = add_file_root(c, iopt, &o->policy, o->index)))
 		return rc;
 	if (*host && (rc = ow_url_policy_add_host(&o->policy, host)))
@@ -425,19 +445,58 @@ static void small_opts(const struct cli *c, struct cli_index_opts *o)
  * (stable at its root, nightly/ and test/ below it). */
 const char *cli_index_opts_channel_url(const char *channel, char *buf, size_t n)
 {
-	const char *mirror = getenv("OFFWHEEL_PYTORCH_URL"), *url = ow_channel_index(channel);
-	if (!mirror || !*mirror || !url)
+	const char *env = getenv("OFFWHEEL_PYTORCH_URL"), *url = ow_channel_index(channel);
+	char *mirror = NULL;
+	if (!env || !*env || !url)
 		return url;
+	/* its userinfo, if any, is kept by cli_index_opts_finish, never shown */
+	if (ow_logins_take_url(NULL, env, &mirror))
+		return NULL;
 	size_t m = strlen(mirror);
 	while (m && mirror[m - 1] == '/')
 		m--;
 	const char *path = url + strlen(OW_INDEX_STABLE);
 	size_t t = strlen(path);
-	if (m + t >= n) /* refused, never cut */
-		return NULL;
-	memcpy(buf, mirror, m);
-	memcpy(buf + m, path, t + 1);
-	return buf;
+	if (m + t < n) { /* else refused, never cut */
+		memcpy(buf, mirror, m);
+		memcpy(buf + m, path, t + 1);
+	}
+	free(mirror);
+	return m + t < n ? buf : NULL;
+}
+
+/* The index root in o->index, and where it came from in o->index_src (for
+ * messages): --index-url, $OFFWHEEL_PYTORCH_URL (whose userinfo becomes a
+ * login) or the channel's own. */
+static int index_root(struct cli *c, struct cli_index_opts *o)
+{
+	char chan[sizeof o->index], shown[320];
+	const char *env = getenv("OFFWHEEL_PYTORCH_URL");
+	const char *channel = o->channel ? o->channel : "nightly";
+	if (o->index_url && o->channel) {
+		ow_url_printable(o->index_url, shown, sizeof shown);
+		return cli_usage_error(c, "--channel %s and --index-url %s: give one of them (a "
+		                          "channel names an index: %s)",
+		                       o->channel, shown, ow_channel_index(o->channel));
+	}
+	if (o->index_url)
+		return cli_index_root_url(c, o, o->index_src = "--index-url", o->index_url, o->index,
+		                          sizeof o->index);
+	o->index_src = env && *env ? "OFFWHEEL_PYTORCH_URL" : "--channel";
+	/* the mirror's login, for its host (the channel's URL below has none) */
+	char *bare = NULL;
+	int rc = env && *env ? take_login(c, o, o->index_src, env, &bare) : 0;
+	free(bare);
+	if (rc)
+		return rc;
+	const char *base = cli_index_opts_channel_url(channel, chan, sizeof chan);
+	if (!base) {
+		ow_url_printable(env ? env : "", shown, sizeof shown);
+		return cli_usage_error(c, "OFFWHEEL_PYTORCH_URL: '%s' is too long: the %s channel's "
+		                          "index URL under it needs fewer than %zu bytes",
+		                       shown, channel, sizeof chan);
+	}
+	return cli_index_root_url(c, o, o->index_src, base, o->index, sizeof o->index);
 }
 
 /* --no-index: the first --find-links source is the index, one root
@@ -472,26 +531,17 @@ static int no_index_root(struct cli_index_opts *o)
 
 int cli_index_opts_finish(struct cli *c, struct cli_index_opts *o)
 {
-	char chan[sizeof o->index];
-	if (o->no_index) {
-		int rc = no_index(c, o);
-		if (rc)
-			return rc;
+	int rc = 0;
+	if (o->no_index && !(rc = no_index(c, o))) {
+		/* the first source is the index: its URL is bare already */
+		o->index_src = "--find-links";
+		if (strlen(o->find_links.v[0]) >= sizeof o->index)
+			rc = cli_usage_error(c, "--find-links: '%s' is too long", o->find_links.v[0]);
+		else
+			memcpy(o->index, o->find_links.v[0], strlen(o->find_links.v[0]) + 1);
+	} else if (!o->no_index) {
+		rc = index_root(c, o);
 	}
-	if (o->index_url && o->channel)
-		return cli_usage_error(c, "--channel %s and --index-url %s: give one of them (a "
-		                          "channel names an index: %s)",
-		                       o->channel, o->index_url, ow_channel_index(o->channel));
-	const char *base = o->no_index ? o->find_links.v[0]
-	                   : o->index_url ? o->index_url
-	                                : cli_index_opts_channel_url(o->channel ? o->channel : "nightly",
-	                                                         chan, sizeof chan);
-	if (!base)
-		return cli_usage_error(c, "OFFWHEEL_PYTORCH_URL: '%s' is too long: the %s channel's "
-		                          "index URL under it needs fewer than %zu bytes",
-		                       getenv("OFFWHEEL_PYTORCH_URL"),
-		                       o->channel ? o->channel : "nightly", sizeof chan);
-	int rc = root_url(c, "--index-url", base, o->index, sizeof o->index);
 	if (rc)
 		return rc;
 	/* --index-url .../whl/cu128 (what pip users type): that folder is the
@@ -515,6 +565,10 @@ int cli_index_opts_finish(struct cli *c, struct cli_index_opts *o)
 		o->max_age = OW_RESOLVE_MAX_AGE_DEFAULT;
 	ow_http_opts_default(&o->http);
 	o->http.ca_file = o->cert;
+	/* offline nothing is sent: no netrc to read (nor to warn about) */
+	if (!o->offline && (rc = ow_logins_read_netrc(o->logins, NULL)))
+		return cli_fail(c, rc);
+	o->http.logins = o->logins;
 	if (o->stall_s)
 		o->http.low_speed_time_s = o->stall_s;
 	if (o->rate_given)
@@ -540,6 +594,8 @@ void cli_index_opts_dispose(struct cli_index_opts *o)
 	cli_strlist_dispose(&o->extra);
 	cli_strlist_dispose(&o->find_links);
 	ow_url_policy_clear(&o->policy);
+	ow_logins_free(o->logins);
+	o->logins = NULL;
 }
 
 int cli_index_find_links_hint(struct cli *c, const struct cli_index_opts *o, ow_store *s)

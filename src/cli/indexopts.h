@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "offwheel/http.h"
 #include "offwheel/store.h"
+#include "offwheel/logins.h"
 #include "offwheel/url.h"
 
 struct cli_strlist {
@@ -46,7 +47,7 @@ enum {
 	{"index-url", IDX_INDEX_URL, required_argument, "URL",                                  \
 	 "index: a channel root with variant folders (default: the --channel's, "              \
 	 "https://download.pytorch.org/whl/nightly) or one root such as https://pypi.org/simple " \
-	 "or .../whl/cu128"},                                                                    \
+	 "or .../whl/cu128; a login as https://USER:PASS@host/... or in ~/.netrc"},             \
 	{"extra-index-url", IDX_EXTRA_INDEX_URL, required_argument, "URL",                      \
 	 "a further root for dependencies the index lacks (repeatable); a project comes from "  \
 	 "the first root that has it, torch/torchvision/torchaudio only from --index-url"},    \
@@ -108,14 +109,28 @@ struct cli_index_opts {
 	/* --find-links sources as roots (a path made a file: URL) */
 	struct cli_strlist variants, projects, trusted, allowed, extra, find_links;
 	char **project_extras; /* per project: "a,b" from NAME[a,b], "" none */
+	/* the logins of the index URLs' userinfo (cli_index_root_url) and, from
+	 * cli_index_opts_finish on, of the netrc; http.logins points here */
+	ow_logins *logins;
 	/* filled by cli_index_opts_finish */
 	char index[2048];
+	const char *index_src; /* where index came from, for messages: "--index-url",
+	                        * "OFFWHEEL_PYTORCH_URL" or "--channel" */
 	struct ow_url_policy policy;
 	struct ow_http_opts http;
 	/* resolve's pages and metadata: more transfers at once (see
 	 * INDEX_SMALL_JOBS), or --jobs when given */
 	struct ow_http_opts http_small;
 };
+
+/* An index root as the user gave it (opt names where: "--extra-index-url",
+ * ...): its userinfo split off into o->logins (kept in memory only, sent
+ * only to its host), trailing slashes dropped, no query or fragment (the
+ * pages are {root}/{project}/); the rest, whole, in out (n bytes).  Every
+ * root URL goes through here.  0 or an exit code (a usage error naming opt,
+ * the URL's userinfo shown as "***"). */
+int cli_index_root_url(struct cli *c, struct cli_index_opts *o, const char *opt, const char *in,
+                       char *out, size_t n);
 
 /* The variant folders to crawl: the root itself ("") for a flat index. */
 const char *const *cli_index_opts_folders(const struct cli_index_opts *o, size_t *n);

@@ -67,6 +67,14 @@ void ow_crawl_count(const struct ow_crawl_report *r, size_t *refreshed, size_t *
 	}
 }
 
+int ow_crawl_auth_failed(const struct ow_crawl_report *r)
+{
+	for (size_t i = 0; i < r->npages; i++)
+		if (r->pages[i].outcome == OW_PAGE_FAILED && r->pages[i].rc == OW_EAUTH)
+			return ow_err(OW_EAUTH, "%s", r->pages[i].detail ? r->pages[i].detail : "");
+	return 0;
+}
+
 static const char *const root_folder[] = {""};
 
 static int crawl_root(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report *out)

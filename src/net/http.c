@@ -30,6 +30,7 @@
 #include "httpresp.h"
 #include "httpretry.h"
 #include "url.h"
+#include "urlint.h"
 
 #define MAX_VISITED 32
 #define DISCARD_MAX (1u << 20) /* bytes of an error page we read and drop */
@@ -56,6 +57,7 @@ struct xfer {
 	uint64_t win_rx;   /* ... with this many bytes of the attempt */
 	uint64_t rx;       /* bytes of this attempt, headers and body */
 	int conditional;   /* this attempt sent If-None-Match / If-Modified-Since */
+	int login;         /* this attempt sent a login: its ow_login_source, else 0 */
 	uint64_t pos;        /* offset of the next byte the sink expects */
 	uint64_t total;      /* total size learned from responses, 0 unknown */
 	uint64_t cap;
@@ -773,15 +775,9 @@ static void classify_success(struct xfer *x)
 	}
 }
 
-static void classify_redirect(struct xfer *x)
+static void follow_redirect(struct xfer *x, const char *loc)
 {
-	char *loc = NULL;
 	unsigned max = x->h->o.max_redirects;
-	curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
-	if (!loc) {
-		decide(x, V_FATAL, OW_EHTTP, "HTTP %ld without a usable Location", x->r.status);
-		return;
-	}
 	if (x->req->res.redirects >= max) {
 		decide(x, V_FATAL, OW_EPOLICY, "more than %u redirects — refusing to follow %.300s",
 		       max, loc);
@@ -803,11 +799,34 @@ static void classify_redirect(struct xfer *x)
 	x->v = V_REDIRECT;
 }
 
+static void classify_redirect(struct xfer *x)
+{
+	char *loc = NULL, *bare = NULL;
+	size_t ui, n;
+	curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
+	if (!loc) {
+		decide(x, V_FATAL, OW_EHTTP, "HTTP %ld without a usable Location", x->r.status);
+		return;
+	}
+	/* libcurl writes the login it sent into the redirect URL it resolves
+	 * (user:password@): never kept, shown or sent on from there; the next
+	 * hop gets the login that belongs to its own host, if any */
+	ow_url_userinfo_span(loc, &ui, &n);
+	if (x->login && ui && asprintf(&bare, "%.*s%s", (int)ui, loc, loc + ui + n + 1) < 0)
+		bare = NULL;
+	if (x->login && ui && !bare)
+		decide(x, V_FATAL, OW_ENOMEM, "out of memory");
+	else
+		follow_redirect(x, bare ? bare : loc);
+	free(bare);
+}
+
 /* How the current attempt was sent, for ow_http_classify. */
 static unsigned sent_as(const struct xfer *x)
 {
 	return (x->is_file ? OW_HTTP_SENT_FILE : 0) | (x->conditional ? OW_HTTP_SENT_CONDITIONAL : 0) |
-	       (ranged(x->req) ? OW_HTTP_SENT_RANGE : 0) | (x->range_from ? OW_HTTP_SENT_RESUME : 0);
+	       (ranged(x->req) ? OW_HTTP_SENT_RANGE : 0) | (x->range_from ? OW_HTTP_SENT_RESUME : 0) |
+	       (x->login ? OW_HTTP_SENT_LOGIN : 0);
 }
 
 static void classify_not_modified(struct xfer *x)
@@ -833,6 +852,31 @@ static void classify_416(struct xfer *x, enum ow_http_class k)
 	x->no_range = 1;
 }
 
+/* 401, or 401/403 to a login: say who asks and where a login is given
+ * (docs/logins.md), never "check the network". */
+static void classify_auth(struct xfer *x, enum ow_http_class k)
+{
+	struct ow_url u;
+	char where[300] = "the server";
+	const char *netrc = ow_logins_netrc_name(x->h->o.logins);
+	if (ow_url_parse(x->url, &u) == 0) {
+		if (u.port >= 0)
+			snprintf(where, sizeof where, "%.255s:%d", u.host, u.port);
+		else
+			snprintf(where, sizeof where, "%.255s", u.host);
+	}
+	if (k == OW_HTTP_CLASS_AUTH_REQUIRED)
+		decide(x, V_FATAL, OW_EAUTH, "authentication required by %s (HTTP 401): give "
+		       "credentials in %s (machine %.255s login USER password PASS) or in the URL "
+		       "(%s://USER:PASS@%s/...)", where, netrc, u.host ? u.host : where,
+		       u.scheme ? u.scheme : "https", where);
+	else
+		decide(x, V_FATAL, OW_EAUTH, "credentials refused by %s (HTTP %ld): the login %s "
+		       "gives for it was not accepted; check its user and password", where,
+		       x->r.status, x->login == OW_LOGIN_URL ? "the URL" : netrc);
+	ow_url_clear(&u);
+}
+
 static void classify_status(struct xfer *x)
 {
 	long st = x->r.status;
@@ -854,6 +898,8 @@ static void classify_status(struct xfer *x)
 		decide(x, V_FATAL, OW_ENOENT, "not found (HTTP %ld) — check the name and the index "
 		       "URL", st);
 		break;
+	case OW_HTTP_CLASS_AUTH_REQUIRED:
+	case OW_HTTP_CLASS_AUTH_REFUSED: classify_auth(x, k); break;
 	case OW_HTTP_CLASS_RETRY: classify_retryable_status(x); break;
 	default: decide(x, V_FATAL, OW_EHTTP, "unexpected HTTP status %ld", st); break;
 	}
@@ -1023,6 +1069,20 @@ static const char *protocols(const struct xfer *x)
 	return tab[f];
 }
 
+/* The login for this hop's own URL, when there is one (ow_logins_find):
+ * each attempt is a fresh easy handle and libcurl follows no redirect, so
+ * a login set here goes to this URL's host and nowhere else. */
+static void set_login(struct xfer *x)
+{
+	struct ow_login lg;
+	if (x->is_file || ow_logins_find(x->h->o.logins, x->url, &lg) != 1)
+		return;
+	curl_easy_setopt(x->easy, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+	curl_easy_setopt(x->easy, CURLOPT_USERNAME, lg.user);
+	curl_easy_setopt(x->easy, CURLOPT_PASSWORD, lg.password);
+	x->login = (int)lg.source;
+}
+
 static void set_options(struct xfer *x)
 {
 	CURL *e = x->easy;
@@ -1041,6 +1101,7 @@ static void set_options(struct xfer *x)
 	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
 	curl_easy_setopt(e, CURLOPT_XFERINFODATA, x);
 	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+	set_login(x);
 }
 
 static void reset_attempt(struct xfer *x)
@@ -1058,6 +1119,7 @@ static void reset_attempt(struct xfer *x)
 	x->win_rx = 0;
 	x->rx = 0;
 	x->conditional = 0;
+	x->login = 0;
 }
 
 /* libcurl opens a file: URL with a blocking open() and reads whatever is

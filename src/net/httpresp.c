@@ -237,6 +237,10 @@ enum ow_http_class ow_http_classify(long st, unsigned sent)
 		return OW_HTTP_CLASS_REDIRECT;
 	if (st == 416 && classify_416(sent) != OW_HTTP_CLASS_UNEXPECTED)
 		return classify_416(sent);
+	if ((st == 401 || st == 403) && (sent & OW_HTTP_SENT_LOGIN))
+		return OW_HTTP_CLASS_AUTH_REFUSED;
+	if (st == 401)
+		return OW_HTTP_CLASS_AUTH_REQUIRED;
 	if (st == 403 || st == 404 || st == 410)
 		return OW_HTTP_CLASS_NOT_FOUND;
 	if (st == 408 || st == 429 || st / 100 == 5)

@@ -82,7 +82,9 @@ enum ow_http_class {
 	OW_HTTP_CLASS_REDIRECT,       /* another 3xx */
 	OW_HTTP_CLASS_RANGE_MISSING,  /* 416 to a range request */
 	OW_HTTP_CLASS_RESUME_REFUSED, /* 416 to a resume's Range */
-	OW_HTTP_CLASS_NOT_FOUND,      /* 403, 404, 410 */
+	OW_HTTP_CLASS_NOT_FOUND,      /* 403 (sent without a login), 404, 410 */
+	OW_HTTP_CLASS_AUTH_REQUIRED,  /* 401 to a request without a login */
+	OW_HTTP_CLASS_AUTH_REFUSED,   /* 401 or 403 to a request with one */
 	OW_HTTP_CLASS_RETRY,          /* 408, 429, 5xx */
 	OW_HTTP_CLASS_UNEXPECTED      /* any other */
 };
@@ -91,6 +93,7 @@ enum ow_http_class {
 #define OW_HTTP_SENT_CONDITIONAL 0x2u /* If-None-Match / If-Modified-Since */
 #define OW_HTTP_SENT_RANGE 0x4u       /* a range request (req->range_len) */
 #define OW_HTTP_SENT_RESUME 0x8u      /* Range to continue held bytes */
+#define OW_HTTP_SENT_LOGIN 0x10u      /* with a login (basic auth) */
 enum ow_http_class ow_http_classify(long status, unsigned sent);
 
 /* A single request's status as its result (http.h: ow_http_call): 0 for

@@ -606,9 +606,7 @@ int ow_url_fragment_sha256(const char *href, char out[65])
 
 /* --- messages ------------------------------------------------------------ */
 
-/* Where the userinfo of `s` is (the USER:PW of scheme://USER:PW@host), so messages never
- * repeat credentials: *start and *len, 0 when there is none. */
-static void find_userinfo(const char *s, size_t *start, size_t *len)
+void ow_url_userinfo_span(const char *s, size_t *start, size_t *len)
 {
 	const char *sep = strstr(s, "://");
 	*start = *len = 0;
@@ -652,10 +650,10 @@ static void printable(const char *s, char *buf, size_t bufsz)
 void ow_url_printable(const char *s, char *buf, size_t bufsz)
 {
 	size_t ui_start, ui_len;
-	find_userinfo(s, &ui_start, &ui_len);
-	char *copy = ui_len ? malloc(strlen(s) + 4) : NULL;
-	if (!copy) {
-		printable(s, buf, bufsz);
+	ow_url_userinfo_span(s, &ui_start, &ui_len);
+	char *copy = ui_start ? malloc(strlen(s) + 4) : NULL;
+	if (!copy) { /* out of memory, a URL with userinfo is not shown at all */
+		printable(ui_start ? "***" : s, buf, bufsz);
 		return;
 	}
 	/* the credentials replaced by three stars */

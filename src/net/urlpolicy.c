@@ -472,7 +472,9 @@ int ow_url_check(const struct ow_url_policy *pol, const char *page_url, const ch
 static int check_page_parsed(const struct ow_url_policy *pol, const struct ow_url *u)
 {
 	if (u->userinfo)
-		return ow_err(OW_EPOLICY, "has userinfo (user@host); put credentials elsewhere");
+		return ow_err(OW_EPOLICY, "has userinfo (user@host): a login is given with the index "
+		                          "URL (--index-url https://USER:PASS@host/...) or in ~/.netrc, "
+		                          "and kept out of every other URL");
 	if (!strcmp(u->scheme, "file") && !pol->allow_file)
 		return ow_err(OW_EPOLICY, "file:// indexes are not allowed here");
 	if (!strcmp(u->scheme, "file")) {

@@ -46,6 +46,10 @@ static int net_crawl(void *ud, ow_store *s, const struct ow_crawl_ref *pages, si
 		for (size_t p = 0; p < r.npages && rc != OW_ENOMEM; p++)
 			if (r.pages[p].outcome == OW_PAGE_FAILED)
 				rc = keep_page_error(c, r.pages[p].url, r.pages[p].detail, rc);
+		/* a login missing or refused is no network trouble, and no later
+		 * round fixes it: the resolve stops with the server's word */
+		if (rc != OW_ENOMEM && ow_crawl_auth_failed(&r))
+			rc = OW_EAUTH;
 		c->crawled += r.npages;
 		ow_crawl_report_refusals(&r, &c->rejected);
 		ow_crawl_report_dispose(&r);
@@ -100,6 +104,11 @@ static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *id
 		c->fetched += r.done + r.had;
 		c->failed += r.rejected + r.failed;
 		keep_causes(c, &r);
+		for (size_t i = 0; i < r.n; i++) /* as for a page (net_crawl) */
+			if (r.items[i].rc == OW_EAUTH) {
+				rc = ow_err(OW_EAUTH, "%s", ow_fetch_item_detail(&r.items[i]));
+				break;
+			}
 		c->wheels += kind == FK_WHEEL ? r.done : kind == FK_RANGE ? r.whole : 0;
 		if (kind == FK_RANGE) {
 			c->ranged += r.done - r.whole;

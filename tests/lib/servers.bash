@@ -5,7 +5,9 @@
 #   Starts a real nginx as the current user (no root needed) on free loopback
 #   ports (OW_NGINX_LIMIT_RATE=RATE, e.g. 2k, slows the first server's
 #   responses to RATE bytes/s per connection: progress stays on screen;
-#   OW_NGINX_MAX_RANGES=0 makes it a server that ignores Range requests)
+#   OW_NGINX_MAX_RANGES=0 makes it a server that ignores Range requests;
+#   OW_NGINX_AUTH_FILE=FILE puts the first server behind HTTP basic auth with
+#   the users of FILE, "user:{PLAIN}password" lines; the second never asks)
 #   ports, serving ROOT over HTTP and HTTPS and ROOT2 (default ROOT) over a
 #   second HTTPS port standing in for the second download host.  The test PKI
 #   (tests/tools/mkcerts.sh) is made at start.  Exports:
@@ -19,7 +21,11 @@
 #       <server_port> "<request>" <status> <bytes> range="<Range>"
 #       if_range="<If-Range>" inm="<If-None-Match>" ims="<If-Modified-Since>"
 #       ae="<Accept-Encoding>" accept="<Accept>" ct="<Content-Type sent>"
+#       auth="<Authorization>"
 #   (escape=json: an absent header is logged as "", a quote as \").
+#   The first server answers /to-r2/PATH with a 302 to
+#   https://127.0.0.1:$OW_HTTPS_PORT2/PATH (the second server by its address,
+#   which Python resolves too; r2.localhost only curl does).
 # ow_stop_nginx            stops it (call from teardown).
 # ow_nginx_log_count PATTERN   number of access-log lines matching (grep -E).
 # ow_start_faultserver ROOT [--cert PEM --key PEM]
@@ -62,7 +68,8 @@ http {
 	scgi_temp_path $d/tmp/scgi;
 	log_format ow escape=json '\$server_port "\$request" \$status \$body_bytes_sent range="\$http_range" '
 	              'if_range="\$http_if_range" inm="\$http_if_none_match" '
-	              'ims="\$http_if_modified_since" ae="\$http_accept_encoding" accept="\$http_accept" ct="\$sent_http_content_type"';
+	              'ims="\$http_if_modified_since" ae="\$http_accept_encoding" accept="\$http_accept" ct="\$sent_http_content_type" '
+	              'auth="\$http_authorization"';
 	access_log $d/access.log ow;
 	sendfile on;
 	etag on;
@@ -74,6 +81,8 @@ http {
 		server_name localhost 127.0.0.1;
 		${OW_NGINX_LIMIT_RATE:+limit_rate $OW_NGINX_LIMIT_RATE;}
 		${OW_NGINX_MAX_RANGES:+max_ranges $OW_NGINX_MAX_RANGES;}
+		${OW_NGINX_AUTH_FILE:+auth_basic lab-index; auth_basic_user_file $OW_NGINX_AUTH_FILE;}
+		rewrite ^/to-r2/(.*)\$ https://127.0.0.1:$OW_HTTPS_PORT2/\$1 redirect;
 		ssl_certificate $OW_CERT_DIR/server.pem;
 		ssl_certificate_key $OW_CERT_DIR/server.key;
 		root $root;

@@ -40,6 +40,8 @@ normally (transient faults); without it the fault is persistent.
   redirect-other-host  302 to the same server under the other loopback
                     name (127.0.0.1 <-> localhost)
   redirect-loop     302 to /fault/redirect-loop2/<file>, which comes back
+  echo-auth         200 whose body is the request's Authorization header
+                    ("none" without one)
   redirect-project  302 from a project page to the page of project ?p=NAME
   <3-digit status>  that status with a short body; Retry-After from ?ra=
                     (raw value, or "date+N" / "date-N" for an HTTP date)
@@ -560,6 +562,9 @@ class Handler(BaseHTTPRequestHandler):
         other = "localhost" if self.host() == "127.0.0.1" else "127.0.0.1"
         scheme = "https" if self.server.tls else "http"
         self.redirect_to("%s://%s:%d/%s" % (scheme, other, self.server.server_port, rel))
+
+    def f_echo_auth(self, f, q):
+        self.simple(200, (self.headers.get("Authorization") or "none") + "\n")
 
     def f_redirect_loop(self, rel, q):
         self.redirect_to("/fault/redirect-loop2/" + rel)

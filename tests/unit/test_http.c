@@ -940,6 +940,70 @@ static void test_policy_first_url(void **state)
 	ow_http_membuf_dispose(&s.m);
 }
 
+/* Logins (offwheel/logins.h): the one for the URL's own scheme, host and
+ * port goes with each request and hop, none across a redirect to another
+ * host; 401 and 403 say who asks and where a login is given. */
+static void test_logins(void **state)
+{
+	(void)state;
+	ow_logins *l;
+	struct ow_http_opts o;
+	char url[512], *bare = NULL;
+	test_opts(&o);
+	o.allow_ud = "localhost";
+	assert_int_equal(ow_logins_new(&l), 0);
+	snprintf(url, sizeof url, "http://alice:s%%40cret@127.0.0.1:%d/", plain.port);
+	assert_int_equal(ow_logins_take_url(l, url, &bare), 0);
+	free(bare);
+	const char *paths[] = {"/fault/echo-auth/small.txt",
+	                       "/fault/redirect/fault/echo-auth/small.txt?n=1",
+	                       "/fault/redirect-other-host/fault/echo-auth/small.txt"};
+	const char *want[] = {"Basic YWxpY2U6c0BjcmV0\n", "Basic YWxpY2U6c0BjcmV0\n", "none\n"};
+	for (int withl = 0; withl < 2; withl++)
+		for (size_t i = 0; i < 3; i++) {
+			struct sink s = {0};
+			o.logins = withl ? l : NULL;
+			url_of(url, sizeof url, &plain, "http", paths[i]);
+			struct ow_http_req q = {.url = url, .flags = OW_HTTP_ALLOW_HTTP};
+			int rc = run_one(&o, &q, &s);
+			if (rc) print_message("%s\n", q.res.detail);
+			assert_int_equal(rc, 0);
+			assert_string_equal(s.m.data, withl ? want[i] : "none\n");
+			assert_null(strstr(q.res.effective_url, "@")); /* libcurl's own word kept out */
+			ow_http_membuf_dispose(&s.m);
+		}
+	char hp[64], req[512], refused401[256], refused403[256];
+	snprintf(hp, sizeof hp, "127.0.0.1:%d", plain.port);
+	snprintf(req, sizeof req, "authentication required by %s (HTTP 401): give credentials in "
+	         "~/.netrc (machine 127.0.0.1 login USER password PASS) or in the URL "
+	         "(http://USER:PASS@%s/...)", hp, hp);
+	snprintf(refused401, sizeof refused401, "credentials refused by %s (HTTP 401): the login "
+	         "the URL gives", hp);
+	snprintf(refused403, sizeof refused403, "credentials refused by %s (HTTP 403)", hp);
+	struct {
+		const char *path;
+		int with, rc;
+		const char *says;
+	} st[] = {
+	    {"/fault/401/small.txt", 0, OW_EAUTH, req},
+	    {"/fault/401/small.txt", 1, OW_EAUTH, refused401},
+	    {"/fault/403/small.txt", 1, OW_EAUTH, refused403},
+	    {"/fault/403/small.txt", 0, OW_ENOENT, "not found (HTTP 403)"},
+	};
+	for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+		struct sink s = {0};
+		o.logins = st[i].with ? l : NULL;
+		url_of(url, sizeof url, &plain, "http", st[i].path);
+		struct ow_http_req q = {.url = url, .flags = OW_HTTP_ALLOW_HTTP};
+		assert_int_equal(run_one(&o, &q, &s), st[i].rc);
+		assert_non_null(strstr(q.res.detail, st[i].says));
+		assert_null(strstr(q.res.detail, "cret"));
+		assert_int_equal(q.res.attempts, 1); /* never retried */
+		ow_http_membuf_dispose(&s.m);
+	}
+	ow_logins_free(l);
+}
+
 static void test_bad_options(void **state)
 {
 	(void)state;
@@ -1039,6 +1103,7 @@ int main(void)
 		cmocka_unit_test(test_add_from_on_done),
 		cmocka_unit_test(test_call_names_cause),
 		cmocka_unit_test(test_policy_first_url),
+		cmocka_unit_test(test_logins),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_tls),
 		cmocka_unit_test(test_interrupt_from_a_signal), /* last: it is sticky */
