@@ -198,3 +198,21 @@ for i in json.load(open(sys.argv[1]))["install"]:
 	[[ "$stderr" == *"https://***@$HOSTPORT/whl?x=1"* ]]
 	[[ "$output$stderr" != *"$ENCODED"* ]]
 }
+
+@test "a --find-links URL with a login: the listing is read with it, the files on the second host without, and the password is nowhere" {
+	local ws=$BATS_TEST_TMPDIR/ws mark
+	mark=$(wc -l <"$OW_NGINX_LOG")
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json resolve --no-index \
+		--find-links "https://lab:$ENCODED@$HOSTPORT/whl/nightly/cu128/torch/" --cert "$OW_CA_FILE" \
+		--allow-host 127.0.0.1 --python "$HOSTPY" --platform linux-x86_64 --project torch --no-deps
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	jq -e '.targets[0].complete and (.targets[0].versions.torch | startswith("2."))' <<<"$output"
+	tail -n +"$((mark + 1))" "$OW_NGINX_LOG" | grep -q "^$OW_HTTPS_PORT \"GET /whl/nightly/cu128/torch/ HTTP/1.1\" 200 .*auth=\"Basic "
+	password_nowhere "$ws" <(echo "$output") <(echo "$stderr")
+	# without the login the source is refused for authentication, not "missing"
+	run --separate-stderr "$OFFWHEEL" --home "$BATS_TEST_TMPDIR/ws2" resolve --no-index \
+		--find-links "$ROOT/torch/" --cert "$OW_CA_FILE" --allow-host 127.0.0.1 \
+		--python "$HOSTPY" --platform linux-x86_64 --project torch --no-deps
+	[ "$status" -ne 0 ]
+	[[ "$output $stderr" == *"authentication required by $HOSTPORT"* ]]
+}
