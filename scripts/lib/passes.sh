@@ -30,6 +30,7 @@ ow_ctest_pass() {
 		"$OW_TEST_RECORD" || return 0
 	junit=$(cd "$d" && pwd)/Testing/ow-junit.xml
 	rm -f "$junit"
+	ow_record start "$d"
 	ctest --test-dir "$d" --output-junit "$junit" "$@" || rc=$?
 	ow_record ctest "$d" "$rc" "$junit"
 }

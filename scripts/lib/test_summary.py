@@ -5,6 +5,8 @@ RECORD holds one line per step scripts/test took, fields separated by tabs:
   build   DIR  WHAT  RC            a build (RC 0: built)
   ctest   DIR  RC    JUNIT         a ctest pass over DIR, its --output-junit file
   skip    DIR  WHY                 a pass left out
+  start   DIR                      a ctest pass began (one without its ctest
+                                   line was interrupted)
   interrupted                      scripts/test was interrupted (Ctrl-C)
 Prints one block per build directory, in the order they first appear:
   build-asan (ASan/UBSan, Debug): 212 passed, 3 skipped, 2 FAILED (14 min)
@@ -102,6 +104,10 @@ def dir_block(d, recs):
             block, failed = ctest_block(head, d, rec[2], rec[3])
             lines += block
             verdict = verdict or failed
+    started = any(r[0] == "start" for r in recs)
+    if started and not any(r[0] == "ctest" for r in recs):
+        lines.append(f"{head}: its tests were interrupted")
+        verdict = f"the tests of {d} were interrupted"
     if not lines:
         lines.append(f"{head}: built (no tests run on it)")
     return lines, verdict
@@ -109,9 +115,9 @@ def dir_block(d, recs):
 
 def summarize(records):
     """(lines, exit status)"""
-    # build directories in the order their tests ran, then those only built
+    # build directories in the order their tests ran, then the others
     dirs = []
-    for kinds in (("ctest", "skip"), ("build",)):
+    for kinds in (("ctest",), ("skip", "build")):
         dirs += [r[1] for r in records if r[0] in kinds and r[1] not in dirs]
     dirs = list(dict.fromkeys(dirs))
     lines, verdicts = [], []

@@ -100,9 +100,14 @@ summary() {
 
 @test "an interrupted run says so and exits 130" {
 	ow_build_pass good "probe"
+	ow_build_pass good2 "probe again"
 	ow_ctest_pass good >/dev/null
+	# what scripts/test's INT trap leaves when Ctrl-C lands in a ctest pass
+	ow_record start good2
 	ow_record interrupted
 	summary
 	[ "$st" -eq 130 ]
+	grep -qx 'good (probe): 2 passed, 1 skipped (.*)' <<<"$out"
+	grep -qx 'good2 (probe again): its tests were interrupted' <<<"$out"
 	[ "$(tail -n1 <<<"$out")" = "INTERRUPTED: the passes above are all that ran; scripts/test exits 130" ]
 }
