@@ -93,15 +93,18 @@ ow_seaweed_logs() {
 }
 
 # _ow_sw_launch ROLE ARGS...: weed ROLE ARGS in the background, log and pid
-# file under OW_S3_DIR; never holds bats' output descriptors
+# file under OW_S3_DIR; never holds bats' output descriptors (none but its
+# log), and is stopped by a watchdog if the test's own stop never comes
+# (servers.bash)
 _ow_sw_launch() {
 	local role=$1 log
 	shift
 	log=$OW_S3_DIR/$role.log
 	[ "$role" = s3 ] || [ "$role" = filer ] || [ "$role" = master ] || [ "$role" = volume ] || return 1
-	(cd "$OW_S3_DIR" && exec "$OW_WEED" "$role" "$@") >>"$log" 2>&1 </dev/null 3>&- &
+	(cd "$OW_S3_DIR" && _ow_close_fds && exec "$OW_WEED" "$role" "$@") >>"$log" 2>&1 </dev/null &
 	echo $! >"$OW_S3_DIR/$role.pid"
 	disown $! 2>/dev/null || true # no "Killed" job notices when a test kills it
+	_ow_watchdog "$(_ow_sw_pid "$role")" "$OW_WEED"
 }
 
 # _ow_sw_wait WHAT ROLE DEADLINE CMD...: poll CMD every 0.1 s until it

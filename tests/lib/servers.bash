@@ -31,6 +31,28 @@
 # ow_start_faultserver ROOT [--cert PEM --key PEM]
 #   Starts tests/tools/faultserver.py; exports OW_FAULT_PORT, OW_FAULT_URL
 #   (http://127.0.0.1:PORT); ow_stop_faultserver stops it.
+# ow_spawn LOG CMD...
+#   Starts a server of the test's own (python3 -m http.server, ...) as these
+#   functions start theirs; sets OW_SPAWN_PID.  The caller stops it (kill).
+#
+# Every server started here (ow_start_nginx, ow_nginx_serve,
+# ow_start_faultserver, ow_spawn, and seaweed.bash's) is started
+#  - holding no descriptor of the shell that starts it but stdin (/dev/null),
+#    stdout and stderr (its logs): bats reads the test's output until every
+#    holder of its pipes has closed them, so a server holding one (a failed
+#    setup_file that never reached its stop) hung the file until ctest's
+#    timeout;
+#  - (started by a bats test's own shell) with a watchdog: when the bats
+#    process that started it (the file's for setup_file, the test's for a
+#    test) has exited, a server still running is stopped (TERM, KILL 3 s
+#    later) and a line saying so goes to
+#    $OW_BUILD_DIR/Testing/ow-servers-stopped.log, which the suite's last
+#    test (integration/servers_stopped, tests/tools/servers_left.py) prints;
+#  - marked with the run's OW_TEST_RUN_ID (ctest sets it for the integration
+#    tests: one per build directory): in its environment, and on nginx's
+#    command line (nginx overwrites its environment with its process
+#    title).  integration/servers_stopped fails on any process so marked
+#    that outlives the integration tests.
 
 _ow_src() { echo "${OW_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"; }
 
@@ -98,6 +120,81 @@ http {
 EOF
 }
 
+# _ow_close_fds: in a subshell about to exec a server, close every
+# descriptor above 2 (bats' output pipes, its script's descriptor ...)
+_ow_close_fds() {
+	local f n
+	for f in /proc/$BASHPID/fd/*; do
+		n=${f##*/}
+		[ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"
+	done
+	return 0
+}
+
+# _ow_watchdog PID MATCH: once this shell's process ($$: the bats file's in
+# setup_file, the test's in a test) has exited, stop PID if it still runs
+# and its command line still holds MATCH (a pid the kernel gave to another
+# process since is left alone).  The watchdog holds none of bats'
+# descriptors and is not marked with OW_TEST_RUN_ID: it is not a leftover.
+# Only in a bats process's own shell (bats' `skip` is defined there, not in
+# the scripts a test runs): `scripts/demo --serve` leaves its nginx running
+# on purpose after it exits, also when a test runs it.
+_ow_watchdog() {
+	local pid=$1 match=$2 log=
+	[ -n "$pid" ] && [ -n "${BATS_TEST_FILENAME:-}" ] && declare -F skip >/dev/null || return 0
+	[ -n "${OW_BUILD_DIR:-}" ] && [ -d "$OW_BUILD_DIR" ] && log=$OW_BUILD_DIR/Testing/ow-servers-stopped.log
+	(
+		_ow_close_fds
+		exec env -u OW_TEST_RUN_ID sh -c '
+			owner=$1 pid=$2 match=$3 log=$4 file=$5
+			tail --pid="$owner" -f /dev/null 2>/dev/null
+			alive() {
+				cmd=$(tr "\0" " " <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+				case $cmd in *"$match"*) return 0 ;; esac
+				return 1
+			}
+			alive || exit 0
+			what=$cmd
+			kill -TERM "$pid" 2>/dev/null
+			i=0
+			while alive && [ "$i" -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+			alive && { pkill -KILL -P "$pid"; kill -KILL "$pid"; } 2>/dev/null
+			[ -n "$log" ] && mkdir -p "${log%/*}" &&
+				echo "${file##*/}: left running when its bats process ended; stopped: $what" >>"$log"
+			exit 0' sh "$$" "$pid" "$match" "$log" "${BATS_TEST_FILENAME:-}"
+	) </dev/null >/dev/null 2>&1 &
+	disown $! 2>/dev/null || true
+}
+
+# nginx's command line carries the run's mark (it overwrites its environment)
+_ow_nginx_mark() {
+	[ -n "${OW_TEST_RUN_ID:-}" ] && printf '%s\n' -g "env OW_TEST_RUN_ID=$OW_TEST_RUN_ID;"
+	return 0
+}
+
+# _ow_nginx_run PREFIX: start nginx (daemon) with PREFIX/nginx.conf, holding
+# none of our descriptors; on success, its master is watched
+_ow_nginx_run() {
+	local d=$1 mark pid
+	mapfile -t mark < <(_ow_nginx_mark)
+	( _ow_close_fds; exec nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" "${mark[@]}" ) </dev/null || return 1
+	# the daemon writes its pid file after the starting process has returned
+	for _ in $(seq 50); do
+		pid=$(cat "$d/nginx.pid" 2>/dev/null) && [ -n "$pid" ] && break
+		sleep 0.1
+	done
+	_ow_watchdog "$pid" "$d/nginx.conf"
+	return 0
+}
+
+ow_spawn() {
+	local log=${1:?ow_spawn LOG CMD...}
+	shift
+	( _ow_close_fds; exec "$@" ) </dev/null >"$log" 2>&1 &
+	OW_SPAWN_PID=$!
+	_ow_watchdog "$OW_SPAWN_PID" "$1"
+}
+
 ow_start_nginx() {
 	local root=${1:?ow_start_nginx ROOT [ROOT2]} root2=${2:-$1} d try
 	command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
@@ -111,11 +208,12 @@ ow_start_nginx() {
 	for try in 1 2 3 4 5; do
 		export OW_HTTP_PORT=$(ow_free_port) OW_HTTPS_PORT=$(ow_free_port) OW_HTTPS_PORT2=$(ow_free_port)
 		_ow_nginx_conf "$d" "$root" "$root2"
-		if nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" 2>>"$d/start.log"; then
+		if _ow_nginx_run "$d" 2>>"$d/start.log"; then
 			export OW_HTTP_URL=http://127.0.0.1:$OW_HTTP_PORT
 			export OW_HTTPS_URL=https://localhost:$OW_HTTPS_PORT
 			export OW_HTTPS_URL2=https://r2.localhost:$OW_HTTPS_PORT2
 			_ow_wait_port "$OW_HTTPS_PORT" && return 0
+			ow_stop_nginx # not answering: stopped before the next try
 		fi
 	done
 	echo "nginx did not start:" >&2
@@ -134,13 +232,19 @@ _ow_wait_port() {
 
 ow_stop_nginx() {
 	[ -n "${OW_NGINX_DIR:-}" ] && [ -f "$OW_NGINX_DIR/nginx.pid" ] || return 0
+	local i pid
+	pid=$(cat "$OW_NGINX_DIR/nginx.pid" 2>/dev/null)
 	nginx -p "$OW_NGINX_DIR" -c "$OW_NGINX_DIR/nginx.conf" -e "$OW_NGINX_DIR/error.log" -s stop 2>/dev/null \
-		|| kill "$(cat "$OW_NGINX_DIR/nginx.pid")" 2>/dev/null
-	local i
+		|| kill "$pid" 2>/dev/null
 	for i in $(seq 30); do
 		[ -f "$OW_NGINX_DIR/nginx.pid" ] || break
 		sleep 0.1
 	done
+	# not gone in 3 s (a full disk, a wedged worker): no server outlives the test
+	[ -f "$OW_NGINX_DIR/nginx.pid" ] && [ -n "$pid" ] &&
+		grep -qsF "$OW_NGINX_DIR/nginx.conf" "/proc/$pid/cmdline" &&
+		{ pkill -KILL -P "$pid"; kill -KILL "$pid"; } 2>/dev/null
+	return 0
 }
 
 ow_nginx_log_count() {
@@ -151,8 +255,9 @@ ow_start_faultserver() {
 	local root=${1:?ow_start_faultserver ROOT [args]} out
 	shift
 	out=$(mktemp "${BATS_TEST_TMPDIR:-${TMPDIR:-/tmp}}/fault.XXXXXX")
-	python3 "$(_ow_src)/tests/tools/faultserver.py" --root "$root" "$@" > "$out" &
+	( _ow_close_fds; exec python3 "$(_ow_src)/tests/tools/faultserver.py" --root "$root" "$@" ) </dev/null >"$out" &
 	export OW_FAULT_PID=$!
+	_ow_watchdog "$OW_FAULT_PID" faultserver.py
 	local i
 	for i in $(seq 100); do
 		[ -s "$out" ] && break
@@ -191,7 +296,7 @@ ow_nginx_serve() {
 		}
 	EOC
 	command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
-	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" || { cat "$d/error.log" >&2; return 1; }
+	_ow_nginx_run "$d" || { cat "$d/error.log" >&2; return 1; }
 	_ow_wait_port "$port"
 }
 
