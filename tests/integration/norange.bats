@@ -35,8 +35,8 @@ teardown() {
 # python's http.server over the index on a free port; HPORT, HPID, HLOG
 start_http_server() {
 	export HPORT=$(ow_free_port) HLOG=$BATS_TEST_TMPDIR/http.log
-	python3 -m http.server "$HPORT" --bind 127.0.0.1 -d "$SRV/idx" >"$HLOG" 2>&1 3>&- &
-	HPID=$!
+	ow_spawn "$HLOG" python3 -m http.server "$HPORT" --bind 127.0.0.1 -d "$SRV/idx"
+	HPID=$OW_SPAWN_PID
 	local i
 	for i in $(seq 50); do
 		curl -sf -o /dev/null "http://127.0.0.1:$HPORT/simple/" && return 0
@@ -169,9 +169,9 @@ devpi6_tools() {
 	local d=$BATS_TEST_TMPDIR/devpi port i
 	port=$(ow_free_port)
 	"$DVENV/bin/devpi-init" --serverdir "$d" --no-root-pypi >"$BATS_TEST_TMPDIR/devpi.log" 2>&1
-	"$DVENV/bin/devpi-server" --serverdir "$d" --host 127.0.0.1 --port "$port" \
-		>>"$BATS_TEST_TMPDIR/devpi.log" 2>&1 3>&- &
-	echo $! >"$BATS_TEST_TMPDIR/devpi.pid"
+	ow_spawn "$BATS_TEST_TMPDIR/devpi.log" \
+		"$DVENV/bin/devpi-server" --serverdir "$d" --host 127.0.0.1 --port "$port"
+	echo "$OW_SPAWN_PID" >"$BATS_TEST_TMPDIR/devpi.pid"
 	for i in $(seq 150); do # 30 s
 		curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$port/+api" && break
 		sleep 0.2
