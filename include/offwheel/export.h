@@ -118,6 +118,10 @@ struct ow_export_plan {
 	struct ow_export_skip *skipped;
 	size_t nskipped;
 	const struct ow_export_devices *rule; /* NULL: the default rule (refuse, no judging) */
+	/* --all-sets: only the sets resolved from this index (--index); NULL:
+	 * every index, refused when the sets that would go come from more than
+	 * one (the sample index's sets beside the lab's: one stick, one source) */
+	const char *index_url;
 };
 
 /* Build a plan: sets by id (duplicates ignored); the newest set of a target;

@@ -13,7 +13,7 @@
 #include "offwheel/str.h"
 
 static const char usage[] =
-	"export DIR|s3://BUCKET/PREFIX [SET-ID...] [--target T]... [--all-sets] [--file NAME]... "
+	"export DIR|s3://BUCKET/PREFIX [SET-ID...] [--target T]... [--all-sets [--index URL]] [--file NAME]... "
 	"[--sign KEY] [--name NAME] [--sequence N] [--endpoint URL] [--device CC[,CC]] [--force]";
 static const char description[] =
 	"Write a self-contained tree that pip installs from with no network (a USB\n"
@@ -52,10 +52,12 @@ static const char description[] =
 	"or leaves none, 1 on other errors.";
 
 enum { OPT_TARGET = 400, OPT_ALL, OPT_FILE, OPT_SIGN, OPT_EXPIRES, OPT_NGINX, OPT_FAT32,
-       OPT_SEQUENCE, OPT_TOOL, OPT_ENDPOINT, OPT_DEVICE, OPT_FORCE, OPT_NAME };
+       OPT_SEQUENCE, OPT_TOOL, OPT_ENDPOINT, OPT_DEVICE, OPT_FORCE, OPT_NAME, OPT_INDEX };
 static const struct cli_opt opts[] = {
 	{"target", OPT_TARGET, required_argument, "T", "the newest set of target T ('ls sets')"},
-	{"all-sets", OPT_ALL, no_argument, NULL, "the newest set of every target that is complete and fetched (the rest are named)"},
+	{"all-sets", OPT_ALL, no_argument, NULL, "the newest set of every target that is complete and fetched (the rest are named); refused when they come from more than one index"},
+	{"index", OPT_INDEX, required_argument, "URL",
+	 "with --all-sets: only the sets resolved from this index ('ls sets -v' names each set's)"},
 	{"file", OPT_FILE, required_argument, "NAME", "a fetched wheel by file name"},
 	{"sign", OPT_SIGN, required_argument, "KEY", "sign with this secret key (offwheel keygen)"},
 	{"expires", OPT_EXPIRES, required_argument, "DAYS", "check refuses it after DAYS (90)"},
@@ -85,7 +87,7 @@ struct export_args {
 	int ntargets, nfiles, all, fat32, expires, force;
 	int ccs[MAX_DEVICES];
 	size_t nccs;
-	const char *sign, *nginx, *tool, *endpoint, *name;
+	const char *sign, *nginx, *tool, *endpoint, *name, *index;
 	long long sequence;
 };
 
@@ -150,6 +152,7 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 		a->files[a->nfiles++] = arg;
 		return 0;
 	case OPT_ALL: a->all = 1; return 0;
+	case OPT_INDEX: a->index = arg; return 0;
 	case OPT_FORCE: a->force = 1; return 0;
 	case OPT_DEVICE: return device_arg(c, arg, a);
 	case OPT_FAT32: a->fat32 = 1; return 0;
@@ -182,6 +185,10 @@ static int add_set_ids(struct cli *c, ow_store *s, struct ow_export_plan *p, cha
 static int build_plan(struct cli *c, ow_store *s, const struct export_args *a, char **ids,
                       int nids, struct ow_export_plan *p)
 {
+	if (a->index && !a->all)
+		return cli_usage_error(c, "export: --index chooses among --all-sets; name the sets "
+		                          "otherwise (SET-ID, --target)");
+	p->index_url = a->index;
 	int rc = add_set_ids(c, s, p, ids, nids);
 	for (int i = 0; !rc && i < a->ntargets; i++)
 		if ((rc = ow_export_add_target(s, p, a->targets[i])))

@@ -122,6 +122,34 @@ static void widths_of(const struct ow_set_row *rows, size_t n, struct widths *w)
 	}
 }
 
+/* Which index each set came from: one line per index, its sets' ids
+ * (every line with -v; without it only when there is more than one, the
+ * case where an --all-sets export must be told which). */
+static void indexes_text(const struct cli *c, const struct ow_set_row *rows, size_t n)
+{
+	size_t distinct = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(rows[j].index_url, rows[i].index_url);
+		distinct += !seen;
+	}
+	if (distinct < 2 && c->verbosity <= 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(rows[j].index_url, rows[i].index_url);
+		if (seen)
+			continue;
+		cli_say(c, "from %s: set", rows[i].index_url);
+		for (size_t j = i; j < n; j++)
+			if (!strcmp(rows[j].index_url, rows[i].index_url))
+				cli_say(c, " %lld", (long long)rows[j].id);
+		cli_say(c, "\n");
+	}
+}
+
 int cli_ls_sets(struct cli *c, ow_store *s, const char *target)
 {
 	struct ow_set_row *rows;
@@ -143,6 +171,8 @@ int cli_ls_sets(struct cli *c, ow_store *s, const char *target)
 		else
 			set_text(c, s, &rows[i], &w);
 	}
+	if (!a && !rc)
+		indexes_text(c, rows, n);
 	free(rows);
 	if (a && !rc)
 		cli_json_out(json_pack("{s:s, s:I, s:o}", "command", "ls sets", "count", (json_int_t)n,

@@ -97,6 +97,37 @@ static int item_from_row(ow_store *s, ow_stmt *st, struct ow_export_item *it)
 	                                       "fetch' again", fn);
 }
 
+/* Where the workspace got the file of this object from (malloc'd), "?" when
+ * it cannot say. */
+static char *url_of(ow_store *s, const char *object)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_URL_OF_OBJECT);
+	char *u = NULL;
+	if (st) {
+		ow_stmt_text(st, 1, object);
+		if (ow_stmt_step(st) == 1)
+			u = strdup(ow_col_text(st, 0));
+		ow_stmt_run(st);
+	}
+	return u ? u : strdup("?");
+}
+
+/* Two sets want different files of one name: name both, with where each
+ * came from (the sample index's jinja2 beside PyPI's). */
+static int name_clash(ow_store *s, const struct ow_export_item *a, const struct ow_export_item *b)
+{
+	char *ua = url_of(s, a->object), *ub = url_of(s, b->object);
+	int rc = ua && ub ? ow_err(OW_ECONFLICT, "%s: two different files of that name: %s (sha256 "
+	                                         "%.12s…) and %s (sha256 %.12s…) — a stick holds "
+	                                         "one file per name: export the sets of one index "
+	                                         "(--all-sets --index URL, or name the sets)",
+	                           a->filename, ua, a->object, ub, b->object)
+	                  : ow_err(OW_ENOMEM, "export: out of memory");
+	free(ua);
+	free(ub);
+	return rc;
+}
+
 /* Index of the item with this filename, adding it when new. */
 static int plan_item(ow_store *s, struct ow_export_plan *p, ow_stmt *st, size_t *idx)
 {
@@ -106,7 +137,7 @@ static int plan_item(ow_store *s, struct ow_export_plan *p, ow_stmt *st, size_t 
 		if (strcmp(p->items[i].filename, it.filename))
 			continue;
 		if (strcmp(p->items[i].object, it.object))
-			rc = ow_err(OW_ECONFLICT, "%s: two different files of that name", it.filename);
+			rc = name_clash(s, &p->items[i], &it);
 		*idx = i;
 		item_free(&it);
 		return rc;
@@ -382,8 +413,19 @@ static int plan_skip(struct ow_export_plan *p, int64_t id, char *target, const c
 	return 0;
 }
 
-/* The newest set of every target, in id order. */
-static int newest_sets(ow_store *s, int64_t **ids, size_t *n)
+/* Two index roots the same but for trailing slashes. */
+static bool same_root(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	while (na && a[na - 1] == '/')
+		na--;
+	while (nb && b[nb - 1] == '/')
+		nb--;
+	return na == nb && !memcmp(a, b, na);
+}
+
+/* The newest set of every target (of index `only`, NULL any), in id order. */
+static int newest_sets(ow_store *s, const char *only, int64_t **ids, size_t *n)
 {
 	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SETS_NEWEST_ALL);
 	int row;
@@ -392,6 +434,8 @@ static int newest_sets(ow_store *s, int64_t **ids, size_t *n)
 	if (!st)
 		return OW_EDB;
 	while ((row = ow_stmt_step(st)) == 1) {
+		if (only && !same_root(ow_col_text(st, 1), only))
+			continue;
 		int64_t *g = ow_array_more(*ids, *n, sizeof *g);
 		if (!g) {
 			ow_stmt_run(st);
@@ -400,9 +444,51 @@ static int newest_sets(ow_store *s, int64_t **ids, size_t *n)
 		*ids = g;
 		g[(*n)++] = ow_col_int(st, 0);
 	}
+	if (row == 0 && *n == 0 && only)
+		return ow_err(OW_ENOENT, "--index %s: no set was resolved from it — 'offwheel ls sets "
+		                         "-v' names each set's index", only);
 	if (row == 0 && *n == 0)
 		return ow_err(OW_ENOENT, "no sets resolved yet — run 'offwheel resolve' first");
 	return row;
+}
+
+/* The index set `id` was resolved from, malloc'd. */
+static char *set_index(ow_store *s, int64_t id)
+{
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_EXP_SET_INDEX);
+	if (!st)
+		return NULL;
+	ow_stmt_int(st, 1, id);
+	char *u = ow_stmt_step(st) == 1 ? strdup(ow_col_text(st, 0)) : NULL;
+	ow_stmt_run(st);
+	return u;
+}
+
+/* --all-sets over sets of more than one index, none named: refused, naming
+ * each index and its sets (a stick holds one source's sets). */
+static int one_index(ow_store *s, const struct ow_export_plan *p, size_t before)
+{
+	char *first = NULL;
+	int rc = 0;
+	struct ow_str b = {0};
+	for (size_t i = before; i < p->nsets && rc == 0; i++) {
+		char *u = set_index(s, p->sets[i].id);
+		if (!u)
+			rc = ow_err(OW_EDB, "export: set %lld: its index could not be read",
+			            (long long)p->sets[i].id);
+		else if (!first)
+			first = u, u = NULL;
+		else if (strcmp(u, first) && !strstr(b.p ? b.p : "", u))
+			ow_str_printf(&b, ", %s (set %lld)", u, (long long)p->sets[i].id);
+		free(u);
+	}
+	if (rc == 0 && b.n)
+		rc = ow_err(OW_EINVAL, "--all-sets: the sets come from more than one index: %s%s — "
+		            "name one with --index URL ('offwheel ls sets -v' names each set's), or "
+		            "name the sets (SET-ID, --target)", first, b.p);
+	free(first);
+	ow_str_dispose(&b);
+	return rc;
 }
 
 /* One of --all-sets: in, skipped, or refused by the device rule (its
@@ -437,10 +523,12 @@ int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p)
 	int64_t *ids = NULL;
 	size_t n = 0, before = p->nsets;
 	struct ow_str refused = {0};
-	int cc = 0, rc = newest_sets(s, &ids, &n);
+	int cc = 0, rc = newest_sets(s, p->index_url, &ids, &n);
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = add_one_of_all(s, p, ids[i], &refused, &cc);
 	free(ids);
+	if (!rc && !p->index_url)
+		rc = one_index(s, p, before);
 	if (!rc && refused.err)
 		rc = ow_err(refused.err, "export: out of memory");
 	else if (!rc && refused.n)

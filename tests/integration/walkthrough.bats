@@ -47,4 +47,9 @@ teardown_file() {
 	[[ "$output" == *+cu128 ]]
 	# the walk-through ends by stopping the server it started
 	[ ! -f "$T/serve/nginx.env" ]
+	# its sets are in its own workspace, not in the default one a lab's go to
+	[ -f "$T/serve/workspace/index.db" ]
+	[ ! -e "$T/.cache/offwheel" ]
+	run "$OFFWHEEL" --home "$T/serve/workspace" --json ls sets
+	[ "$(jq '.count' <<<"$output")" -ge 4 ]
 }
