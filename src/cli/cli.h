@@ -51,6 +51,8 @@ struct cli_command {
  * negative "stop" value: CLI_HELP_SHOWN after --help, -(exit code) after a
  * usage error; cli_parse_exit turns that into the command's exit code. */
 #define CLI_HELP_SHOWN (-1000)
+/* --device CC[,CC]: at most this many devices (sync, resolve, export) */
+#define CLI_MAX_DEVICES 8
 static inline int cli_parse_exit(int first)
 {
 	return first == CLI_HELP_SHOWN ? 0 : -first;

@@ -385,19 +385,18 @@ void cli_resolve_render_text(const struct cli *c, const struct cli_index_opts *o
 		        o->extra.v[i]);
 }
 
-/* --device: audit each complete set's torch, or predict from torchvision. */
-static struct ow_device_fit *judge_device(struct cli *c, struct ropts *o, ow_store *s,
-                                          const struct ow_resolve_report *r)
+/* --device: audit each complete set's torch, or predict from torchvision;
+ * for every device named.  0, or an exit code (the error said). */
+static int judge_devices(struct cli *c, struct ropts *o, ow_store *s,
+                         const struct ow_resolve_report *r, struct cli_fits *fs)
 {
-	struct ow_device_fit *fits = calloc(r->ntargets ? r->ntargets : 1, sizeof *fits);
 	struct ow_fetch_opts fo = {.policy = &o->idx.policy, .http = &o->idx.http};
-	int rc = fits ? ow_device_fit_all(s, &fo, r, o->tgt.device, o->tgt.driver, fits) : OW_ENOMEM;
+	int rc = cli_fits_judge(fs, s, &fo, r, o->tgt.devices, o->tgt.ndevices, o->tgt.driver);
 	if (rc) {
-		cli_fail(c, rc);
-		ow_device_fits_free(fits, r->ntargets);
-		return NULL;
+		cli_fits_dispose(fs, r->ntargets);
+		return cli_fail(c, rc);
 	}
-	return fits;
+	return 0;
 }
 
 static int run(struct cli *c, void *ud, ow_store *s)
@@ -435,22 +434,22 @@ static int run(struct cli *c, void *ud, ow_store *s)
 		ow_resolve_netio_clear(&net);
 		return hint;
 	}
-	struct ow_device_fit *fits = NULL;
+	struct cli_fits fits = {0};
 	int exitc = rc == OW_EINCOMPLETE ? 4 : 0;
-	if (o->tgt.device && !(fits = judge_device(c, o, s, &r)))
+	if (o->tgt.ndevices && judge_devices(c, o, s, &r, &fits))
 		exitc = 1;
 	json_t *doc = c->json ? cli_resolve_report_json(&o->idx, &r, &net) : NULL;
-	if (doc && fits)
-		json_object_set_new(doc, "device", cli_device_fits_json(&o->idx, &r, fits, o->tgt.device));
+	if (doc && fits.n)
+		cli_fits_json_set(doc, &o->idx, &r, &fits);
 	if (doc)
 		cli_json_out(doc);
 	else
 		cli_resolve_render_text(c, &o->idx, &r, &net, !o->tgt.no_deps);
-	if (fits && !c->json)
-		cli_device_fits_text(c, &o->idx, &r, fits, o->tgt.device);
-	if (fits && !cli_device_fits_running(&r, fits) && !r.unreachable)
-		exitc = 3; /* no set runs on the device: "no kernel image" ahead */
-	ow_device_fits_free(fits, r.ntargets);
+	if (fits.n && !c->json)
+		cli_fits_text(c, &o->idx, &r, &fits);
+	if (fits.n && !cli_fits_running(&r, &fits) && !r.unreachable)
+		exitc = 3; /* no set runs on every device: "no kernel image" ahead */
+	cli_fits_dispose(&fits, r.ntargets);
 	ow_resolve_report_dispose(&r);
 	ow_resolve_netio_clear(&net);
 	return exitc;

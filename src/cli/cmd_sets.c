@@ -142,11 +142,15 @@ static void indexes_text(const struct cli *c, const struct ow_set_row *rows, siz
 			seen = !strcmp(rows[j].index_url, rows[i].index_url);
 		if (seen)
 			continue;
-		cli_say(c, "from %s: set", rows[i].index_url);
+		size_t k = 0;
 		for (size_t j = i; j < n; j++)
+			k += !strcmp(rows[j].index_url, rows[i].index_url);
+		cli_say(c, "%zu from %s%s", k, rows[i].index_url, c->verbosity > 0 ? ": set" : "\n");
+		for (size_t j = i; j < n && c->verbosity > 0; j++)
 			if (!strcmp(rows[j].index_url, rows[i].index_url))
 				cli_say(c, " %lld", (long long)rows[j].id);
-		cli_say(c, "\n");
+		if (c->verbosity > 0)
+			cli_say(c, "\n");
 	}
 }
 

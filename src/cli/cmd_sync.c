@@ -207,7 +207,7 @@ static int resolve_step(struct sopts *o, ow_store *s, struct ow_resolve_report *
 }
 
 /* Members of the complete targets (that run on --device), each file once. */
-static int64_t *wanted_files(const struct ow_resolve_report *r, const struct ow_device_fit *fits,
+static int64_t *wanted_files(const struct ow_resolve_report *r, const struct cli_fits *fits,
                              size_t *n)
 {
 	size_t cap = 0;
@@ -217,7 +217,7 @@ static int64_t *wanted_files(const struct ow_resolve_report *r, const struct ow_
 	*n = 0;
 	for (size_t i = 0; ids && i < r->ntargets; i++) {
 		const struct ow_resolve_target *t = &r->targets[i];
-		if (!t->complete || (fits && fits[i].runs <= 0))
+		if (!t->complete || (fits->n && !cli_fits_runs(r, fits, i)))
 			continue;
 		for (size_t k = 0; k < t->nmembers; k++) {
 			size_t j = 0;
@@ -233,7 +233,7 @@ static int64_t *wanted_files(const struct ow_resolve_report *r, const struct ow_
 struct outcome {
 	struct ow_resolve_report res;
 	struct ow_resolve_netio net;
-	struct ow_device_fit *fits;
+	struct cli_fits fits; /* --device: per device, per target */
 	struct ow_fetch_report fetch, meta;
 	int rrc, frc;
 	size_t crawl_failed;
@@ -245,7 +245,7 @@ static int fetch_step(struct sopts *o, ow_store *s, struct outcome *out)
 {
 	struct ow_fetch_opts fo = {.policy = &o->idx.policy, .http = &o->idx.http};
 	size_t n;
-	int64_t *ids = wanted_files(&out->res, out->fits, &n);
+	int64_t *ids = wanted_files(&out->res, &out->fits, &n);
 	if (!ids)
 		return OW_ENOMEM;
 	/* the .metadata files first: small, and export publishes them (PEP 658) */
@@ -265,7 +265,7 @@ static int exit_code(struct sopts *o, const struct outcome *out)
 		return 4;
 	if (out->frc == OW_ENOSPC) /* the disk is full: an error (1), not "incomplete" */
 		return ow_err_exit_code(OW_ENOSPC);
-	if (out->frc == OW_EVERIFY || (out->fits && !cli_device_fits_running(&out->res, out->fits)))
+	if (out->frc == OW_EVERIFY || (out->fits.n && !cli_fits_running(&out->res, &out->fits)))
 		return 3;
 	if (out->rrc == OW_EINCOMPLETE || out->frc == OW_EINCOMPLETE || out->crawl_failed ||
 	    out->fetch.meta_replaced)
@@ -303,9 +303,8 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 	                        cli_resolve_report_json(&o->idx, &out->res, &out->net), "fetch",
 	                        cli_fetch_report_json(&out->fetch), "complete", exitc == 0,
 	                        "exit_code", exitc);
-	if (out->fits)
-		json_object_set_new(doc, "device",
-		                    cli_device_fits_json(&o->idx, &out->res, out->fits, o->tgt.device));
+	if (out->fits.n)
+		cli_fits_json_set(doc, &o->idx, &out->res, &out->fits);
 	json_t *rep = json_array();
 	for (size_t i = 0; i < out->replaced.n; i++)
 		json_array_append_new(rep, json_string(out->replaced.v[i]));
@@ -317,8 +316,7 @@ static void outcome_clear(struct outcome *out)
 {
 	ow_fetch_report_dispose(&out->fetch);
 	ow_fetch_report_dispose(&out->meta);
-	ow_device_fits_free(out->fits, out->res.ntargets); /* one per target: before res goes */
-	out->fits = NULL;
+	cli_fits_dispose(&out->fits, out->res.ntargets); /* one per target: before res goes */
 	ow_resolve_report_dispose(&out->res);
 	ow_resolve_netio_clear(&out->net);
 }
@@ -333,8 +331,8 @@ static void matrix_text(struct cli *c, struct sopts *o, struct outcome *out)
 	struct ow_link_refusals own = out->net.rejected;
 	out->net.rejected = out->crawl_rejected; /* one count for the run */
 	cli_resolve_render_text(c, &o->idx, &out->res, &out->net, !o->tgt.no_deps);
-	if (out->fits)
-		cli_device_fits_text(c, &o->idx, &out->res, out->fits, o->tgt.device);
+	if (out->fits.n)
+		cli_fits_text(c, &o->idx, &out->res, &out->fits);
 	out->net.rejected = own;
 	fflush(stdout);
 }
@@ -350,12 +348,10 @@ static int resolve_and_fetch(struct cli *c, struct sopts *o, ow_store *s, struct
 	if (out->rrc && out->rrc != OW_EINCOMPLETE)
 		return out->rrc;
 	int rc = 0;
-	if (o->tgt.device) {
+	if (o->tgt.ndevices) {
 		struct ow_fetch_opts fo = {.policy = &o->idx.policy, .http = &o->idx.http};
-		out->fits = calloc(out->res.ntargets ? out->res.ntargets : 1, sizeof *out->fits);
-		rc = out->fits ? ow_device_fit_all(s, &fo, &out->res, o->tgt.device, o->tgt.driver,
-		                                   out->fits)
-		               : OW_ENOMEM;
+		rc = cli_fits_judge(&out->fits, s, &fo, &out->res, o->tgt.devices, o->tgt.ndevices,
+		                    o->tgt.driver);
 	}
 	if (rc)
 		return rc;

@@ -1,9 +1,11 @@
 /* devicerender.c - the --device verdicts of resolve and sync. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "offwheel/doctor.h"
 #include "offwheel/gpucompat.h"
+#include "offwheel/str.h"
 #include "render.h"
 
 /* The variant that would run when no set does (doctor's table, judged by
@@ -125,4 +127,76 @@ size_t cli_device_fits_running(const struct ow_resolve_report *r, const struct o
 	for (size_t i = 0; i < r->ntargets; i++)
 		n += r->targets[i].complete && fits[i].runs > 0;
 	return n;
+}
+
+int cli_fits_judge(struct cli_fits *fs, ow_store *s, const struct ow_fetch_opts *fo,
+                   const struct ow_resolve_report *r, const int *ccs, size_t n, int driver)
+{
+	memset(fs, 0, sizeof *fs);
+	for (size_t d = 0; d < n && d < CLI_MAX_DEVICES; d++) {
+		fs->f[d] = calloc(r->ntargets ? r->ntargets : 1, sizeof *fs->f[d]);
+		if (!fs->f[d])
+			return OW_ENOMEM;
+		fs->cc[d] = ccs[d];
+		fs->n++;
+		int rc = ow_device_fit_all(s, fo, r, ccs[d], driver, fs->f[d]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void cli_fits_dispose(struct cli_fits *fs, size_t ntargets)
+{
+	for (size_t d = 0; d < fs->n; d++)
+		ow_device_fits_free(fs->f[d], ntargets);
+	memset(fs, 0, sizeof *fs);
+}
+
+bool cli_fits_runs(const struct ow_resolve_report *r, const struct cli_fits *fs, size_t i)
+{
+	bool all = r->targets[i].complete;
+	for (size_t d = 0; d < fs->n && all; d++)
+		all = fs->f[d][i].runs > 0;
+	return all;
+}
+
+size_t cli_fits_running(const struct ow_resolve_report *r, const struct cli_fits *fs)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->ntargets; i++)
+		n += cli_fits_runs(r, fs, i);
+	return n;
+}
+
+void cli_fits_text(const struct cli *c, const struct cli_index_opts *o,
+                   const struct ow_resolve_report *r, const struct cli_fits *fs)
+{
+	for (size_t d = 0; d < fs->n; d++)
+		cli_device_fits_text(c, o, r, fs->f[d], fs->cc[d]);
+	if (fs->n < 2)
+		return;
+	struct ow_str b = {0};
+	for (size_t d = 0; d < fs->n; d++) {
+		char cc[16];
+		ow_gpu_format_cc(fs->cc[d], cc, sizeof cc);
+		ow_str_printf(&b, "%s%s", d ? (d + 1 == fs->n ? " and " : ", ") : "", cc);
+	}
+	size_t complete = 0;
+	for (size_t i = 0; i < r->ntargets; i++)
+		complete += r->targets[i].complete;
+	cli_say(c, "on every device named (%s): %zu of %zu complete target(s) run\n",
+	        b.p ? b.p : "?", cli_fits_running(r, fs), complete);
+	ow_str_dispose(&b);
+}
+
+void cli_fits_json_set(json_t *doc, const struct cli_index_opts *o,
+                       const struct ow_resolve_report *r, const struct cli_fits *fs)
+{
+	json_t *all = json_array();
+	for (size_t d = 0; d < fs->n; d++)
+		json_array_append_new(all, cli_device_fits_json(o, r, fs->f[d], fs->cc[d]));
+	if (fs->n)
+		json_object_set_new(doc, "device", cli_device_fits_json(o, r, fs->f[0], fs->cc[0]));
+	json_object_set_new(doc, "devices", all);
 }

@@ -35,4 +35,23 @@ void cli_device_fits_text(const struct cli *c, const struct cli_index_opts *o,
 /* How many complete targets run on the device. */
 size_t cli_device_fits_running(const struct ow_resolve_report *r, const struct ow_device_fit *fits);
 
+/* --device CC[,CC]: the verdicts per device, one fits array (one per
+ * target) each; a set must run on every device named. */
+struct cli_fits {
+	size_t n;
+	int cc[CLI_MAX_DEVICES];
+	struct ow_device_fit *f[CLI_MAX_DEVICES];
+};
+int cli_fits_judge(struct cli_fits *fs, ow_store *s, const struct ow_fetch_opts *fo,
+                   const struct ow_resolve_report *r, const int *ccs, size_t n, int driver);
+void cli_fits_dispose(struct cli_fits *fs, size_t ntargets);
+/* Target i is complete and runs on every device. */
+bool cli_fits_runs(const struct ow_resolve_report *r, const struct cli_fits *fs, size_t i);
+size_t cli_fits_running(const struct ow_resolve_report *r, const struct cli_fits *fs);
+void cli_fits_text(const struct cli *c, const struct cli_index_opts *o,
+                   const struct ow_resolve_report *r, const struct cli_fits *fs);
+/* "device": the first device's verdicts (as before), "devices": every one. */
+void cli_fits_json_set(json_t *doc, const struct cli_index_opts *o,
+                       const struct ow_resolve_report *r, const struct cli_fits *fs);
+
 #endif

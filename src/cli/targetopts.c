@@ -10,6 +10,32 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+/* --device 12.0,8.0 (repeatable): each once; the first is o->device. */
+static int add_devices(struct cli *c, struct cli_target_opts *o, const char *arg)
+{
+	char one[32];
+	for (const char *p = arg; *p;) {
+		size_t n = strcspn(p, ",");
+		int cc = 0, seen = 0;
+		snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), p);
+		if (n >= sizeof one || ow_gpu_parse_device(one, &cc) || cc <= 0)
+			return cli_usage_error(c, "--device: '%.*s' is not a compute capability like 12.0 "
+			                          "or sm_86",
+			                       (int)n, p);
+		for (size_t i = 0; i < o->ndevices; i++)
+			seen |= o->devices[i] == cc;
+		if (!seen && o->ndevices == CLI_MAX_DEVICES)
+			return cli_usage_error(c, "--device: at most %d devices", CLI_MAX_DEVICES);
+		if (!seen)
+			o->devices[o->ndevices++] = cc;
+		p += n + (p[n] == ',');
+	}
+	if (!o->ndevices)
+		return cli_usage_error(c, "--device: name a compute capability like 12.0");
+	o->device = o->devices[0];
+	return 0;
+}
+
 int cli_target_opt(struct cli *c, struct cli_target_opts *o, int key, const char *arg)
 {
 	switch (key) {
@@ -38,9 +64,7 @@ int cli_target_opt(struct cli *c, struct cli_target_opts *o, int key, const char
 		o->pair_newest = !strcmp(arg, "newest");
 		return 0;
 	case TGT_DEVICE:
-		if (ow_gpu_parse_device(arg, &o->device) || o->device <= 0)
-			return cli_usage_error(c, "--device: '%s' is not a compute capability like 12.0", arg);
-		return 0;
+		return add_devices(c, o, arg);
 	case TGT_DRIVER:
 		if (ow_gpu_parse_driver(arg, &o->driver))
 			return cli_usage_error(c, "--driver: '%s' is not a driver version like 12.8", arg);

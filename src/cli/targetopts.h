@@ -30,9 +30,9 @@ enum { TGT_PYTHON = 340, TGT_PLATFORM, TGT_DATE, TGT_VERSION, TGT_NO_DEPS, TGT_P
 	{"pair", TGT_PAIR, required_argument, "RULE",                                            \
 	 "matched (default): the torchvision/torchaudio released for that torch (== pin); "      \
 	 "newest: pip's rule, the newest whose pin admits it"},                                  \
-	{"device", TGT_DEVICE, required_argument, "CC",                                          \
-	 "only sets whose torch runs on this compute capability (12.0, sm_120); the verdict "  \
-	 "is recorded per set (export refuses one that does not run)"},                          \
+	{"device", TGT_DEVICE, required_argument, "CC[,CC]",                                     \
+	 "only sets whose torch runs on every compute capability named (12.0, sm_120; at most " \
+	 "8); the verdicts are recorded per set (export refuses one that does not run)"},        \
 	{"driver", TGT_DRIVER, required_argument, "X.Y",                                         \
 	 "with --device: the target's driver, for PTX JIT (default: unknown)"}
 
@@ -41,7 +41,9 @@ struct cli_target_opts {
 	const char *date, *version;
 	int no_deps, pre, allow_sdist;
 	int pair_newest;
-	int device, driver; /* --device as 10*major+minor, 0 when not given */
+	int device, driver; /* --device as 10*major+minor (the first), 0 when not given */
+	int devices[CLI_MAX_DEVICES]; /* every --device, each once */
+	size_t ndevices;
 	/* filled by cli_target_opts_finish: pythons × platforms */
 	struct ow_target *targets;
 	size_t ntargets;

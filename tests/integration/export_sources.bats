@@ -32,8 +32,11 @@ teardown_file() {
 	run "$OFFWHEEL" --home "$WS" ls sets
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ $output == *"from $A: set 1"* ]]
-	[[ $output == *"from $B: set 2"* ]]
+	[[ $output == *"1 from $A"$'\n'* ]]
+	[[ $output == *"1 from $B"$'\n'* ]]
+	run "$OFFWHEEL" --home "$WS" -v ls sets
+	[[ $output == *"1 from $A: set 1"$'\n'* ]]
+	[[ $output == *"1 from $B: set 2"$'\n'* ]]
 	run "$OFFWHEEL" --home "$WS" --json ls sets
 	[ "$(jq -r '[.sets[].index_url] | sort | join(" ")' <<<"$output")" = "$B $A" ]
 }

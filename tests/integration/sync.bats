@@ -167,6 +167,36 @@ set_id() { # WS TARGET: the id of the newest set for that target
 	[ "$status" -eq 0 ]
 }
 
+@test "--device 12.0,8.6 (two GPU types): a set must run on both; sync and resolve take it, JSON has both verdicts" {
+	ws=$SRV/ws-two
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cu126,cu128 --python 3.12 \
+		--platform linux-x86_64 --device 12.0,8.6
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	[ "$(jq -r '[.devices[].cc] | join(",")' <<<"$output")" = "12.0,8.6" ]
+	[ "$(jq -r '.device.cc' <<<"$output")" = 12.0 ]
+	# cu126 runs on 8.6 only, cu128 on both
+	[ "$(jq -r '.devices[1].targets[] | select(.target | startswith("cu126")) | .runs' <<<"$output")" = true ]
+	[ "$(jq -r '.devices[0].targets[] | select(.target | startswith("cu126")) | .runs' <<<"$output")" = false ]
+	run "$OFFWHEEL" --home "$ws" resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cu126,cu128 --python 3.12 \
+		--platform linux-x86_64 --device 12.0 --device 8.6
+	[ "$status" -eq 0 ]
+	[[ $output == *"on every device named (12.0 and 8.6): 1 of 2 complete target(s) run"* ]]
+	# sync fetches only the set that runs on both
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json sync --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cu126,cu128 --python 3.12 \
+		--platform linux-x86_64 --device 8.6,12.0
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+	run "$OFFWHEEL" --home "$ws" --json ls files --project torch --variant cu126 --platform 'manylinux*'
+	[ "$(jq '[.files[] | select(.object_sha256 != null)] | length' <<<"$output")" -eq 0 ]
+	run "$OFFWHEEL" --home "$ws" --json ls files --project torch --variant cu128 --platform 'manylinux*'
+	[ "$(jq '[.files[] | select(.object_sha256 != null)] | length' <<<"$output")" -gt 0 ]
+	run "$OFFWHEEL" --home "$ws" resolve --device 12.0,x --offline
+	[ "$status" -eq 2 ]
+	[[ $output == *"--device: 'x' is not a compute capability like 12.0 or sm_86"* ]]
+}
+
 @test "fetch set:ID downloads every member of a resolved set" {
 	ws=$SRV/ws-set
 	run --separate-stderr "$OFFWHEEL" --home "$ws" --json resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
