@@ -16,7 +16,9 @@ ROOT/simple/      the rest, each project's page with PEP 658 metadata:
   hydrax 1.3.8 -> antlrx==4.9.*; hydrax 0.11.3   (as hydra-core: its newest
   antlrx 4.9.3 (an sdist only)                   needs a project with no wheel)
   filelock 3.0
-Wheels are tagged py3-none-any (so every target takes them); standard
+  spreadx 2.0 (a cp312 manylinux x86_64 wheel only), 1.0
+                                                (a 3.11 + 3.12 matrix gets two)
+Wheels are tagged py3-none-any (so every target takes them) unless said; standard
 library only, deterministic (the wheel helpers of mkextras_index.py).
 """
 import io
@@ -64,6 +66,8 @@ def main():
                              simple("hydrax", "0.11.3")])
     page(root, s, "antlrx", [sdist("antlrx", "4.9.3")])
     page(root, s, "filelock", [simple("filelock", "3.0")])
+    page(root, s, "spreadx", [simple("spreadx", "2.0", tag="cp312-cp312-manylinux_2_28_x86_64"),
+                              simple("spreadx", "1.0")])
 
 
 if __name__ == "__main__":
