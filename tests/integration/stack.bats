@@ -189,4 +189,12 @@ spread() { # home, args...: resolve cp311 and cp312 on Linux x86_64, text unless
 	# one target: nothing spreads
 	run stack --with spreadx
 	jq -e '.spread == []' <<<"$output"
+	# the newest release's Requires-Python leaves cp311 out: said so
+	run "$OFFWHEEL" --home "$ws" --json resolve --index-url "$OW_HTTP_URL/whl" --variant cu128 \
+		--extra-index-url "$OW_HTTP_URL/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--python 3.11,3.12 --platform linux-x86_64 --with pyonlyx
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c '.spread[] | [.project, [.versions[].version], .why]' <<<"$output")" = \
+		'["pyonlyx",["2.0","1.0"],"pyonlyx 2.0 requires Python >=3.12 (not cp311-manylinux_2_28_x86_64)"]' ]
 }
