@@ -288,6 +288,24 @@ struct ow_resolve_target {
 	bool stack_conflict;   /* the stack rules out every torch: error says why */
 };
 
+/* A project the user named (a member of role project: a stack line's, or
+ * one of the requested projects past the set) that resolved to different
+ * versions on different complete targets of one run (docs/resolving.md). */
+struct ow_resolve_spread_version {
+	char version[OW_VER_TEXT_MAX + 1];
+	size_t *targets; /* indexes into the report's targets, in their order */
+	size_t ntargets;
+};
+struct ow_resolve_spread {
+	char project[OW_NAME_MAX];
+	struct ow_resolve_spread_version *versions; /* newest first */
+	size_t nversions;
+	/* why the targets below the newest did not get it, where the candidate
+	 * lists tell ("spreadx 2.0 has no wheel for cp311-manylinux_2_28_x86_64");
+	 * NULL when they do not (a tie-break, another requirement) */
+	char *why;
+};
+
 struct ow_resolve_report {
 	char *projects[OW_RESOLVE_MAX_PROJECTS];
 	size_t nprojects;
@@ -313,6 +331,8 @@ struct ow_resolve_report {
 	size_t pages_revalidated;
 	size_t not_in_workspace; /* targets with not_in_workspace */
 	bool layout_remembered;  /* flat because the workspace knew the root as one */
+	struct ow_resolve_spread *spread; /* the named projects whose versions differ */
+	size_t nspread;
 };
 
 /* Resolve every variant × target.  0 when every target is complete,
@@ -320,6 +340,10 @@ struct ow_resolve_report {
  * nothing could be done.  *r is filled in the first two cases. */
 int ow_resolve(ow_store *s, const struct ow_resolve_opts *o, struct ow_resolve_report *r);
 void ow_resolve_report_dispose(struct ow_resolve_report *r);
+/* How target i is named in a summary: its text without the variant when
+ * every target of the report has the same one ("cp311-manylinux_2_28_x86_64"),
+ * else whole ("cu128 cp311-manylinux_2_28_x86_64"). */
+const char *ow_resolve_target_name(const struct ow_resolve_report *r, size_t i);
 
 /* ---- stored sets ---------------------------------------------------------- */
 

@@ -1,5 +1,6 @@
 /* cmd_resolve.c - offwheel resolve: matched sets for a target matrix. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "render.h"
 #include "offwheel/export.h"
 #include "offwheel/resolve.h"
+#include "offwheel/str.h"
 #include "stackopts.h"
 #include "targetopts.h"
 
@@ -173,6 +175,28 @@ static json_t *refusals_json(const struct ow_resolve_netio *net)
 	return a;
 }
 
+/* The projects the user named whose versions differ between the targets
+ * (ow_resolve_report.spread), each version with its targets. */
+static json_t *spread_json(const struct ow_resolve_report *r)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < r->nspread; i++) {
+		const struct ow_resolve_spread *sp = &r->spread[i];
+		json_t *vs = json_array();
+		for (size_t v = 0; v < sp->nversions; v++) {
+			json_t *ts = json_array();
+			for (size_t k = 0; k < sp->versions[v].ntargets; k++)
+				json_array_append_new(
+					ts, json_string(r->targets[sp->versions[v].targets[k]].describe));
+			json_array_append_new(vs, json_pack("{s:s, s:o}", "version",
+			                                    sp->versions[v].version, "targets", ts));
+		}
+		json_array_append_new(a, json_pack("{s:s, s:o, s:s?}", "project", sp->project,
+		                                   "versions", vs, "why", sp->why));
+	}
+	return a;
+}
+
 json_t *cli_resolve_report_json(const struct cli_index_opts *o, const struct ow_resolve_report *r,
                             const struct ow_resolve_netio *net)
 {
@@ -196,6 +220,7 @@ json_t *cli_resolve_report_json(const struct cli_index_opts *o, const struct ow_
 	json_object_set_new(doc, "layout_remembered", json_boolean(r->layout_remembered));
 	json_object_set_new(doc, "links_rejected", json_integer(net ? (json_int_t)net->rejected.n : 0));
 	json_object_set_new(doc, "links_rejected_first", refusals_json(net));
+	json_object_set_new(doc, "spread", spread_json(r));
 	return doc;
 }
 
@@ -278,19 +303,64 @@ static void target_stack(const struct cli *c, const struct ow_resolve_report *r,
 		cli_say(c, "%*s  %s\n", w[0], "", *t->versions[p] ? t->versions[p] : "- missing");
 }
 
+/* The row's state: its dependencies, or that it is incomplete. */
+static void state_text(const struct ow_resolve_target *t, int deps, char *buf, size_t n)
+{
+	if (t->complete && nsdists(t))
+		snprintf(buf, n, "  %zu deps, %zu built from source", ndeps(t), nsdists(t));
+	else if (t->complete && deps)
+		snprintf(buf, n, "  %zu deps", ndeps(t));
+	else
+		snprintf(buf, n, "%s", t->complete ? "" : "  INCOMPLETE");
+}
+
+/* Whether a projects' versions text goes on the target's row: always in a
+ * pipe (one greppable line per target), on a terminal when the row fits. */
+static bool named_on_row(const struct ow_resolve_report *r, const int *w, int narrow,
+                         size_t state_len, const char *named)
+{
+	int cols = cli_columns(1, 0);
+	size_t row = (size_t)w[0] + state_len + 2 + strlen(named);
+	for (size_t p = 0; p < (narrow ? 1 : r->nprojects); p++)
+		row += 2 + (size_t)w[p + 1];
+	return !cols || row <= (size_t)cols;
+}
+
+/* The versions of the projects the user named beyond the set's columns,
+ * in the set's order ("vllm 0.21.0, lightning 2.5.1"); NULL when none, or
+ * out of memory (said as a missing line, never a cut one).  Caller frees. */
+static char *named_text(const struct ow_resolve_report *r, const struct ow_resolve_target *t)
+{
+	struct ow_str b = {0};
+	for (size_t i = 0; t->complete && i < t->nmembers; i++) {
+		const struct ow_resolve_member *m = &t->members[i];
+		bool column = false;
+		for (size_t p = 0; p < r->nprojects; p++)
+			column |= !strcmp(r->projects[p], m->project);
+		if (m->role == OW_ROLE_PROJECT && !column)
+			ow_str_printf(&b, "%s%s %s", b.n ? ", " : "", m->project, m->version);
+	}
+	char *out = NULL;
+	if (b.n && ow_str_take(&b, &out) < 0)
+		out = NULL;
+	ow_str_dispose(&b);
+	return out;
+}
+
 static void target_text(const struct cli *c, const struct ow_resolve_report *r,
                         const struct ow_resolve_target *t, const int *w, int deps, int narrow)
 {
+	char state[96], *named = named_text(r, t);
 	cli_say(c, "%-*s", w[0], t->describe);
 	target_versions(c, r, t, w, narrow);
-	if (t->complete && nsdists(t))
-		cli_say(c, "  %zu deps, %zu built from source\n", ndeps(t), nsdists(t));
-	else if (t->complete)
-		cli_say(c, deps ? "  %zu deps\n" : "\n", ndeps(t));
-	else
-		cli_say(c, "  INCOMPLETE\n");
+	state_text(t, deps, state, sizeof state);
+	bool on_row = named && named_on_row(r, w, narrow, strlen(state), named);
+	cli_say(c, "%s%s%s\n", state, on_row ? "  " : "", on_row ? named : "");
 	if (narrow)
 		target_stack(c, r, t, w);
+	if (named && !on_row)
+		sub_line(c, "%s", named);
+	free(named);
 	if (!*t->versions[0] && !t->no_variant && !t->unreachable && !t->not_in_workspace &&
 	    !t->stack_conflict)
 		sub_line(c, "no torch wheel fits this target%s%s",
@@ -333,6 +403,47 @@ static void matrix_header(const struct cli *c, const struct ow_resolve_report *r
 	cli_say(c, "\n");
 }
 
+/* The targets of one version: named, or counted when it is the version
+ * most of the run's targets got ("0.21.0 on 3 targets"). */
+static void spread_version_text(struct ow_str *b, const struct ow_resolve_report *r,
+                                const struct ow_resolve_spread_version *v, bool counted)
+{
+	ow_str_printf(b, "%s on ", v->version);
+	if (counted) {
+		ow_str_printf(b, "%zu targets", v->ntargets);
+		return;
+	}
+	for (size_t k = 0; k < v->ntargets; k++)
+		ow_str_printf(b, "%s%s", k ? ", " : "", ow_resolve_target_name(r, v->targets[k]));
+}
+
+/* The projects the user named whose versions differ between the targets:
+ * one line each, the most common version counted, the others' targets
+ * named, and why where the library knows ("vllm: 0.21.0 on 3 targets,
+ * 0.11.2 on cp311-manylinux_2_28_aarch64: vllm 0.21.0 has no wheel for
+ * cp311-manylinux_2_28_aarch64"). */
+static void spread_text(const struct cli *c, const struct ow_resolve_report *r)
+{
+	for (size_t i = 0; !c->json && c->verbosity >= 0 && i < r->nspread; i++) {
+		const struct ow_resolve_spread *sp = &r->spread[i];
+		size_t most = 0;
+		for (size_t v = 1; v < sp->nversions; v++)
+			most = sp->versions[v].ntargets > sp->versions[most].ntargets ? v : most;
+		struct ow_str b = {0};
+		ow_str_printf(&b, "%s differs across targets: ", sp->project);
+		for (size_t v = 0; v < sp->nversions; v++) {
+			ow_str_puts(&b, v ? ", " : "");
+			spread_version_text(&b, r, &sp->versions[v],
+			                    v == most && sp->versions[v].ntargets > 1);
+		}
+		if (sp->why)
+			ow_str_printf(&b, ": %s", sp->why);
+		fflush(stdout);
+		cli_wrapped(stdout, "", b.err ? "(out of memory)" : b.p);
+		ow_str_dispose(&b);
+	}
+}
+
 /* Links the pages crawled on the way rejected: a page whose links were all
  * refused otherwise looks like a project without a fitting wheel. */
 static void refusals_text(const struct cli *c, const struct ow_link_refusals *r)
@@ -363,6 +474,7 @@ void cli_resolve_render_text(const struct cli *c, const struct cli_index_opts *o
 		target_text(c, r, &r->targets[i], w, deps, narrow);
 	for (size_t i = 0; i < r->nnotes; i++)
 		cli_say(c, "note: %s\n", r->notes[i]);
+	spread_text(c, r);
 	if (!c->json && c->verbosity >= 0) {
 		char sum[2600]; /* the index URL (up to 2048) and the counts */
 		snprintf(sum, sizeof sum, "%s%s (%s): %zu target(s), %zu complete, %zu incomplete",

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "render.h"
 #include "offwheel/resolve.h"
+#include "offwheel/str.h"
 
 /* How many members of the set are in the store. */
 static size_t fetched_of(const struct ow_resolve_member *m, size_t n)
@@ -89,6 +90,27 @@ static void torch_text(const struct ow_set_row *r, char *buf, size_t cap)
 		snprintf(buf, cap, "%s", *r->torch_version ? r->torch_version : "-");
 }
 
+/* -v: under the row, what the lab named beside torch, with the versions
+ * this set took ("torchvision 0.25.0, vllm 0.21.0, hydra-core 1.3.8"). */
+static void set_named_text(const struct cli *c, ow_store *s, const struct ow_set_row *r)
+{
+	struct ow_resolve_member *m = NULL;
+	size_t n = 0;
+	struct ow_str b = {0};
+	if (ow_set_members(s, r->id, &m, &n) < 0)
+		return; /* the row says the set; its members are not readable now */
+	for (size_t i = 0; i < n; i++)
+		if (m[i].role == OW_ROLE_VISION || m[i].role == OW_ROLE_AUDIO ||
+		    m[i].role == OW_ROLE_PROJECT)
+			ow_str_printf(&b, "%s%s %s", b.n ? ", " : "", m[i].project, m[i].version);
+	ow_set_members_free(m, n);
+	if (b.n || b.err) {
+		fflush(stdout);
+		cli_wrapped(stdout, "      ", b.err ? "(out of memory)" : b.p);
+	}
+	ow_str_dispose(&b);
+}
+
 static void set_text(const struct cli *c, ow_store *s, const struct ow_set_row *r,
                      const struct widths *w)
 {
@@ -104,6 +126,7 @@ static void set_text(const struct cli *c, ow_store *s, const struct ow_set_row *
 		strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
 		cli_out(c, "%4lld  %-*s  %-*s  %-16s  %s  %zu files  %s\n", (long long)r->id, w->target,
 		        r->target, w->torch, torch, when, r->selector, r->nmembers, state);
+		set_named_text(c, s, r);
 		return;
 	}
 	cli_out(c, "%4lld  %-*s  %-*s  %s\n", (long long)r->id, w->target, r->target, w->torch,

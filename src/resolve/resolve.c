@@ -1397,6 +1397,8 @@ int ow_resolve(ow_store *s, const struct ow_resolve_opts *in, struct ow_resolve_
 			rc = explain_one_root(&x, r);
 		if (rc == 0)
 			rc = drop_absent_defaults(&o, r);
+		if (rc == 0)
+			rc = rs_spread(&x, r);
 		/* an interrupted run's targets are what it got to, not answers */
 		if (rc == 0 && ow_http_interrupted())
 			rc = ow_err(OW_EINCOMPLETE, "resolve: interrupted — nothing was recorded");
@@ -1423,5 +1425,6 @@ void ow_resolve_report_dispose(struct ow_resolve_report *r)
 	for (size_t i = 0; i < r->nnotes; i++)
 		free(r->notes[i]);
 	free(r->notes);
+	rs_spread_free(r->spread, r->nspread);
 	memset(r, 0, sizeof *r);
 }

@@ -241,6 +241,14 @@ struct rs_held_in {
 int rs_held_back(struct rs_ctx *x, const struct rs_held_in *in, const struct rs_closure *cl,
                  bool *wait);
 
+/* ---- one stack across the matrix (resolvesummary.c) ------------------------- */
+
+/* r->spread: the projects the user named whose versions differ between the
+ * complete targets, newest first, with why where the lists the run loaded
+ * tell (call before x is disposed, after the targets are final). */
+int rs_spread(struct rs_ctx *x, struct ow_resolve_report *r);
+void rs_spread_free(struct ow_resolve_spread *sp, size_t n);
+
 /* ---- storage (resolvedb.c) ------------------------------------------------ */
 int rs_store_target(ow_store *s, const char *index_url, const char *selector, bool with_deps,
                     struct ow_resolve_target *t);

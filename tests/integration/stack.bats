@@ -139,3 +139,62 @@ members() { jq -r '.targets[0].members[] | "\(.project)==\(.version)"' | sort | 
 	jq -e '.targets[0].held_back == []' <<<"$output"
 }
 
+
+spread() { # home, args...: resolve cp311 and cp312 on Linux x86_64, text unless --json is given
+	local home=$1
+	shift
+	env -u COLUMNS "$OFFWHEEL" --home "$home" "$@" resolve --index-url "$OW_HTTP_URL/whl" \
+		--variant cu128 --extra-index-url "$OW_HTTP_URL/simple" \
+		--trusted-host "127.0.0.1:$OW_HTTP_PORT" --python 3.11,3.12 --platform linux-x86_64 \
+		--with spreadx --with vllmx
+}
+
+@test "one stack across the matrix: a named project at two versions is said with why; each target lists the stack's versions, in text, JSON and ls sets -v" {
+	ws=$BATS_TEST_TMPDIR/ws
+	run spread "$ws" --json
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the newest spreadx has a cp312 wheel only: cp311 takes 1.0, and the run says so
+	jq -e '.spread == [{"project": "spreadx", "versions": [
+		{"version": "2.0", "targets": ["cu128 cp312-manylinux_2_28_x86_64"]},
+		{"version": "1.0", "targets": ["cu128 cp311-manylinux_2_28_x86_64"]}],
+		"why": "spreadx 2.0 has no wheel for cp311-manylinux_2_28_x86_64"}]' <<<"$output"
+	# in a pipe: one row per target, the stack's versions at its end, then the summary line
+	run spread "$ws"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx 'cu128 cp311-manylinux_2_28_x86_64  2.9.0+cu128  2 deps  spreadx 1.0, vllmx 0.11.0' <<<"$output"
+	grep -qx 'cu128 cp312-manylinux_2_28_x86_64  2.9.0+cu128  2 deps  spreadx 2.0, vllmx 0.11.0' <<<"$output"
+	grep -qx 'spreadx differs across targets: 2.0 on cp312-manylinux_2_28_x86_64, 1.0 on cp311-manylinux_2_28_x86_64: spreadx 2.0 has no wheel for cp311-manylinux_2_28_x86_64' <<<"$output"
+	# vllmx is the same everywhere: nothing said about it
+	! grep -q '^vllmx differs' <<<"$output"
+	# on a terminal of 80 columns the row would pass 80: the versions go on the line under it
+	run python3 "$OW_SOURCE_DIR/tests/tools/ptyscreen.py" --cols 80 -- "$OFFWHEEL" --home "$ws" \
+		resolve --offline --index-url "$OW_HTTP_URL/whl" --variant cu128 \
+		--extra-index-url "$OW_HTTP_URL/simple" --python 3.11,3.12 --platform linux-x86_64 \
+		--with spreadx --with vllmx
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$(awk 'length($0) > 80' <<<"$output")" ]
+	row=$(grep -n '^cu128 cp311-manylinux_2_28_x86_64  2.9.0+cu128  2 deps$' <<<"$output" | cut -d: -f1)
+	[ -n "$row" ]
+	[ "$(sed -n "$((row + 1))p" <<<"$output")" = "    spreadx 1.0, vllmx 0.11.0" ]
+	flat=$(tr -s ' \n' '  ' <<<"$output")
+	[[ $flat == *"spreadx differs across targets: 2.0 on cp312-manylinux_2_28_x86_64, 1.0 on cp311-manylinux_2_28_x86_64: spreadx 2.0 has no wheel for cp311-manylinux_2_28_x86_64"* ]]
+	# ls sets -v: under each set, what the stack named and the version it holds
+	run "$OFFWHEEL" --home "$ws" ls sets -v
+	echo "$output"
+	row=$(grep -n ' cu128 cp311-manylinux_2_28_x86_64 ' <<<"$output" | head -n1 | cut -d: -f1)
+	[ "$(sed -n "$((row + 1))p" <<<"$output")" = "      spreadx 1.0, vllmx 0.11.0" ]
+	# one target: nothing spreads
+	run stack --with spreadx
+	jq -e '.spread == []' <<<"$output"
+	# the newest release's Requires-Python leaves cp311 out: said so
+	run "$OFFWHEEL" --home "$ws" --json resolve --index-url "$OW_HTTP_URL/whl" --variant cu128 \
+		--extra-index-url "$OW_HTTP_URL/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--python 3.11,3.12 --platform linux-x86_64 --with pyonlyx
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c '.spread[] | [.project, [.versions[].version], .why]' <<<"$output")" = \
+		'["pyonlyx",["2.0","1.0"],"pyonlyx 2.0 requires Python >=3.12 (not cp311-manylinux_2_28_x86_64)"]' ]
+}

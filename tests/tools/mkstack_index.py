@@ -16,7 +16,10 @@ ROOT/simple/      the rest, each project's page with PEP 658 metadata:
   hydrax 1.3.8 -> antlrx==4.9.*; hydrax 0.11.3   (as hydra-core: its newest
   antlrx 4.9.3 (an sdist only)                   needs a project with no wheel)
   filelock 3.0
-Wheels are tagged py3-none-any (so every target takes them); standard
+  spreadx 2.0 (a cp312 manylinux x86_64 wheel only), 1.0
+                                                (a 3.11 + 3.12 matrix gets two)
+  pyonlyx 2.0 (Requires-Python >=3.12, on the page and in its metadata), 1.0
+Wheels are tagged py3-none-any (so every target takes them) unless said; standard
 library only, deterministic (the wheel helpers of mkextras_index.py).
 """
 import io
@@ -25,7 +28,7 @@ import sys
 import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mkextras_index import metadata, page, simple  # noqa: E402
+from mkextras_index import metadata, page, simple, wheel  # noqa: E402
 
 
 def sdist(name, version):
@@ -40,6 +43,25 @@ def sdist(name, version):
             ti.size, ti.mtime = len(d), 1700000000
             t.addfile(ti, io.BytesIO(d))
     return fn, buf.getvalue(), meta
+
+
+def needs_python(root, rel, project, entry, spec):
+    """A wheel whose metadata says Requires-Python: spec, and its page's
+    link data-requires-python too (as PyPI's); call after page()."""
+    fn = entry[0]
+    path = os.path.join(root, rel, project, "index.html")
+    with open(path) as f:
+        html = f.read()
+    attr = spec.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    with open(path, "w") as f:
+        f.write(html.replace(f'<a href="{fn}#', f'<a data-requires-python="{attr}" href="{fn}#'))
+
+
+def with_python(entry, spec):
+    """entry (from simple()) with Requires-Python in its metadata."""
+    fn, _, meta = entry
+    meta = meta.replace(b"\n\n", f"\nRequires-Python: {spec}\n\n".encode(), 1)
+    return fn, wheel(fn, meta), meta
 
 
 def main():
@@ -64,6 +86,11 @@ def main():
                              simple("hydrax", "0.11.3")])
     page(root, s, "antlrx", [sdist("antlrx", "4.9.3")])
     page(root, s, "filelock", [simple("filelock", "3.0")])
+    page(root, s, "spreadx", [simple("spreadx", "2.0", tag="cp312-cp312-manylinux_2_28_x86_64"),
+                              simple("spreadx", "1.0")])
+    py312 = with_python(simple("pyonlyx", "2.0"), ">=3.12")
+    page(root, s, "pyonlyx", [py312, simple("pyonlyx", "1.0")])
+    needs_python(root, s, "pyonlyx", py312, ">=3.12")
 
 
 if __name__ == "__main__":
