@@ -65,6 +65,7 @@ static int add_held(struct ow_resolve_target *o, const struct rs_pick *taken,
 	snprintf(h->version, sizeof h->version, "%s", taken->c->version_text);
 	snprintf(h->newest, sizeof h->newest, "%s", newest->version_text);
 	h->sdist = strstr(why, "--allow-sdist") != NULL;
+	/* analyzer: h is o->held[o->nheld], whose why is freed with the target */
 	if (!(h->why = strdup(why)))
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	o->nheld++;
