@@ -42,6 +42,8 @@ struct tstate {
 	bool first_done;
 	bool has_first;
 	struct ow_version first_torch;
+	char *no_project; /* a project the stack names that no index has: the
+	                   * target's error, and no torch is walked back for it */
 };
 
 /* Torches a whole stack may pass over in one target before its conflict is
@@ -906,6 +908,69 @@ static int note_newer(struct rs_ctx *x, struct tstate *ts, const struct rs_pick 
 	return 0;
 }
 
+/* Edit distance of a and b, capped: 3 means "3 or more". */
+static int near(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	if (na > 127 || nb > 127 || (na > nb ? na - nb : nb - na) > 2)
+		return 3;
+	int row[128];
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= na; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= nb; j++) {
+			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			best = up + 1 < best ? up + 1 : best;
+			best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[nb] < 3 ? row[nb] : 3;
+}
+
+/* The closest name this run has a page of, "" when none is near. */
+static const char *did_you_mean(const struct rs_ctx *x, const char *name)
+{
+	const char *best = "";
+	int d = 3;
+	for (size_t i = 0; i < x->nlists; i++) {
+		const struct rs_list *l = &x->lists[i];
+		int k = l->state == RS_LIST_LOADED && l->n ? near(name, l->project) : 3;
+		if (k && k < d)
+			d = k, best = l->project;
+	}
+	return best;
+}
+
+/* A project a stack line names that no index has a page of (a typo such as
+ * "transfomers"): that is the target's answer, said as such — torch is not
+ * walked back for it. */
+static int named_missing(struct rs_ctx *x, struct tstate *ts)
+{
+	for (size_t i = 0; i < x->nstack && !ts->no_project; i++) {
+		struct rs_list *l;
+		const struct rs_stack_req *q = &x->stack[i];
+		if (q->constraint)
+			continue;
+		int rc = rs_list_get(x, q->req.name, ts->variant, true, &l);
+		if (rc < 0)
+			return rc;
+		if (l->state != RS_LIST_MISSING || l->unreachable || l->absent)
+			continue;
+		const char *dym = did_you_mean(x, q->req.name);
+		ts->no_project = ow_aprintf("%s (required by %s): no such project on the indexes "
+		                            "asked — %s%s%s%s",
+		                            q->req.name, q->where, l->why ? l->why : "no page",
+		                            *dym ? "; did you mean " : "", dym, *dym ? "?" : "");
+		if (!ts->no_project)
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	return 0;
+}
+
 /* The user's requirements decide first, as pip and uv decide them: newest
  * first, in the order written, torch among the others only as they require
  * it — so a project that pins torch (vllm 0.21.0: torch==2.11.0) chooses
@@ -928,6 +993,10 @@ static int stack_first(struct rs_ctx *x, struct tstate *ts, bool *wait)
 		return 0;
 	}
 	ts->first_done = true;
+	if (cl.error && (rc = named_missing(x, ts)) < 0) {
+		rs_closure_dispose(&cl);
+		return rc;
+	}
 	if (cl.error)
 		ow_log(OW_LOG_INFO, "%s: the stack alone has no answer (%s): torch is chosen as "
 		                    "without it",
@@ -958,9 +1027,9 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 		x->ngap = 0;
 		*wait = false;
 		rc = stack_first(x, ts, wait);
-		if (rc == 0 && !*wait)
+		if (rc == 0 && !*wait && !ts->no_project)
 			rc = views(x, ts, pv, np, wait);
-		if (rc == 0 && !*wait) {
+		if (rc == 0 && !*wait && !ts->no_project) {
 			torch_mc(x, ts, &pv[0], false);
 			rc = decide(x, ts, pv, wait);
 		}
@@ -969,6 +1038,11 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 	/* no torch left because one could not be read: say why, not only that
 	 * none fits */
 	struct ow_resolve_target *o = ts->out;
+	if (rc == 0 && !*wait && ts->no_project) {
+		o->stack_conflict = true;
+		if (!(o->error = strdup(ts->no_project)))
+			rc = ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
 	if (rc == 0 && !*wait && !*o->versions[0] && !o->error && ts->bad_why &&
 	    !(o->error = strdup(ts->bad_why)))
 		rc = ow_err(OW_ENOMEM, "resolve: out of memory");
@@ -1228,7 +1302,7 @@ static void tstate_dispose(struct tstate *ts)
 {
 	for (size_t i = 0; i < ts->npassed; i++)
 		free(ts->passed[i].why);
-	free(ts->bad_torch), free(ts->bad_why), free(ts->passed);
+	free(ts->bad_torch), free(ts->bad_why), free(ts->passed), free(ts->no_project);
 }
 
 static void targets_free(struct ow_resolve_report *r, struct tstate *ts, size_t nts)

@@ -198,3 +198,14 @@ spread() { # home, args...: resolve cp311 and cp312 on Linux x86_64, text unless
 	[ "$(jq -c '.spread[] | [.project, [.versions[].version], .why]' <<<"$output")" = \
 		'["pyonlyx",["2.0","1.0"],"pyonlyx 2.0 requires Python >=3.12 (not cp311-manylinux_2_28_x86_64)"]' ]
 }
+
+@test "a project no index has (a typo) is the answer: named with the nearest name this run knows, and no torch is walked back for it" {
+	: >"$OW_NGINX_LOG"
+	run stack --with vllmx --with nmpy
+	echo "$output"
+	[ "$status" -eq 4 ]
+	jq -e '.targets[0].error | startswith("nmpy (required by --with): no such project on the indexes asked — no page at") and endswith("; did you mean numpy?")' <<<"$output"
+	# the stack alone told it: no torch's metadata was read to walk back
+	[ "$(jq '.targets[0].skipped | length' <<<"$output")" -eq 0 ]
+	[ "$(grep -c 'GET /whl/cu128/torch/torch-.*\.metadata' "$OW_NGINX_LOG")" -eq 0 ]
+}
