@@ -10,10 +10,7 @@ bats_require_minimum_version 1.5.0
 
 setup_file() {
 	export SRV=$(mktemp -d)
-	mkdir -p "$SRV/www" "$SRV/www2"
-	ow_start_nginx "$SRV/www" "$SRV/www2"
-	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
-		--host2 "$OW_HTTPS_URL2" >/dev/null
+	ow_serve_fixture_index "$SRV"
 	local net=(--cert "$OW_CA_FILE" --allow-host r2.localhost)
 	"$OFFWHEEL" --home "$SRV/ws" -q sync --index-url "$OW_HTTPS_URL/whl" "${net[@]}" \
 		--variant cu126,cu128 --python 3.12 --platform linux-x86_64

@@ -58,12 +58,15 @@ def metadata(name, version, requires=(), extras=()):
     return ("\n".join(lines) + "\n\n").encode()
 
 
-def wheel(filename, meta):
+def wheel(filename, meta, extra=None, stored=False):
+    """extra: more members {path: bytes} (after __init__.py); stored: no
+    compression (a payload that weighs what it says)."""
     parts = filename[:-4].split("-")
     name, version = parts[0], parts[1]
     di = f"{name}-{version}.dist-info"
     files = {
         f"{name}/__init__.py": b"",
+        **(extra or {}),
         f"{di}/METADATA": meta,
         f"{di}/WHEEL": b"Wheel-Version: 1.0\nGenerator: mkextras_index\nRoot-Is-Purelib: true\n"
         b"Tag: py3-none-any\n",
@@ -75,7 +78,7 @@ def wheel(filename, meta):
     rows.append(f"{di}/RECORD,,")
     files[f"{di}/RECORD"] = ("\n".join(rows) + "\n").encode()
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED) as z:
         for n, d in files.items():
             z.writestr(zipfile.ZipInfo(n, FIXED), d)
     return buf.getvalue()

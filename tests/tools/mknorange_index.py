@@ -32,28 +32,8 @@ def wheel(name, version, requires=(), pad=0, seed=0):
     if not pad:
         return fn, mkextras_index.wheel(fn, meta)
     # the wheel helper with one more stored member: name/payload.bin
-    import base64
-    import io
-    import zipfile
-    di = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}/__init__.py": b"",
-        f"{name}/payload.bin": random.Random(seed).randbytes(pad),
-        f"{di}/METADATA": meta,
-        f"{di}/WHEEL": b"Wheel-Version: 1.0\nGenerator: mknorange_index\n"
-                       b"Root-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    rows = []
-    for n, d in files.items():
-        h = base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
-        rows.append(f"{n},sha256={h},{len(d)}")
-    rows.append(f"{di}/RECORD,,")
-    files[f"{di}/RECORD"] = ("\n".join(rows) + "\n").encode()
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
-        for n, d in files.items():
-            z.writestr(zipfile.ZipInfo(n, mkextras_index.FIXED), d)
-    return fn, buf.getvalue()
+    payload = {f"{name}/payload.bin": random.Random(seed).randbytes(pad)}
+    return fn, mkextras_index.wheel(fn, meta, payload, stored=True)
 
 
 def page(root, project, entries):
