@@ -393,12 +393,21 @@ static int refuse_shrink(struct page_job *j)
 }
 
 /* Link the page's files; the links it had and still has are counted first
- * (before the old links are cleared) to know how many vanished. */
+ * (before the old links are cleared) to know how many vanished.  A page
+ * that links nothing yet (its first crawl) keeps none: its files are
+ * linked once, without the count and the clearing (a cold resolve links
+ * tens of thousands of files). */
 static int relink(struct crawl *cr, struct page_job *j, int64_t page_id, const int64_t *ids,
-                  size_t n)
+                  size_t n, size_t nold)
 {
 	size_t kept = 0;
 	int added = 0, rc = 0;
+	if (!nold) {
+		j->page->vanished = j->seen_before ? j->old_files : 0;
+		for (size_t i = 0; !rc && i < n; i++)
+			rc = link_page_file(cr, page_id, ids[i], NULL);
+		return rc;
+	}
 	for (size_t i = 0; !rc && i < n; i++)
 		if (!(rc = link_page_file(cr, page_id, ids[i], &added)))
 			kept += !added;
@@ -431,7 +440,7 @@ static int record_links(struct crawl *cr, struct page_job *j, const struct ow_pa
 	if (!rc)
 		rc = old_links(cr, page_id, &old, &nold);
 	if (!rc)
-		rc = relink(cr, j, page_id, ids, p->files);
+		rc = relink(cr, j, page_id, ids, p->files, nold);
 	free(ids);
 	if (!rc && too_many_vanished(j, p->vanished) && !cr->o->force)
 		rc = refuse_shrink(j);
