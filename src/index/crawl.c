@@ -242,7 +242,8 @@ static int insert_file(struct crawl *cr, struct page_job *j, const struct ow_lin
 	ow_stmt_int(st, 18, cr->now);
 	ow_stmt_text(st, 19, l->is_sdist ? "sdist" : "wheel");
 	int rc = ow_stmt_run(st);
-	*id = ow_db_last_rowid(ow_store_db(cr->s));
+	/* a URL already recorded (another page lists it) inserts nothing */
+	*id = !rc && ow_db_changes(ow_store_db(cr->s)) > 0 ? ow_db_last_rowid(ow_store_db(cr->s)) : 0;
 	return rc;
 }
 
@@ -277,17 +278,18 @@ static int record_link(struct crawl *cr, struct page_job *j, const struct ow_lin
 		free(why);
 		return rc;
 	}
+	/* a new file is inserted at once (one lookup of its URL, not two) */
+	int rc = insert_file(cr, j, l, &w, id);
+	if (rc || *id) {
+		p->added += *id != 0;
+		return rc;
+	}
 	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_FILE_ID_BY_URL);
 	if (!st)
 		return OW_EDB;
 	ow_stmt_text(st, 1, l->url);
-	int rc = ow_stmt_step(st);
-	if (rc < 0)
-		return rc;
-	if (rc == 0) {
-		p->added++;
-		return insert_file(cr, j, l, &w, id);
-	}
+	if ((rc = ow_stmt_step(st)) <= 0)
+		return rc < 0 ? rc : ow_err(OW_EDB, "%s: its file row is gone", l->url);
 	*id = ow_col_int(st, 0);
 	if (!ow_col_is_null(st, 1) && *l->sha256 && strcmp(ow_col_text(st, 1), l->sha256)) {
 		char was[OW_SHA256_HEX];
