@@ -13,6 +13,11 @@
  * effective URL at the end are passed through it). */
 typedef int (*ow_http_allow_fn)(void *ud, const char *url);
 
+/* Connections kept from one engine to the next (ow_http_pool_new): a run of
+ * many small batches (a resolve's rounds) opens one TLS connection per host
+ * and reuses it, instead of a fresh handshake per host in every batch. */
+typedef struct ow_http_pool ow_http_pool;
+
 struct ow_http_opts {
 	unsigned jobs;              /* transfers in parallel (default 8) */
 	unsigned per_host;          /* of which to one host (default 4) */
@@ -55,10 +60,22 @@ struct ow_http_opts {
 	 * none when it gives none: a login never follows a redirect to another
 	 * host.  NULL: no login is ever sent.  Must outlive the engine. */
 	const ow_logins *logins;
+	/* Connections, TLS sessions and DNS answers shared with the other
+	 * engines given the same pool, one engine running at a time, in one
+	 * thread; its transfers wait for a host's first connection and then
+	 * share it (HTTP/2 streams) rather than opening per_host connections.
+	 * NULL: each engine opens its own and closes them at its end.  Must
+	 * outlive the engine. */
+	ow_http_pool *pool;
 };
 
 /* Defaults as documented above. */
 void ow_http_opts_default(struct ow_http_opts *o);
+
+/* A pool of connections for engines run one after the other (the engines
+ * freed before it).  ow_http_pool_free accepts NULL. */
+int ow_http_pool_new(ow_http_pool **out);
+void ow_http_pool_free(ow_http_pool *p);
 
 /* For a SIGINT / SIGTERM handler (async-signal-safe): the engine running
  * now is cancelled (ow_http_cancel: its transfers end with OW_EINCOMPLETE,

@@ -86,6 +86,9 @@ struct ow_resolve_netio {
 	/* for pages, .metadata files and range reads: many small transfers,
 	 * each worth a round trip, run more at once (NULL: http) */
 	const struct ow_http_opts *http_small;
+	/* the connections those small transfers keep from one round to the
+	 * next: made on first use, freed by ow_resolve_netio_clear */
+	ow_http_pool *pool;
 	int net;
 	size_t crawled, fetched, failed; /* counters for the caller */
 	size_t ranged;        /* wheels whose METADATA was read by ranges (or local reads) */

@@ -242,7 +242,8 @@ static int insert_file(struct crawl *cr, struct page_job *j, const struct ow_lin
 	ow_stmt_int(st, 18, cr->now);
 	ow_stmt_text(st, 19, l->is_sdist ? "sdist" : "wheel");
 	int rc = ow_stmt_run(st);
-	*id = ow_db_last_rowid(ow_store_db(cr->s));
+	/* a URL already recorded (another page lists it) inserts nothing */
+	*id = !rc && ow_db_changes(ow_store_db(cr->s)) > 0 ? ow_db_last_rowid(ow_store_db(cr->s)) : 0;
 	return rc;
 }
 
@@ -277,17 +278,18 @@ static int record_link(struct crawl *cr, struct page_job *j, const struct ow_lin
 		free(why);
 		return rc;
 	}
+	/* a new file is inserted at once (one lookup of its URL, not two) */
+	int rc = insert_file(cr, j, l, &w, id);
+	if (rc || *id) {
+		p->added += *id != 0;
+		return rc;
+	}
 	ow_stmt *st = ow_db_stmt(ow_store_db(cr->s), OW_SQL_FILE_ID_BY_URL);
 	if (!st)
 		return OW_EDB;
 	ow_stmt_text(st, 1, l->url);
-	int rc = ow_stmt_step(st);
-	if (rc < 0)
-		return rc;
-	if (rc == 0) {
-		p->added++;
-		return insert_file(cr, j, l, &w, id);
-	}
+	if ((rc = ow_stmt_step(st)) <= 0)
+		return rc < 0 ? rc : ow_err(OW_EDB, "%s: its file row is gone", l->url);
 	*id = ow_col_int(st, 0);
 	if (!ow_col_is_null(st, 1) && *l->sha256 && strcmp(ow_col_text(st, 1), l->sha256)) {
 		char was[OW_SHA256_HEX];
@@ -393,12 +395,21 @@ static int refuse_shrink(struct page_job *j)
 }
 
 /* Link the page's files; the links it had and still has are counted first
- * (before the old links are cleared) to know how many vanished. */
+ * (before the old links are cleared) to know how many vanished.  A page
+ * that links nothing yet (its first crawl) keeps none: its files are
+ * linked once, without the count and the clearing (a cold resolve links
+ * tens of thousands of files). */
 static int relink(struct crawl *cr, struct page_job *j, int64_t page_id, const int64_t *ids,
-                  size_t n)
+                  size_t n, size_t nold)
 {
 	size_t kept = 0;
 	int added = 0, rc = 0;
+	if (!nold) {
+		j->page->vanished = j->seen_before ? j->old_files : 0;
+		for (size_t i = 0; !rc && i < n; i++)
+			rc = link_page_file(cr, page_id, ids[i], NULL);
+		return rc;
+	}
 	for (size_t i = 0; !rc && i < n; i++)
 		if (!(rc = link_page_file(cr, page_id, ids[i], &added)))
 			kept += !added;
@@ -431,7 +442,7 @@ static int record_links(struct crawl *cr, struct page_job *j, const struct ow_pa
 	if (!rc)
 		rc = old_links(cr, page_id, &old, &nold);
 	if (!rc)
-		rc = relink(cr, j, page_id, ids, p->files);
+		rc = relink(cr, j, page_id, ids, p->files, nold);
 	free(ids);
 	if (!rc && too_many_vanished(j, p->vanished) && !cr->o->force)
 		rc = refuse_shrink(j);

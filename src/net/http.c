@@ -78,6 +78,10 @@ struct xfer {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
+struct ow_http_pool {
+	CURLSH *sh;
+};
+
 struct ow_http {
 	struct ow_http_opts o;
 	char *ca_file;
@@ -1101,6 +1105,10 @@ static void set_options(struct xfer *x)
 	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
 	curl_easy_setopt(e, CURLOPT_XFERINFODATA, x);
 	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+	if (h->o.pool) { /* one connection per host, its streams shared */
+		curl_easy_setopt(e, CURLOPT_SHARE, h->o.pool->sh);
+		curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	}
 	set_login(x);
 }
 
@@ -1344,6 +1352,39 @@ int ow_http_new(ow_http **out, const struct ow_http_opts *opts)
 	}
 	*out = h;
 	return 0;
+}
+
+int ow_http_pool_new(ow_http_pool **out)
+{
+	*out = NULL;
+	int rc = ow_http_curl_ready();
+	if (rc)
+		return rc;
+	ow_http_pool *p = calloc(1, sizeof *p);
+	if (!p || !(p->sh = curl_share_init())) {
+		free(p);
+		return ow_err(OW_ENOMEM, "cannot create a connection pool: out of memory");
+	}
+	/* no lock callbacks: one engine at a time, in one thread (http.h) */
+	static const curl_lock_data what[] = {CURL_LOCK_DATA_CONNECT, CURL_LOCK_DATA_SSL_SESSION,
+	                                      CURL_LOCK_DATA_DNS};
+	for (size_t i = 0; i < sizeof what / sizeof *what; i++)
+		if (curl_share_setopt(p->sh, CURLSHOPT_SHARE, what[i]) != CURLSHE_OK) {
+			ow_http_pool_free(p);
+			return ow_err(OW_EUNSUPPORTED, "this libcurl cannot share connections between "
+			              "transfer engines — install libcurl 7.57 or later");
+		}
+	*out = p;
+	return 0;
+}
+
+void ow_http_pool_free(ow_http_pool *p)
+{
+	if (!p)
+		return;
+	if (p->sh)
+		curl_share_cleanup(p->sh);
+	free(p);
 }
 
 void ow_http_free(ow_http *h)

@@ -44,7 +44,10 @@
 	X(curl_url_get, CURLUcode, (CURLU *, CURLUPart, char **, unsigned int)) \
 	X(curl_url_cleanup, void, (CURLU *))                                          \
 	X(curl_getdate, time_t, (const char *, const time_t *))                       \
-	X(curl_free, void, (void *))
+	X(curl_free, void, (void *))                                                  \
+	X(curl_share_init, CURLSH *, (void))                                          \
+	X(curl_share_setopt, CURLSHcode, (CURLSH *, CURLSHoption, ...))               \
+	X(curl_share_cleanup, CURLSHcode, (CURLSH *))
 
 struct ow_http_curl_api {
 #define OW_CURL_PTR(name, ret, args) ret(*name) args;
@@ -79,6 +82,7 @@ int ow_http_sink_code(int rc);
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
 #undef curl_multi_setopt
+#undef curl_share_setopt
 #define curl_global_init ow_http_curl.curl_global_init
 #define curl_easy_init ow_http_curl.curl_easy_init
 #define curl_easy_setopt ow_http_curl.curl_easy_setopt
@@ -103,6 +107,9 @@ int ow_http_sink_code(int rc);
 #define curl_url_cleanup ow_http_curl.curl_url_cleanup
 #define curl_getdate ow_http_curl.curl_getdate
 #define curl_free ow_http_curl.curl_free
+#define curl_share_init ow_http_curl.curl_share_init
+#define curl_share_setopt ow_http_curl.curl_share_setopt
+#define curl_share_cleanup ow_http_curl.curl_share_cleanup
 #endif
 
 #endif

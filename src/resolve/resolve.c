@@ -1015,6 +1015,27 @@ static int stack_first(struct rs_ctx *x, struct tstate *ts, bool *wait)
 	return rc;
 }
 
+/* A target of a variant folder asks for that folder's torch page with the
+ * stack's first pages (in the same round: no round is added where the
+ * folder is there); once the page is known missing, on an index without
+ * the folder (PyPI, a mirror of it: every default variant's folder is
+ * asked for first), the target ends there, no such variant, instead of
+ * deciding the whole stack under a folder that is not there (every
+ * dependency's page asked for there too) before the index is read again
+ * as one root. */
+static int folder_first(struct rs_ctx *x, struct tstate *ts)
+{
+	struct rs_list *l;
+	if (ts->first_done || !x->nstack || x->o->flat || !*ts->variant)
+		return 0;
+	int rc = rs_list_get(x, x->o->projects[0], ts->variant, false, &l);
+	if (rc < 0)
+		return rc;
+	if (l->state == RS_LIST_MISSING && !l->unreachable && !l->absent)
+		ts->first_done = true; /* nothing to decide: no_variant says why */
+	return 0;
+}
+
 /* One target as far as it goes: 0 with ts->done or *wait, < 0 error. */
 static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 {
@@ -1026,7 +1047,9 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 		ow_str_dispose(&x->gap);
 		x->ngap = 0;
 		*wait = false;
-		rc = stack_first(x, ts, wait);
+		rc = folder_first(x, ts);
+		if (rc == 0)
+			rc = stack_first(x, ts, wait);
 		if (rc == 0 && !*wait && !ts->no_project)
 			rc = views(x, ts, pv, np, wait);
 		if (rc == 0 && !*wait && !ts->no_project) {

@@ -32,16 +32,35 @@ static int keep_page_error(struct ow_resolve_netio *c, const char *url, const ch
 	return rc;
 }
 
+/* The options of the small transfers (pages, .metadata files, range
+ * reads): http_small's, with the run's pool of connections, made at the
+ * first round, so that every later round reuses them (one TLS handshake per
+ * host for the whole resolve, not one per host and round). */
+static int small_opts(struct ow_resolve_netio *c, struct ow_http_opts *out)
+{
+	const struct ow_http_opts *base = c->http_small ? c->http_small : c->http;
+	if (base)
+		*out = *base;
+	else
+		ow_http_opts_default(out);
+	int rc = c->pool ? 0 : ow_http_pool_new(&c->pool);
+	out->pool = c->pool;
+	return rc;
+}
+
 static int net_crawl(void *ud, ow_store *s, const struct ow_crawl_ref *pages, size_t n)
 {
 	struct ow_resolve_netio *c = ud;
+	struct ow_http_opts ho;
 	if (!c->net || !n)
 		return 0;
-	struct ow_crawl_opts o = {.refs = pages, .nrefs = n, .policy = c->policy,
-	                          .http = c->http_small ? c->http_small : c->http,
+	int rc = small_opts(c, &ho);
+	if (rc)
+		return rc;
+	struct ow_crawl_opts o = {.refs = pages, .nrefs = n, .policy = c->policy, .http = &ho,
 	                          .find_links = c->find_links, .nfind_links = c->nfind_links};
 	struct ow_crawl_report r;
-	int rc = ow_crawl(s, &o, &r);
+	rc = ow_crawl(s, &o, &r);
 	if (rc == 0 || rc == OW_EINCOMPLETE) {
 		for (size_t p = 0; p < r.npages && rc != OW_ENOMEM; p++)
 			if (r.pages[p].outcome == OW_PAGE_FAILED)
@@ -92,12 +111,17 @@ static void keep_causes(struct ow_resolve_netio *c, const struct ow_fetch_report
 static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *ids, size_t n,
                       enum fetch_kind kind, struct ow_fetch_report *keep)
 {
-	bool small = kind != FK_WHEEL && c->http_small;
-	struct ow_fetch_opts o = {.policy = c->policy, .http = small ? c->http_small : c->http};
+	struct ow_http_opts ho;
+	struct ow_fetch_opts o = {.policy = c->policy, .http = c->http};
 	struct ow_fetch_report r;
 	if (!n)
 		return 0;
-	int rc = kind == FK_METADATA ? ow_fetch_metadata(s, &o, ids, n, &r)
+	int rc = kind == FK_WHEEL ? 0 : small_opts(c, &ho);
+	if (rc)
+		return rc;
+	if (kind != FK_WHEEL)
+		o.http = &ho;
+	rc = kind == FK_METADATA ? ow_fetch_metadata(s, &o, ids, n, &r)
 	         : kind == FK_RANGE  ? ow_fetch_range_metadata(s, &o, ids, n, &r)
 	                             : ow_fetch_files(s, &o, ids, n, &r);
 	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY) {
@@ -310,4 +334,6 @@ void ow_resolve_netio_clear(struct ow_resolve_netio *ctx)
 	ctx->no_range_hosts = NULL;
 	ctx->n_no_range_hosts = 0;
 	ow_link_refusals_dispose(&ctx->rejected);
+	ow_http_pool_free(ctx->pool);
+	ctx->pool = NULL;
 }

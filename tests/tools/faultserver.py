@@ -79,6 +79,7 @@ normally (transient faults); without it the fault is persistent.
                     files served normally
 
 GET /stats gives JSON: max_active, max_active_per_host {host: n},
+connections (TCP connections accepted, the /stats request's own included),
 requests [{path, host, range, if_range, if_none_match, if_modified_since,
 status}]; GET /stats/reset clears it.
 """
@@ -103,7 +104,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 LOCK = threading.Lock()
 STATE = {"active": 0, "max_active": 0, "host_active": {}, "host_max": {},
-         "requests": [], "counters": {}}
+         "requests": [], "counters": {}, "connections": 0}
 
 
 def reset_stats():
@@ -112,6 +113,7 @@ def reset_stats():
         STATE["host_max"] = dict(STATE["host_active"])
         STATE["requests"] = []
         STATE["counters"] = {}
+        STATE["connections"] = 0
 
 
 def enter(host):
@@ -313,6 +315,7 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 doc = {"max_active": STATE["max_active"],
                        "max_active_per_host": STATE["host_max"],
+                       "connections": STATE["connections"],
                        "requests": STATE["requests"]}
             body = json.dumps(doc).encode()
             self.send_response(200)
@@ -691,6 +694,11 @@ class Server(socketserver.ThreadingMixIn, HTTPServer):
 
     def handle_error(self, request, client_address):
         pass  # clients hanging up mid-fault are the point of this server
+
+    def process_request(self, request, client_address):
+        with LOCK:
+            STATE["connections"] += 1
+        super().process_request(request, client_address)
 
 
 def main():

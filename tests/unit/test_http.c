@@ -767,6 +767,38 @@ static void test_parallel_caps(void **state)
 	free(st);
 }
 
+/* Engines run one after the other: each opens its own connection and closes
+ * it at its end, unless they share a pool, whose one connection serves them
+ * all (a resolve's rounds). */
+static void test_pool_keeps_connections(void **state)
+{
+	(void)state;
+	char url[256], want[64];
+	url_of(url, sizeof url, &plain, "http", "/small.txt");
+	for (int pooled = 0; pooled < 2; pooled++) {
+		struct ow_http_opts o;
+		ow_http_pool *pool = NULL;
+		test_opts(&o);
+		if (pooled)
+			assert_int_equal(ow_http_pool_new(&pool), 0);
+		o.pool = pool;
+		free(server_stats(&plain, 1));
+		for (int i = 0; i < 3; i++) {
+			struct sink s = {0};
+			struct ow_http_req q = {.url = url, .flags = OW_HTTP_ALLOW_HTTP};
+			assert_int_equal(run_one(&o, &q, &s), 0);
+			assert_string_equal(s.m.data, "hello\n");
+			ow_http_membuf_dispose(&s.m);
+		}
+		char *st = server_stats(&plain, 0); /* its own connection is counted too */
+		snprintf(want, sizeof want, "\"connections\": %d,", (pooled ? 1 : 3) + 1);
+		if (!strstr(st, want))
+			fail_msg("%s: want %s in %s", pooled ? "pooled" : "alone", want, st);
+		free(st);
+		ow_http_pool_free(pool);
+	}
+}
+
 static void test_sink_error_and_cancel(void **state)
 {
 	(void)state;
@@ -1099,6 +1131,7 @@ int main(void)
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_range_retry),
 		cmocka_unit_test(test_parallel_caps),
+		cmocka_unit_test(test_pool_keeps_connections),
 		cmocka_unit_test(test_sink_error_and_cancel),
 		cmocka_unit_test(test_add_from_on_done),
 		cmocka_unit_test(test_call_names_cause),
