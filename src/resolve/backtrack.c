@@ -752,6 +752,7 @@ int bt_resolve(const struct bt_provider *p, const struct bt_opts *o, const struc
 	if (rc == 0)
 		rc = collect(&b, out);
 	else if (rc == BT_CONFLICT || rc == BT_FATAL) { /* no solution */
+		out->fatal = rc == BT_FATAL;
 		out->conflict = b.conflict;
 		b.conflict = NULL;
 		rc = 0;

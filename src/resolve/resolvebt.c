@@ -453,6 +453,7 @@ int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
 	}
 	out->need = r.pending;
 	if (r.conflict && !r.pending) {
+		out->fatal = r.fatal;
 		out->error = r.conflict;
 		r.conflict = NULL;
 	} else if (!r.pending) {

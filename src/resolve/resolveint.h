@@ -224,6 +224,7 @@ struct rs_closure {
 	char *error; /* conflict text, NULL when none */
 	bool need;   /* something was queued: run again after the round */
 	bool build_error; /* error: an sdist's build requirements, not the stack */
+	bool fatal;       /* error: the search stopped on the way (bt_result.fatal) */
 	char **notes; /* for the target: the sdists it builds */
 	size_t nnotes;
 };

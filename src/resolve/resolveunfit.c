@@ -36,16 +36,22 @@ static void tagset_add(struct tagset *ts, const char *s)
 	}
 }
 
-/* cp39 before cp310: shorter first, then by text. */
+/* cp37m, cp39, cp310; macosx_9_0 before macosx_10_9: the letters, then the
+ * first number, then the rest. */
 static int tag_cmp(const void *a, const void *b)
 {
-	size_t na = strlen(a), nb = strlen(b);
-	return na != nb ? (na < nb ? -1 : 1) : strcmp(a, b);
+	const char *x = a, *y = b;
+	size_t nx = strcspn(x, "0123456789"), ny = strcspn(y, "0123456789");
+	int c = strncmp(x, y, nx < ny ? nx : ny);
+	if (c || nx != ny)
+		return c ? c : nx < ny ? -1 : 1;
+	char *ex, *ey;
+	unsigned long vx = strtoul(x + nx, &ex, 10), vy = strtoul(y + ny, &ey, 10);
+	return vx != vy ? (vx < vy ? -1 : 1) : strcmp(ex, ey);
 }
 
-static void tagset_text(struct tagset *ts, struct ow_str *out)
+static void tagset_text(const struct tagset *ts, struct ow_str *out)
 {
-	qsort(ts->tag, ts->n, sizeof ts->tag[0], tag_cmp);
 	for (size_t i = 0; i < ts->n && i < UF_TAGS_SHOWN; i++)
 		ow_str_printf(out, "%s%s", i ? ", " : "", ts->tag[i]);
 	size_t rest = ts->more + (ts->n > UF_TAGS_SHOWN ? ts->n - UF_TAGS_SHOWN : 0);
@@ -126,7 +132,8 @@ static int rel_read(struct rel *r)
 }
 
 /* The distinct tags of the release's wheels: part 0 python, 2 platform;
- * part 1 reads the ABI where it names a CPython one, else the python tag. */
+ * part 1 reads the ABI where it names a CPython one, else the python tag;
+ * sorted. */
 static void release_tags(const struct rel *r, int part, struct tagset *ts)
 {
 	for (size_t i = 0; i < r->l->n; i++)
@@ -134,17 +141,13 @@ static void release_tags(const struct rel *r, int part, struct tagset *ts)
 			const char *const *tg = tags_of(r->l, &r->l->c[i]);
 			tagset_add(ts, part == 1 && strncmp(tg[1], "cp", 2) ? tg[0] : tg[part]);
 		}
+	qsort(ts->tag, ts->n, sizeof ts->tag[0], tag_cmp);
 }
 
-/* "its wheels are for cp39, cp310, not this target's cp312 (--python 3.10
- * would take it)": the newest Python of the target's platform that does. */
-static int python_text(const struct rel *r, struct ow_str *out)
+/* " (--python 3.10 would take it)": the newest Python of the target's
+ * platform that takes a wheel of the release, when one does. */
+static int python_hint(const struct rel *r, struct ow_str *out)
 {
-	struct tagset ts = {.n = 0};
-	release_tags(r, 1, &ts);
-	ow_str_puts(out, "its wheels are for ");
-	tagset_text(&ts, out);
-	ow_str_printf(out, ", not this target's %s", r->abi);
 	struct ow_target a = *r->t;
 	for (a.py_minor = UF_PY_MINOR_MAX; a.py_minor >= 0; a.py_minor--) {
 		bool yes = false;
@@ -157,6 +160,18 @@ static int python_text(const struct rel *r, struct ow_str *out)
 		}
 	}
 	return 0;
+}
+
+/* "its wheels are for cp39, cp310, not this target's cp312 (--python 3.10
+ * would take it)". */
+static int python_text(const struct rel *r, struct ow_str *out)
+{
+	struct tagset ts = {.n = 0};
+	release_tags(r, 1, &ts);
+	ow_str_puts(out, "its wheels are for ");
+	tagset_text(&ts, out);
+	ow_str_printf(out, ", not this target's %s", r->abi);
+	return python_hint(r, out);
 }
 
 static bool older_os(const struct ow_target *a, const struct ow_target *b)
@@ -238,9 +253,11 @@ int rs_unfit_why(const struct rs_list *l, const struct ow_version *v, const stru
 		rc = python_text(&r, out);
 	else if (!r.fits && !r.plat_fit)
 		rc = platform_text(&r, out);
-	else if (!r.fits)
+	else if (!r.fits) {
 		ow_str_printf(out, "none of its %zu wheel%s is for this target (each fits its Python "
 		                   "or its platform, none both)", r.wheels, r.wheels == 1 ? "" : "s");
+		rc = python_hint(&r, out);
+	}
 	if (r.sdist)
 		ow_str_puts(out, " (it has an sdist: --allow-sdist ships it, and the target builds it)");
 	return rc < 0 ? rc : out->err;

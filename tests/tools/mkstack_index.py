@@ -22,8 +22,9 @@ ROOT/simple/      the rest, each project's page with PEP 658 metadata:
   guidx 2.0 -> glibcx>=1.7; guidx 1.0 -> glibcx  (as vllm -> llguidance)
   oldpy 1.0 (cp39/cp310 wheels, Requires-Python >=3.7,<3.11), 2.0
                                                 (as numpy 1.21.6 on 3.12)
-ROOT/whl/cu126/   torch 2.0.0 ... 2.11.0 (12 releases), for a stack whose
-                  conflict has nothing to do with torch
+ROOT/whl/cu126/   torch 2.0.0 ... 2.11.0 (12 releases; 2.8.0 and newer need
+                  filelock>=3), filelock 3.0 and 2.0: -c filelock<3 passes
+                  over four torches for one reason, filelock<2 every one
 Wheels are tagged py3-none-any (so every target takes them) unless named;
 standard library only, deterministic (the wheel helpers of mkextras_index.py).
 """
@@ -91,9 +92,10 @@ def main():
     old = [tagged("oldpy", "1.0", f"{t}-{t}-manylinux_2_17_x86_64.manylinux2014_x86_64",
                   ">=3.7,<3.11") for t in ("cp39", "cp310")]
     page(root, s, "oldpy", old + [tagged("oldpy", "2.0", "py3-none-any", ">=3.9")])
-    page(root, "whl/cu126", "torch", [simple("torch", f"2.{m}.0+cu126", ["filelock"])
+    page(root, "whl/cu126", "torch", [simple("torch", f"2.{m}.0+cu126",
+                                             ["filelock>=3" if m >= 8 else "filelock"])
                                       for m in range(11, -1, -1)])
-    page(root, "whl/cu126", "filelock", [simple("filelock", "3.0")])
+    page(root, "whl/cu126", "filelock", [simple("filelock", "3.0"), simple("filelock", "2.0")])
 
 
 if __name__ == "__main__":
