@@ -515,6 +515,8 @@ static bool same_but_torch(const struct ow_resolve_skip *a, const struct ow_reso
 	const char *p = a->why, *q = b->why;
 	size_t na = strlen(a->torch), nb = strlen(b->torch);
 	size_t pa = strcspn(a->torch, "+"), pb = strcspn(b->torch, "+");
+	if (!pa || !pb)
+		return !strcmp(p, q);
 	while (*p && *q) {
 		if (!strncmp(p, a->torch, na) && !strncmp(q, b->torch, nb))
 			p += na, q += nb;
