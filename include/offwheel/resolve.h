@@ -248,6 +248,8 @@ struct ow_resolve_skip {
 	char missing[OW_RESOLVE_MISSING_MAX]; /* "torchvision,torchaudio" */
 	char *why;         /* else: the stack rules it out ("no version of vllm fits: ..."),
 	                    * owned and whole; NULL when missing says why */
+	size_t same_as;    /* 1 + the index of an earlier entry whose why is this one's
+	                    * but for the torch named (said once), 0 when none */
 };
 
 /* A project the stack names that landed below the newest release its

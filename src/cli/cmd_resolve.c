@@ -118,6 +118,7 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	                 skipped, "notes", strs_json(t->notes, t->nnotes), "members", members,
 	                 "set_id", (json_int_t)t->set_id);
 	json_object_set_new(doc, "not_in_workspace", json_boolean(t->not_in_workspace));
+	json_object_set_new(doc, "stack_conflict", json_boolean(t->stack_conflict));
 	json_t *held = json_array();
 	for (size_t i = 0; i < t->nheld; i++)
 		json_array_append_new(held, json_pack("{s:s, s:s, s:s, s:s, s:b}", "project",
@@ -285,22 +286,42 @@ static void sub_line(const struct cli *c, const char *fmt, ...)
 		free(buf);
 }
 
+/* A project's cell: its version, "- missing" when it has none that fits,
+ * "-" when the stack has no set (nothing was chosen: the error says why). */
+static const char *version_cell(const struct ow_resolve_target *t, size_t p)
+{
+	return *t->versions[p] ? t->versions[p] : t->stack_conflict ? "-" : "- missing";
+}
+
 static void target_versions(const struct cli *c, const struct ow_resolve_report *r,
                             const struct ow_resolve_target *t, const int *w, int narrow)
 {
 	if (narrow) { /* the torch version beside the target, the others under it */
-		cli_say(c, "  %-*s", w[1], *t->versions[0] ? t->versions[0] : "- missing");
+		cli_say(c, "  %-*s", w[1], version_cell(t, 0));
 		return;
 	}
 	for (size_t p = 0; p < r->nprojects; p++)
-		cli_say(c, "  %-*s", w[p + 1], *t->versions[p] ? t->versions[p] : "- missing");
+		cli_say(c, "  %-*s", w[p + 1], version_cell(t, p));
 }
 
 static void target_stack(const struct cli *c, const struct ow_resolve_report *r,
                          const struct ow_resolve_target *t, const int *w)
 {
 	for (size_t p = 1; p < r->nprojects; p++)
-		cli_say(c, "%*s  %s\n", w[0], "", *t->versions[p] ? t->versions[p] : "- missing");
+		cli_say(c, "%*s  %s\n", w[0], "", version_cell(t, p));
+}
+
+/* A passed-over torch's why, said once for the later ones it repeats. */
+static void skipped_text(const struct cli *c, const struct ow_resolve_target *t, size_t i)
+{
+	struct ow_str also = {0};
+	for (size_t j = i + 1; j < t->nskipped; j++)
+		if (t->skipped[j].same_as == i + 1)
+			ow_str_printf(&also, "%s%s", also.p ? ", " : " (the same for torch ",
+			              t->skipped[j].torch);
+	sub_line(c, "newer torch %s passed over: %s%s%s", t->skipped[i].torch, t->skipped[i].why,
+	         also.p ? also.p : "", also.p ? ")" : "");
+	ow_str_dispose(&also);
 }
 
 /* The row's state: its dependencies, or that it is incomplete. */
@@ -374,10 +395,9 @@ static void target_text(const struct cli *c, const struct ow_resolve_report *r,
 	if (t->hint)
 		sub_line(c, "%s", t->hint);
 	for (size_t i = 0; t->complete && i < t->nskipped; i++)
-		if (t->skipped[i].why && *t->skipped[i].why)
-			sub_line(c, "newer torch %s passed over: %s", t->skipped[i].torch,
-			         t->skipped[i].why);
-		else
+		if (t->skipped[i].why && *t->skipped[i].why && !t->skipped[i].same_as)
+			skipped_text(c, t, i);
+		else if (!t->skipped[i].why || !*t->skipped[i].why)
 			sub_line(c, "newer torch %s passed over: no matching %s", t->skipped[i].torch,
 			         t->skipped[i].missing);
 	for (size_t i = 0; i < t->nheld; i++)

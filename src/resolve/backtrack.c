@@ -484,12 +484,13 @@ static int check_new(struct bt *b, size_t mark, struct bits *cs, struct ow_str *
 			node_text(why, m);
 			for (size_t i = 0; i < m->nc && i < 3; i++)
 				ow_str_printf(why, "%s %s", i ? "," : "", m->c[i].version_text);
-			ow_str_printf(why, "%s %s available", m->nc > 3 ? ", ..." : "",
+			ow_str_printf(why, "%s %s available for this target", m->nc > 3 ? ", ..." : "",
 			              m->nc > 1 ? "are" : "is");
 		} else {
 			ow_str_puts(why, ", which has no version for this target");
-			unfit_text(b, c->node, why); /* only an sdist, only other tags */
 		}
+		if (m->pin < 0) /* releases it admits with no file for the target: why */
+			unfit_text(b, c->node, why);
 		return BT_CONFLICT;
 	}
 	return 0;
@@ -751,6 +752,7 @@ int bt_resolve(const struct bt_provider *p, const struct bt_opts *o, const struc
 	if (rc == 0)
 		rc = collect(&b, out);
 	else if (rc == BT_CONFLICT || rc == BT_FATAL) { /* no solution */
+		out->fatal = rc == BT_FATAL;
 		out->conflict = b.conflict;
 		b.conflict = NULL;
 		rc = 0;

@@ -105,6 +105,9 @@ struct bt_result {
 	size_t npins;
 	bool pending;   /* some requirements were not known: resolve again */
 	char *conflict; /* no solution: why, as a chain a person can follow */
+	bool fatal;     /* conflict: the search stopped on the way (metadata refused, a
+	                 * required project with no page), so another input might not
+	                 * meet it; else no answer exists under these inputs */
 	size_t steps;   /* candidates tried */
 };
 

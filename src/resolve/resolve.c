@@ -44,6 +44,10 @@ struct tstate {
 	struct ow_version first_torch;
 	char *no_project; /* a project the stack names that no index has: the
 	                   * target's error, and no torch is walked back for it */
+	/* the stack alone has no answer: why (no torch can give it one, so none
+	 * is tried and none is shown) */
+	char *stack_error;
+	bool passes_out; /* RS_STACK_PASSES torches passed over: older ones untried */
 };
 
 /* Torches a whole stack may pass over in one target before its conflict is
@@ -506,6 +510,58 @@ static int pass_over(struct tstate *ts, const struct rs_cand *torch, const char 
 	return mark_bad(ts, torch->id);
 }
 
+/* Whether two passed-over torches' whys are one text but for the torch each
+ * names (its version, with or without the local label). */
+static bool same_but_torch(const struct ow_resolve_skip *a, const struct ow_resolve_skip *b)
+{
+	const char *p = a->why, *q = b->why;
+	size_t na = strlen(a->torch), nb = strlen(b->torch);
+	size_t pa = strcspn(a->torch, "+"), pb = strcspn(b->torch, "+");
+	if (!pa || !pb)
+		return !strcmp(p, q);
+	while (*p && *q) {
+		if (!strncmp(p, a->torch, na) && !strncmp(q, b->torch, nb))
+			p += na, q += nb;
+		else if (!strncmp(p, a->torch, pa) && !strncmp(q, b->torch, pb))
+			p += pa, q += pb;
+		else if (*p++ != *q++)
+			return false;
+	}
+	return !*p && !*q;
+}
+
+/* " (the same for torch 2.13.0, 2.12.0)": the entries after v[i] whose why
+ * is v[i]'s but for the torch, so that a long cause is said once. */
+static void same_for(const struct ow_resolve_skip *v, size_t n, size_t i, struct ow_str *out)
+{
+	size_t k = 0;
+	for (size_t j = i + 1; j < n; j++)
+		if (v[j].why && same_but_torch(&v[i], &v[j]))
+			ow_str_printf(out, "%s%s", k++ ? ", " : " (the same for torch ", v[j].torch);
+	ow_str_puts(out, k ? ")" : "");
+}
+
+/* The torches the stack passed over, after those the pairing did: each
+ * whose why repeats an earlier one's but for the torch points to it. */
+static int add_passed(const struct tstate *ts, struct ow_resolve_target *o)
+{
+	size_t first = o->nskipped;
+	for (size_t i = 0; i < ts->npassed; i++) {
+		struct ow_resolve_skip *g = ow_array_more(o->skipped, o->nskipped, sizeof *g);
+		if (!g)
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+		o->skipped = g;
+		g[o->nskipped] = ts->passed[i];
+		g[o->nskipped].same_as = 0;
+		for (size_t j = first; j < o->nskipped && !g[o->nskipped].same_as; j++)
+			if (!g[j].same_as && same_but_torch(&g[j], &ts->passed[i]))
+				g[o->nskipped].same_as = j + 1;
+		if (!(g[o->nskipped++].why = strdup(ts->passed[i].why)))
+			return ow_err(OW_ENOMEM, "resolve: out of memory");
+	}
+	return 0;
+}
+
 /* What decide() did: an enum decision, or a negative error code. */
 enum decision {
 	DECIDED = 0,     /* the target is settled, or waits for pages/metadata (*wait) */
@@ -528,10 +584,11 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 			rs_closure_dispose(&cl);
 			return 0;
 		}
-		if (cl.error && !cl.build_error && x->nstack && ts->npassed < RS_STACK_PASSES) {
+		if (cl.error && !cl.build_error && x->nstack) { /* nothing chosen after the last */
 			rc = pass_over(ts, roots[0].c, cl.error);
 			rs_closure_dispose(&cl);
-			return rc < 0 ? rc : CHOOSE_AGAIN;
+			ts->passes_out = ts->npassed >= RS_STACK_PASSES;
+			return rc < 0 ? rc : ts->passes_out ? DECIDED : CHOOSE_AGAIN;
 		}
 		struct rs_held_in hin = {&ts->t, ts->variant, roots, n, o};
 		if (!cl.error && x->nstack && (rc = rs_held_back(x, &hin, &cl, wait)) == 0 && *wait) {
@@ -555,15 +612,8 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 		rc = add_note(o, "%s", cl.notes[i]);
 	if (rc == 0)
 		rc = add_skips(x, o, pv, ch, (size_t)ch->torch);
-	for (size_t i = 0; rc == 0 && i < ts->npassed; i++) {
-		struct ow_resolve_skip *g = ow_array_more(o->skipped, o->nskipped, sizeof *g);
-		if (!g)
-			return ow_err(OW_ENOMEM, "resolve: out of memory");
-		o->skipped = g;
-		g[o->nskipped] = ts->passed[i];
-		if (!(g[o->nskipped++].why = strdup(ts->passed[i].why)))
-			return ow_err(OW_ENOMEM, "resolve: out of memory");
-	}
+	if (rc == 0)
+		rc = add_passed(ts, o);
 	rs_closure_dispose(&cl);
 	return rc;
 }
@@ -847,19 +897,37 @@ static int offline_gap(struct rs_ctx *x, struct tstate *ts)
 	return 0;
 }
 
-/* Every torch tried was passed over for the stack.  When torch has no part
- * in the conflict (each one met the same one, and it names no torch), say
- * the conflict as it is; else with the newest torch, whose conflict it is. */
+/* No set for the stack: nothing is chosen and no project is missing (the
+ * columns show none; the error says why).  The stack alone had no answer:
+ * that is the conflict, whichever torch.  Else every torch tried was passed
+ * over: when torch has no part in the conflict (each one met the same one,
+ * and it names no torch), say the conflict as it is; else with the newest
+ * torch, whose conflict it is. */
 static int stack_conflict_text(const struct tstate *ts, struct ow_resolve_target *o)
 {
-	bool same = !strstr(ts->passed[0].why, "torch");
+	o->stack_conflict = true;
+	o->missing[0] = '\0';
+	o->alternative[0] = '\0';
+	for (size_t p = 0; p < OW_RESOLVE_MAX_PROJECTS; p++)
+		o->versions[p][0] = '\0';
+	bool same = !ts->stack_error && !strstr(ts->passed[0].why, "torch");
 	for (size_t i = 1; same && i < ts->npassed; i++)
 		same = !strcmp(ts->passed[i].why, ts->passed[0].why);
-	int n = same ? asprintf(&o->error, "no set fits the stack on this target: %s (the same with "
-	                                   "each of the %zu torch release%s tried)",
-	                        ts->passed[0].why, ts->npassed, ts->npassed == 1 ? "" : "s")
-	             : asprintf(&o->error, "the stack fits no torch of this target; with torch %s: %s",
-	                        ts->passed[0].torch, ts->passed[0].why);
+	const char *older = ts->passes_out ? "; older ones were not tried" : "";
+	struct ow_str also = {0};
+	if (!ts->stack_error && !same)
+		same_for(ts->passed, ts->npassed, 0, &also);
+	int n = ts->stack_error
+	            ? asprintf(&o->error, "no set fits the stack on this target, whichever torch: %s",
+	                       ts->stack_error)
+	        : same ? asprintf(&o->error, "no set fits the stack on this target: %s (the same with "
+	                                     "each of the %zu torch release%s tried%s)",
+	                          ts->passed[0].why, ts->npassed, ts->npassed == 1 ? "" : "s", older)
+	             : asprintf(&o->error, "the stack fits none of the %zu torch release%s tried on "
+	                                   "this target (the newest first%s); with torch %s: %s%s",
+	                        ts->npassed, ts->npassed == 1 ? "" : "s", older, ts->passed[0].torch,
+	                        ts->passed[0].why, also.p ? also.p : "");
+	ow_str_dispose(&also);
 	if (n < 0) {
 		o->error = NULL;
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
@@ -997,7 +1065,10 @@ static int stack_first(struct rs_ctx *x, struct tstate *ts, bool *wait)
 		rs_closure_dispose(&cl);
 		return rc;
 	}
-	if (cl.error)
+	if (cl.error && !ts->no_project && !cl.build_error && !cl.fatal) { /* no torch can give it one */
+		ts->stack_error = cl.error;
+		cl.error = NULL;
+	} else if (cl.error)
 		ow_log(OW_LOG_INFO, "%s: the stack alone has no answer (%s): torch is chosen as "
 		                    "without it",
 		       ts->out->describe, cl.error);
@@ -1050,9 +1121,9 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 		rc = folder_first(x, ts);
 		if (rc == 0)
 			rc = stack_first(x, ts, wait);
-		if (rc == 0 && !*wait && !ts->no_project)
+		if (rc == 0 && !*wait && !ts->stack_error && !ts->no_project)
 			rc = views(x, ts, pv, np, wait);
-		if (rc == 0 && !*wait && !ts->no_project) {
+		if (rc == 0 && !*wait && !ts->stack_error && !ts->no_project) {
 			torch_mc(x, ts, &pv[0], false);
 			rc = decide(x, ts, pv, wait);
 		}
@@ -1061,19 +1132,20 @@ static int step(struct rs_ctx *x, struct tstate *ts, bool *wait)
 	/* no torch left because one could not be read: say why, not only that
 	 * none fits */
 	struct ow_resolve_target *o = ts->out;
-	if (rc == 0 && !*wait && ts->no_project) {
+	if (rc == 0 && !*wait && ts->no_project) { /* nothing chosen: the project is the answer */
 		o->stack_conflict = true;
+		o->missing[0] = o->alternative[0] = '\0';
+		for (size_t p = 0; p < OW_RESOLVE_MAX_PROJECTS; p++)
+			o->versions[p][0] = '\0';
 		if (!(o->error = strdup(ts->no_project)))
 			rc = ow_err(OW_ENOMEM, "resolve: out of memory");
 	}
 	if (rc == 0 && !*wait && !*o->versions[0] && !o->error && ts->bad_why &&
 	    !(o->error = strdup(ts->bad_why)))
 		rc = ow_err(OW_ENOMEM, "resolve: out of memory");
-	/* every torch passed over for the stack: its conflict with the newest */
-	if (rc == 0 && !*wait && !*o->versions[0] && !o->error && ts->npassed) {
-		o->stack_conflict = true;
+	/* the stack has no answer, or every torch was passed over for it */
+	if (rc == 0 && !*wait && !*o->versions[0] && !o->error && (ts->npassed || ts->stack_error))
 		rc = stack_conflict_text(ts, o);
-	}
 	if (rc == 0 && *wait && x->o->offline) {
 		*wait = false;
 		rc = offline_gap(x, ts);
@@ -1326,6 +1398,7 @@ static void tstate_dispose(struct tstate *ts)
 	for (size_t i = 0; i < ts->npassed; i++)
 		free(ts->passed[i].why);
 	free(ts->bad_torch), free(ts->bad_why), free(ts->passed), free(ts->no_project);
+	free(ts->stack_error);
 }
 
 static void targets_free(struct ow_resolve_report *r, struct tstate *ts, size_t nts)

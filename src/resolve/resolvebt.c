@@ -189,9 +189,10 @@ static bool admitted(const struct ow_specset *const *specs, size_t n, const stru
 	return true;
 }
 
-/* The newest release on name's page that specs admit, when it has wheels
- * for other targets only: "numpy 1.26.4 meets them, but none of its 29
- * wheels is for this target; the newest numpy with one is 2.4.6". */
+/* The newest release on name's page that specs admit, when it has no file
+ * for the target, and why (resolveunfit.c): "numpy 1.26.4 meets them, but
+ * its wheels are for cp39, cp310, cp311, cp312, not this target's cp313
+ * (--python 3.12 would take it); the newest numpy with one is 2.4.6". */
 static int p_unfit(void *ud, const char *name, const struct ow_specset *const *specs, size_t ns,
                    struct ow_str *out)
 {
@@ -208,29 +209,20 @@ static int p_unfit(void *ud, const char *name, const struct ow_specset *const *s
 		    (!best || ow_pep440_cmp(&l->c[i].v, &best->v) > 0))
 			best = &l->c[i];
 	struct rs_cand **v = NULL;
-	size_t nv = 0, files = 0;
+	size_t nv = 0;
 	if (!best || (rc = rs_view(p->x, l, p->t, &v, &nv)) < 0)
 		return rc;
-	bool here = false, sdist = false;
+	bool here = false;
 	for (size_t i = 0; i < nv && !here; i++)
 		here = !ow_pep440_cmp(&v[i]->v, &best->v);
-	for (size_t i = 0; i < l->n; i++)
-		if (!ow_pep440_cmp(&l->c[i].v, &best->v)) {
-			files += !l->c[i].sdist;
-			sdist |= l->c[i].sdist;
-		}
-	if (!here && !files)
-		ow_str_printf(out, "; %s %s meets them, but it has only an sdist (--allow-sdist ships "
-		                   "it, and the target builds it at install)", name, best->version_text);
-	else if (!here)
-		ow_str_printf(out, "; %s %s meets them, but none of its %zu wheel%s is for this "
-		                   "target%s", name, best->version_text, files, files == 1 ? "" : "s",
-		              sdist ? " (it has an sdist: --allow-sdist ships it, and the target "
-		                      "builds it)" : "");
-	if (!here && nv)
+	if (!here) {
+		ow_str_printf(out, "; %s %s meets them, but ", name, best->version_text);
+		rc = rs_unfit_why(l, &best->v, p->t, out);
+	}
+	if (rc == 0 && !here && nv)
 		ow_str_printf(out, "; the newest %s with one is %s", name, v[0]->version_text);
 	free(v);
-	return 0;
+	return rc;
 }
 
 /* ---- what building the sdists takes --------------------------------------
@@ -461,6 +453,7 @@ int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
 	}
 	out->need = r.pending;
 	if (r.conflict && !r.pending) {
+		out->fatal = r.fatal;
 		out->error = r.conflict;
 		r.conflict = NULL;
 	} else if (!r.pending) {

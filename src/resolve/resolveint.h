@@ -181,6 +181,13 @@ const struct rs_meta *rs_meta_peek(struct rs_ctx *x, const struct rs_cand *c);
 /* The target's Python as a version ("3.12.0") and whether a Requires-Python
  * text admits it (NULL or unparsable text: admitted). */
 bool rs_python_ok(const struct ow_target *t, const char *requires_python);
+/* Why no file of release v of list l is for target t, appended to out:
+ * "it has only an sdist (...)", "its Requires-Python '<3.11' excludes this
+ * target's Python 3.12", "its wheels are for manylinux_2_31_x86_64, not
+ * this target's manylinux_2_28_x86_64; --platform manylinux_2_31_x86_64
+ * would take it (...)" (resolveunfit.c).  0, or out->err / an error. */
+int rs_unfit_why(const struct rs_list *l, const struct ow_version *v, const struct ow_target *t,
+                 struct ow_str *out);
 /* Whether a project, under any spelling (PEP 503), is taken from --index-url
  * only, never from an extra index: torch, torchvision, torchaudio and every
  * requested project, also when it comes as someone's dependency. */
@@ -217,6 +224,7 @@ struct rs_closure {
 	char *error; /* conflict text, NULL when none */
 	bool need;   /* something was queued: run again after the round */
 	bool build_error; /* error: an sdist's build requirements, not the stack */
+	bool fatal;       /* error: the search stopped on the way (bt_result.fatal) */
 	char **notes; /* for the target: the sdists it builds */
 	size_t nnotes;
 };

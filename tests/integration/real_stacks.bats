@@ -84,7 +84,9 @@ if not tg or tg[0]["complete"] or not tg[0].get("error"):
 ours = tg[0]["error"]
 named = re.findall(r"you require (\S+?)[,.]?\s", uv) + \
         [x for pair in re.findall(r"(\S+) depends on (\S+?)[,.]?\s", uv) for x in pair]
-missing = []
+# the target's tag uv says no wheel has ("a matching Python ABI tag (e.g., `cp313`)")
+missing = [f"`{t}`" for t in re.findall(r"matching [A-Za-z ]*tag \(e\.g\., `([^`]+)`\)", uv)
+           if t not in ours]
 for req in named:
     m = re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)(.*)", req)
     words = [m.group(1)] + re.findall(r"\d+(?:\.\d+)*", m.group(2))
@@ -115,11 +117,13 @@ EOF
 	[ "$(exp_closure a cp312-manylinux_2_28_x86_64 | wc -l)" -gt 60 ]
 }
 
-@test "stack b (numpy<2 with the scientific stack): uv's closure on Python 3.11/3.12; on 3.13 no wheel of numpy<2, named with the newest that has one" {
+@test "stack b (numpy<2 with the scientific stack): uv's closure on Python 3.11/3.12; on 3.13 no wheel of numpy<2: its ABI tags named, as uv's cp313, with the newest that has one, and nothing chosen" {
 	compare_stack b
 	[ "$(jq '.uv_errors | length' "$SRV/www/b/EXPECTED.json")" -eq 4 ]
 	err=$(jq -r '.targets[] | select(.target == "cu130 cp313-win_amd64") | .error' "$SRV/b.json")
-	[[ $err == *"requires numpy<2; numpy 1.26.4 meets them, but none of its "*" wheels is for this target; the newest numpy with one is "* ]]
+	[[ $err == *"requires numpy<2; numpy 1.26.4 meets them, but its wheels are for cp"*", not this target's cp313 (--python 3.12 would take it); the newest numpy with one is "* ]]
+	[[ $err == "no set fits the stack on this target, whichever torch: "* ]]
+	jq -e '[.targets[] | select(.python == "cp313") | .versions.torch == null and .missing == [] and .stack_conflict] | length == 4 and all' "$SRV/b.json"
 }
 
 @test "stack c (xformers pins torch exactly): uv's closure on all 12 targets, pre-releases where nothing else has a wheel" {

@@ -23,8 +23,8 @@ teardown_file() {
 	rm -rf "$SRV"
 }
 
-stack() { # args...: resolve one Linux target, JSON
-	"$OFFWHEEL" --home "$SRV/ws" --json resolve --index-url "$OW_HTTP_URL/whl" --variant cu128 \
+stack() { # args...: resolve one Linux target, JSON (variant $VARIANT, cu128 unless set)
+	"$OFFWHEEL" --home "$SRV/ws" --json resolve --index-url "$OW_HTTP_URL/whl" --variant "${VARIANT:-cu128}" \
 		--extra-index-url "$OW_HTTP_URL/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
 		--python 3.11 --platform linux-x86_64 "$@"
 }
@@ -208,4 +208,101 @@ spread() { # home, args...: resolve cp311 and cp312 on Linux x86_64, text unless
 	# the stack alone told it: no torch's metadata was read to walk back
 	[ "$(jq '.targets[0].skipped | length' <<<"$output")" -eq 0 ]
 	[ "$(grep -c 'GET /whl/cu128/torch/torch-.*\.metadata' "$OW_NGINX_LOG")" -eq 0 ]
+}
+
+# uv from the test cache (tests/integration/real_stacks.bats installs it):
+# `uv pip compile --only-binary :all:` on the same index, for the same target.
+uv_compile() { # PY REQUIREMENT: uv's error text, or a skip when uv is not there
+	local uv="${XDG_CACHE_HOME:-$HOME/.cache}/offwheel-tests/uv-venv/bin/uv"
+	[ -x "$uv" ] || return 3
+	printf '%s\n' "$2" >"$BATS_TEST_TMPDIR/uv.req"
+	"$uv" pip compile -q --no-config --cache-dir "$BATS_TEST_TMPDIR/uv-cache" --no-python-downloads \
+		--python-platform x86_64-manylinux_2_28 --python-version "$1" \
+		--index-url "$OW_HTTP_URL/simple" --allow-insecure-host 127.0.0.1 --only-binary :all: \
+		--no-header --no-annotate "$BATS_TEST_TMPDIR/uv.req" 2>&1 || true
+}
+
+# Every `tag` uv's hint names ("Wheels are available for ... on the following
+# platforms: `a`, `b`", "... with the following Python ABI tags: ...") and the
+# target's tag it names ("(e.g., `cp312`)") is in offwheel's words.
+uv_tags_named() { # UV-TEXT OFFWHEEL-TEXT
+	local tags t missing=()
+	tags=$(grep -oE '`[A-Za-z0-9_.]+`' <<<"$1" | tr -d '`' | sort -u)
+	[ -n "$tags" ] || { echo "uv named no tag: $1"; return 1; }
+	for t in $tags; do [[ $2 == *"$t"* ]] || missing+=("$t"); done
+	echo "uv names: $(echo $tags)"
+	[ "${#missing[@]}" -eq 0 ] || { echo "offwheel does not name: ${missing[*]}"; return 1; }
+}
+
+@test "a release with wheels only for a newer glibc says so: its tags and the --platform that takes it, as uv names them; in a dependency's conflict too" {
+	run stack --with 'glibcx>=1.7'
+	echo "$output"
+	[ "$status" -eq 4 ]
+	err=$(jq -r '.targets[0].error' <<<"$output")
+	[[ $err == *"glibcx 1.7.0 meets them, but its wheels are for manylinux_2_31_aarch64, manylinux_2_31_x86_64, not this target's manylinux_2_28_x86_64; --platform manylinux_2_31_x86_64 (a newer glibc than this target's manylinux_2_28) would take it; the newest glibcx with one is 1.6.1"* ]]
+	[[ $err != *"none of its"* ]]
+	# what it says is true: that --platform takes it
+	run "$OFFWHEEL" --home "$SRV/ws" --json resolve --index-url "$OW_HTTP_URL/whl" --variant cu128 \
+		--extra-index-url "$OW_HTTP_URL/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--python 3.11 --platform manylinux_2_31_x86_64 --with 'glibcx>=1.7'
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.targets[0].members[] | select(.project == "glibcx") | .version' <<<"$output")" = 1.7.0 ]
+	# a dependency's requirement (vllm -> llguidance>=1.7): the held-back release says the same
+	run stack --with guidx
+	[ "$status" -eq 0 ]
+	[[ $(jq -r '.targets[0].held_back[0].why' <<<"$output") == *"guidx 2.0 requires glibcx>=1.7, but only glibcx 1.6.1 is available for this target; glibcx 1.7.0 meets them, but its wheels are for "*"--platform manylinux_2_31_x86_64"* ]]
+	uv=$(uv_compile 3.11 'glibcx>=1.7') || skip "uv is not in the test cache (real_stacks.bats installs it): the uv oracle did not run"
+	echo "uv: $uv"
+	[[ $uv == *"No solution found"* ]]
+	uv_tags_named "$uv" "$err"
+}
+
+@test "Requires-Python that excludes the target's Python is named (offwheel honours its upper bound, as pip does), with the ABIs the wheels are for, as uv names them" {
+	run "$OFFWHEEL" --home "$SRV/ws" --json resolve --index-url "$OW_HTTP_URL/whl" --variant cu128 \
+		--extra-index-url "$OW_HTTP_URL/simple" --trusted-host "127.0.0.1:$OW_HTTP_PORT" \
+		--python 3.12,3.10 --platform linux-x86_64 --with 'oldpy<2'
+	echo "$output"
+	[ "$status" -eq 4 ]
+	err=$(jq -r '.targets[] | select(.python == "cp312") | .error' <<<"$output")
+	[[ $err == *"oldpy 1.0 meets them, but its Requires-Python '>=3.7,<3.11' excludes this target's Python 3.12, and its wheels are for cp39, cp310, not this target's cp312 (--python 3.10 would take it); the newest oldpy with one is 2.0"* ]]
+	# and --python 3.10 does
+	[ "$(jq -r '.targets[] | select(.python == "cp310") | .members[] | select(.project == "oldpy") | .version' <<<"$output")" = 1.0 ]
+	uv=$(uv_compile 3.12 'oldpy<2') || skip "uv is not in the test cache (real_stacks.bats installs it): the uv oracle did not run"
+	echo "uv: $uv"
+	[[ $uv == *"No solution found"* ]]
+	uv_tags_named "$uv" "$err"
+}
+
+@test "a stack with no answer shows nothing chosen (not torch missing, not a torch it tried); a cause repeated for each torch is said once" {
+	run stack --with transx --with 'tokx>=0.22'
+	[ "$status" -eq 4 ]
+	jq -e '.targets[0] | .versions.torch == null and .missing == [] and .stack_conflict and .skipped == []' <<<"$output"
+	[[ $(jq -r '.targets[0].error' <<<"$output") == "no set fits the stack on this target, whichever torch: no version of transx fits: "* ]]
+	run "$OFFWHEEL" --home "$SRV/ws" resolve --offline --index-url "$OW_HTTP_URL/whl" --variant cu128 \
+		--extra-index-url "$OW_HTTP_URL/simple" --python 3.11 --platform linux-x86_64 \
+		--with transx --with 'tokx>=0.22'
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ $output == *"cu128 cp311-manylinux_2_28_x86_64  -  "*"INCOMPLETE"* ]]
+	[[ $output != *"missing"* ]]
+	# every torch of cu126 needs filelock, and the stack limits it below any: torch is
+	# part of it; after the eighth torch none more is tried, and none is shown
+	printf 'filelock<2\n' >"$SRV/fl2.txt"
+	VARIANT=cu126 run stack -c "$SRV/fl2.txt" --with numpy
+	echo "$output"
+	[ "$status" -eq 4 ]
+	jq -e '.targets[0] | .versions.torch == null and .missing == [] and .stack_conflict' <<<"$output"
+	[[ $(jq -r '.targets[0].error' <<<"$output") == "the stack fits none of the 8 torch releases tried on this target (the newest first; older ones were not tried); with torch 2.11.0+cu126: "*"torch 2.11.0+cu126 requires filelock>=3, but $SRV/fl2.txt:1 limits filelock<2 (the same for torch 2.10.0+cu126, 2.9.0+cu126, 2.8.0+cu126)" ]]
+	# torch 2.8.0 and newer need filelock>=3: four passed over for one reason, said once
+	printf 'filelock<3\n' >"$SRV/fl3.txt"
+	VARIANT=cu126 run stack -c "$SRV/fl3.txt" --with numpy
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.targets[0].versions.torch' <<<"$output")" = 2.7.0+cu126 ]
+	[ "$(jq '.targets[0].skipped | length' <<<"$output")" -eq 4 ]
+	run "$OFFWHEEL" --home "$SRV/ws" resolve --offline --index-url "$OW_HTTP_URL/whl" --variant cu126 \
+		--extra-index-url "$OW_HTTP_URL/simple" --python 3.11 --platform linux-x86_64 \
+		-c "$SRV/fl3.txt" --with numpy
+	echo "$output"
+	[ "$(grep -c 'passed over' <<<"$output")" -eq 1 ]
+	[[ $output == *"newer torch 2.11.0+cu126 passed over: "*"(the same for torch 2.10.0+cu126, 2.9.0+cu126, 2.8.0+cu126)"* ]]
 }

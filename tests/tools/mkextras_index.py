@@ -43,6 +43,7 @@ Standard library only; deterministic output.
 """
 import base64
 import hashlib
+import html
 import io
 import os
 import sys
@@ -89,17 +90,19 @@ def sha(b):
 
 
 def page(root, rel, project, entries):
-    """entries: (filename, wheel bytes, metadata bytes); files live beside the page."""
+    """entries: (filename, wheel bytes, metadata bytes[, requires-python]); files
+    live beside the page; a requires-python goes into data-requires-python."""
     d = os.path.join(root, rel, project)
     os.makedirs(d, exist_ok=True)
     links = []
-    for fn, whl, meta in entries:
+    for fn, whl, meta, *rp in entries:
         with open(os.path.join(d, fn), "wb") as f:
             f.write(whl)
         with open(os.path.join(d, fn + ".metadata"), "wb") as f:
             f.write(meta)
+        rpa = f' data-requires-python="{html.escape(rp[0])}"' if rp else ""
         links.append(f'<a href="{fn}#sha256={sha(whl)}" data-dist-info-metadata="sha256={sha(meta)}"'
-                     f' data-core-metadata="sha256={sha(meta)}">{fn}</a><br/>')
+                     f' data-core-metadata="sha256={sha(meta)}"{rpa}>{fn}</a><br/>')
     with open(os.path.join(d, "index.html"), "w") as f:
         f.write("<!DOCTYPE html>\n<html><body>\n" + "\n".join(links) + "\n</body></html>\n")
 

@@ -19,8 +19,17 @@ ROOT/simple/      the rest, each project's page with PEP 658 metadata:
   spreadx 2.0 (a cp312 manylinux x86_64 wheel only), 1.0
                                                 (a 3.11 + 3.12 matrix gets two)
   pyonlyx 2.0 (Requires-Python >=3.12, on the page and in its metadata), 1.0
-Wheels are tagged py3-none-any (so every target takes them) unless said; standard
-library only, deterministic (the wheel helpers of mkextras_index.py).
+  glibcx 1.7.0 (manylinux_2_31 wheels only), 1.6.1 (manylinux2014)
+                                                (as llguidance 1.7: a newer
+                                                glibc than manylinux_2_28)
+  guidx 2.0 -> glibcx>=1.7; guidx 1.0 -> glibcx  (as vllm -> llguidance)
+  oldpy 1.0 (cp39/cp310 wheels, Requires-Python >=3.7,<3.11), 2.0
+                                                (as numpy 1.21.6 on 3.12)
+ROOT/whl/cu126/   torch 2.0.0 ... 2.11.0 (12 releases; 2.8.0 and newer need
+                  filelock>=3), filelock 3.0 and 2.0: -c filelock<3 passes
+                  over four torches for one reason, filelock<2 every one
+Wheels are tagged py3-none-any (so every target takes them) unless named;
+standard library only, deterministic (the wheel helpers of mkextras_index.py).
 """
 import io
 import os
@@ -29,6 +38,16 @@ import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mkextras_index import metadata, page, simple, wheel  # noqa: E402
+
+
+def tagged(name, version, tag, requires_python=None):
+    """A wheel of one tag, its Requires-Python on the page and in METADATA."""
+    fn = f"{name}-{version}-{tag}.whl"
+    meta = metadata(name, version)
+    if requires_python:
+        meta = meta[:-1] + f"Requires-Python: {requires_python}\n\n".encode()
+    entry = (fn, wheel(fn, meta), meta)
+    return entry + (requires_python,) if requires_python else entry
 
 
 def sdist(name, version):
@@ -91,6 +110,19 @@ def main():
     py312 = with_python(simple("pyonlyx", "2.0"), ">=3.12")
     page(root, s, "pyonlyx", [py312, simple("pyonlyx", "1.0")])
     needs_python(root, s, "pyonlyx", py312, ">=3.12")
+    page(root, s, "glibcx", [tagged("glibcx", "1.7.0", "py3-none-manylinux_2_31_x86_64"),
+                             tagged("glibcx", "1.7.0", "py3-none-manylinux_2_31_aarch64"),
+                             tagged("glibcx", "1.6.1",
+                                    "py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64")])
+    page(root, s, "guidx", [simple("guidx", "2.0", ["glibcx>=1.7"]),
+                            simple("guidx", "1.0", ["glibcx"])])
+    old = [tagged("oldpy", "1.0", f"{t}-{t}-manylinux_2_17_x86_64.manylinux2014_x86_64",
+                  ">=3.7,<3.11") for t in ("cp39", "cp310")]
+    page(root, s, "oldpy", old + [tagged("oldpy", "2.0", "py3-none-any", ">=3.9")])
+    page(root, "whl/cu126", "torch", [simple("torch", f"2.{m}.0+cu126",
+                                             ["filelock>=3" if m >= 8 else "filelock"])
+                                      for m in range(11, -1, -1)])
+    page(root, "whl/cu126", "filelock", [simple("filelock", "3.0"), simple("filelock", "2.0")])
 
 
 if __name__ == "__main__":

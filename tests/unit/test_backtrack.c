@@ -155,6 +155,16 @@ static void f_prefetch(void *ud, const char *name, const struct bt_cand *c)
 	snprintf(f->prefetched + l, sizeof f->prefetched - l, "%s %s,", name, c->version_text);
 }
 
+/* What the provider knows of releases with no file for the target (the
+ * real one names their tags): here, the project and how many criteria. */
+static int f_unfit(void *ud, const char *name, const struct ow_specset *const *specs, size_t n,
+                   struct ow_str *out)
+{
+	(void)ud, (void)specs;
+	ow_str_printf(out, "; [unfit %s, %zu criteria]", name, n);
+	return 0;
+}
+
 /* Resolve `roots` (and constraints `cons`, both "&"-separated) for
  * CPython 3.12 on Linux x86_64 against `spec`. */
 struct run {
@@ -191,7 +201,7 @@ static void resolve(struct run *x, const char *spec, const char *roots, const ch
 	fprov_init(&x->f, spec);
 	split(roots, rr, ri, &nr);
 	split(cons, cr, ci, &nc);
-	struct bt_provider p = {f_candidates, f_requires, NULL, &x->f, f_prefetch};
+	struct bt_provider p = {f_candidates, f_requires, f_unfit, &x->f, f_prefetch};
 	struct bt_opts o = {&env, pre, 0};
 	x->rc = bt_resolve(&p, &o, ri, nr, ci, nc, &x->r);
 	for (size_t i = 0; i < nr; i++)
@@ -449,6 +459,29 @@ static void test_an_exact_pin_prefetches_nothing(void **state)
 	bt_result_dispose(&x.r);
 }
 
+/* A dependency's requirement that only releases for other targets meet
+ * (vllm -> llguidance>=1.7, whose 1.7 wheels are manylinux_2_31): what
+ * there is for the target, then what the provider knows of the others.  A
+ * conflict is a proof (not fatal); a search stopped on the way is not. */
+static void test_a_requirement_only_other_targets_meet_says_so(void **state)
+{
+	(void)state;
+	struct run x;
+	resolve(&x, "a 1.0: llg>=1.7 | llg 1.6.1 | llg 1.6.0", "a", NULL, false);
+	assert_non_null(x.r.conflict);
+	print_message("%s\n", x.r.conflict);
+	assert_string_equal(x.r.conflict, "no version of a fits: a 1.0 requires llg>=1.7, but only "
+	                                  "llg 1.6.1, 1.6.0 are available for this target; [unfit "
+	                                  "llg, 1 criteria]; [unfit a, 1 criteria]");
+	/* (a's own: the real provider says nothing of a release the target has) */
+	assert_false(x.r.fatal);
+	bt_result_dispose(&x.r);
+	resolve(&x, "a 1.0: gone | gone -", "a", NULL, false);
+	assert_non_null(x.r.conflict);
+	assert_true(x.r.fatal);
+	bt_result_dispose(&x.r);
+}
+
 static void test_bad_metadata_is_an_error_naming_the_candidate(void **state)
 {
 	(void)state;
@@ -463,6 +496,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_newest_of_everything_without_conflict),
+		cmocka_unit_test(test_a_requirement_only_other_targets_meet_says_so),
 		cmocka_unit_test(test_backtracks_when_a_later_requirement_rules_the_newest_out),
 		cmocka_unit_test(test_extras_agree_with_their_project),
 		cmocka_unit_test(test_markers_are_the_targets),

@@ -373,6 +373,108 @@ static void test_index_only(void **state)
 	assert_false(rs_index_only(&o, "filelock"));
 }
 
+/* ---- why a release has no file for a target (rs_unfit_why) ----------------- */
+
+struct ufile {
+	const char *py, *abi, *plat; /* NULL py, "" plat: the release's sdist */
+	const char *rp;              /* data-requires-python, NULL none */
+};
+
+#define UF_MAX 16
+
+/* The release 'version' of a list made of files, and why target t has none. */
+static void unfit(const char *version, const struct ufile *f, const char *python,
+                  const char *platform, char *out, size_t cap)
+{
+	struct rs_cand c[UF_MAX] = {{0}};
+	char *tags[3 * UF_MAX], text[4 * UF_MAX][64];
+	struct rs_list l = {.c = c, .tags = tags};
+	struct ow_target t;
+	assert_int_equal(ow_target_parse(&t, python, platform), 0);
+	for (; f->plat || f->py; f++, l.n++) {
+		char *k = text[4 * l.n];
+		assert_int_equal(ow_pep440_parse(&c[l.n].v, version), 0);
+		c[l.n].sdist = !f->py;
+		snprintf(k, 64, "%s", f->rp ? f->rp : "");
+		c[l.n].requires_python = f->rp ? k : NULL;
+		c[l.n].tag = l.ntags;
+		snprintf(k + 64, 64, "%s", f->py ? f->py : "");
+		snprintf(k + 128, 64, "%s", f->abi ? f->abi : "");
+		snprintf(k + 192, 64, "%s", f->plat);
+		for (int i = 0; i < 3; i++)
+			tags[3 * l.ntags + i] = k + 64 * (i + 1);
+		l.ntags++;
+	}
+	struct ow_str s = {0};
+	assert_int_equal(rs_unfit_why(&l, &c[0].v, &t, &s), 0);
+	snprintf(out, cap, "%s", s.p ? s.p : "");
+	ow_str_dispose(&s);
+}
+
+/* numpy 1.21.6 as PyPI lists it (Requires-Python >=3.7,<3.11) on Python 3.12:
+ * the Requires-Python named first, then the ABIs its wheels are for. */
+static void test_unfit_python(void **state)
+{
+	(void)state;
+	static const char rp[] = ">=3.7,<3.11";
+	static const struct ufile numpy[] = {
+		{"cp37", "cp37m", "manylinux_2_12_x86_64.manylinux2010_x86_64", rp},
+		{"cp38", "cp38", "manylinux_2_12_x86_64.manylinux2010_x86_64", rp},
+		{"cp39", "cp39", "win_amd64", rp},
+		{"cp310", "cp310", "manylinux_2_17_x86_64.manylinux2014_x86_64", rp},
+		{"cp310", "cp310", "macosx_11_0_arm64", rp},
+		{NULL, NULL, "", rp}, /* numpy-1.21.6.zip */
+		{NULL, NULL, NULL, NULL},
+	};
+	char why[1024];
+	unfit("1.21.6", numpy, "3.12", "linux-x86_64", why, sizeof why);
+	assert_string_equal(why, "its Requires-Python '>=3.7,<3.11' excludes this target's Python "
+	                         "3.12, and its wheels are for cp37m, cp38, cp39, cp310, not this "
+	                         "target's cp312 (--python 3.10 would take it) (it has an sdist: "
+	                         "--allow-sdist ships it, and the target builds it)");
+	/* Python 3.9 on Linux: its cp39 wheel is for Windows, its Linux ones for others */
+	unfit("1.21.6", numpy, "3.9", "linux-x86_64", why, sizeof why);
+	assert_string_equal(why, "none of its 5 wheels is for this target (each fits its Python or "
+	                         "its platform, none both) (--python 3.10 would take it) (it has an "
+	                         "sdist: --allow-sdist ships it, and the target builds it)");
+}
+
+/* Wheels for a newer glibc or macOS than the target's: named, with the
+ * --platform that takes one; another OS's only: named, no --platform. */
+static void test_unfit_platform(void **state)
+{
+	(void)state;
+	static const struct ufile guid[] = {
+		{"cp39", "abi3", "manylinux_2_31_x86_64", ">=3.9"},
+		{"cp39", "abi3", "manylinux_2_31_aarch64", ">=3.9"},
+		{"cp39", "abi3", "macosx_14_0_arm64", ">=3.9"},
+		{"cp39", "abi3", "macosx_15_0_arm64", ">=3.9"},
+		{"cp39", "abi3", "win_amd64", ">=3.9"},
+		{NULL, NULL, NULL, NULL},
+	};
+	char why[1024];
+	unfit("1.7.3", guid, "3.12", "linux-x86_64", why, sizeof why);
+	assert_string_equal(why, "its wheels are for macosx_14_0_arm64, macosx_15_0_arm64, "
+	                         "manylinux_2_31_aarch64, manylinux_2_31_x86_64, win_amd64, not this "
+	                         "target's "
+	                         "manylinux_2_28_x86_64; --platform manylinux_2_31_x86_64 (a newer "
+	                         "glibc than this target's manylinux_2_28) would take it");
+	unfit("1.7.3", guid, "3.12", "macos-arm64", why, sizeof why);
+	assert_non_null(strstr(why, "; --platform macosx_14_0_arm64 (a newer macOS than this "
+	                            "target's macosx_11_0) would take it"));
+	unfit("1.7.3", guid, "3.12", "windows-arm64", why, sizeof why);
+	assert_null(strstr(why, "--platform"));
+	assert_non_null(strstr(why, "not this target's win_arm64"));
+	/* only an sdist; a Requires-Python alone */
+	static const struct ufile sdist[] = {{NULL, NULL, "", NULL}, {NULL, NULL, NULL, NULL}};
+	unfit("4.9.3", sdist, "3.12", "linux-x86_64", why, sizeof why);
+	assert_string_equal(why, "it has only an sdist (--allow-sdist ships it, and the target "
+	                         "builds it at install)");
+	static const struct ufile pure[] = {{"py3", "none", "any", "<3.11"}, {NULL, NULL, NULL, NULL}};
+	unfit("1.0", pure, "3.12", "linux-x86_64", why, sizeof why);
+	assert_string_equal(why, "its Requires-Python '<3.11' excludes this target's Python 3.12");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +486,8 @@ int main(void)
 		cmocka_unit_test(test_build_tags),
 		cmocka_unit_test(test_upload_scope),
 		cmocka_unit_test(test_index_only),
+		cmocka_unit_test(test_unfit_python),
+		cmocka_unit_test(test_unfit_platform),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
