@@ -104,7 +104,10 @@ _ow_sw_launch() {
 	(cd "$OW_S3_DIR" && _ow_close_fds && exec "$OW_WEED" "$role" "$@") >>"$log" 2>&1 </dev/null &
 	echo $! >"$OW_S3_DIR/$role.pid"
 	disown $! 2>/dev/null || true # no "Killed" job notices when a test kills it
-	_ow_watchdog "$(_ow_sw_pid "$role")" "$OW_WEED"
+	# the store lives as long as the file that started it: a server restarted
+	# inside a test (a volume server killed and started again) is the file's
+	# too, not stopped when that test ends
+	_ow_watchdog "$(_ow_sw_pid "$role")" "$OW_WEED" "${OW_S3_OWNER:-$$}"
 }
 
 # _ow_sw_wait WHAT ROLE DEADLINE CMD...: poll CMD every 0.1 s until it
@@ -167,6 +170,9 @@ ow_start_seaweed() {
 	mkdir -p "$dir"
 	export OW_S3_DIR
 	OW_S3_DIR=$(cd "$dir" && pwd)
+	# who owns the store: the bats process that starts it (the file's, from
+	# setup_file); servers restarted later keep that owner
+	export OW_S3_OWNER=$$
 	# the user's own AWS setup never leaks into a test
 	unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN AWS_SECURITY_TOKEN AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3
 	export AWS_CONFIG_FILE=$OW_S3_DIR/no-aws-config AWS_SHARED_CREDENTIALS_FILE=$OW_S3_DIR/no-aws-credentials

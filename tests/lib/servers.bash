@@ -139,8 +139,8 @@ _ow_close_fds() {
 # Only in a bats process's own shell (bats' `skip` is defined there, not in
 # the scripts a test runs): `scripts/demo --serve` leaves its nginx running
 # on purpose after it exits, also when a test runs it.
-_ow_watchdog() {
-	local pid=$1 match=$2 log=
+_ow_watchdog() { # PID MATCH [OWNER]: OWNER (default this shell's bats process) ends -> PID stopped
+	local pid=$1 match=$2 owner=${3:-$$} log=
 	[ -n "$pid" ] && [ -n "${BATS_TEST_FILENAME:-}" ] && declare -F skip >/dev/null || return 0
 	[ -n "${OW_BUILD_DIR:-}" ] && [ -d "$OW_BUILD_DIR" ] && log=$OW_BUILD_DIR/Testing/ow-servers-stopped.log
 	(
@@ -161,7 +161,7 @@ _ow_watchdog() {
 			alive && { pkill -KILL -P "$pid"; kill -KILL "$pid"; } 2>/dev/null
 			[ -n "$log" ] && mkdir -p "${log%/*}" &&
 				echo "${file##*/}: left running when its bats process ended; stopped: $what" >>"$log"
-			exit 0' sh "$$" "$pid" "$match" "$log" "${BATS_TEST_FILENAME:-}"
+			exit 0' sh "$owner" "$pid" "$match" "$log" "${BATS_TEST_FILENAME:-}"
 	) </dev/null >/dev/null 2>&1 &
 	disown $! 2>/dev/null || true
 }
