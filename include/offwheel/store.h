@@ -25,7 +25,10 @@ enum ow_store_mode {
 	 * must hold an index ("no workspace at DIR" otherwise); nothing is
 	 * created, and a HOME the process cannot write is opened read-only. */
 	OW_STORE_READ = 0,
-	OW_STORE_WRITE = 1 /* creates HOME; locks it, waiting up to lock_timeout seconds */
+	OW_STORE_WRITE = 1, /* creates HOME; locks it, waiting up to lock_timeout seconds */
+	OW_STORE_UPDATE = 2 /* as WRITE, but HOME must hold an index already (export:
+	                     * a mistyped --home is "no workspace at DIR", not a
+	                     * new empty workspace) */
 };
 
 typedef struct ow_store ow_store;

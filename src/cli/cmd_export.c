@@ -318,7 +318,7 @@ static int run_export(struct cli *c, const struct export_args *a, const char *ar
 	int rc = a->sign ? ow_signify_load_sec(a->sign, &key) : 0;
 	if (rc)
 		return cli_fail(c, rc);
-	if (!(rc = cli_open_store(c, OW_STORE_WRITE, &s)) &&
+	if (!(rc = cli_open_store(c, OW_STORE_UPDATE, &s)) &&
 	    !(rc = build_plan(c, s, a, ids, nids, &p))) {
 		struct ow_export_opts o = {.dir = arg, .key = a->sign ? &key : NULL,
 		                           .expires_days = a->expires, .fat32 = a->fat32,

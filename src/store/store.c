@@ -186,10 +186,10 @@ int ow_store_open(const char *home, enum ow_store_mode mode, int lock_timeout, c
 		free(s);
 		return ow_err(OW_ERANGE, "%s: workspace path too long", home);
 	}
-	int writer = mode == OW_STORE_WRITE;
-	if (writer && (rc = ow_mkdir_p(s->home, 0755)))
+	int writer = mode == OW_STORE_WRITE || mode == OW_STORE_UPDATE;
+	if (mode == OW_STORE_WRITE && (rc = ow_mkdir_p(s->home, 0755)))
 		goto fail;
-	if ((rc = make_layout(s, 0)) || (!writer && (rc = check_exists(s))))
+	if ((rc = make_layout(s, 0)) || (mode != OW_STORE_WRITE && (rc = check_exists(s))))
 		goto fail;
 	if (writer && (rc = lock_home(s, what, lock_timeout)))
 		goto fail;

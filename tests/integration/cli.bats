@@ -222,3 +222,11 @@ teardown() {
 	done
 	grep -q '`resolve` and `sync` refuse `all` (exit 2)' "$OW_SOURCE_DIR/docs/commands.md"
 }
+
+@test "export on a workspace that does not exist: 'no workspace at DIR', and none is created (a mistyped --home)" {
+	run "$OFFWHEEL" --home "$TMPD/nope" export "$TMPD/stick" --all-sets
+	[ "$status" -eq 1 ]
+	[[ $output == *"no workspace at $TMPD/nope"* ]]
+	[ ! -e "$TMPD/nope" ]
+	[ ! -e "$TMPD/stick/SHA256SUMS" ]
+}
