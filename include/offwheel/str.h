@@ -28,4 +28,8 @@ void ow_str_dispose(struct ow_str *b);
  * from the current one: ow_aprintf("...: %s", ow_err_detail()). */
 char *ow_aprintf(const char *fmt, ...) OW_PRINTF(1, 2);
 
+/* Levenshtein distance of two short words (did-you-mean), capped at `cap`:
+ * cap for words over 127 bytes or a distance of cap or more. */
+int ow_str_distance(const char *a, const char *b, int cap);
+
 #endif

@@ -40,31 +40,6 @@ static size_t count_opts(const struct cli_opt *o)
 	return n;
 }
 
-/* Levenshtein distance of two short words, capped at 9. */
-static int distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 32 || lb > 32)
-		return 9;
-	int row[33];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= la; i++) {
-		int diag = row[0];
-		row[0] = (int)i;
-		for (size_t j = 1; j <= lb; j++) {
-			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = up;
-			row[j] = best;
-		}
-	}
-	return row[lb] > 9 ? 9 : row[lb];
-}
-
 const char *cli_nearest(const char *word, const char *const *names, size_t n)
 {
 	const char *best = NULL, *prefixed = NULL;
@@ -74,7 +49,7 @@ const char *cli_nearest(const char *word, const char *const *names, size_t n)
 			prefixed = names[i];
 			nprefixed++;
 		}
-		int d = distance(word, names[i]);
+		int d = ow_str_distance(word, names[i], 9);
 		if (d < bd) {
 			bd = d;
 			best = names[i];

@@ -976,29 +976,6 @@ static int note_newer(struct rs_ctx *x, struct tstate *ts, const struct rs_pick 
 	return 0;
 }
 
-/* Edit distance of a and b, capped: 3 means "3 or more". */
-static int near(const char *a, const char *b)
-{
-	size_t na = strlen(a), nb = strlen(b);
-	if (na > 127 || nb > 127 || (na > nb ? na - nb : nb - na) > 2)
-		return 3;
-	int row[128];
-	for (size_t j = 0; j <= nb; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= na; i++) {
-		int diag = row[0];
-		row[0] = (int)i;
-		for (size_t j = 1; j <= nb; j++) {
-			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-			best = up + 1 < best ? up + 1 : best;
-			best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
-			diag = up;
-			row[j] = best;
-		}
-	}
-	return row[nb] < 3 ? row[nb] : 3;
-}
-
 /* The closest name this run has a page of, "" when none is near. */
 static const char *did_you_mean(const struct rs_ctx *x, const char *name)
 {
@@ -1006,7 +983,7 @@ static const char *did_you_mean(const struct rs_ctx *x, const char *name)
 	int d = 3;
 	for (size_t i = 0; i < x->nlists; i++) {
 		const struct rs_list *l = &x->lists[i];
-		int k = l->state == RS_LIST_LOADED && l->n ? near(name, l->project) : 3;
+		int k = l->state == RS_LIST_LOADED && l->n ? ow_str_distance(name, l->project, 3) : 3;
 		if (k && k < d)
 			d = k, best = l->project;
 	}

@@ -94,3 +94,25 @@ char *ow_aprintf(const char *fmt, ...)
 	va_end(ap);
 	return out;
 }
+
+int ow_str_distance(const char *a, const char *b, int cap)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 127 || lb > 127 || (size_t)cap <= (la > lb ? la - lb : lb - la))
+		return cap;
+	int row[128];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			best = up + 1 < best ? up + 1 : best;
+			best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb] < cap ? row[lb] : cap;
+}
