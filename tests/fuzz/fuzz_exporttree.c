@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_OPS 24
 #define MAX_ENTRIES 512
+
+/* snprintf that stops the run when the text does not fit: a fuzz run must
+ * never act on a silently cut path */
+__attribute__((format(printf, 3, 4))) static void fit(char *buf, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(buf, n, fmt, ap);
+	va_end(ap);
+	if (k < 0 || (size_t)k >= n)
+		abort();
+}
 
 static char g_base[512];
 static ow_store *g_store;
@@ -291,7 +304,7 @@ static void pick_name(const uint8_t *op, const uint8_t *raw, size_t rn, char *ou
 static void mkparents(const char *path)
 {
 	char p[8192];
-	snprintf(p, sizeof p, "%s", path);
+	fit(p, sizeof p, "%s", path);
 	for (char *s = strchr(p + strlen(g_base) + 1, '/'); s; s = strchr(s + 1, '/')) {
 		*s = '\0';
 		mkdir(p, 0755);
@@ -320,7 +333,7 @@ static void apply_op(const char *dir, const uint8_t *op, const uint8_t *raw, siz
 	pick_name(op, raw, rn, rel, sizeof rel);
 	if (through_link(dir, rel))
 		return;
-	snprintf(path, sizeof path, "%s/%s", dir, rel);
+	fit(path, sizeof path, "%s/%s", dir, rel);
 	if (op[0] % 7 != 6)
 		mkparents(path);
 	switch (op[0] % 7) {
@@ -415,11 +428,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rmtree(out);
 	mkdir(out, 0755);
 	char sub[4300];
-	snprintf(sub, sizeof sub, "%s/sub", out);
+	fit(sub, sizeof sub, "%s/sub", out);
 	mkdir(sub, 0755);
-	snprintf(sub, sizeof sub, "%s/f.txt", out);
+	fit(sub, sizeof sub, "%s/f.txt", out);
 	write_file(sub, "sentinel", 8);
-	snprintf(sub, sizeof sub, "%s/sub/index.html", out);
+	fit(sub, sizeof sub, "%s/sub/index.html", out);
 	write_file(sub, "<html>keep</html>", 17);
 	int which = 1 + data[0] % 3, fresh = data[0] & 0x80;
 	if (fresh)

@@ -393,9 +393,9 @@ static void test_backjumps_over_unrelated_decisions(void **state)
 	char roots[512] = "a";
 	for (int i = 1; i <= 12; i++) {
 		size_t l = strlen(spec);
-		snprintf(spec + l, sizeof spec - l, " | p%d 3.0 | p%d 2.0 | p%d 1.0", i, i, i);
+		tu_fmt(spec + l, sizeof spec - l, " | p%d 3.0 | p%d 2.0 | p%d 1.0", i, i, i);
 		l = strlen(roots);
-		snprintf(roots + l, sizeof roots - l, "&p%d", i);
+		tu_fmt(roots + l, sizeof roots - l, "&p%d", i);
 	}
 	strcat(roots, "&z");
 	struct run x;

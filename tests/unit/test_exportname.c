@@ -171,7 +171,7 @@ static void test_lock_target_matches_the_resolver(void **state)
 		snprintf(text, sizeof text, "cu128 %s", desc);
 		assert_int_equal(ex_target_of(text, &x), 0);
 		char py[16];
-		snprintf(py, sizeof py, "%d.%d", x.py_major, x.py_minor);
+		tu_fmt(py, sizeof py, "%d.%d", x.py_major, x.py_minor);
 		assert_string_equal(py, env.value[OW_MV_PYTHON_VERSION]);
 		assert_string_equal(x.sys_platform, env.value[OW_MV_SYS_PLATFORM]);
 		assert_string_equal(x.machine, env.value[OW_MV_PLATFORM_MACHINE]);

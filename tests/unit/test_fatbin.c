@@ -65,7 +65,7 @@ static char *data_file(const char *dir, const char *base)
 static void check_fixture(const char *dir, const char *expect_name)
 {
 	char base[256], *exp_path;
-	snprintf(base, sizeof base, "%.*s", (int)(strlen(expect_name) - 7), expect_name);
+	tu_fmt(base, sizeof base, "%.*s", (int)(strlen(expect_name) - 7), expect_name);
 	assert_true(asprintf(&exp_path, "%s/%s", dir, expect_name) > 0);
 	char *want = read_expect(exp_path), *path = data_file(dir, base);
 	struct ow_fatbin *fb = NULL;

@@ -651,7 +651,7 @@ static void with_words(char *out, size_t n, const char *tmpl, const char *words)
 {
 	const char *at = strchr(tmpl, '@');
 	assert_non_null(at);
-	snprintf(out, n, "%.*s%s%s", (int)(at - tmpl), tmpl, words, at + 1);
+	tu_fmt(out, n, "%.*s%s%s", (int)(at - tmpl), tmpl, words, at + 1);
 }
 
 /* libxml2 compares each attribute of a tag with all before it: 200,000 on

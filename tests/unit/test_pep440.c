@@ -719,7 +719,7 @@ static void test_spec_format_and_limits(void **state)
 	assert_int_equal(ow_spec_format(&set, buf, 10), OW_ETOOBIG);
 	char many[OW_SPEC_MAX * 8 + 16] = "";
 	for (int i = 0; i <= OW_SPEC_MAX; i++)
-		snprintf(many + strlen(many), sizeof many - strlen(many), "%s>=%d", i ? "," : "", i);
+		tu_fmt(many + strlen(many), sizeof many - strlen(many), "%s>=%d", i ? "," : "", i);
 	assert_int_equal(ow_spec_parse(&set, many), OW_EPARSE);
 	char longv[300] = "==";
 	memset(longv + 2, '1', 250);

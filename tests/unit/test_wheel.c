@@ -267,7 +267,7 @@ static void base_record(char *rec, size_t cap)
 	for (size_t i = 0; i < N_BASE; i++)
 		record_line(rec, cap, base_files[i].name, base_files[i].data);
 	size_t o = strlen(rec);
-	snprintf(rec + o, cap - o, DI "/RECORD,,\n");
+	tu_fmt(rec + o, cap - o, DI "/RECORD,,\n");
 }
 
 /* base_files plus RECORD text `rec`, plus one more member when `extra`. */
@@ -585,7 +585,7 @@ static void test_record_no_hash(void **state)
 	struct file extra = {"demo/nohash.py", "z\n"};
 	base_record(rec, sizeof rec);
 	size_t o = strlen(rec);
-	snprintf(rec + o, sizeof rec - o, "demo/nohash.py,,\n");
+	tu_fmt(rec + o, sizeof rec - o, "demo/nohash.py,,\n");
 	record_case(rec, &extra, "no hash or size for 'demo/nohash.py'");
 }
 
@@ -635,7 +635,7 @@ static void test_metadata_name_mismatch(void **state)
 		zb_add(&z, files[i].name, files[i].data, strlen(files[i].data), NULL);
 	}
 	size_t o = strlen(rec);
-	snprintf(rec + o, sizeof rec - o, DI "/RECORD,,\n");
+	tu_fmt(rec + o, sizeof rec - o, DI "/RECORD,,\n");
 	zb_add(&z, DI "/RECORD", rec, strlen(rec), NULL);
 	zb_finish(&z, NULL);
 	expect_fail(verify_bytes(&z, WHL, NULL), OW_ERECORD, "METADATA says other 1.0");

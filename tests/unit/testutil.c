@@ -17,6 +17,16 @@ char *tu_mkdtemp(void)
 	return strdup(buf);
 }
 
+void tu_fmt(char *buf, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(buf, n, fmt, ap);
+	va_end(ap);
+	if (k < 0 || (size_t)k >= n)
+		fail_msg("tu_fmt: %d bytes do not fit in %zu (format \"%s\")", k, n, fmt);
+}
+
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;

@@ -19,6 +19,10 @@ void tu_rmtree(const char *path);
 char *tu_read_file(const char *path, size_t *len);
 /* Write bytes to a file; 0 on success. */
 int tu_write_file(const char *path, const void *data, size_t len);
+/* snprintf that fails the test when the text does not fit: a test never
+ * checks a silently cut string (and the picky -Wformat-truncation=2 set,
+ * which also compiles the tests, has nothing to guess about). */
+void tu_fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* $OW_FIXTURES/<rel> (malloc'd); the tests directory of the source tree. */
 char *tu_fixture(const char *rel);
 
