@@ -799,8 +799,9 @@ static void total_line(int cols)
 	else
 		snprintf(part[TP_COUNT], sizeof part[TP_COUNT], "  %llu done", evs.items);
 	double rate = recent_rate(secs, done);
-	snprintf(part[TP_DONE], sizeof part[TP_DONE], "%s at %s", cli_bytes(done, b, sizeof b),
-	         cli_rate((unsigned long long)rate, 1.0, b2, sizeof b2));
+	if (done || rate > 0) /* a batch of audits moves no bytes */
+		snprintf(part[TP_DONE], sizeof part[TP_DONE], "%s at %s", cli_bytes(done, b, sizeof b),
+		         cli_rate((unsigned long long)rate, 1.0, b2, sizeof b2));
 	if (evs.plan_items) {
 		unsigned long long left = batch_left(&mark);
 		if (left || mark == '~')
@@ -858,11 +859,12 @@ static void on_plan(const struct ow_event *ev)
 static void on_progress(const struct ow_event *ev)
 {
 	const char *what = ev->what ? ev->what : "";
-	if (ev->kind == OW_EV_PLAN) {
+	if (ev->kind == OW_EV_PLAN) { /* drawn at once: "0 of 8 device audits done" */
 		on_plan(ev);
-		return;
-	}
-	if (ev->kind == OW_EV_ITEM) {
+		if (!ev->done)
+			return;
+		evs.last = (struct timespec){0, 0};
+	} else if (ev->kind == OW_EV_ITEM) {
 		evs.plan_done += evs.plan_items != 0;
 		evs.plan_got += evs.plan_items ? ev->done : 0;
 	} else if (ev->kind == OW_EV_DONE) {
