@@ -16,7 +16,8 @@ last as "status N").
 
 words: every word on the REFERENCE screen (the same commands on a wide
 terminal) must be on the NARROW one, whole.  Words with digits (times,
-rates, sequence numbers, key ids) and the progress lines are left out:
+rates, sequence numbers, key ids), the word after a number (its unit) and
+the progress lines are left out:
 they differ between two runs.  Exits 1 and names the missing words.
 Standard library only.
 """
@@ -83,9 +84,12 @@ def words_of(lines):
     for line in lines:
         if TOTAL.match(line):
             continue
+        prev = ""
         for w in line.split():
-            if not re.search(r"\d", w):
+            # a number's unit too ("1 second", "2 seconds")
+            if not re.search(r"\d", w) and not re.search(r"\d", prev):
                 out.add(w)
+            prev = w
     return out
 
 
