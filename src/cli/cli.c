@@ -58,31 +58,6 @@ const char *cli_nearest(const char *word, const char *const *names, size_t n)
 	return nprefixed == 1 ? prefixed : best;
 }
 
-/* text from column `col` on, wrapped at spaces to `width`, continuation
- * lines indented to `indent`; a word longer than a line is never cut. */
-static void wrap_text(FILE *f, const char *text, int col, int indent, int width)
-{
-	bool first = true;
-	for (const char *p = text; *p;) {
-		p += strspn(p, " ");
-		size_t n = strcspn(p, " ");
-		if (!n)
-			break;
-		if (!first && col + 1 + (int)n > width) {
-			fprintf(f, "\n%*s", indent, "");
-			col = indent;
-		} else if (!first) {
-			fputc(' ', f);
-			col++;
-		}
-		fwrite(p, 1, n, f);
-		col += (int)n;
-		p += n;
-		first = false;
-	}
-	fputc('\n', f);
-}
-
 static void print_opt(FILE *f, const struct cli_opt *o, int width)
 {
 	char left[64];
@@ -95,7 +70,7 @@ static void print_opt(FILE *f, const struct cli_opt *o, int width)
 	 * page and completion generator (scripts/gen-docs) splits there, and
 	 * joins the continuation lines (indented to column 31) back */
 	int col = fprintf(f, "  %-28s %s", left, strlen(left) >= 28 ? " " : "");
-	wrap_text(f, o->help, col, 31, width);
+	cli_wrap_at(f, o->help, col, 31, width);
 }
 
 /* The options people use most, first, in this order; the rest as the
@@ -184,7 +159,7 @@ static void synopsis(FILE *f, const struct cli_opt *opts, const char *usage)
 static void flush_para(FILE *f, struct ow_str *para, int width)
 {
 	if (para->p)
-		wrap_text(f, para->p, 0, 0, width);
+		cli_wrap_at(f, para->p, 0, 0, width);
 	ow_str_dispose(para);
 }
 
@@ -389,47 +364,6 @@ int cli_with_store(struct cli *c, enum ow_store_mode mode,
 }
 
 
-/* Columns of n bytes of UTF-8 text (continuation bytes take none). */
-static size_t text_cols(const char *s, size_t n)
-{
-	size_t w = 0;
-	for (size_t i = 0; i < n; i++)
-		w += ((unsigned char)s[i] & 0xC0) != 0x80;
-	return w;
-}
-
-void cli_wrapped(FILE *f, const char *prefix, const char *msg)
-{
-	if (!msg)
-		msg = "";
-	int cols = isatty(fileno(f)) ? cli_columns(fileno(f), 80) : 0;
-	size_t col = text_cols(prefix, strlen(prefix));
-	cli_progress_clear();
-	fputs(prefix, f);
-	if (!cols || col + text_cols(msg, strlen(msg)) <= (size_t)cols) {
-		fprintf(f, "%s\n", msg);
-		return;
-	}
-	const char *p = msg;
-	size_t space = 0; /* a space is owed before the next word */
-	while (*p) {
-		size_t n = strcspn(p, " "), w = text_cols(p, n);
-		if (col > 4 && col + space + w > (size_t)cols) {
-			fputs("\n    ", f);
-			col = 4;
-		} else if (space) {
-			fputc(' ', f);
-			col++;
-		}
-		fwrite(p, 1, n, f);
-		col += w;
-		p += n;
-		space = strspn(p, " ") > 0;
-		p += strspn(p, " ");
-	}
-	fputc('\n', f);
-}
-
 /* The first error of the run, kept for --json's error document. */
 static void remember(struct cli *c, const char *code, int exit_code, const char *msg)
 {
@@ -473,7 +407,9 @@ int cli_usage_error(struct cli *c, const char *fmt, ...)
 	const char *cmd = c && c->cmd ? c->cmd : "";
 	size_t n = strlen(cmd);
 	const char *m = n && !strncmp(msg, cmd, n) && !strncmp(msg + n, ": ", 2) ? msg + n + 2 : msg;
-	fprintf(stderr, "offwheel%s%s: %s\n", *cmd ? " " : "", cmd, m);
+	char prefix[64];
+	snprintf(prefix, sizeof prefix, "offwheel%s%.40s: ", *cmd ? " " : "", cmd);
+	cli_wrapped(stderr, prefix, m);
 	remember(c, "USAGE", 2, m);
 	return 2;
 }
@@ -482,8 +418,12 @@ int cli_usage_error(struct cli *c, const char *fmt, ...)
 static void out_v(const char *fmt, va_list ap) OW_PRINTF(1, 0);
 static void out_v(const char *fmt, va_list ap)
 {
+	char *s = NULL;
 	cli_progress_clear();
-	vprintf(fmt, ap);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	cli_wrap(stdout, s ? s : "(out of memory)\n");
+	free(s);
 	fflush(stdout);
 }
 
@@ -820,48 +760,60 @@ static double recent_rate(double secs, unsigned long long done)
 	return span > 0.5 && done > evs.win_b[0] ? (double)(done - evs.win_b[0]) / span : 0;
 }
 
-/* Append ", TEXT" to the line when it still fits in `cols`. */
-static void add_part(char *line, size_t n, int cols, const char *text)
+/* The total line from its parts: the count always, then as many of the
+ * others as fit in `cols` - 1 columns (the last column stays empty: a
+ * terminal would wrap there), the bytes left first, then the bytes done and
+ * the rate, then the ETA; shown in the order count, done, left, ETA.  A part
+ * is never cut. */
+enum { TP_COUNT, TP_DONE, TP_LEFT, TP_ETA, TP_N };
+
+static void put_total(char part[TP_N][96], int cols)
 {
-	size_t len = strlen(line), t = strlen(text);
-	if (len + 2 + t <= (size_t)cols && len + 2 + t < n) {
-		memcpy(line + len, ", ", 2);
-		memcpy(line + len + 2, text, t + 1);
+	static const int prio[TP_N] = {TP_COUNT, TP_LEFT, TP_DONE, TP_ETA};
+	bool keep[TP_N] = {false};
+	size_t used = 0;
+	for (int i = 0; i < TP_N; i++) {
+		size_t t = strlen(part[prio[i]]);
+		if (t && (i == 0 || used + 2 + t <= (size_t)cols - 1)) {
+			keep[prio[i]] = true;
+			used += (i ? 2 : 0) + t;
+		}
 	}
+	for (int i = 0; i < TP_N; i++)
+		if (keep[i])
+			fprintf(stderr, "%s%s", i ? ", " : "", part[i]);
+	fputc('\n', stderr);
 }
 
 static void total_line(int cols)
 {
-	char line[512], part[96], b[32], b2[32], mark;
+	char part[TP_N][96] = {{0}}, b[32], b2[32], mark;
 	unsigned long long done = evs.bytes_done - evs.batch_bytes;
 	for (int i = 0; i < EV_SLOTS; i++)
 		done += evs.slot[i].used ? evs.slot[i].done : 0;
 	double secs = since(&evs.batch_start);
 	if (evs.plan_items)
-		snprintf(line, sizeof line, "  %llu of %llu %s done",
+		snprintf(part[TP_COUNT], sizeof part[TP_COUNT], "  %llu of %llu %.31s done",
 		         evs.plan_done < evs.plan_items ? evs.plan_done : evs.plan_items, evs.plan_items,
 		         evs.plan_what);
 	else
-		snprintf(line, sizeof line, "  %llu done", evs.items);
+		snprintf(part[TP_COUNT], sizeof part[TP_COUNT], "  %llu done", evs.items);
 	double rate = recent_rate(secs, done);
-	snprintf(part, sizeof part, "%s at %s", cli_bytes(done, b, sizeof b),
-	         cli_rate((unsigned long long)rate, 1.0, b2, sizeof b2));
-	add_part(line, sizeof line, cols, part);
+	if (done || rate > 0) /* a batch of audits moves no bytes */
+		snprintf(part[TP_DONE], sizeof part[TP_DONE], "%s at %s", cli_bytes(done, b, sizeof b),
+		         cli_rate((unsigned long long)rate, 1.0, b2, sizeof b2));
 	if (evs.plan_items) {
 		unsigned long long left = batch_left(&mark);
-		if (left || mark == '~') {
-			snprintf(part, sizeof part, "%s%s%s left", mark == '~' ? "~" : "",
-			         cli_bytes(left, b, sizeof b), mark == '+' ? "+" : "");
-			add_part(line, sizeof line, cols, part);
-		}
+		if (left || mark == '~')
+			snprintf(part[TP_LEFT], sizeof part[TP_LEFT], "%s%s%s left",
+			         mark == '~' ? "~" : "", cli_bytes(left, b, sizeof b),
+			         mark == '+' ? "+" : "");
 		/* an ETA only with a rate, and never for a lower bound */
-		if (left && mark != '+' && rate > 0) {
-			snprintf(part, sizeof part, "ETA %s%s", mark == '~' ? "~" : "",
+		if (left && mark != '+' && rate > 0)
+			snprintf(part[TP_ETA], sizeof part[TP_ETA], "ETA %s%s", mark == '~' ? "~" : "",
 			         cli_duration((double)left / rate, b, sizeof b));
-			add_part(line, sizeof line, cols, part);
-		}
 	}
-	fprintf(stderr, "%.*s\n", cols - 1, line);
+	put_total(part, cols);
 }
 
 static void draw_bars(void)
@@ -907,11 +859,12 @@ static void on_plan(const struct ow_event *ev)
 static void on_progress(const struct ow_event *ev)
 {
 	const char *what = ev->what ? ev->what : "";
-	if (ev->kind == OW_EV_PLAN) {
+	if (ev->kind == OW_EV_PLAN) { /* drawn at once: "0 of 8 device audits done" */
 		on_plan(ev);
-		return;
-	}
-	if (ev->kind == OW_EV_ITEM) {
+		if (!ev->done)
+			return;
+		evs.last = (struct timespec){0, 0};
+	} else if (ev->kind == OW_EV_ITEM) {
 		evs.plan_done += evs.plan_items != 0;
 		evs.plan_got += evs.plan_items ? ev->done : 0;
 	} else if (ev->kind == OW_EV_DONE) {

@@ -11,6 +11,7 @@
 
 #include "offwheel/error.h"
 #include "offwheel/store.h"
+#include "wrap.h"
 
 enum cli_progress { CLI_PROGRESS_AUTO, CLI_PROGRESS_ALWAYS, CLI_PROGRESS_NEVER };
 

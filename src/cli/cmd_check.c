@@ -193,7 +193,7 @@ static void render(struct cli *c, const char *dir, const struct ow_check_report 
 		const struct ow_check_problem *p = &r->problems[i];
 		char *path = p->path ? cli_printable_dup(p->path) : NULL;
 		char *detail = p->detail ? cli_printable_dup(p->detail) : NULL;
-		fprintf(stderr, "%-9s %s%s%s\n", p->kind, path ? path : "", path ? ": " : "",
+		cli_wrapf(stderr, "%-9s %s%s%s\n", p->kind, path ? path : "", path ? ": " : "",
 		        detail ? detail : "");
 		free(path);
 		free(detail);
@@ -211,7 +211,7 @@ static void render(struct cli *c, const char *dir, const struct ow_check_report 
 		        exp);
 		say_devices(c, r);
 	} else
-		fprintf(stderr, "%s: NOT valid — %zu problem%s; do not install from it\n",
+		cli_wrapf(stderr, "%s: NOT valid — %zu problem%s; do not install from it\n",
 		        shown ? shown : "", r->n, r->n == 1 ? "" : "s");
 	free(shown);
 }

@@ -80,13 +80,16 @@ static void render_json(const struct ow_doctor_report *r, int rc)
 
 static void render_fix(const struct ow_doctor_fix *f)
 {
-	printf("\nfix: install %s %s wheels: %s.\n", f->channel, f->variant, f->why);
+	cli_wrapf(stdout, "\nfix: install %s %s wheels: %s.\n", f->channel, f->variant, f->why);
 	if (f->note[0])
-		printf("note: %s.\n", f->note);
-	for (size_t i = 0; i < f->n_commands; i++)
-		printf("  # %s\n  %s\n", f->labels[i], f->commands[i]);
+		cli_wrapf(stdout, "note: %s.\n", f->note);
+	for (size_t i = 0; i < f->n_commands; i++) {
+		cli_wrapf(stdout, "  # %s\n  ", f->labels[i]);
+		cli_wrap_command(stdout, f->commands[i]);
+		cli_wrap(stdout, "\n");
+	}
 	if (!strcmp(f->python, "X.Y"))
-		printf("(replace X.Y with the target's Python version)\n");
+		cli_wrap(stdout, "(replace X.Y with the target's Python version)\n");
 }
 
 static void render_text(const struct ow_doctor_report *r, int rc)

@@ -45,7 +45,7 @@ static void render_text(struct cli *c, const struct ow_fsck_report *r)
 		if (!err && c->verbosity <= 0)
 			continue;
 		char *what = cli_printable_dup(is->what), *detail = cli_printable_dup(is->detail);
-		fprintf(err ? stderr : stdout, "%s %s: %s\n", ow_fsck_kind_name(is->kind),
+		cli_wrapf(err ? stderr : stdout, "%s %s: %s\n", ow_fsck_kind_name(is->kind),
 		        what ? what : "(out of memory)", detail ? detail : "(out of memory)");
 		free(what);
 		free(detail);

@@ -76,6 +76,7 @@ static void state_text(ow_store *s, const struct ow_set_row *r, char *buf, size_
 
 struct widths {
 	int target, torch;
+	int stacked; /* a terminal too narrow for a row: each set on two lines or more */
 };
 
 /* The torch version without a local label that only repeats the target's
@@ -111,6 +112,29 @@ static void set_named_text(const struct cli *c, ow_store *s, const struct ow_set
 	ow_str_dispose(&b);
 }
 
+static void when_text(const struct ow_set_row *r, char *when, size_t n)
+{
+	time_t t = (time_t)r->resolved_at;
+	strftime(when, n, "%Y-%m-%d %H:%M", localtime(&t));
+}
+
+/* The stacked row: the id and target, then under them torch's version and
+ * the state (-v: when, the selector and the files too), wrapped at words. */
+static void set_stacked(const struct cli *c, ow_store *s, const struct ow_set_row *r,
+                        const char *torch, const char *state)
+{
+	char when[32];
+	when_text(r, when, sizeof when);
+	cli_out(c, "%4lld  %s\n", (long long)r->id, r->target);
+	if (c->verbosity > 0) {
+		cli_out(c, "      %s  %s  %s  %zu files  %s\n", torch, when, r->selector, r->nmembers,
+		        state);
+		set_named_text(c, s, r);
+	} else {
+		cli_out(c, "      %s  %s\n", torch, state);
+	}
+}
+
 static void set_text(const struct cli *c, ow_store *s, const struct ow_set_row *r,
                      const struct widths *w)
 {
@@ -119,11 +143,15 @@ static void set_text(const struct cli *c, ow_store *s, const struct ow_set_row *
 	char state[sizeof "incomplete: no " + OW_RESOLVE_MISSING_MAX], torch[OW_VER_TEXT_MAX + 1];
 	torch_text(r, torch, sizeof torch);
 	size_t used = 4 + 2 + (size_t)w->target + 2 + (size_t)w->torch + 2;
-	state_text(s, r, state, sizeof state, c->verbosity > 0 || used >= 80 ? 200 : 80 - used);
+	state_text(s, r, state, sizeof state,
+	           c->verbosity > 0 || used >= 80 || w->stacked ? 200 : 80 - used);
+	if (w->stacked) {
+		set_stacked(c, s, r, torch, state);
+		return;
+	}
 	if (c->verbosity > 0) { /* -v: when and how it was resolved, too */
 		char when[32];
-		time_t t = (time_t)r->resolved_at;
-		strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
+		when_text(r, when, sizeof when);
 		cli_out(c, "%4lld  %-*s  %-*s  %-16s  %s  %zu files  %s\n", (long long)r->id, w->target,
 		        r->target, w->torch, torch, when, r->selector, r->nmembers, state);
 		set_named_text(c, s, r);
@@ -135,7 +163,7 @@ static void set_text(const struct cli *c, ow_store *s, const struct ow_set_row *
 
 static void widths_of(const struct ow_set_row *rows, size_t n, struct widths *w)
 {
-	*w = (struct widths){6, 5};
+	*w = (struct widths){6, 5, 0};
 	for (size_t i = 0; i < n; i++) {
 		char torch[OW_VER_TEXT_MAX + 1];
 		torch_text(&rows[i], torch, sizeof torch);
@@ -177,6 +205,41 @@ static void indexes_text(const struct cli *c, const struct ow_set_row *rows, siz
 	}
 }
 
+/* Whether a row of the table is wider than the terminal (never in a pipe:
+ * there each set stays one greppable row). */
+static int stacked_layout(const struct cli *c, ow_store *s, const struct ow_set_row *rows,
+                          size_t n, const struct widths *w)
+{
+	int cols = c->json ? 0 : cli_columns(1, 0);
+	if (!cols || !n)
+		return 0;
+	size_t state_w = 0, sel_w = 0;
+	for (size_t i = 0; i < n; i++) {
+		char state[sizeof "incomplete: no " + OW_RESOLVE_MISSING_MAX];
+		state_text(s, &rows[i], state, sizeof state, 200);
+		state_w = strlen(state) > state_w ? strlen(state) : state_w;
+		sel_w = strlen(rows[i].selector) > sel_w ? strlen(rows[i].selector) : sel_w;
+	}
+	size_t row = 6 + (size_t)w->target + 2 + (size_t)w->torch + 2 + state_w;
+	if (c->verbosity > 0) /* RESOLVED, SELECTOR and "NN files" too */
+		row += 16 + 2 + sel_w + 2 + 10 + 2;
+	return row > (size_t)cols;
+}
+
+static void header_text(const struct cli *c, const struct widths *w)
+{
+	if (w->stacked) {
+		cli_say(c, "  ID  TARGET\n      %s\n", c->verbosity > 0 ? "TORCH  RESOLVED  SELECTOR, "
+		                                          "FILES, STATE" : "TORCH  STATE");
+	} else if (c->verbosity > 0) {
+		cli_say(c, "%4s  %-*s  %-*s  %-16s  %s\n", "ID", w->target, "TARGET", w->torch,
+		        "TORCH", "RESOLVED", "SELECTOR, FILES, STATE");
+	} else {
+		cli_say(c, "%4s  %-*s  %-*s  %s\n", "ID", w->target, "TARGET", w->torch, "TORCH",
+		        "STATE");
+	}
+}
+
 int cli_ls_sets(struct cli *c, ow_store *s, const char *target)
 {
 	struct ow_set_row *rows;
@@ -187,11 +250,9 @@ int cli_ls_sets(struct cli *c, ow_store *s, const char *target)
 	json_t *a = c->json ? json_array() : NULL;
 	struct widths w;
 	widths_of(rows, n, &w);
-	if (n && !a && c->verbosity > 0)
-		cli_say(c, "%4s  %-*s  %-*s  %-16s  %s\n", "ID", w.target, "TARGET", w.torch, "TORCH",
-		        "RESOLVED", "SELECTOR, FILES, STATE");
-	else if (n && !a)
-		cli_say(c, "%4s  %-*s  %-*s  %s\n", "ID", w.target, "TARGET", w.torch, "TORCH", "STATE");
+	w.stacked = stacked_layout(c, s, rows, n, &w);
+	if (n && !a)
+		header_text(c, &w);
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (a)
 			json_array_append_new(a, set_json(c, s, &rows[i], &rc));

@@ -100,12 +100,12 @@ static void kernel_line(const struct ow_smoke_dev *d)
 	const struct ow_smoke_result *k = &d->kernel;
 	const char *img = k->image == OW_GPU_IMG_SASS ? "SASS from the fatbin" : "PTX through the JIT";
 	if (!d->kernel_run)
-		printf("  smoke kernel: skipped (--no-kernel)\n");
+		cli_wrapf(stdout, "  smoke kernel: skipped (--no-kernel)\n");
 	else if (k->status == OW_SMOKE_PASSED)
-		printf("  smoke kernel: passed (%s; %u elements, checksum %llu as computed on the CPU; "
+		cli_wrapf(stdout, "  smoke kernel: passed (%s; %u elements, checksum %llu as computed on the CPU; "
 		       "%.2f s)\n", img, k->n, (unsigned long long)k->got, k->seconds);
 	else
-		printf("  smoke kernel: %s (%s): %s\n",
+		cli_wrapf(stdout, "  smoke kernel: %s (%s): %s\n",
 		       k->status == OW_SMOKE_NOT_RUN ? "NOT RUN" : "FAILED", img,
 		       d->kernel_detail ? d->kernel_detail : "");
 }
@@ -113,11 +113,11 @@ static void kernel_line(const struct ow_smoke_dev *d)
 static void render_device(const struct ow_smoke_report *r, const struct ow_smoke_dev *d)
 {
 	char cc[16];
-	printf("device %d: %s, compute capability %s\n", d->dev.ordinal, d->dev.name,
+	cli_wrapf(stdout, "device %d: %s, compute capability %s\n", d->dev.ordinal, d->dev.name,
 	       cli_gpu_cc(d->dev.cc, cc, sizeof cc));
 	kernel_line(d);
 	if (d->same_as >= 0)
-		printf("  libraries: as device %d (same compute capability)\n",
+		cli_wrapf(stdout, "  libraries: as device %d (same compute capability)\n",
 		       r->devs[d->same_as].dev.ordinal);
 	else if (r->install)
 		cli_gpu_libs_lines(stdout, r->install, d->libs, d->n_libs, "  ");
@@ -130,7 +130,7 @@ static void render_text(const struct cli *c, const struct ow_smoke_report *r, in
 	if (c->verbosity < 0)
 		goto verdict;
 	if (r->install) {
-		printf("installed (%s): ", r->install->site);
+		cli_wrapf(stdout, "installed (%s): ", r->install->site);
 		cli_gpu_install_line(stdout, r->install);
 	} else {
 		cli_wrapped(stdout, "installed: not found: ", r->install_detail);
@@ -139,18 +139,18 @@ static void render_text(const struct cli *c, const struct ow_smoke_report *r, in
 		cli_wrapped(stdout, "driver: ", r->driver_detail);
 		goto verdict;
 	}
-	printf("driver: %s, CUDA driver version %s, %d device(s)\n", r->libcuda ? r->libcuda : "",
+	cli_wrapf(stdout, "driver: %s, CUDA driver version %s, %d device(s)\n", r->libcuda ? r->libcuda : "",
 	       cli_gpu_driver(r->driver, drv, sizeof drv), r->n_devices);
 	for (size_t i = 0; i < r->n_devs; i++)
 		render_device(r, &r->devs[i]);
 	if (r->n_libs_without_code)
-		printf("(%zu more librar%s of the set hold no device code)\n", r->n_libs_without_code,
+		cli_wrapf(stdout, "(%zu more librar%s of the set hold no device code)\n", r->n_libs_without_code,
 		       r->n_libs_without_code == 1 ? "y" : "ies");
 verdict:
 	if (rc)
 		cli_wrapped(stderr, "offwheel smoke: ", ow_err_detail());
 	else
-		printf("smoke: PASSED — the installed set runs on %zu device(s)\n", r->n_devs);
+		cli_wrapf(stdout, "smoke: PASSED — the installed set runs on %zu device(s)\n", r->n_devs);
 }
 
 int cmd_smoke(struct cli *c, int argc, char **argv)

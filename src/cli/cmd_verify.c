@@ -59,7 +59,7 @@ static void render(struct cli *c, const struct ow_obj_row *rows, const struct ow
 			json_decref(o);
 		char *shown = c->json ? NULL : cli_printable_dup(res[i].detail ? res[i].detail : "");
 		if (!c->json)
-			fprintf(stderr, "FAILED %s\n", shown ? shown : "(out of memory)");
+			cli_wrapf(stderr, "FAILED %s\n", shown ? shown : "(out of memory)");
 		free(shown);
 	}
 	if (c->json) {
@@ -75,7 +75,7 @@ static void render(struct cli *c, const struct ow_obj_row *rows, const struct ow
 	        cli_bytes(bytes, b, sizeof b), secs, secs > 0 ? (double)bytes / secs / 1e9 : 0.0,
 	        failed ? "FAILED" : "all good");
 	if (failed)
-		fprintf(stderr, "%zu object(s) failed verification — run 'offwheel fsck', then fetch "
+		cli_wrapf(stderr, "%zu object(s) failed verification — run 'offwheel fsck', then fetch "
 		                "them again\n",
 		        failed);
 }

@@ -1,5 +1,6 @@
 /* gpurender.c - rendering shared by smoke and doctor (see gpurender.h). */
 #include "gpurender.h"
+#include "wrap.h"
 
 #include <string.h>
 
@@ -94,28 +95,28 @@ void cli_gpu_install_line(FILE *f, const struct ow_torch_install *in)
 {
 	for (int i = 0; i < OW_TORCH_NPKG; i++) {
 		const struct ow_torch_pkg *p = &in->pkgs[i];
-		fprintf(f, "%s%s %s", i ? ", " : "", p->name,
+		cli_wrapf(f, "%s%s %s", i ? ", " : "", p->name,
 		        !p->found ? "(not installed)" : p->version[0] ? p->version : "(version unknown)");
 		if (i == 0)
-			fprintf(f, " (CUDA %s, %s)", in->cuda[0] ? in->cuda : "none/unknown",
+			cli_wrapf(f, " (CUDA %s, %s)", in->cuda[0] ? in->cuda : "none/unknown",
 			        in->variant[0] ? in->variant : "variant unknown");
 	}
-	fprintf(f, "\n");
+	cli_wrapf(f, "\n");
 }
 
 static void load_summary(FILE *f, const struct ow_lib_check *l)
 {
 	if (l->status == OW_LOAD_UNREADABLE)
-		fprintf(f, "UNREADABLE: %s", l->read_detail ? l->read_detail : "");
+		cli_wrapf(f, "UNREADABLE: %s", l->read_detail ? l->read_detail : "");
 	else if (l->status == OW_LOAD_STATIC_ONLY)
-		fprintf(f, "%s (static, not loaded)", l->ok ? "ok" : "NO IMAGE");
+		cli_wrapf(f, "%s (static, not loaded)", l->ok ? "ok" : "NO IMAGE");
 	else if (l->status == OW_LOAD_OK)
-		fprintf(f, "loaded %zu/%zu modules", l->n_loaded, l->n_tried);
+		cli_wrapf(f, "loaded %zu/%zu modules", l->n_loaded, l->n_tried);
 	else if (l->status == OW_LOAD_ERROR)
-		fprintf(f, "FAILED %zu/%zu modules: %s", l->n_error, l->n_tried,
+		cli_wrapf(f, "FAILED %zu/%zu modules: %s", l->n_error, l->n_tried,
 		         ow_cuda_result_name(NULL, l->error_res));
 	else
-		fprintf(f, "FAILED %zu/%zu modules: %d %s",
+		cli_wrapf(f, "FAILED %zu/%zu modules: %d %s",
 		         l->n_no_binary ? l->n_no_binary : l->n_ptx_version, l->n_tried,
 		         l->n_no_binary ? OW_CU_NO_BINARY_FOR_GPU : OW_CU_UNSUPPORTED_PTX_VERSION,
 		         l->n_no_binary ? "CUDA_ERROR_NO_BINARY_FOR_GPU"
@@ -128,18 +129,18 @@ void cli_gpu_libs_lines(FILE *f, const struct ow_torch_install *in, const struct
 	for (size_t i = 0; i < n; i++) {
 		const struct ow_lib_check *l = &libs[i];
 		char drv[16];
-		fprintf(f, "%s%-4s %s: ", indent, l->ok ? "ok" : "FAIL", cli_gpu_short_path(in, l->path));
+		cli_wrapf(f, "%s%-4s %s: ", indent, l->ok ? "ok" : "FAIL", cli_gpu_short_path(in, l->path));
 		load_summary(f, l);
-		fprintf(f, "; static: %s", ow_gpu_lib_verdict_name(l->stat.verdict));
+		cli_wrapf(f, "; static: %s", ow_gpu_lib_verdict_name(l->stat.verdict));
 		if (l->stat.driver_needed)
-			fprintf(f, " (JIT needs driver >= %s)",
+			cli_wrapf(f, " (JIT needs driver >= %s)",
 			        cli_gpu_driver(l->stat.driver_needed, drv, sizeof drv));
 		if (l->stat.n_ptx_too_new)
-			fprintf(f, " (%zu module(s) have only PTX this driver cannot JIT)",
+			cli_wrapf(f, " (%zu module(s) have only PTX this driver cannot JIT)",
 			        l->stat.n_ptx_too_new);
 		if (l->n_disagree)
-			fprintf(f, "; %zu driver answer(s) DISAGREE with the static rules", l->n_disagree);
-		fprintf(f, "\n%s     %zu module(s) with code: %s\n", indent, l->n_modules,
+			cli_wrapf(f, "; %zu driver answer(s) DISAGREE with the static rules", l->n_disagree);
+		cli_wrapf(f, "\n%s     %zu module(s) with code: %s\n", indent, l->n_modules,
 		        l->archs[0] ? l->archs : "-");
 	}
 }

@@ -117,7 +117,7 @@ static int early_usage(struct cli *c, int argc, char **argv, const char *fmt, ..
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "offwheel: %s\n", msg);
+	cli_wrapped(stderr, "offwheel: ", msg);
 	for (int i = 1; i < argc; i++)
 		c->json |= !strcmp(argv[i], "--json");
 	c->err_exit = 2;

@@ -209,11 +209,15 @@ int ow_device_fit_all(ow_store *s, const struct ow_fetch_opts *fo, const struct 
 	int rc = fetch_needed(s, fo, r);
 	if (rc)
 		return rc;
+	/* an audit of a real torch takes seconds: a count the CLI can show */
+	ow_progress_plan("device audits", r->ntargets, 0);
 	for (size_t i = 0; i < r->ntargets; i++) {
 		fit_one(s, &r->targets[i], cc, driver, &fits[i]);
 		if (r->targets[i].set_id > 0 && r->targets[i].complete)
 			ow_device_fit_record(s, r->targets[i].set_id, cc, driver, &fits[i]);
+		ow_progress_item(r->targets[i].describe, 0);
 	}
+	ow_progress_plan(NULL, 0, 0);
 	return 0;
 }
 

@@ -54,7 +54,9 @@ drawn() { sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$1" | tr '\r' '\n'; }
 	[ -n "$m" ] && [ -n "$d" ] && [ "$m" -lt "$d" ]
 	# what the screen keeps: the message, the finished file, no progress line
 	grep -qF 'offwheel sync: interrupted — re-run to resume' <<<"$output"
-	k=$(grep -cE '^done +torch' <<<"$output")
+	# a status word and its wheel's name: on one line, or on two when the name
+	# (74 columns) does not fit beside it (wrapped at the space, never inside)
+	k=$(tr '\n' ' ' <<<"$output" | grep -oE '(^| )done +torch' | wc -l)
 	[ "$k" -ge 1 ] && [ "$k" -le 2 ]
 	grep -qF "finished before the interrupt ($k of 3, stored and verified):" <<<"$output"
 	[[ "$output" != *" wheels done"* ]]
