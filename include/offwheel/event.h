@@ -26,6 +26,8 @@ struct ow_event {
 	const char *what; /* PROGRESS/DONE: the thing (file name, page url) */
 	uint64_t done;    /* bytes or items so far */
 	uint64_t total;   /* 0 when unknown */
+	uint64_t had;     /* PLAN: items of the same kind already done before
+	                   * the batch (stored earlier), counted, never moved */
 };
 
 typedef void (*ow_event_fn)(const struct ow_event *ev, void *ud);

@@ -541,7 +541,7 @@ struct ev_state {
 	/* the batch announced (OW_EV_PLAN; plan_items 0: none), and its items
 	 * finished (OW_EV_ITEM) with the bytes they received */
 	char plan_what[32];
-	unsigned long long plan_items, plan_bytes, plan_done, plan_got;
+	unsigned long long plan_items, plan_bytes, plan_done, plan_got, plan_had;
 	unsigned long long batch_bytes; /* bytes_done when it was announced */
 	struct timespec batch_start;
 	/* the rate the ETA uses: over the last 2.5 to 5 s (win[0] to now), not
@@ -792,10 +792,10 @@ static void total_line(int cols)
 	for (int i = 0; i < EV_SLOTS; i++)
 		done += evs.slot[i].used ? evs.slot[i].done : 0;
 	double secs = since(&evs.batch_start);
-	if (evs.plan_items)
+	if (evs.plan_items) /* the items stored before the batch count as done */
 		snprintf(part[TP_COUNT], sizeof part[TP_COUNT], "  %llu of %llu %.31s done",
-		         evs.plan_done < evs.plan_items ? evs.plan_done : evs.plan_items, evs.plan_items,
-		         evs.plan_what);
+		         evs.plan_had + (evs.plan_done < evs.plan_items ? evs.plan_done : evs.plan_items),
+		         evs.plan_had + evs.plan_items, evs.plan_what);
 	else
 		snprintf(part[TP_COUNT], sizeof part[TP_COUNT], "  %llu done", evs.items);
 	double rate = recent_rate(secs, done);
@@ -847,6 +847,7 @@ static void on_plan(const struct ow_event *ev)
 	pthread_mutex_lock(&ev_lock);
 	snprintf(evs.plan_what, sizeof evs.plan_what, "%s", ev->what ? ev->what : "");
 	evs.plan_items = ev->done;
+	evs.plan_had = ev->had;
 	evs.plan_bytes = ev->total;
 	evs.plan_done = evs.plan_got = 0;
 	evs.batch_bytes = evs.bytes_done;

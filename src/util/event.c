@@ -45,11 +45,16 @@ void ow_progress(const char *what, uint64_t done, uint64_t total)
 	emit(&ev);
 }
 
-void ow_progress_plan(const char *what, uint64_t items, uint64_t bytes)
+void ow_progress_plan_had(const char *what, uint64_t had, uint64_t items, uint64_t bytes)
 {
 	struct ow_event ev = {.kind = OW_EV_PLAN, .level = OW_LOG_INFO, .what = what ? what : "",
-	                      .done = items, .total = bytes};
+	                      .done = items, .total = bytes, .had = items ? had : 0};
 	emit(&ev);
+}
+
+void ow_progress_plan(const char *what, uint64_t items, uint64_t bytes)
+{
+	ow_progress_plan_had(what, 0, items, bytes);
 }
 
 void ow_progress_item(const char *what, uint64_t bytes)

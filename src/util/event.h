@@ -15,6 +15,10 @@ void ow_progress_done(const char *what, uint64_t done);
  * display can say "3 of 19 wheels" and give an ETA for the whole batch;
  * `what` names the items.  `items` 0 ends the batch. */
 void ow_progress_plan(const char *what, uint64_t items, uint64_t bytes);
+/* The same for a batch whose `had` other items were done before it (files
+ * already stored): a display counts them, "30 of 32 wheels", so the total
+ * matches the batch of the same files before it. */
+void ow_progress_plan_had(const char *what, uint64_t had, uint64_t items, uint64_t bytes);
 /* One item of the batch finished; `bytes` received for it. */
 void ow_progress_item(const char *what, uint64_t bytes);
 

@@ -768,7 +768,7 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
 	if (!rc)
 		rc = ow_http_new(&h, &ho);
 	f->h = h;
-	size_t queued = 0;
+	size_t queued = 0, had = 0;
 	for (size_t i = 0; !rc && i < n; i++) {
 		dls[i].item = &r->items[i];
 		dls[i].f = f;
@@ -778,9 +778,11 @@ static int run(struct fetch *f, struct dl *dls, const int64_t *ids, size_t n,
 			set_outcome(&dls[i], OW_FETCH_FAILED, p, ow_err_detail());
 		else if (p == WH_QUEUE && !(rc = ow_http_add(h, &dls[i].req)))
 			queued++;
+		else if (p == WH_SETTLED) /* stored already: counted as done */
+			had += r->items[i].outcome == OW_FETCH_HAD;
 	}
 	if (!rc && queued)
-		ow_progress_plan(f->metadata ? ".metadata files" : "wheels", queued, 0);
+		ow_progress_plan_had(f->metadata ? ".metadata files" : "wheels", had, queued, 0);
 	if (!rc)
 		ow_http_run(h); /* outcomes are recorded per file by on_done */
 	if (queued)

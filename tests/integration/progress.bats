@@ -64,10 +64,17 @@ drawn() { sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$1" | tr '\r' '\n'; }
 	# nothing half-written stored; the re-run downloads only the rest
 	run "$OFFWHEEL" --home "$ws" fsck
 	[ "$status" -eq 0 ]
-	run "$OFFWHEEL" --home "$ws" "${ARGS[@]}"
+	# the re-run, on the terminal: its count is of all 3 wheels, the $k stored
+	# ones done from the start (not "0 of $((3 - k))", a total that jumps)
+	run $SCREEN --cols 80 --raw "$SRV/resume.raw" -- "$OFFWHEEL" --home "$ws" "${ARGS[@]}"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	tail -n1 <<<"$output" | grep -qE "^3 files: $((3 - k)) downloaded \(.*\), $k already there\$"
+	counts=$(drawn "$SRV/resume.raw" | grep -aoE '[0-9]+ of [0-9]+ wheels done' | sort -u)
+	echo "$counts"
+	[ -n "$counts" ]
+	! grep -vE " of 3 wheels done" <<<"$counts"
+	grep -qE "^$k of 3 wheels done" <<<"$counts"
 }
 
 @test "SIGTERM with stdout to a file: the matrix is in the file, the message on stderr, exit 143" {
