@@ -473,8 +473,10 @@ int cli_usage_error(struct cli *c, const char *fmt, ...)
 	const char *cmd = c && c->cmd ? c->cmd : "";
 	size_t n = strlen(cmd);
 	const char *m = n && !strncmp(msg, cmd, n) && !strncmp(msg + n, ": ", 2) ? msg + n + 2 : msg;
-	fprintf(stderr, "offwheel%s%s: %s\n", *cmd ? " " : "", cmd, m);
-	remember(c, "USAGE", 2, m);
+	char *safe = cli_terminal_dup(m); /* the arguments quoted in it may be hostile */
+	fprintf(stderr, "offwheel%s%s: %s\n", *cmd ? " " : "", cmd, safe ? safe : "out of memory");
+	remember(c, "USAGE", 2, safe ? safe : "out of memory");
+	free(safe);
 	return 2;
 }
 
@@ -518,16 +520,20 @@ void cli_json_error(const struct cli *c, int exit_code)
 {
 	if (!c->json || json_printed)
 		return;
-	cli_json_out(json_pack("{s:s, s:{s:s, s:i, s:s}}", "command", c->cmd ? c->cmd : "offwheel",
+	/* the message is escaped already; a cut one may end inside a character */
+	cli_json_out(json_pack("{s:s, s:{s:s, s:i, s:o}}", "command", c->cmd ? c->cmd : "offwheel",
 	                       "error", "code", *c->err_code ? c->err_code : "EINTERNAL", "exit",
 	                       c->err_exit ? c->err_exit : exit_code, "message",
-	                       *c->err_msg ? c->err_msg : "failed (no message)"));
+	                       cli_json_bytes(*c->err_msg ? c->err_msg : "failed (no message)", NULL)));
 }
 
 void cli_json_out(json_t *doc)
 {
 	cli_progress_clear();
 	json_printed = true;
+	if (!doc) /* still exactly one document */
+		doc = json_pack("{s:s, s:{s:s, s:i, s:s}}", "command", "offwheel", "error", "code",
+		                "ENOMEM", "exit", 1, "message", "out of memory building the document");
 	/* the test suite's check that the shapes are the documented ones */
 	const char *dir = getenv("OFFWHEEL_SCHEMA_DIR");
 	char err[1024];
