@@ -21,8 +21,8 @@ struct ow_stack {
 	char **extra_index_urls;
 	size_t nextra;
 	bool pre;
-	/* where pip's hash-checking mode was turned on ("FILE:LINE" of a
-	 * --require-hashes or of the first --hash), or NULL: off */
+	/* where --require-hashes turned pip's hash-checking mode on ("FILE:LINE"
+	 * of the first), or NULL (a --hash on any line turns it on too) */
 	char *hashes_on;
 	/* the projects named by a requirement (not a constraint), normalized */
 	char **named;
@@ -58,6 +58,8 @@ int ow_stack_add_pyproject(struct ow_stack *s, const char *path,
  * one (its own, or a constraint's on the same project), as pip refuses to
  * install otherwise.  OW_EINVAL naming the first line without one. */
 int ow_stack_check_hashes(const struct ow_stack *s);
+/* --require-hashes, as given at `where` (kept when it is the first). */
+int ow_stack_require_hashes(struct ow_stack *s, const char *where);
 /* Whether a requirement of the stack names the project (normalized). */
 bool ow_stack_names(const struct ow_stack *s, const char *project);
 void ow_stack_dispose(struct ow_stack *s);

@@ -531,9 +531,6 @@ void cli_json_out(json_t *doc)
 {
 	cli_progress_clear();
 	json_printed = true;
-	if (!doc) /* still exactly one document */
-		doc = json_pack("{s:s, s:{s:s, s:i, s:s}}", "command", "offwheel", "error", "code",
-		                "ENOMEM", "exit", 1, "message", "out of memory building the document");
 	/* the test suite's check that the shapes are the documented ones */
 	const char *dir = getenv("OFFWHEEL_SCHEMA_DIR");
 	char err[1024];

@@ -69,21 +69,11 @@ static int add(struct ow_stack *s, const char *line, const char *where, bool con
 	return o->line && o->where && o->hashes ? 0 : oom();
 }
 
-/* The first place that turned hash checking on, kept. */
-static int hashes_on(struct ow_stack *s, const char *where)
-{
-	if (s->hashes_on || !where)
-		return 0;
-	return (s->hashes_on = strdup(where)) ? 0 : oom();
-}
-
 static int add_from(struct ow_stack *s, const struct ow_reqfile *rf, size_t from)
 {
 	for (size_t i = from; i < rf->nlines; i++) {
 		const struct ow_reqline *r = &rf->lines[i];
-		int rc = hashes_on(s, r->nhashes ? r->where : NULL);
-		if (rc == 0)
-			rc = add(s, r->text, r->where, r->constraint, r->hashes, r->nhashes);
+		int rc = add(s, r->text, r->where, r->constraint, r->hashes, r->nhashes);
 		if (rc == 0 && !r->constraint)
 			rc = add_named(s, r->req.name);
 		if (rc < 0)
@@ -114,7 +104,7 @@ static int take_options(struct ow_stack *s, const struct ow_reqfile *rf)
 		s->nextra++;
 	}
 	s->pre |= rf->pre;
-	return rc ? rc : hashes_on(s, rf->require_hashes_at);
+	return rc;
 }
 
 int ow_stack_add_file(struct ow_stack *s, const char *path, bool constraint)
@@ -123,9 +113,11 @@ int ow_stack_add_file(struct ow_stack *s, const char *path, bool constraint)
 	struct ow_reqfile_io io = {ow_reqfile_read_fs, ow_reqfile_getenv, NULL};
 	int rc = ow_reqfile_read(&rf, path, constraint, &io);
 	if (rc == 0)
-		rc = take_options(s, &rf);
-	if (rc == 0)
 		rc = add_from(s, &rf, 0);
+	if (rc == 0)
+		rc = take_options(s, &rf);
+	if (rc == 0 && rf.require_hashes_at)
+		rc = ow_stack_require_hashes(s, rf.require_hashes_at);
 	ow_reqfile_dispose(&rf);
 	return rc;
 }
@@ -163,67 +155,6 @@ int ow_stack_add_pyproject(struct ow_stack *s, const char *path,
 	ow_pyreqs_free(r, n);
 	free(name);
 	free(text);
-	return rc;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The normalized project names of the lines that carry a --hash, sorted
- * (malloc'd, *n of them; each freed with the array). */
-static int hashed_names(const struct ow_stack *s, char ***out, size_t *n)
-{
-	char **v = calloc(s->nlines + 1, sizeof *v);
-	int rc = v ? 0 : oom();
-	*n = 0;
-	for (size_t i = 0; rc == 0 && i < s->nlines; i++) {
-		struct ow_requirement r;
-		if (!s->lines[i].nhashes || ow_requirement_parse(&r, s->lines[i].line) < 0)
-			continue;
-		/* analyzer: kept in v[*n - 1], freed with the array */
-		rc = (v[*n] = strdup(r.name)) ? ((*n)++, 0) : oom();
-		ow_requirement_dispose(&r);
-	}
-	if (v)
-		qsort(v, *n, sizeof *v, cmp_names);
-	*out = v;
-	return rc;
-}
-
-/* 1 when the line is a requirement with no --hash of its own or from a
- * constraint on its project. */
-static int lacks_hash(const struct ow_stack_line *l, char **hashed, size_t nhashed,
-                      char *name, size_t cap)
-{
-	struct ow_requirement r;
-	if (l->constraint || l->nhashes || ow_requirement_parse(&r, l->line) < 0)
-		return 0;
-	char *key = r.name;
-	int lacks = !bsearch(&key, hashed, nhashed, sizeof *hashed, cmp_names);
-	snprintf(name, cap, "%s", r.name);
-	ow_requirement_dispose(&r);
-	return lacks;
-}
-
-int ow_stack_check_hashes(const struct ow_stack *s)
-{
-	char **hashed = NULL, name[OW_NAME_MAX];
-	size_t n = 0;
-	if (!s->hashes_on)
-		return 0;
-	int rc = hashed_names(s, &hashed, &n);
-	for (size_t i = 0; rc == 0 && i < s->nlines; i++)
-		if (lacks_hash(&s->lines[i], hashed, n, name, sizeof name))
-			rc = ow_err(OW_EINVAL, "%s: %s has no --hash, but %s turned hash checking on "
-			            "(pip's rule: after --require-hashes or one --hash, every requirement "
-			            "needs one, or pip refuses to install) — give %s its --hash=sha256:..., "
-			            "or drop --require-hashes and every --hash",
-			            s->lines[i].where, name, s->hashes_on, name);
-	for (size_t i = 0; hashed && i < n; i++)
-		free(hashed[i]);
-	free(hashed);
 	return rc;
 }
 
