@@ -44,7 +44,7 @@ static int normpath(const char *p, char **out)
 	return ow_str_take(&b, out);
 }
 
-/* A FIFO, a device or a directory is refused unopened-for-good (opened
+/* A FIFO, a device or a directory is refused at once (opened
  * non-blocking, never waited on), as everywhere a user names a file. */
 static int read_all(const char *path, char **text, size_t *len)
 {
