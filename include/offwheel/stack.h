@@ -21,6 +21,9 @@ struct ow_stack {
 	char **extra_index_urls;
 	size_t nextra;
 	bool pre;
+	/* where --require-hashes turned pip's hash-checking mode on ("FILE:LINE"
+	 * of the first), or NULL (a --hash on any line turns it on too) */
+	char *hashes_on;
 	/* the projects named by a requirement (not a constraint), normalized */
 	char **named;
 	size_t nnamed;
@@ -50,6 +53,13 @@ struct ow_stack_pyproject {
  * that is not TOML, OW_ENOENT / OW_EIO for one that cannot be read. */
 int ow_stack_add_pyproject(struct ow_stack *s, const char *path,
                            const struct ow_stack_pyproject *w);
+/* pip's hash-checking mode, once everything is read: when a file said
+ * --require-hashes or any line carries a --hash, every requirement needs
+ * one (its own, or a constraint's on the same project), as pip refuses to
+ * install otherwise.  OW_EINVAL naming the first line without one. */
+int ow_stack_check_hashes(const struct ow_stack *s);
+/* --require-hashes, as given at `where` (kept when it is the first). */
+int ow_stack_require_hashes(struct ow_stack *s, const char *where);
 /* Whether a requirement of the stack names the project (normalized). */
 bool ow_stack_names(const struct ow_stack *s, const char *project);
 void ow_stack_dispose(struct ow_stack *s);

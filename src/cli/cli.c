@@ -409,8 +409,10 @@ int cli_usage_error(struct cli *c, const char *fmt, ...)
 	const char *m = n && !strncmp(msg, cmd, n) && !strncmp(msg + n, ": ", 2) ? msg + n + 2 : msg;
 	char prefix[64];
 	snprintf(prefix, sizeof prefix, "offwheel%s%.40s: ", *cmd ? " " : "", cmd);
-	cli_wrapped(stderr, prefix, m);
-	remember(c, "USAGE", 2, m);
+	char *safe = cli_terminal_dup(m); /* the arguments quoted in it may be hostile */
+	cli_wrapped(stderr, prefix, safe ? safe : "out of memory");
+	remember(c, "USAGE", 2, safe ? safe : "out of memory");
+	free(safe);
 	return 2;
 }
 
@@ -458,10 +460,11 @@ void cli_json_error(const struct cli *c, int exit_code)
 {
 	if (!c->json || json_printed)
 		return;
-	cli_json_out(json_pack("{s:s, s:{s:s, s:i, s:s}}", "command", c->cmd ? c->cmd : "offwheel",
+	/* the message is escaped already; a cut one may end inside a character */
+	cli_json_out(json_pack("{s:s, s:{s:s, s:i, s:o}}", "command", c->cmd ? c->cmd : "offwheel",
 	                       "error", "code", *c->err_code ? c->err_code : "EINTERNAL", "exit",
 	                       c->err_exit ? c->err_exit : exit_code, "message",
-	                       *c->err_msg ? c->err_msg : "failed (no message)"));
+	                       cli_json_bytes(*c->err_msg ? c->err_msg : "failed (no message)", NULL)));
 }
 
 void cli_json_out(json_t *doc)

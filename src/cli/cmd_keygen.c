@@ -1,9 +1,11 @@
 /* cmd_keygen.c - offwheel keygen: an Ed25519 key pair in signify format. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "clitext.h"
 #include "offwheel/signify.h"
 
 static const char usage[] = "keygen KEYFILE [--force]";
@@ -75,10 +77,17 @@ int cmd_keygen(struct cli *c, int argc, char **argv)
 	if (rc)
 		return cli_fail(c, rc);
 	ow_signify_keyid(pk.keynum, id);
-	if (c->json)
-		cli_json_out(json_pack("{s:s, s:s, s:s, s:s}", "command", "keygen", "secret_key",
-		                       argv[first], "public_key", pub, "key_id", id));
-	else
-		cli_say(c, "secret key %s, public key %s, key id %s\n", argv[first], pub, id);
+	if (c->json) { /* the names as given, any bytes (JSON text plus _base64 when not UTF-8) */
+		json_t *doc = json_pack("{s:s, s:s}", "command", "keygen", "key_id", id);
+		if (doc && (cli_json_set_bytes(doc, "secret_key", argv[first]) ||
+		            cli_json_set_bytes(doc, "public_key", pub)))
+			json_decref(doc), doc = NULL;
+		cli_json_out(doc);
+	} else {
+		char *ss = cli_terminal_dup(argv[first]), *ps = cli_terminal_dup(pub);
+		cli_say(c, "secret key %s, public key %s, key id %s\n", ss ? ss : "?", ps ? ps : "?", id);
+		free(ss);
+		free(ps);
+	}
 	return 0;
 }

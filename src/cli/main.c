@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "clitext.h"
 
 /* The command table: name, entry point, and the one line `offwheel --help`
  * shows for it. */
@@ -117,6 +118,9 @@ static int early_usage(struct cli *c, int argc, char **argv, const char *fmt, ..
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	char *safe = cli_terminal_dup(msg); /* it quotes an argument as given */
+	snprintf(msg, sizeof msg, "%s", safe ? safe : "out of memory");
+	free(safe);
 	cli_wrapped(stderr, "offwheel: ", msg);
 	for (int i = 1; i < argc; i++)
 		c->json |= !strcmp(argv[i], "--json");

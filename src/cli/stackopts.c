@@ -70,6 +70,8 @@ int cli_stack_opts_finish(struct cli *c, struct cli_stack_opts *o, struct cli_in
 	int rc = read_pyprojects(c, o);
 	if (rc || !o->given)
 		return rc;
+	if ((rc = ow_stack_check_hashes(&o->st)) < 0)
+		return cli_fail(c, rc);
 	if ((o->st.index_url || o->st.nextra) && c->verbosity >= 0) {
 		char prefix[64];
 		snprintf(prefix, sizeof prefix, "offwheel %s: warning: ", c->cmd ? c->cmd : "");

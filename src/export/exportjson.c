@@ -15,6 +15,7 @@
 #include "fsbeneath.h"
 #include "clock.h"
 #include "digest.h"
+#include "offwheel/str.h"
 
 #define MANIFEST_MAX_FILES 1000000
 
@@ -326,6 +327,59 @@ static int state_read(const char *path, char **text, size_t *len)
 	return rc;
 }
 
+/* Why one ENTRY cannot be trusted, or NULL: its sequence must be a whole
+ * number 0..2^53 (a string, a real, a negative or a null would otherwise be
+ * read as 0, and the floor it keeps lost). */
+static const char *entry_problem(json_t *entry)
+{
+	json_t *v = json_is_object(entry) ? json_object_get(entry, "sequence") : NULL;
+	if (!json_is_object(entry))
+		return "is not an object";
+	if (!v)
+		return "has no \"sequence\"";
+	if (!json_is_integer(v))
+		return json_is_real(v) ? "has a \"sequence\" that is not a whole number"
+		       : json_is_string(v) ? "has a \"sequence\" that is a string, not a number"
+		                           : "has a \"sequence\" that is not a number";
+	if (json_integer_value(v) < 0 || json_integer_value(v) > OW_EXPORT_SEQ_MAX)
+		return "has a \"sequence\" out of range (0 to 2^53)";
+	return NULL;
+}
+
+/* 1 when an entry of the state cannot be trusted, the first one worded in
+ * *bad (malloc'd; NULL when out of memory), 0 when every entry is sound. */
+static int state_bad_entry(json_t *doc, char **bad)
+{
+	const char *k, *n, *why;
+	json_t *e, *per;
+	json_object_foreach(json_object_get(doc, "keys"), k, e) {
+		if ((why = entry_problem(e))) {
+			*bad = ow_aprintf("entry \"keys\" → \"%s\" %s", k, why);
+			return 1;
+		}
+	}
+	json_object_foreach(json_object_get(doc, "names"), k, per) {
+		if (!json_is_object(per)) {
+			*bad = ow_aprintf("entry \"names\" → \"%s\" is not an object", k);
+			return 1;
+		}
+		json_object_foreach(per, n, e) {
+			if ((why = entry_problem(e))) {
+				*bad = ow_aprintf("entry \"names\" → \"%s\" → \"%s\" %s", k, n, why);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int state_unreadable(const char *path, const char *why)
+{
+	return ow_err(OW_EPARSE, "%s: the accepted-sequence state is unreadable (%s) — refusing "
+	                         "rather than forgetting what was accepted; repair or remove it "
+	                         "deliberately", path, why ? why : "out of memory");
+}
+
 /* The state file: {"keys": {KEY: ENTRY}, "names": {KEY: {NAME: ENTRY}}},
  * ENTRY = {"sequence", "accepted_at"}.  "keys" is what offwheel kept before
  * exports had names (and still keeps for exports without one); an older
@@ -347,15 +401,18 @@ static int state_load(const char *path, json_t **out)
 		snprintf(je.text, sizeof je.text, "%s", ow_err_detail());
 	free(text);
 	json_t *names = *out ? json_object_get(*out, "names") : NULL;
-	if (*out && json_is_object(json_object_get(*out, "keys")) && (!names || json_is_object(names)))
+	char *bad = NULL;
+	int entry = 0;
+	if (*out && json_is_object(json_object_get(*out, "keys")) && (!names || json_is_object(names)) &&
+	    !(entry = state_bad_entry(*out, &bad)))
 		return 0;
-	if (*out)
+	if (*out && !entry)
 		snprintf(je.text, sizeof je.text, "no \"keys\" object, or \"names\" is not one");
 	json_decref(*out);
 	*out = NULL;
-	return ow_err(OW_EPARSE, "%s: the accepted-sequence state is unreadable (%s) — refusing "
-	                         "rather than forgetting what was accepted; repair or remove it "
-	                         "deliberately", path, je.text);
+	rc = state_unreadable(path, entry ? bad : je.text);
+	free(bad);
+	return rc;
 }
 
 static int64_t entry_sequence(json_t *entry)

@@ -93,24 +93,54 @@ static void lock_head(struct ow_str *out, const struct ow_export_set *set)
 	ow_str_printf(out, "created-by = \"offwheel\"\n");
 }
 
+/* The number of n digits at t, or -1 when they are not all digits. */
+static int digits(const char *t, int n)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)t[i]))
+			return -1;
+		v = v * 10 + (t[i] - '0');
+	}
+	return v;
+}
+
+static int month_days(int y, int m)
+{
+	static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	return m == 2 && leap ? 29 : days[m - 1];
+}
+
 /* Whether t is an RFC 3339 date-time with an offset (PEP 700's
- * upload-time: "2026-10-28T15:21:34.123456Z"), so it can be written as a
- * TOML date-time as it is; anything else from the index is left out. */
+ * upload-time: "2026-10-28T15:21:34.123456Z") that is a real moment
+ * (a month of 1 to 12, a day the month has, 00:00:00 to 23:59:59, one to
+ * nine digits of fraction, an offset of at most 23:59), so it can be
+ * written as a TOML date-time as it is and every TOML reader takes it
+ * (Python's tomllib, uv); anything else from the index is left out. */
 static bool rfc3339(const char *t)
 {
 	static const char shape[] = "dddd-dd-ddTdd:dd:dd";
-	size_t i = 0;
+	size_t i = 0, f = 0;
 	for (; shape[i]; i++)
 		if (shape[i] == 'd' ? !isdigit((unsigned char)t[i]) : t[i] != shape[i])
 			return false;
-	if (t[i] == '.')
-		for (i++; isdigit((unsigned char)t[i]); i++)
-			;
+	int y = digits(t, 4), mo = digits(t + 5, 2), d = digits(t + 8, 2);
+	if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > month_days(y, mo) ||
+	    digits(t + 11, 2) > 23 || digits(t + 14, 2) > 59 || digits(t + 17, 2) > 59)
+		return false;
+	if (t[i] == '.') {
+		while (isdigit((unsigned char)t[i + 1 + f]))
+			f++;
+		if (f < 1 || f > 9) /* "00.Z": a point with no digits */
+			return false;
+		i += 1 + f;
+	}
 	if (t[i] == 'Z')
 		return !t[i + 1];
-	return (t[i] == '+' || t[i] == '-') && isdigit((unsigned char)t[i + 1]) &&
-	       isdigit((unsigned char)t[i + 2]) && t[i + 3] == ':' &&
-	       isdigit((unsigned char)t[i + 4]) && isdigit((unsigned char)t[i + 5]) && !t[i + 6];
+	return (t[i] == '+' || t[i] == '-') && digits(t + i + 1, 2) >= 0 &&
+	       digits(t + i + 1, 2) <= 23 && t[i + 3] == ':' && digits(t + i + 4, 2) >= 0 &&
+	       digits(t + i + 4, 2) <= 59 && !t[i + 6];
 }
 
 bool ow_export_is_sdist(const char *f)

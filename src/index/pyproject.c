@@ -201,11 +201,15 @@ static int add_group(struct pp *p, const char *group)
 	char want[OW_NAME_MAX], label[OW_NAME_MAX + 40];
 	if (ow_name_normalize(group, strlen(group), want, sizeof want) < 0)
 		return ow_err_prefix(OW_EINVAL, "%s: group '%s': ", p->path, group);
-	for (size_t i = 0; i < p->nchain; i++)
-		if (!strcmp(p->chain[i], want))
+	for (size_t i = 0; i < p->nchain; i++) {
+		char had[OW_NAME_MAX]; /* the chain holds keys as written: "Dev_Tools" is dev-tools */
+		if (ow_name_normalize(p->chain[i], strlen(p->chain[i]), had, sizeof had) == 0 &&
+		    !strcmp(had, want))
 			return ow_err(OW_EINVAL, "%s: [dependency-groups] '%s' includes itself (through "
-			                         "include-group)",
-			              p->path, group);
+			                         "include-group; it is '%s', as PEP 735 compares names "
+			                         "normalized)",
+			              p->path, group, p->chain[i]);
+	}
 	if (p->nchain == PP_DEPTH_MAX)
 		return ow_err(OW_ETOOBIG, "%s: groups include one another more than %d deep", p->path,
 		              PP_DEPTH_MAX);

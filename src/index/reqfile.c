@@ -228,6 +228,10 @@ static int add_requirement(struct rf_file *f, const char *text, const struct rf_
 	if (!(l->text = strdup(text)))
 		return ow_err(OW_ENOMEM, "requirement file: out of memory");
 	l->constraint = f->constraint;
+	if (l->constraint && l->req.nextras) /* pip: "Constraints cannot have extras" */
+		return rf_fail(f, "a constraint cannot have extras (pip refuses it too): constrain the "
+		                  "project without [...], and ask for its extras in a requirement: ",
+		               text);
 	return req_options(f, l, w);
 }
 
@@ -255,6 +259,17 @@ static int add_url(const struct rf_file *f, char **one, char ***v, size_t *n, co
 	return push_str(v, n, url, strlen(url));
 }
 
+/* pip's hash-checking mode, remembering the first line that asked for it. */
+static int require_hashes(struct rf_file *f)
+{
+	f->rf->require_hashes = true;
+	if (f->rf->require_hashes_at)
+		return 0;
+	struct ow_str b = {0};
+	ow_str_printf(&b, "%s:%u", f->path, f->line);
+	return ow_str_take(&b, &f->rf->require_hashes_at);
+}
+
 /* Options that shape the whole run; returns 1 when w->v[*i] is not one. */
 static int run_option(struct rf_file *f, const struct rf_words *w, size_t *i)
 {
@@ -277,7 +292,7 @@ static int run_option(struct rf_file *f, const struct rf_words *w, size_t *i)
 	if (!strcmp(a, "--pre"))
 		return rf->pre = true, 0;
 	if (!strcmp(a, "--require-hashes"))
-		return rf->require_hashes = true, 0;
+		return require_hashes(f);
 	if (!strcmp(a, "--prefer-binary"))
 		return 0; /* offwheel takes only wheels anyway */
 	if ((v = opt_value(w, i, NULL, "--only-binary", &miss)) ||
@@ -516,6 +531,7 @@ void ow_reqfile_dispose(struct ow_reqfile *rf)
 	}
 	free(rf->lines);
 	free(rf->index_url);
+	free(rf->require_hashes_at);
 	free_strs(rf->extra_index_urls, rf->nextra);
 	free_strs(rf->trusted_hosts, rf->ntrusted);
 	free_strs(rf->files, rf->nfiles);

@@ -57,6 +57,7 @@ struct ow_reqfile {
 	char **trusted_hosts;
 	size_t ntrusted;
 	bool no_index, pre, require_hashes;
+	char *require_hashes_at; /* "FILE:LINE" of the first --require-hashes, or NULL */
 	char **files; /* every file read, in the order read */
 	size_t nfiles;
 };

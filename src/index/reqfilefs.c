@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "fsbeneath.h"
 #include "offwheel/error.h"
 #include "offwheel/str.h"
 #include "reqfile.h"
@@ -41,11 +44,26 @@ static int normpath(const char *p, char **out)
 	return ow_str_take(&b, out);
 }
 
+/* A FIFO, a device or a directory is refused at once (opened
+ * non-blocking, never waited on), as everywhere a user names a file. */
 static int read_all(const char *path, char **text, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return ow_err(errno == ENOENT ? OW_ENOENT : OW_EIO, "%s: %s", path, strerror(errno));
+	struct stat st;
+	int fd, rc = ow_open_regular(path, &fd, &st);
+	if (rc == OW_EPOLICY) {
+		char *why = ow_aprintf("%s — name a requirements file (never read: FIFOs, devices, "
+		                       "directories)", ow_err_detail());
+		rc = ow_err(OW_EINVAL, "%s", why ? why : "not a regular file");
+		free(why);
+		return rc;
+	}
+	if (rc)
+		return rc;
+	FILE *f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		return ow_err(OW_EIO, "%s: %s", path, strerror(errno));
+	}
 	struct ow_str b = {0};
 	char buf[65536];
 	size_t n;

@@ -230,6 +230,11 @@ static int escape_unicode(struct tp *p, struct ow_str *b)
 	}
 	if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return perr(p, "\\u%04X is not a Unicode scalar value", (unsigned)cp);
+	if (cp == 0) /* TOML allows it; every reader of these strings takes them as C text */
+		return perr(p, "\\%c%s (a NUL character) in a string or key: offwheel reads them as "
+		            "text, which a NUL would cut short (\"alpha\\u0000; marker\" would be "
+		            "read as \"alpha\") — remove it", k == 4 ? 'u' : 'U',
+		            k == 4 ? "0000" : "00000000");
 	return put_utf8(b, cp);
 }
 

@@ -9,7 +9,9 @@
  * (tests/integration/pyproject.bats compares the two).  Values that are not
  * strings (integers, floats, booleans, dates and times) are kept as the
  * text they were written as, checked only for their lexical shape: offwheel
- * reads strings, arrays and tables. */
+ * reads strings, arrays and tables.  One deliberate difference from
+ * tomllib: the escape \u0000 (a NUL) is refused in strings and keys, since
+ * every reader of them takes C text, which a NUL would cut short. */
 #ifndef OW_TOML_H
 #define OW_TOML_H
 
@@ -30,7 +32,7 @@ struct ow_toml {
 	enum ow_toml_kind kind;
 	char *key;  /* the member's key in its table (decoded), NULL for an item */
 	char *text; /* STRING and SCALAR */
-	size_t len; /* of text (a string may hold "\u0000") */
+	size_t len; /* of text (never holds a NUL: "\u0000" is refused) */
 	size_t line; /* where the value starts, from 1 */
 	struct ow_toml **kids;
 	size_t n;

@@ -380,6 +380,21 @@ static int fl_settle(struct rs_ctx *x, struct rs_list *l, int ps, bool *done)
 	return fl_rows(x, l);
 }
 
+/* Why the page at url could not be had: its own error (a transfer that
+ * failed, or a page that came but could not be read), else with `any` the
+ * run's first, else that it could not be fetched. */
+static int failed_why(struct rs_ctx *x, struct rs_list *l, const char *url, bool any)
+{
+	const struct ow_resolve_io *io = x->o->io;
+	const char *err = io && io->page_error ? io->page_error(io->ud, url) : NULL;
+	if (!err && any) /* this page's own error, else the run's first */
+		err = io && io->fetch_error ? io->fetch_error(io->ud) : "";
+	if ((err && *err ? asprintf(&l->why, "%s", err)
+	                 : asprintf(&l->why, "%s could not be fetched", url)) < 0)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	return 0;
+}
+
 /* A set member: {index}/{variant}/{project}/ (and files of the channel
  * root it lists or that a root page listed); on a flat root {index}/{project}/,
  * its files filtered by the root's variant folder when it is one. */
@@ -397,13 +412,8 @@ static int load_member(struct rs_ctx *x, struct rs_list *l)
 	l->state = list_state(ps);
 	free(l->why);
 	l->why = NULL;
-	const struct ow_resolve_io *io = x->o->io;
-	const char *err = io && io->page_error ? io->page_error(io->ud, url) : NULL;
-	if (!err) /* this page's own error, else the run's first */
-		err = io && io->fetch_error ? io->fetch_error(io->ud) : "";
-	if (l->unreachable && (err && *err ? asprintf(&l->why, "%s", err)
-	                                   : asprintf(&l->why, "%s could not be fetched", url)) < 0)
-		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	if (l->unreachable && (rc = failed_why(x, l, url, true)) < 0)
+		return rc;
 	if (ps == PG_MISSING && !l->unreachable &&
 	    asprintf(&l->why, "no page at %s (%s)", url, *why ? why : "missing") < 0)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
@@ -534,9 +544,7 @@ static int load_dep(struct rs_ctx *x, struct rs_list *l)
 	free(l->why);
 	l->why = NULL;
 	if (ps == PG_FAILED)
-		rc = asprintf(&l->why, "%s could not be fetched", look[n - 1].url) < 0
-		         ? ow_err(OW_ENOMEM, "resolve: out of memory")
-		         : 0;
+		rc = failed_why(x, l, look[n - 1].url, false);
 	else if (ps == PG_MISSING)
 		rc = dep_missing_text(l, look, n, index_only && o->nextra_index_urls ? l->project : NULL);
 	else if (ps == PG_ABSENT)

@@ -116,6 +116,8 @@ int ow_stack_add_file(struct ow_stack *s, const char *path, bool constraint)
 		rc = add_from(s, &rf, 0);
 	if (rc == 0)
 		rc = take_options(s, &rf);
+	if (rc == 0 && rf.require_hashes_at)
+		rc = ow_stack_require_hashes(s, rf.require_hashes_at);
 	ow_reqfile_dispose(&rf);
 	return rc;
 }
@@ -179,6 +181,7 @@ void ow_stack_dispose(struct ow_stack *s)
 	free(s->own);
 	free(s->lines);
 	free(s->index_url);
+	free(s->hashes_on);
 	for (size_t i = 0; i < s->nextra; i++)
 		free(s->extra_index_urls[i]);
 	free(s->extra_index_urls);

@@ -398,6 +398,19 @@ static int check_core_metadata(struct dl *d, struct meta_grab *g)
 	return 0;
 }
 
+/* An sdist is read whole, and must be what its file name says (the
+ * resolver would refuse its PKG-INFO; an object stored for it would be
+ * kept and never used). */
+static int verify_sdist(struct dl *d)
+{
+	struct ow_sdist_info si;
+	int rc = ow_sdist_read_fd(d->fd, d->item->filename, &si);
+	if (rc == 0)
+		rc = ow_sdist_check_name(d->item->filename, &si);
+	ow_sdist_info_dispose(&si);
+	return rc;
+}
+
 /* No published hash: the file must prove itself — a wheel by its zip,
  * RECORD and METADATA; an sdist by reading whole as one (gzip's CRC to the
  * end, one top-level directory, a PKG-INFO, a pyproject.toml pip builds). */
@@ -405,9 +418,7 @@ static int verify_unpublished(struct dl *d)
 {
 	struct meta_grab g = {0};
 	if (ow_sdist_filename(d->item->filename)) {
-		struct ow_sdist_info si;
-		int rc = ow_sdist_read_fd(d->fd, d->item->filename, &si);
-		ow_sdist_info_dispose(&si);
+		int rc = verify_sdist(d);
 		return rc ? ow_err_prefix(rc, "no published sha256, and the sdist does not verify: ")
 		          : 0;
 	}
@@ -452,7 +463,7 @@ static int verify_wheel(struct dl *d, const char *hex)
 		              "%s: sha256 mismatch: index says %.12s…, got %.12s… — the file was not "
 		              "stored; re-run 'offwheel crawl' or report it to the index",
 		              d->item->filename, d->published, hex);
-	return 0;
+	return ow_sdist_filename(d->item->filename) ? verify_sdist(d) : 0;
 }
 
 /* Bytes that fail verification may have been damaged on the way (a body cut

@@ -13,9 +13,12 @@
 #include "offwheel/error.h"
 #include "offwheel/fetch.h"
 #include "offwheel/str.h"
+#include "pep440.h"
 #include "pyproject.h"
 #include "store.h"
+#include "tags.h"
 #include "wheel.h"
+#include "wheelmeta.h"
 
 /* Bounds: the largest real sdists (numpy, scipy) hold about 10,000
  * members and unpack to a few hundred MB. */
@@ -192,4 +195,37 @@ int ow_sdist_metadata(ow_store *s, int64_t file_id, const char *object, const ch
 	si.pkg_info = NULL;
 	ow_sdist_info_dispose(&si);
 	return 0;
+}
+
+/* 0 when the metadata's Name and Version are the file name's (PEP 503
+ * names, PEP 440 equality), else OW_EVERIFY naming both. */
+static int names_agree(const char *filename, const struct ow_metadata *md)
+{
+	size_t n = strlen(filename), stem = n - (n > 7 && !strcmp(filename + n - 7, ".tar.gz") ? 7 : 4);
+	const char *dash = memrchr(filename, '-', stem);
+	char fname[OW_NAME_MAX], mname[OW_NAME_MAX];
+	struct ow_version fv, mv;
+	if (!dash || ow_name_normalize(filename, (size_t)(dash - filename), fname, sizeof fname) < 0 ||
+	    ow_pep440_parse_n(&fv, dash + 1, (size_t)(filename + stem - dash - 1)) < 0)
+		return 0; /* a name of no NAME-VERSION shape: the resolver judges it */
+	if (ow_name_normalize(md->name, strlen(md->name), mname, sizeof mname) == 0 &&
+	    !strcmp(mname, fname) && ow_pep440_parse(&mv, md->version) == 0 &&
+	    ow_pep440_cmp(&mv, &fv) == 0)
+		return 0;
+	return ow_err(OW_EVERIFY, "%s: its PKG-INFO says Name: %.80s, Version: %.60s, but the "
+	                          "file name says %s %.*s — an sdist that contradicts its file name "
+	                          "is not stored; report it to the index",
+	              filename, md->name, md->version, fname, (int)(filename + stem - dash - 1),
+	              dash + 1);
+}
+
+int ow_sdist_check_name(const char *filename, const struct ow_sdist_info *si)
+{
+	struct ow_metadata *md;
+	int rc = ow_metadata_parse(si->pkg_info, si->pkg_info_len, &md);
+	if (rc < 0)
+		return ow_err_prefix(rc, "%s: PKG-INFO: ", filename);
+	rc = names_agree(filename, md);
+	ow_metadata_free(md);
+	return rc;
 }

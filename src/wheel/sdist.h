@@ -36,6 +36,11 @@ bool ow_sdist_filename(const char *filename);
  * PKG-INFO; OW_EINVAL for a pyproject.toml pip would refuse. */
 int ow_sdist_read_fd(int fd, const char *label, struct ow_sdist_info *out);
 void ow_sdist_info_dispose(struct ow_sdist_info *i);
+/* Whether the sdist is what its file name says: PKG-INFO's Name and Version
+ * are the name's (PEP 503 names, PEP 440 equality).  OW_EVERIFY naming both
+ * when they differ, OW_EPARSE for a PKG-INFO that does not parse: such a
+ * file is never stored (fetch checks it before publishing the object). */
+int ow_sdist_check_name(const char *filename, const struct ow_sdist_info *si);
 /* From PKG-INFO's header lines: whether its Requires-Dist may not be the
  * whole story (Metadata-Version before 2.2, or Dynamic: Requires-Dist). */
 bool ow_sdist_deps_dynamic(const char *pkg_info, size_t len);
