@@ -352,23 +352,31 @@ static int applies(const struct bt *b, const struct ow_requirement *r, const cha
 	return 0;
 }
 
-#define BT_PREFETCH 8 /* admitted candidates past the one asked for */
+#define BT_PREFETCH 8       /* admitted candidates past the one asked for, at least */
+#define BT_PREFETCH_MAX 1024 /* ... and at most: as many as were passed over, doubling */
 
 /* Candidate i of node n is not known yet.  When an earlier candidate that
  * the criteria admit was passed over (the search is going back through the
  * releases, and each one it rejects would cost a round of its own), the
- * next few the criteria admit are named to the provider, as uv prefetches;
- * one the criteria rule out (an exact pin admits one release) never is. */
+ * next ones the criteria admit are named to the provider, as uv prefetches:
+ * as many as were passed over already (at least BT_PREFETCH, at most
+ * BT_PREFETCH_MAX), so a search back through 10,000 releases takes some 20
+ * rounds, not 1,000; one the criteria rule out (an exact pin admits one
+ * release) never is. */
 static void prefetch_next(const struct bt *b, size_t n, size_t i)
 {
 	struct bits ignore = {{0}};
 	const struct node *nd = &b->nodes[n];
 	if (!b->p->prefetch)
 		return;
-	bool pre = pre_ok(b, n), passed = false;
-	for (size_t j = 0; j < i && !passed; j++)
-		passed = meets(b, n, j, pre, &ignore);
-	for (size_t j = i + 1, k = 0; passed && j < nd->nc && k < BT_PREFETCH; j++)
+	bool pre = pre_ok(b, n);
+	size_t passed = 0;
+	for (size_t j = 0; j < i; j++)
+		passed += meets(b, n, j, pre, &ignore);
+	size_t want = passed < BT_PREFETCH ? BT_PREFETCH : passed;
+	if (want > BT_PREFETCH_MAX)
+		want = BT_PREFETCH_MAX;
+	for (size_t j = i + 1, k = 0; passed && j < nd->nc && k < want; j++)
 		if (meets(b, n, j, pre, &ignore)) {
 			b->p->prefetch(b->p->ud, nd->name, &nd->c[j]);
 			k++;

@@ -86,8 +86,10 @@ static int p_candidates(void *ud, const char *name, const struct bt_cand **out, 
 	int rc = rs_list_get(p->x, name, p->variant, true, &l);
 	if (rc < 0)
 		return rc;
-	if (l->state == RS_LIST_NOT_CRAWLED)
+	if (l->state == RS_LIST_NOT_CRAWLED) {
+		snprintf(p->x->waits_on, sizeof p->x->waits_on, "%s", name);
 		return BT_PENDING;
+	}
 	if (l->state == RS_LIST_MISSING && l->absent) { /* offline: not known */
 		if ((rc = rs_note_gap(p->x, "%s: %s", name, l->why ? l->why : "not in the workspace")) < 0)
 			return rc;
@@ -162,8 +164,10 @@ static int p_requires(void *ud, const char *name, const struct bt_cand *c,
 	const struct rs_cand *rc = c->ref;
 	*lines = NULL, *n = 0, *why = NULL;
 	const struct rs_meta *m = rs_meta_get(p->x, rc);
-	if (!m)
+	if (!m) {
+		snprintf(p->x->waits_on, sizeof p->x->waits_on, "%s", name);
 		return BT_PENDING;
+	}
 	if (m->state == RS_META_NONE) /* broken metadata stops the target, as pip's error would */
 		return refuse(p, why, BT_FAIL, "%s: %s", rc->filename,
 		              m->why ? m->why
