@@ -336,10 +336,20 @@ static void explain(struct bt *b, size_t n, const char *reasons)
 
 /* ---- one decision --------------------------------------------------------------- */
 
-static int parse_line(const char *line, struct ow_requirement *r, const char *who)
+/* A Requires-Dist line of candidate `who`; one that does not parse (a
+ * malformed marker) stops this target, naming the package and the line, as
+ * other broken metadata does (BT_FATAL, the text in b->conflict): the run
+ * and the other targets go on. */
+static int parse_line(struct bt *b, const char *line, struct ow_requirement *r, const char *who)
 {
 	int rc = ow_requirement_parse(r, line);
-	return rc < 0 ? ow_err_prefix(rc, "%s: Requires-Dist: ", who) : 0;
+	if (rc == OW_ENOMEM || rc >= 0)
+		return rc;
+	free(b->conflict);
+	if (asprintf(&b->conflict, "%s: its metadata cannot be used: Requires-Dist '%s': %s", who,
+	             line, ow_err_detail()) < 0)
+		b->conflict = NULL;
+	return b->conflict ? BT_FATAL : ow_err(OW_ENOMEM, "resolve: out of memory");
 }
 
 /* Whether requirement r of the candidate applies for the target and extra. */
@@ -428,7 +438,7 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 	for (size_t i = 0; rc == 0 && i < nl; i++) {
 		struct ow_requirement r;
 		bool yes = false, base_yes = false;
-		if ((rc = parse_line(lines[i], &r, b->lv[d].label)) < 0)
+		if ((rc = parse_line(b, lines[i], &r, b->lv[d].label)) != 0)
 			break;
 		applies(b, &r, extra, &yes);
 		if (*extra) /* the extra adds only what the base does not have */
@@ -437,7 +447,7 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 			rc = add_requirement(b, &r, d, label, false);
 		ow_requirement_dispose(&r);
 	}
-	return rc < 0 ? rc : 0;
+	return rc < 0 || rc == BT_FATAL ? rc : 0;
 }
 
 /* Whether a criterion on node n other than `skip` limits its versions. */
