@@ -43,6 +43,7 @@ static int push_str(char ***v, size_t *n, const char *s, size_t len)
 	}
 	*v = g;
 	(*v)[(*n)++] = d;
+	/* analyzer: kept in (*v)[*n - 1], freed with the array's owner (ow_reqfile_dispose) */
 	return 0;
 }
 
