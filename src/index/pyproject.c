@@ -10,10 +10,25 @@
 #include "offwheel/error.h"
 #include "offwheel/str.h"
 #include "pep508.h"
+#include "strmap.h"
 #include "tags.h"
 #include "toml.h"
 
-#define PP_DEPTH_MAX 32 /* extras and groups brought by one another */
+#define PP_DEPTH_MAX 32    /* extras and groups brought by one another */
+#define PP_LINES_MAX 10000 /* requirements of one file, duplicates dropped */
+
+enum { G_NEW, G_READING, G_DONE };
+
+/* The file's [dependency-groups], by normalized name: each group is read
+ * once, however many groups include it. */
+struct pp_groups {
+	struct ow_strmap by_name; /* normalized name -> index */
+	char (*name)[OW_NAME_MAX];
+	const struct ow_toml **list;
+	unsigned char *state;
+	size_t n;
+	bool made;
+};
 
 struct pp {
 	const char *path;
@@ -26,6 +41,8 @@ struct pp {
 	size_t nseen;
 	const char *chain[PP_DEPTH_MAX]; /* the groups being read, outermost first */
 	size_t nchain;
+	struct pp_groups g;
+	struct ow_strmap texts; /* the requirements taken, to drop a repeat */
 };
 
 static int oom(void)
@@ -108,15 +125,30 @@ static char *with_marker(const char *line, const char *outer)
 static int push(struct pp *p, const char *line, size_t lineno, const char *label,
                 const char *outer)
 {
-	struct ow_pyreq *g = ow_array_more(p->out, p->n, sizeof *g);
-	if (!g)
+	char *text = with_marker(line, outer);
+	if (!text)
 		return oom();
+	if (ow_strmap_find(&p->texts, text)) {
+		free(text); /* the same requirement again (another group): once is enough */
+		return 0;
+	}
+	struct ow_pyreq *g = p->n < PP_LINES_MAX ? ow_array_more(p->out, p->n, sizeof *g) : NULL;
+	if (!g) {
+		free(text);
+		return p->n < PP_LINES_MAX
+		           ? oom()
+		           : ow_err(OW_ETOOBIG, "%s: more than %d requirements (%s brings more); "
+		                                "offwheel reads at most that many",
+		                    p->path, PP_LINES_MAX, label);
+	}
 	p->out = g;
-	g[p->n].text = with_marker(line, outer);
+	g[p->n].text = text;
 	if (asprintf(&g[p->n].where, "%s:%zu (%s)", p->path, lineno, label) < 0)
 		g[p->n].where = NULL;
 	p->n++;
-	return g[p->n - 1].text && g[p->n - 1].where ? 0 : oom();
+	if (!g[p->n - 1].where)
+		return oom();
+	return ow_strmap_add(&p->texts, text, p->n - 1);
 }
 
 static int add_extra(struct pp *p, const char *extra, const char *outer);
@@ -196,30 +228,73 @@ static int add_extra(struct pp *p, const char *extra, const char *outer)
 	return add_array(p, list, label, outer, false);
 }
 
+/* The index of [dependency-groups], made on first use: a name that two
+ * keys normalize to is the first one's, as a linear search found it. */
+static int index_groups(struct pp *p)
+{
+	struct pp_groups *g = &p->g;
+	const struct ow_toml *dg = ow_toml_get(p->doc, "dependency-groups");
+	size_t n = dg && dg->kind == OW_TOML_TABLE ? dg->n : 0;
+	g->made = true;
+	g->name = calloc(n + 1, sizeof *g->name);
+	g->list = calloc(n + 1, sizeof *g->list);
+	g->state = calloc(n + 1, 1);
+	if (!g->name || !g->list || !g->state)
+		return oom();
+	for (size_t i = 0; i < n; i++) {
+		const char *key = dg->kids[i]->key;
+		if (ow_name_normalize(key, strlen(key), g->name[g->n], OW_NAME_MAX) < 0 ||
+		    ow_strmap_find(&g->by_name, g->name[g->n]))
+			continue;
+		g->list[g->n] = dg->kids[i];
+		int rc = ow_strmap_add(&g->by_name, g->name[g->n], g->n);
+		if (rc < 0)
+			return rc;
+		g->n++;
+	}
+	return 0;
+}
+
+static void groups_dispose(struct pp_groups *g)
+{
+	ow_strmap_dispose(&g->by_name);
+	free(g->name);
+	free(g->list);
+	free(g->state);
+}
+
+/* Group `group`'s requirements, each group read once (memoised: a group
+ * included by many others, or twice by one, adds nothing the second time). */
 static int add_group(struct pp *p, const char *group)
 {
 	char want[OW_NAME_MAX], label[OW_NAME_MAX + 40];
 	if (ow_name_normalize(group, strlen(group), want, sizeof want) < 0)
 		return ow_err_prefix(OW_EINVAL, "%s: group '%s': ", p->path, group);
-	for (size_t i = 0; i < p->nchain; i++) {
-		char had[OW_NAME_MAX]; /* the chain holds keys as written: "Dev_Tools" is dev-tools */
-		if (ow_name_normalize(p->chain[i], strlen(p->chain[i]), had, sizeof had) == 0 &&
-		    !strcmp(had, want))
-			return ow_err(OW_EINVAL, "%s: [dependency-groups] '%s' includes itself (through "
-			                         "include-group; it is '%s', as PEP 735 compares names "
-			                         "normalized)",
-			              p->path, group, p->chain[i]);
+	int rc = p->g.made ? 0 : index_groups(p);
+	const size_t *at = rc == 0 ? ow_strmap_find(&p->g.by_name, want) : NULL;
+	if (rc < 0 || !at)
+		return rc < 0 ? rc : missing(p, "[dependency-groups]", group,
+		                              ow_toml_get(p->doc, "dependency-groups"));
+	size_t i = *at;
+	if (p->g.state[i] == G_DONE)
+		return 0;
+	if (p->g.state[i] == G_READING) { /* "Dev_Tools" is dev-tools: named as written */
+		const char *key = p->g.list[i]->key;
+		bool same = !strcmp(key, group);
+		return ow_err(OW_EINVAL, "%s: [dependency-groups] '%s' includes itself (through "
+		                         "include-group%s%s%s)",
+		              p->path, group, same ? "" : "; it is '", same ? "" : key,
+		              same ? "" : "', as PEP 735 compares names normalized");
 	}
 	if (p->nchain == PP_DEPTH_MAX)
 		return ow_err(OW_ETOOBIG, "%s: groups include one another more than %d deep", p->path,
 		              PP_DEPTH_MAX);
-	const struct ow_toml *dg = ow_toml_get(p->doc, "dependency-groups");
-	const struct ow_toml *list = get_normalized(dg, want);
-	if (!list)
-		return missing(p, "[dependency-groups]", group, dg);
+	const struct ow_toml *list = p->g.list[i];
 	snprintf(label, sizeof label, "dependency-groups.%s", list->key);
 	p->chain[p->nchain++] = list->key;
-	int rc = add_array(p, list, label, NULL, true);
+	p->g.state[i] = G_READING;
+	rc = add_array(p, list, label, NULL, true);
+	p->g.state[i] = G_DONE;
 	p->nchain--;
 	return rc;
 }
@@ -284,6 +359,8 @@ int ow_pyproject_requirements(const char *path, const char *text, size_t len,
 		ow_pyreqs_free(p->out, p->n);
 	else
 		*out = p->out, *n = p->n;
+	groups_dispose(&p->g);
+	ow_strmap_dispose(&p->texts);
 	free(p);
 	ow_toml_free(doc);
 	return rc;

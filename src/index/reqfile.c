@@ -43,6 +43,7 @@ static int push_str(char ***v, size_t *n, const char *s, size_t len)
 	}
 	*v = g;
 	(*v)[(*n)++] = d;
+	/* analyzer: kept in (*v)[*n - 1], freed with the array's owner (ow_reqfile_dispose) */
 	return 0;
 }
 
@@ -201,38 +202,119 @@ static bool looks_like_path(const char *s)
 	return false;
 }
 
-static int add_requirement(struct rf_file *f, const char *text, const struct rf_words *w)
+/* Whether line l repeats line k (the same text, kind and hashes). */
+static bool same_line(const struct ow_reqline *k, const struct ow_reqline *l)
+{
+	if (k->constraint != l->constraint || k->nhashes != l->nhashes)
+		return false;
+	for (size_t i = 0; i < l->nhashes; i++)
+		if (strcmp(k->hashes[i], l->hashes[i]))
+			return false;
+	return true;
+}
+
+static void line_free(struct ow_reqline *l)
+{
+	free_strs(l->hashes, l->nhashes);
+	free(l->where);
+	free(l->text);
+	memset(l, 0, sizeof *l);
+}
+
+/* A project required for the first time is counted: the one past
+ * OW_REQFILE_PROJECTS_MAX is refused at once, before the rest is read. */
+static int count_project(struct rf_file *f, const char *name)
+{
+	struct ow_reqfile *rf = f->rf;
+	if (f->constraint || ow_strmap_find(&rf->by_name, name))
+		return 0;
+	if (rf->nnames == OW_REQFILE_PROJECTS_MAX)
+		return ow_err(OW_ETOOBIG, "%s:%u: %s: more than %d projects required (the most one "
+		                          "resolve takes); split the stack",
+		              f->path, f->line, name, OW_REQFILE_PROJECTS_MAX);
+	int rc = push_str(&rf->names, &rf->nnames, name, strlen(name));
+	return rc < 0 ? rc : ow_strmap_add(&rf->by_name, rf->names[rf->nnames - 1], rf->nnames - 1);
+}
+
+/* Line l (parsed, at the end of rf->lines) kept, or dropped as a repeat. */
+static int keep_line(struct rf_file *f, struct ow_reqline *l)
+{
+	struct ow_reqfile *rf = f->rf;
+	const size_t *k = ow_strmap_find(&rf->by_text, l->text);
+	if (k && same_line(&rf->lines[*k], l)) {
+		line_free(l);
+		return 0;
+	}
+	if (rf->nlines == OW_REQFILE_LINES_MAX) {
+		line_free(l);
+		return ow_err(OW_ETOOBIG, "%s:%u: more than %d requirement lines (the most offwheel "
+		                          "reads)",
+		              f->path, f->line, OW_REQFILE_LINES_MAX);
+	}
+	int rc = count_project(f, l->name);
+	if (rc < 0) {
+		line_free(l);
+		return rc;
+	}
+	rf->nlines++; /* from here on it is the reqfile's to free */
+	return k ? 0 : ow_strmap_add(&rf->by_text, l->text, rf->nlines - 1);
+}
+
+/* The requirement `text` checked (parsed, then only its name kept). */
+static int check_requirement(struct rf_file *f, const char *text, char *name)
 {
 	if (looks_like_path(text))
 		return rf_fail(f, "a path or URL is not a requirement offwheel can resolve; "
 		                  "name the project and its version instead: ",
 		               text);
+	struct ow_requirement *r = malloc(sizeof *r);
+	if (!r)
+		return ow_err(OW_ENOMEM, "requirement file: out of memory");
+	int rc = ow_requirement_parse(r, text);
+	if (rc < 0) {
+		free(r);
+		return ow_err_prefix(OW_EINVAL, "%s:%u: ", f->path, f->line);
+	}
+	if (r->has_url)
+		rc = rf_fail(f, "a direct URL (name @ URL) cannot be resolved from an index; "
+		                "name the version instead: ",
+		             text);
+	else if (f->constraint && r->nextras) /* pip: "Constraints cannot have extras" */
+		rc = rf_fail(f, "a constraint cannot have extras (pip refuses it too): constrain the "
+		                "project without [...], and ask for its extras in a requirement: ",
+		             text);
+	memcpy(name, r->name, OW_NAME_MAX);
+	ow_requirement_dispose(r);
+	free(r);
+	return rc;
+}
+
+static int add_requirement(struct rf_file *f, const char *text, const struct rf_words *w)
+{
+	char name[OW_NAME_MAX];
+	int rc = check_requirement(f, text, name);
+	if (rc < 0)
+		return rc;
 	struct ow_reqline *g = ow_array_more(f->rf->lines, f->rf->nlines, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "requirement file: out of memory");
 	f->rf->lines = g;
 	struct ow_reqline *l = &g[f->rf->nlines];
 	memset(l, 0, sizeof *l);
-	int rc = ow_requirement_parse(&l->req, text);
-	if (rc < 0)
-		return ow_err_prefix(OW_EINVAL, "%s:%u: ", f->path, f->line);
-	f->rf->nlines++; /* from here on it is the reqfile's to free */
-	if (l->req.has_url)
-		return rf_fail(f, "a direct URL (name @ URL) cannot be resolved from an index; "
-		                  "name the version instead: ",
-		               text);
+	memcpy(l->name, name, sizeof l->name);
 	struct ow_str b = {0};
 	ow_str_printf(&b, "%s:%u", f->path, f->line);
-	if ((rc = ow_str_take(&b, &l->where)) < 0)
-		return rc;
-	if (!(l->text = strdup(text)))
-		return ow_err(OW_ENOMEM, "requirement file: out of memory");
+	rc = ow_str_take(&b, &l->where);
+	if (rc == 0 && !(l->text = strdup(text)))
+		rc = ow_err(OW_ENOMEM, "requirement file: out of memory");
 	l->constraint = f->constraint;
-	if (l->constraint && l->req.nextras) /* pip: "Constraints cannot have extras" */
-		return rf_fail(f, "a constraint cannot have extras (pip refuses it too): constrain the "
-		                  "project without [...], and ask for its extras in a requirement: ",
-		               text);
-	return req_options(f, l, w);
+	if (rc == 0)
+		rc = req_options(f, l, w);
+	if (rc < 0) {
+		line_free(l);
+		return rc;
+	}
+	return keep_line(f, l);
 }
 
 static int read_file(struct ow_reqfile *rf, const char *from, const char *ref, bool constraint,
@@ -523,13 +605,12 @@ void ow_reqfile_dispose(struct ow_reqfile *rf)
 {
 	if (!rf)
 		return;
-	for (size_t i = 0; i < rf->nlines; i++) {
-		ow_requirement_dispose(&rf->lines[i].req);
-		free_strs(rf->lines[i].hashes, rf->lines[i].nhashes);
-		free(rf->lines[i].where);
-		free(rf->lines[i].text);
-	}
+	for (size_t i = 0; i < rf->nlines; i++)
+		line_free(&rf->lines[i]);
 	free(rf->lines);
+	ow_strmap_dispose(&rf->by_text);
+	ow_strmap_dispose(&rf->by_name);
+	free_strs(rf->names, rf->nnames);
 	free(rf->index_url);
 	free(rf->require_hashes_at);
 	free_strs(rf->extra_index_urls, rf->nextra);

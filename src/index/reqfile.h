@@ -31,15 +31,20 @@
 #include <stddef.h>
 
 #include "pep508.h"
+#include "strmap.h"
 
 #define OW_REQFILE_DEPTH_MAX 16       /* -r inside -r inside ... */
 #define OW_REQFILE_FILES_MAX 128      /* files read in one parse */
 #define OW_REQFILE_SIZE_MAX (4 << 20) /* bytes of one file */
 #define OW_REQFILE_HASHES_MAX 64      /* --hash options of one requirement */
+#define OW_REQFILE_PROJECTS_MAX 2048  /* projects required (one resolve takes no more) */
+#define OW_REQFILE_LINES_MAX 20000    /* requirement and constraint lines, repeats dropped */
 
-/* One requirement line. */
+/* One requirement line: small (the text, not its parse), so a file of many
+ * lines costs little; a line equal to an earlier one (text, constraint and
+ * hashes) is dropped as read. */
 struct ow_reqline {
-	struct ow_requirement req;
+	char name[OW_NAME_MAX]; /* the project, normalized */
 	bool constraint; /* from a -c file: limits versions, installs nothing */
 	char **hashes;   /* "sha256:<64 hex>" (sha384, sha512 too), lowercase */
 	size_t nhashes;
@@ -60,6 +65,10 @@ struct ow_reqfile {
 	char *require_hashes_at; /* "FILE:LINE" of the first --require-hashes, or NULL */
 	char **files; /* every file read, in the order read */
 	size_t nfiles;
+	/* the parser's own: lines by text, the projects required so far */
+	struct ow_strmap by_text, by_name;
+	char **names;
+	size_t nnames;
 };
 
 /* The caller's side: read the file `ref` named in file `from` (as written:

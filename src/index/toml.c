@@ -18,6 +18,7 @@
 #include "array.h"
 #include "offwheel/error.h"
 #include "offwheel/str.h"
+#include "strmap.h"
 
 enum { T_DEFINED = 1, T_DOTTED = 2, T_FROZEN = 4, T_AOT = 8 };
 
@@ -26,6 +27,7 @@ struct tp {
 	size_t n, i, line;
 	const char *path;
 	int depth;
+	size_t nodes; /* values and tables made so far */
 	struct ow_toml *root, *cur; /* the table key/value lines go into */
 };
 
@@ -62,9 +64,29 @@ void ow_toml_free(struct ow_toml *t)
 	for (size_t i = 0; i < t->n; i++)
 		ow_toml_free(t->kids[i]);
 	free(t->kids);
+	if (t->index)
+		ow_strmap_dispose(t->index);
+	free(t->index);
 	free(t->key);
 	free(t->text);
 	free(t);
+}
+
+#define TOML_INDEX_FROM 8 /* members before a table is hashed */
+
+/* Index the members of table t by key: all of them, once there are
+ * TOML_INDEX_FROM, then each as it comes.  0 or OW_ENOMEM. */
+static int index_member(struct ow_toml *t)
+{
+	if (t->kind != OW_TOML_TABLE || (!t->index && t->n < TOML_INDEX_FROM))
+		return 0;
+	size_t from = t->index ? t->n - 1 : 0;
+	if (!t->index && !(t->index = calloc(1, sizeof *t->index)))
+		return oom();
+	int rc = 0;
+	for (size_t i = from; rc == 0 && i < t->n; i++)
+		rc = ow_strmap_add(t->index, t->kids[i]->key, i);
+	return rc;
 }
 
 /* Append kid to t; kid is freed on failure. */
@@ -77,15 +99,28 @@ static int adopt(struct ow_toml *t, struct ow_toml *kid)
 	}
 	t->kids = g;
 	g[t->n++] = kid;
-	return 0;
+	return index_member(t);
 }
 
 static struct ow_toml *member(const struct ow_toml *t, const char *key)
 {
+	if (t && t->index) {
+		const size_t *i = ow_strmap_find(t->index, key);
+		return i ? t->kids[*i] : NULL;
+	}
 	for (size_t i = 0; t && t->kind == OW_TOML_TABLE && i < t->n; i++)
 		if (!strcmp(t->kids[i]->key, key))
 			return t->kids[i];
 	return NULL;
+}
+
+/* One more value or table; the document's cost stays bounded. */
+static int count_node(struct tp *p)
+{
+	if (++p->nodes <= OW_TOML_NODES_MAX)
+		return 0;
+	return ow_err(OW_ETOOBIG, "%s:%zu: more than %d values and tables in one document (the "
+	                          "most offwheel reads)", p->path, p->line, OW_TOML_NODES_MAX);
 }
 
 const struct ow_toml *ow_toml_get(const struct ow_toml *t, const char *key)
@@ -492,7 +527,9 @@ static int value(struct tp *p, struct ow_toml **out)
 {
 	if (++p->depth > OW_TOML_DEPTH_MAX)
 		return perr(p, "arrays and inline tables nested more than %d deep", OW_TOML_DEPTH_MAX);
-	int rc, c = peek(p);
+	int rc = count_node(p), c = peek(p);
+	if (rc < 0)
+		return rc;
 	if (c == '"' || c == '\'') {
 		struct ow_str b = {0};
 		struct ow_toml *v = mknode(OW_TOML_STRING, p->line);
@@ -593,6 +630,8 @@ static int header(struct tp *p, bool aot)
 {
 	struct key k;
 	int rc = key(p, &k);
+	if (rc == 0)
+		rc = count_node(p);
 	struct ow_toml *t = p->root;
 	for (size_t i = 0; rc == 0 && i + 1 < k.n; i++)
 		rc = descend(p, t, k.part[i], 0, &t);
@@ -667,7 +706,7 @@ int ow_toml_parse(const char *text, size_t len, const char *path, struct ow_toml
 	*out = NULL;
 	if (len > OW_TOML_SIZE_MAX)
 		return ow_err(OW_ETOOBIG, "%s: larger than %d bytes", path, OW_TOML_SIZE_MAX);
-	struct tp p = {text, len, 0, 1, path, 0, NULL, NULL};
+	struct tp p = {text, len, 0, 1, path, 0, 0, NULL, NULL};
 	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
 		p.i = 3;
 	int rc = check_utf8(&p);

@@ -20,6 +20,7 @@
 
 #define OW_TOML_SIZE_MAX (4 << 20) /* bytes of one document */
 #define OW_TOML_DEPTH_MAX 64       /* arrays and inline tables nested */
+#define OW_TOML_NODES_MAX 100000   /* values and tables of one document */
 
 enum ow_toml_kind {
 	OW_TOML_TABLE,  /* kids are the members, each with its key */
@@ -37,13 +38,18 @@ struct ow_toml {
 	struct ow_toml **kids;
 	size_t n;
 	unsigned flags; /* the parser's own (how a table was defined) */
+	struct ow_strmap *index; /* a table's members by key, once it has a few */
 };
 
 /* Parse `len` bytes named `path` in messages; OW_EPARSE with
- * "PATH:LINE: what is wrong" for a document that is not TOML 1.0.  Free the
+ * "PATH:LINE: what is wrong" for a document that is not TOML 1.0;
+ * OW_ETOOBIG for one over OW_TOML_SIZE_MAX bytes or OW_TOML_NODES_MAX
+ * values and tables (its cost is linear in its size below those).  Free the
  * tree with ow_toml_free. */
 int ow_toml_parse(const char *text, size_t len, const char *path, struct ow_toml **out);
-/* The member `key` of a table, NULL when it has none (or t is no table). */
+/* The member `key` of a table, NULL when it has none (or t is no table):
+ * hashed (a secret key per table), so a table of many keys costs each
+ * lookup O(1), however the keys were chosen. */
 const struct ow_toml *ow_toml_get(const struct ow_toml *t, const char *key);
 void ow_toml_free(struct ow_toml *t);
 

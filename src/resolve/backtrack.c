@@ -336,10 +336,20 @@ static void explain(struct bt *b, size_t n, const char *reasons)
 
 /* ---- one decision --------------------------------------------------------------- */
 
-static int parse_line(const char *line, struct ow_requirement *r, const char *who)
+/* A Requires-Dist line of candidate `who`; one that does not parse (a
+ * malformed marker) stops this target, naming the package and the line, as
+ * other broken metadata does (BT_FATAL, the text in b->conflict): the run
+ * and the other targets go on. */
+static int parse_line(struct bt *b, const char *line, struct ow_requirement *r, const char *who)
 {
 	int rc = ow_requirement_parse(r, line);
-	return rc < 0 ? ow_err_prefix(rc, "%s: Requires-Dist: ", who) : 0;
+	if (rc == OW_ENOMEM || rc >= 0)
+		return rc;
+	free(b->conflict);
+	if (asprintf(&b->conflict, "%s: its metadata cannot be used: Requires-Dist '%s': %s", who,
+	             line, ow_err_detail()) < 0)
+		b->conflict = NULL;
+	return b->conflict ? BT_FATAL : ow_err(OW_ENOMEM, "resolve: out of memory");
 }
 
 /* Whether requirement r of the candidate applies for the target and extra. */
@@ -352,23 +362,31 @@ static int applies(const struct bt *b, const struct ow_requirement *r, const cha
 	return 0;
 }
 
-#define BT_PREFETCH 8 /* admitted candidates past the one asked for */
+#define BT_PREFETCH 8       /* admitted candidates past the one asked for, at least */
+#define BT_PREFETCH_MAX 1024 /* ... and at most: as many as were passed over, doubling */
 
 /* Candidate i of node n is not known yet.  When an earlier candidate that
  * the criteria admit was passed over (the search is going back through the
  * releases, and each one it rejects would cost a round of its own), the
- * next few the criteria admit are named to the provider, as uv prefetches;
- * one the criteria rule out (an exact pin admits one release) never is. */
+ * next ones the criteria admit are named to the provider, as uv prefetches:
+ * as many as were passed over already (at least BT_PREFETCH, at most
+ * BT_PREFETCH_MAX), so a search back through 10,000 releases takes some 20
+ * rounds, not 1,000; one the criteria rule out (an exact pin admits one
+ * release) never is. */
 static void prefetch_next(const struct bt *b, size_t n, size_t i)
 {
 	struct bits ignore = {{0}};
 	const struct node *nd = &b->nodes[n];
 	if (!b->p->prefetch)
 		return;
-	bool pre = pre_ok(b, n), passed = false;
-	for (size_t j = 0; j < i && !passed; j++)
-		passed = meets(b, n, j, pre, &ignore);
-	for (size_t j = i + 1, k = 0; passed && j < nd->nc && k < BT_PREFETCH; j++)
+	bool pre = pre_ok(b, n);
+	size_t passed = 0;
+	for (size_t j = 0; j < i; j++)
+		passed += meets(b, n, j, pre, &ignore);
+	size_t want = passed < BT_PREFETCH ? BT_PREFETCH : passed;
+	if (want > BT_PREFETCH_MAX)
+		want = BT_PREFETCH_MAX;
+	for (size_t j = i + 1, k = 0; passed && j < nd->nc && k < want; j++)
 		if (meets(b, n, j, pre, &ignore)) {
 			b->p->prefetch(b->p->ud, nd->name, &nd->c[j]);
 			k++;
@@ -420,7 +438,7 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 	for (size_t i = 0; rc == 0 && i < nl; i++) {
 		struct ow_requirement r;
 		bool yes = false, base_yes = false;
-		if ((rc = parse_line(lines[i], &r, b->lv[d].label)) < 0)
+		if ((rc = parse_line(b, lines[i], &r, b->lv[d].label)) != 0)
 			break;
 		applies(b, &r, extra, &yes);
 		if (*extra) /* the extra adds only what the base does not have */
@@ -429,7 +447,7 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 			rc = add_requirement(b, &r, d, label, false);
 		ow_requirement_dispose(&r);
 	}
-	return rc < 0 ? rc : 0;
+	return rc < 0 || rc == BT_FATAL ? rc : 0;
 }
 
 /* Whether a criterion on node n other than `skip` limits its versions. */

@@ -19,7 +19,8 @@
 #include "tags.h"
 
 #define RS_WINDOW0 2
-#define RS_ROUNDS_MAX 256 /* a round per release passed over, RS_PREFETCH at a time */
+#define RS_ROUNDS_MAX 256 /* rounds of fetching; a search back through a project's
+                           * releases asks for more of them each round (BT_PREFETCH_MAX) */
 
 static const char *const default_projects[] = {"torch", "torchvision", "torchaudio"};
 
@@ -34,6 +35,7 @@ struct tstate {
 	int64_t *bad_torch; /* torches whose metadata rules them out */
 	size_t nbad;
 	char *bad_why; /* the first torch ruled out for want of metadata, and why */
+	char waits_on[OW_NAME_MAX]; /* the project it waited on last, "" none */
 	struct ow_resolve_skip *passed; /* newer torches the stack ruled out */
 	size_t npassed;
 	/* the stack decided first (stack_first): the torch its requirements,
@@ -1220,6 +1222,25 @@ static int init_targets(const struct ow_resolve_opts *o, struct ow_resolve_repor
 	return 0;
 }
 
+/* The rounds ran out (or nothing is left to fetch) with targets waiting:
+ * name the first, what it waits on, and the bound. */
+static int still_waiting(const struct rs_ctx *x, const struct tstate *ts, size_t n,
+                         size_t waiting, size_t round)
+{
+	size_t i = 0;
+	while (i + 1 < n && (ts[i].done || !*ts[i].waits_on))
+		i++;
+	const char *what = *ts[i].waits_on ? ts[i].waits_on : "a project";
+	if (!x->nneed && x->ncrawl <= x->crawl_done)
+		return ow_err(OW_EINTERNAL, "resolve: target %s waits on %s, with nothing left to "
+		                            "fetch (after %zu rounds); %zu target(s) wait in all",
+		              ts[i].out->describe, what, round, waiting);
+	return ow_err(OW_ETOOBIG, "resolve: target %s still waits on the metadata of %s after %d "
+	                          "rounds of fetching (the most one resolve runs); name the version "
+	                          "of %s (--with) to shorten the search; %zu target(s) wait in all",
+	              ts[i].out->describe, what, RS_ROUNDS_MAX, what, waiting);
+}
+
 /* Step every undecided target; then one round of crawls and fetches. */
 static int run_rounds(struct rs_ctx *x, struct tstate *ts, size_t n, struct ow_resolve_report *r)
 {
@@ -1227,17 +1248,19 @@ static int run_rounds(struct rs_ctx *x, struct tstate *ts, size_t n, struct ow_r
 		size_t waiting = 0;
 		for (size_t i = 0; i < n; i++) {
 			bool wait = false;
+			x->waits_on[0] = '\0';
 			int rc = ts[i].done ? 0 : step(x, &ts[i], &wait);
 			if (rc < 0)
 				return rc;
+			if (wait)
+				memcpy(ts[i].waits_on, x->waits_on, sizeof ts[i].waits_on);
 			waiting += wait;
 		}
 		if (!waiting)
 			return 0;
 		bool work = x->nneed || x->ncrawl > x->crawl_done;
 		if (!work || round == RS_ROUNDS_MAX)
-			return ow_err(OW_EINTERNAL, "resolve: %zu target(s) still wait after %zu rounds",
-			              waiting, round);
+			return still_waiting(x, ts, n, waiting, round);
 		ow_log(OW_LOG_INFO, "resolve round %zu: %zu page(s), %zu metadata file(s) for %zu "
 		                    "target(s)",
 		       round + 1, x->ncrawl - x->crawl_done, x->nneed, waiting);

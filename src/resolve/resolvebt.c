@@ -86,8 +86,10 @@ static int p_candidates(void *ud, const char *name, const struct bt_cand **out, 
 	int rc = rs_list_get(p->x, name, p->variant, true, &l);
 	if (rc < 0)
 		return rc;
-	if (l->state == RS_LIST_NOT_CRAWLED)
+	if (l->state == RS_LIST_NOT_CRAWLED) {
+		snprintf(p->x->waits_on, sizeof p->x->waits_on, "%s", name);
 		return BT_PENDING;
+	}
 	if (l->state == RS_LIST_MISSING && l->absent) { /* offline: not known */
 		if ((rc = rs_note_gap(p->x, "%s: %s", name, l->why ? l->why : "not in the workspace")) < 0)
 			return rc;
@@ -162,8 +164,10 @@ static int p_requires(void *ud, const char *name, const struct bt_cand *c,
 	const struct rs_cand *rc = c->ref;
 	*lines = NULL, *n = 0, *why = NULL;
 	const struct rs_meta *m = rs_meta_get(p->x, rc);
-	if (!m)
+	if (!m) {
+		snprintf(p->x->waits_on, sizeof p->x->waits_on, "%s", name);
 		return BT_PENDING;
+	}
 	if (m->state == RS_META_NONE) /* broken metadata stops the target, as pip's error would */
 		return refuse(p, why, BT_FAIL, "%s: %s", rc->filename,
 		              m->why ? m->why
@@ -303,9 +307,100 @@ static int build_taken(const struct rs_pick *sd, const struct rs_meta *m,
 	return rc;
 }
 
+/* Which sdist's build needs which other sdist (built first, on the
+ * target): a cycle there (an sdist whose build requires itself, or two
+ * that require each other) is one no installer can build offline. */
+struct build_edge {
+	const struct rs_cand *from, *to;
+	char from_name[OW_NAME_MAX], to_name[OW_NAME_MAX];
+};
+struct build_graph {
+	struct build_edge *e;
+	size_t n;
+	const struct rs_cand **seen; /* the search's visited sdists */
+	size_t nseen;
+};
+
+/* Whether sdist `at` leads to `goal` (or is it): the edges on the way
+ * written to s, each "-> name version". */
+static bool leads_to(struct build_graph *g, const struct rs_cand *at, const struct rs_cand *goal,
+                     struct ow_str *s)
+{
+	if (at->id == goal->id)
+		return true;
+	for (size_t i = 0; i < g->nseen; i++)
+		if (g->seen[i]->id == at->id)
+			return false;
+	g->seen[g->nseen++] = at;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct build_edge *e = &g->e[i];
+		size_t mark = s->n;
+		if (e->from->id != at->id)
+			continue;
+		ow_str_printf(s, " -> %s %s", e->to_name, e->to->version_text);
+		if (leads_to(g, e->to, goal, s))
+			return true;
+		s->n = mark;
+	}
+	return false;
+}
+
+/* Edge sd -> to (an sdist sd's build takes); 0 or OW_ENOMEM. */
+static int add_edge(struct build_graph *g, const struct rs_pick *sd, const char *name,
+                    const struct rs_cand *to)
+{
+	struct build_edge *e = ow_array_more(g->e, g->n, sizeof *e);
+	if (e)
+		g->e = e;
+	const struct rs_cand **v = e ? realloc(g->seen, (g->n + 2) * sizeof *v) : NULL;
+	if (!v)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	g->seen = v;
+	e[g->n] = (struct build_edge){.from = sd->c, .to = to};
+	snprintf(e[g->n].from_name, OW_NAME_MAX, "%s", sd->project);
+	snprintf(e[g->n].to_name, OW_NAME_MAX, "%s", name);
+	g->n++;
+	return 0;
+}
+
+/* The sdists sd's build takes, added to the graph; a cycle through sd
+ * makes the target incomplete (out->error, build_error), naming it. */
+static int build_cycle(struct build_graph *g, const struct rs_pick *sd, const struct bt_result *r,
+                       struct rs_closure *out)
+{
+	for (size_t k = 0; k < r->npins; k++) {
+		const struct rs_cand *to = r->pins[k].c->ref;
+		if (!to->sdist)
+			continue;
+		int rc = add_edge(g, sd, r->pins[k].name, to);
+		if (rc < 0)
+			return rc;
+		struct ow_str path = {0};
+		ow_str_printf(&path, "%s %s -> %s %s", sd->project, sd->c->version_text,
+		              r->pins[k].name, to->version_text);
+		g->nseen = 0;
+		if (!leads_to(g, to, sd->c, &path)) {
+			ow_str_dispose(&path);
+			continue;
+		}
+		out->build_error = true;
+		if (path.err || asprintf(&out->error, "%s %s comes as an sdist whose build needs "
+		                                      "itself, a build cycle (%s) that no installer "
+		                                      "can build offline; name a version of %s that "
+		                                      "has a wheel for this target",
+		                         sd->project, sd->c->version_text, path.p, sd->project) < 0) {
+			out->error = NULL;
+			rc = ow_err(OW_ENOMEM, "resolve: out of memory");
+		}
+		ow_str_dispose(&path);
+		return rc;
+	}
+	return 0;
+}
+
 /* Resolve one sdist's build requirements and add what they take. */
 static int build_one(struct prov *p, const struct ow_marker_env *env, const struct rs_pick *sd,
-                     struct rs_closure *out)
+                     struct build_graph *g, struct rs_closure *out)
 {
 	const struct rs_meta *m = rs_meta_peek(p->x, sd->c);
 	if (!m || m->state != RS_META_PARSED)
@@ -332,7 +427,7 @@ static int build_one(struct prov *p, const struct ow_marker_env *env, const stru
 		                          "set for this target: %s", sd->project, sd->c->version_text,
 		             r.conflict) < 0)
 			out->error = NULL, rc = ow_err(OW_ENOMEM, "resolve: out of memory");
-	} else if (rc == 0)
+	} else if (rc == 0 && (rc = build_cycle(g, sd, &r, out)) == 0 && !out->error)
 		rc = build_taken(sd, m, &r, out);
 	bt_result_dispose(&r);
 	for (size_t i = 0; i < n; i++)
@@ -346,17 +441,22 @@ static int build_one(struct prov *p, const struct ow_marker_env *env, const stru
  * to out->picks as they are found, so the loop reaches them too). */
 static int build_all(struct prov *p, const struct ow_marker_env *env, struct rs_closure *out)
 {
+	struct build_graph g = {0};
 	size_t built = 0;
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < out->n && !out->need && !out->error; i++) {
 		if (!out->picks[i].c->sdist)
 			continue;
-		if (++built > RS_SDISTS_MAX)
-			return ow_err(OW_ETOOBIG, "resolve: more than %d sdists to build for one target",
-			              RS_SDISTS_MAX);
+		if (++built > RS_SDISTS_MAX) {
+			rc = ow_err(OW_ETOOBIG, "resolve: more than %d sdists to build for one target",
+			            RS_SDISTS_MAX);
+			break;
+		}
 		struct rs_pick sd = out->picks[i]; /* out->picks may move */
-		rc = build_one(p, env, &sd, out);
+		rc = build_one(p, env, &sd, &g, out);
 	}
+	free(g.e);
+	free(g.seen);
 	return rc;
 }
 

@@ -156,6 +156,7 @@ struct rs_ctx {
 	size_t nused;
 	char **stale; /* pages queued for revalidation, each once */
 	size_t nstale;
+	char waits_on[OW_NAME_MAX]; /* a project the target being stepped waits on, "" none */
 	struct ow_str gap; /* offline: what the target being stepped lacks */
 	size_t ngap;
 };

@@ -17,10 +17,14 @@ static int oom(void)
 	return ow_err(OW_ENOMEM, "requirements: out of memory");
 }
 
-static int add_named(struct ow_stack *s, const char *name)
+static int add_named(struct ow_stack *s, const char *name, const char *where)
 {
 	if (ow_stack_names(s, name))
 		return 0;
+	if (s->nnamed == OW_REQFILE_PROJECTS_MAX)
+		return ow_err(OW_ETOOBIG, "%s: %s: more than %d projects required (the most one "
+		                          "resolve takes); split the stack",
+		              where, name, OW_REQFILE_PROJECTS_MAX);
 	char **g = ow_array_more(s->named, s->nnamed, sizeof *g);
 	if (!g)
 		return oom();
@@ -75,7 +79,7 @@ static int add_from(struct ow_stack *s, const struct ow_reqfile *rf, size_t from
 		const struct ow_reqline *r = &rf->lines[i];
 		int rc = add(s, r->text, r->where, r->constraint, r->hashes, r->nhashes);
 		if (rc == 0 && !r->constraint)
-			rc = add_named(s, r->req.name);
+			rc = add_named(s, r->name, r->where);
 		if (rc < 0)
 			return rc;
 	}
@@ -135,7 +139,7 @@ int ow_stack_add_line(struct ow_stack *s, const char *line, const char *where)
 	if (rc == 0)
 		rc = add(s, line, where, false, NULL, 0);
 	if (rc == 0)
-		rc = add_named(s, r.name);
+		rc = add_named(s, r.name, where);
 	ow_requirement_dispose(&r);
 	return rc;
 }

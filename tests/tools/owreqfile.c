@@ -81,23 +81,27 @@ static void print_line(const struct ow_reqline *l)
 {
 	char spec[1024];
 	char *extras[OW_REQ_EXTRAS_MAX];
-	for (size_t i = 0; i < l->req.nextras; i++)
-		extras[i] = strdup(l->req.extras[i]);
-	qsort(extras, l->req.nextras, sizeof extras[0], cmp_str);
-	if (ow_spec_format(&l->req.spec, spec, sizeof spec) < 0)
+	static struct ow_requirement req; /* the line keeps its text: parse it again */
+	if (ow_requirement_parse(&req, l->text) < 0)
+		abort();
+	for (size_t i = 0; i < req.nextras; i++)
+		extras[i] = strdup(req.extras[i]);
+	qsort(extras, req.nextras, sizeof extras[0], cmp_str);
+	if (ow_spec_format(&req.spec, spec, sizeof spec) < 0)
 		abort();
 	printf("{\"name\": ");
-	json_str(l->req.name);
-	print_strs("extras", extras, l->req.nextras);
+	json_str(req.name);
+	print_strs("extras", extras, req.nextras);
 	printf(", \"specifier\": ");
 	json_str(spec);
 	printf(", \"constraint\": %s", l->constraint ? "true" : "false");
 	print_strs("hashes", l->hashes, l->nhashes);
 	printf(", \"where\": ");
 	json_str(l->where);
-	for (size_t i = 0; i < l->req.nextras; i++)
+	for (size_t i = 0; i < req.nextras; i++)
 		free(extras[i]);
-	print_applies(&l->req);
+	print_applies(&req);
+	ow_requirement_dispose(&req);
 	printf("}\n");
 }
 
