@@ -12,6 +12,13 @@ setup_file() {
 	export STANDIN="$OW_BUILD_DIR/tests/standin/libcuda.so.1"
 	export EXT="${OW_EXT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/offwheel-tests}"
 	unset OW_STANDIN_CC OW_STANDIN_DRIVER OW_STANDIN_MODE OW_STANDIN_DEVICES OW_STANDIN_NAME
+	# the sample index, served by nginx over HTTPS
+	export SRV="$BATS_FILE_TMPDIR/srv"
+	mkdir -p "$SRV/www" "$SRV/www2"
+	ow_start_nginx "$SRV/www" "$SRV/www2"
+	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
+		--host2 "$OW_HTTPS_URL2" >/dev/null
+	export OW_HTTPS_URL OW_CA_FILE OW_NGINX_DIR
 }
 
 # machine NAME: the stand-in's environment for one of the four machines
@@ -103,4 +110,62 @@ print(sys.executable)'
 	[ "$got_abi" = "${want[1]}" ] || { echo "probe: $got_abi"; echo "packaging: ${want[1]}"; false; }
 	[ "$(jq -r --arg p "$v/bin/python" '.pythons[] | select(.path == $p) | .executable' "$BATS_TEST_TMPDIR/p.json")" = "${want[2]}" ]
 	[ "$(jq '.pythons | length' "$BATS_TEST_TMPDIR/p.json")" -eq 2 ]
+}
+
+# ---- the stick for the four machines ----
+
+teardown_file() {
+	ow_stop_nginx
+}
+
+probes_of_four() { # DIR: the four machines' probes, made as on each
+	local d=$1 m
+	mkdir -p "$d"
+	for m in lab-a lab-b lab-c lab-d; do
+		on "$m" probe --name "$m" --python python3 -o "$d/$m.json" >/dev/null
+	done
+}
+
+fleet_sync() { # [offwheel options...]
+	"$OFFWHEEL" --home "$BATS_FILE_TMPDIR/ws" "$@" sync --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cpu,cu126,cu128 \
+		--probes "$BATS_FILE_TMPDIR/probes"
+}
+
+@test "sync --probes: the matrix from the machines; each machine named with its set, or why none" {
+	probes_of_four "$BATS_FILE_TMPDIR/probes"
+	run fleet_sync
+	echo "$output"
+	[ "$status" -eq 0 ]
+	py=$(jq -r '.pythons[0].abis[0]' "$BATS_FILE_TMPDIR/probes/lab-a.json")
+	plat=$(jq -r '.platforms[0]' "$BATS_FILE_TMPDIR/probes/lab-a.json")
+	[[ $output == *"cu128 $py-$plat"* && $output == *"cu126 $py-$plat"* && $output == *"cpu $py-$plat"* ]]
+	grep -E "^  lab-a .*: set [0-9]+, cu128 $py-$plat\$" <<<"$output"
+	grep -E "^  lab-b .*: set [0-9]+, cu126 $py-$plat\$" <<<"$output"
+	grep -E "^  lab-c .*: set [0-9]+, cpu $py-$plat\$" <<<"$output"
+	line=$(grep -E "^  lab-d " <<<"$output")
+	[[ $line == *NOTHING* ]]
+	# why: the driver is too old for cu128 (which driver is needed), and cu126 has no 12.0 build
+	[[ $line == *"cu128: the driver reports CUDA 11.8; cu128 needs 12.8 (NVIDIA driver 570.26 or newer)"* ]]
+	[[ $line == *"cu126: the driver reports CUDA 11.8; cu126 needs 12.6"* ]]
+	[[ $line == *"cpu: not a CUDA build"* ]]
+	# --json: the same, in the sync document
+	run --separate-stderr fleet_sync --json
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "$(jq -r '.machines[] | select(.name == "lab-a") | .variant' <<<"$output")" = cu128 ]
+	[ "$(jq -r '.machines[] | select(.name == "lab-d") | .set' <<<"$output")" = null ]
+	[[ $(jq -r '.machines[] | select(.name == "lab-d") | .why' <<<"$output") == *"570.26"* ]]
+}
+
+@test "sync --probes: a machine whose driver is new enough but whose GPU no build serves" {
+	d="$BATS_TEST_TMPDIR/probes"
+	mkdir -p "$d"
+	# 12.0 behind driver 12.6: cu128 is too new for the driver, cu126 has no sm_120
+	env OFFWHEEL_LIBCUDA="$STANDIN" OW_STANDIN_CC=12.0 OW_STANDIN_DRIVER=12.6 \
+		"$OFFWHEEL" probe --name lab-e --python python3 -o "$d/lab-e.json" >/dev/null
+	run "$OFFWHEEL" --home "$BATS_FILE_TMPDIR/ws" sync --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cu126,cu128 --probes "$d/lab-e.json"
+	echo "$output"
+	line=$(grep -E "^  lab-e " <<<"$output")
+	[[ $line == *"cu126: no build for its GPU (12.0: "* ]]
 }
