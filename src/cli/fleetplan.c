@@ -9,10 +9,13 @@
 
 #include "fleetjson.h"
 #include "offwheel/devicefit.h"
+#include "offwheel/export.h"
 #include "offwheel/fleet.h"
 #include "offwheel/probe.h"
 #include "offwheel/str.h"
 #include "offwheel/tags.h"
+
+static void unplan(struct fleet_machine *m);
 
 static int bad_probe(struct cli *c, const char *path, const char *why)
 {
@@ -143,10 +146,7 @@ void fleet_dispose(struct fleet *f)
 		struct fleet_machine *m = &f->m[i];
 		free(m->name);
 		free(m->file);
-		free(m->target);
-		free(m->variant);
-		free(m->req);
-		free(m->why);
+		unplan(m);
 		json_decref(m->probe);
 	}
 	free(f->m);
@@ -245,11 +245,22 @@ static char *untargetable_why(const struct fleet_machine *m)
 	                  "for (manylinux, Windows, macOS)", *m->platform ? m->platform : "(none)");
 }
 
+static void unplan(struct fleet_machine *m)
+{
+	free(m->target);
+	free(m->variant);
+	free(m->req);
+	free(m->why);
+	m->target = m->variant = m->req = m->why = NULL;
+	m->set_id = 0;
+}
+
 int fleet_plan(ow_store *s, struct fleet *f, const struct fleet_set *sets, size_t n)
 {
 	int rc = 0;
 	for (size_t i = 0; !rc && i < f->n; i++) {
 		struct fleet_machine *m = &f->m[i];
+		unplan(m);
 		if (!m->targetable)
 			rc = (m->why = untargetable_why(m)) ? 0 : OW_ENOMEM;
 		else
@@ -314,4 +325,76 @@ json_t *fleet_plan_json(const struct fleet *f)
 			             opt_str(m->req), "why", opt_str(m->why)));
 	}
 	return a;
+}
+
+/* ---- export --probes: machines.json and INSTALL.txt's lines ---------------------- */
+
+/* "cu128-cp312-manylinux_2_28_x86_64" (or with a space): its three parts */
+struct target_parts {
+	char variant[64], python[16], platform[128];
+};
+
+static int split_target(const char *t, struct target_parts *out)
+{
+	size_t a = strcspn(t, " -");
+	if (!t[a] || a >= sizeof out->variant)
+		return -1;
+	const char *py = t + a + 1;
+	size_t b = strcspn(py, "-");
+	if (!py[b] || b >= sizeof out->python || strlen(py + b + 1) >= sizeof out->platform)
+		return -1;
+	snprintf(out->variant, sizeof out->variant, "%.*s", (int)a, t);
+	snprintf(out->python, sizeof out->python, "%.*s", (int)b, py);
+	snprintf(out->platform, sizeof out->platform, "%s", py + b + 1);
+	return 0;
+}
+
+static char *install_note(const struct fleet *f)
+{
+	struct ow_str b = {0};
+	char *out = NULL;
+	ow_str_puts(&b, "3. The lab's machines (machines.json, from their probes): on each,\n"
+	                "    offwheel install . --pubkey KEY.pub --venv DIR\n"
+	                "   picks its set by the machine's name; by hand, the file it uses:\n");
+	for (size_t i = 0; i < f->n; i++) {
+		const struct fleet_machine *m = &f->m[i];
+		if (m->set_id)
+			ow_str_printf(&b, "    %s: %s\n", m->name, m->req ? m->req : m->target);
+		else
+			ow_str_printf(&b, "    %s: NOTHING on this stick fits it: %s\n", m->name,
+			              m->why ? m->why : "no set fits");
+	}
+	return ow_str_take(&b, &out) ? NULL : out;
+}
+
+int fleet_export_texts(ow_store *s, struct fleet *f, const struct ow_export_plan *p, char **json,
+                       char **note)
+{
+	struct fleet_set *sets = calloc(p->nsets + 1, sizeof *sets);
+	struct target_parts *parts = calloc(p->nsets + 1, sizeof *parts);
+	char **reqs = calloc(p->nsets + 1, sizeof *reqs);
+	int rc = sets && parts && reqs ? 0 : OW_ENOMEM;
+	for (size_t i = 0; !rc && i < p->nsets; i++) {
+		const struct ow_export_set *e = &p->sets[i];
+		bool ok = e->id > 0 && e->target && !split_target(e->target, &parts[i]);
+		reqs[i] = ow_aprintf("requirements/%s.txt", e->req_name);
+		sets[i] = (struct fleet_set){.id = e->id, .target = e->target ? e->target : "",
+		                             .variant = parts[i].variant, .python = parts[i].python,
+		                             .platform = parts[i].platform, .req = reqs[i],
+		                             .complete = ok && e->complete};
+		rc = reqs[i] ? 0 : OW_ENOMEM;
+	}
+	if (!rc)
+		rc = fleet_plan(s, f, sets, p->nsets);
+	json_t *doc = rc ? NULL : json_pack("{s:s, s:o}", "format", "offwheel-machines-1",
+	                                    "machines", fleet_plan_json(f));
+	*json = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_SORT_KEYS) : NULL;
+	*note = *json ? install_note(f) : NULL;
+	json_decref(doc);
+	for (size_t i = 0; reqs && i < p->nsets; i++)
+		free(reqs[i]);
+	free(reqs);
+	free(parts);
+	free(sets);
+	return !rc && *note ? 0 : ow_err(OW_ENOMEM, "out of memory");
 }

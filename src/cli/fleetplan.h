@@ -54,4 +54,10 @@ int fleet_plan(ow_store *s, struct fleet *f, const struct fleet_set *sets, size_
 void fleet_plan_text(const struct cli *c, const struct fleet *f);
 json_t *fleet_plan_json(const struct fleet *f);
 
+struct ow_export_plan;
+/* export --probes: each machine's set among the plan's, machines.json's
+ * text (*json) and INSTALL.txt's lines for it (*note), both owned. */
+int fleet_export_texts(ow_store *s, struct fleet *f, const struct ow_export_plan *p, char **json,
+                       char **note);
+
 #endif

@@ -169,3 +169,44 @@ fleet_sync() { # [offwheel options...]
 	line=$(grep -E "^  lab-e " <<<"$output")
 	[[ $line == *"cu126: no build for its GPU (12.0: "* ]]
 }
+
+@test "export --probes: machines.json (signed) maps each machine to its set; INSTALL.txt names each one's file; the lab's probes/ stay unsigned and check passes" {
+	[ -f "$BATS_FILE_TMPDIR/probes/lab-a.json" ] || skip "needs the sync --probes test before it"
+	keys="$BATS_FILE_TMPDIR/keys"
+	mkdir -p "$keys"
+	"$OFFWHEEL" keygen "$keys/k.sec" >/dev/null
+	stick="$BATS_FILE_TMPDIR/stick"
+	# the machines probed onto the stick itself first, as in the lab
+	mkdir -p "$stick"
+	cp -r "$BATS_FILE_TMPDIR/probes" "$stick/probes"
+	run "$OFFWHEEL" --home "$BATS_FILE_TMPDIR/ws" export "$stick" --all-sets --sign "$keys/k.sec" \
+		--probes "$stick/probes"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -f "$stick/machines.json" ]
+	grep -q ' machines.json$' "$stick/SHA256SUMS"
+	! grep -q 'probes/' "$stick/SHA256SUMS"
+	m="$stick/machines.json"
+	[ "$(jq -r '.format' "$m")" = offwheel-machines-1 ]
+	[ "$(jq -r '.machines[] | select(.name == "lab-a") | .variant' "$m")" = cu128 ]
+	[ "$(jq -r '.machines[] | select(.name == "lab-b") | .variant' "$m")" = cu126 ]
+	[ "$(jq -r '.machines[] | select(.name == "lab-c") | .variant' "$m")" = cpu ]
+	[ "$(jq -r '.machines[] | select(.name == "lab-d") | .set' "$m")" = null ]
+	for n in lab-a lab-b lab-c; do
+		req=$(jq -r --arg n "$n" '.machines[] | select(.name == $n) | .requirements' "$m")
+		[ -f "$stick/$req" ]
+		grep -qF "    $n: $req" "$stick/INSTALL.txt"
+	done
+	grep -q "    lab-d: NOTHING on this stick fits it: .*570.26" "$stick/INSTALL.txt"
+	# check: signed, and the lab's own folders (probes/, reports/) are not extra files
+	mkdir -p "$stick/reports" && echo '{}' >"$stick/reports/x.json"
+	run "$OFFWHEEL" check "$stick" --pubkey "$keys/k.pub" --state "$BATS_TEST_TMPDIR/state.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# machines.json is signed: a change to it fails the check
+	sed -i 's/cu126/cu128/' "$m"
+	run "$OFFWHEEL" check "$stick" --pubkey "$keys/k.pub" --state "$BATS_TEST_TMPDIR/state2.json"
+	[ "$status" -eq 3 ]
+	[[ $output == *machines.json* ]]
+	sed -i 's/cu128/cu126/' "$m" # put back (lab-a's line is cu128 in the file: restore from the sums)
+}
