@@ -201,11 +201,18 @@ static bool for_machine(const struct fleet_machine *m, const struct fleet_set *s
 
 static int set_pick(struct fleet_machine *m, const struct fleet_set *set)
 {
+	char *t = strdup(set->target), *v = strdup(set->variant);
+	char *r = set->req ? strdup(set->req) : NULL;
+	if (!t || !v || (set->req && !r)) {
+		free(t);
+		free(v);
+		free(r);
+		return OW_ENOMEM;
+	}
 	m->set_id = set->id;
-	m->target = strdup(set->target);
-	m->variant = strdup(set->variant);
-	m->req = set->req ? strdup(set->req) : NULL;
-	return m->target && m->variant && (m->req || !set->req) ? 0 : OW_ENOMEM;
+	m->target = t, m->variant = v, m->req = r;
+	/* analyzer: t, v and r are kept in the machine (f->m[i]), freed by unplan */
+	return 0;
 }
 
 static int plan_one(ow_store *s, struct fleet_machine *m, const struct fleet_set *sets, size_t n)

@@ -88,6 +88,7 @@ static int push_str(char ***v, size_t *n, const char *s)
 	if (!nv)
 		return ow_err(OW_ENOMEM, "out of memory");
 	*v = nv;
+	/* analyzer: kept in (*v)[*n], counted once stored; freed with the probe (ow_probe_free) */
 	if (!(nv[*n] = strdup(s)))
 		return ow_err(OW_ENOMEM, "out of memory");
 	(*n)++;
@@ -288,6 +289,7 @@ static int ask_python(struct ow_probe_python *py, bool found)
 		return (py->error = ow_err_detail_dup()) ? 0 : ow_err(OW_ENOMEM, "out of memory");
 	char *s = buf;
 	next_line(&s, line, sizeof line);
+	/* analyzer: kept in p->pythons[i], freed by python_dispose */
 	if (!(py->executable = strdup(line)))
 		return ow_err(OW_ENOMEM, "out of memory");
 	next_line(&s, py->version, sizeof py->version);
@@ -332,6 +334,7 @@ static int add_python(struct ow_probe *p, const char *path, bool found)
 	p->pythons = v;
 	struct ow_probe_python *py = &v[p->npythons];
 	memset(py, 0, sizeof *py);
+	/* analyzer: kept in p->pythons[npythons], counted right after; freed by python_dispose */
 	if (!(py->path = strdup(path)))
 		return ow_err(OW_ENOMEM, "out of memory");
 	p->npythons++;
