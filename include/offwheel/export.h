@@ -139,6 +139,19 @@ int ow_export_add_file(ow_store *s, struct ow_export_plan *p, const char *filena
 int ow_export_plan_devices_done(const struct ow_export_plan *p);
 void ow_export_plan_dispose(struct ow_export_plan *p);
 
+/* A file of the caller's on the stick (ow_export_opts.extras). */
+struct ow_export_extra {
+	const char *path; /* relative, at the top: "machines.json" */
+	const char *text;
+	size_t len;
+};
+
+/* Folders of the stick that belong to the lab, not to the export: what its
+ * machines write there (probes/NAME.json, reports/NAME.json; docs/fleet.md)
+ * is never signed, never removed by an export, and not an "extra" file to
+ * check. */
+bool ow_export_lab_dir(const char *rel);
+
 struct ow_export_opts {
 	/* Made (with its parents) only once the plan is complete, and removed
 	 * again, with every directory this run made, when the export fails:
@@ -159,6 +172,12 @@ struct ow_export_opts {
 	                                     stick as tools/NAME, listed and signed like the
 	                                     rest, so targets install offwheel from it; NULL:
 	                                     none (a tool of an earlier export is removed) */
+	/* Files the caller made (export --probes: machines.json), written at
+	 * their paths, listed and signed like the rest; a path of the export's
+	 * own is refused.  install_note: text INSTALL.txt ends with (NULL none). */
+	const struct ow_export_extra *extras;
+	size_t nextras;
+	const char *install_note;
 	const char *name;                 /* the export's name (signed in manifest.json); NULL:
 	                                     the name the stick's signed manifest already
 	                                     has, else ow_export_default_name of DIR */

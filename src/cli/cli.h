@@ -149,6 +149,7 @@ int cmd_sync(struct cli *c, int argc, char **argv);
 int cmd_smoke(struct cli *c, int argc, char **argv);
 int cmd_doctor(struct cli *c, int argc, char **argv);
 int cmd_export(struct cli *c, int argc, char **argv);
+int cmd_probe(struct cli *c, int argc, char **argv);
 int cmd_check(struct cli *c, int argc, char **argv);
 int cmd_keygen(struct cli *c, int argc, char **argv);
 

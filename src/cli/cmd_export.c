@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "clitext.h"
+#include "fleetplan.h"
 #include "offwheel/devicefit.h"
 #include "offwheel/export.h"
 #include "offwheel/gpucompat.h"
@@ -14,7 +15,8 @@
 
 static const char usage[] =
 	"export DIR|s3://BUCKET/PREFIX [SET-ID...] [--target T]... [--all-sets [--index URL]] [--file NAME]... "
-	"[--sign KEY] [--name NAME] [--sequence N] [--endpoint URL] [--device CC[,CC]] [--force]";
+	"[--sign KEY] [--name NAME] [--sequence N] [--endpoint URL] [--device CC[,CC]] [--force] "
+	"[--probes DIR|FILE]";
 static const char description[] =
 	"Write a self-contained tree that pip installs from with no network (a USB\n"
 	"stick, a lab file server): DIR/simple/ (PEP 503 + PEP 658), DIR/wheels/,\n"
@@ -48,11 +50,14 @@ static const char description[] =
 	"that run on every device named (audited now where nothing is recorded) and\n"
 	"names the ones left out.  The manifest, INSTALL.txt and check say what each\n"
 	"set was audited for.\n"
+	"--probes (the lab machines' probes): machines.json, signed, says which set\n"
+	"each machine gets (or why none), and INSTALL.txt which file each one uses.\n"
 	"Exit 4 when a member is not fetched yet, 3 when the device rule refuses a set\n"
 	"or leaves none, 1 on other errors.";
 
 enum { OPT_TARGET = 400, OPT_ALL, OPT_FILE, OPT_SIGN, OPT_EXPIRES, OPT_NGINX, OPT_FAT32,
-       OPT_SEQUENCE, OPT_TOOL, OPT_ENDPOINT, OPT_DEVICE, OPT_FORCE, OPT_NAME, OPT_INDEX };
+       OPT_SEQUENCE, OPT_TOOL, OPT_ENDPOINT, OPT_DEVICE, OPT_FORCE, OPT_NAME, OPT_INDEX,
+       OPT_PROBES };
 static const struct cli_opt opts[] = {
 	{"target", OPT_TARGET, required_argument, "T", "the newest set of target T ('ls sets')"},
 	{"all-sets", OPT_ALL, no_argument, NULL, "the newest set of every target that is complete and fetched (the rest are named); refused when they come from more than one index"},
@@ -77,6 +82,8 @@ static const struct cli_opt opts[] = {
 	 "ship only the sets that run on each of these GPUs (12.0, sm_86), audited now if need be"},
 	{"force", OPT_FORCE, no_argument, NULL,
 	 "ship sets recorded as not running on a device all the same"},
+	{"probes", OPT_PROBES, required_argument, "DIR|FILE",
+	 "the lab machines' probes: write machines.json (which set each gets, or why none)"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -89,6 +96,7 @@ struct export_args {
 	size_t nccs;
 	const char *sign, *nginx, *tool, *endpoint, *name, *index;
 	long long sequence;
+	struct cli_strlist probes;
 };
 
 static int sequence_arg(struct cli *c, const char *arg, long long *out)
@@ -154,6 +162,7 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 	case OPT_ALL: a->all = 1; return 0;
 	case OPT_INDEX: a->index = arg; return 0;
 	case OPT_FORCE: a->force = 1; return 0;
+	case OPT_PROBES: return cli_strlist_add_csv(&a->probes, arg);
 	case OPT_DEVICE: return device_arg(c, arg, a);
 	case OPT_FAT32: a->fat32 = 1; return 0;
 	case OPT_SIGN: a->sign = arg; return 0;
@@ -307,30 +316,72 @@ static void render(struct cli *c, const char *dir, const struct ow_export_plan *
 	}
 }
 
+/* --probes: the sets the machines get among those named (all by default),
+ * and no other; then machines.json and INSTALL.txt's lines.  0 or an exit
+ * code. */
+static int machines_texts(struct cli *c, ow_store *s, struct fleet *f, struct ow_export_plan *p,
+                          char **json, char **note)
+{
+	struct ow_export_plan q = {.rule = p->rule, .index_url = p->index_url};
+	int rc = fleet_export_texts(s, f, p, json, note);
+	for (size_t i = 0; !rc && i < f->n; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < q.nsets; k++)
+			seen |= q.sets[k].id == f->m[i].set_id;
+		if (f->m[i].set_id && !seen)
+			rc = ow_export_add_set(s, &q, f->m[i].set_id);
+	}
+	if (!rc && !q.nsets)
+		rc = ow_err(OW_ENOENT, "--probes: no set fits any of the machines (see why for each "
+		            "with 'offwheel sync --probes')");
+	free(*json);
+	free(*note);
+	*json = *note = NULL;
+	if (!rc && !(rc = ow_export_plan_devices_done(&q)))
+		rc = fleet_export_texts(s, f, &q, json, note);
+	ow_export_plan_dispose(p);
+	*p = q;
+	return rc ? cli_fail(c, rc) : 0;
+}
+
 static int run_export(struct cli *c, const struct export_args *a, const char *arg, char **ids,
                       int nids)
 {
 	struct ow_signify_sec key;
 	ow_store *s = NULL;
-	struct ow_export_devices rule = {.ccs = a->ccs, .n = a->nccs, .force = a->force,
-	                                 .judge = judge_set};
+	/* --probes: each set goes to the machines it runs on (docs/fleet.md) */
+	struct ow_export_devices rule = {.ccs = a->ccs, .n = a->nccs,
+	                                 .force = a->force || a->probes.n, .judge = judge_set};
 	struct ow_export_plan p = {.rule = &rule};
 	int rc = a->sign ? ow_signify_load_sec(a->sign, &key) : 0;
 	if (rc)
 		return cli_fail(c, rc);
+	struct fleet f = {0};
+	struct ow_export_extra machines = {.path = "machines.json"};
+	char *mjson = NULL, *note = NULL;
 	if (!(rc = cli_open_store(c, OW_STORE_UPDATE, &s)) &&
-	    !(rc = build_plan(c, s, a, ids, nids, &p))) {
+	    !(rc = build_plan(c, s, a, ids, nids, &p)) &&
+	    !(rc = a->probes.n ? fleet_load(c, &a->probes, &f) : 0) &&
+	    !(rc = f.n ? machines_texts(c, s, &f, &p, &mjson, &note) : 0)) {
+		machines.text = mjson;
+		machines.len = mjson ? strlen(mjson) : 0;
 		struct ow_export_opts o = {.dir = arg, .key = a->sign ? &key : NULL,
 		                           .expires_days = a->expires, .fat32 = a->fat32,
 		                           .nginx_conf = a->nginx, .tool = a->tool, .jobs = c->jobs,
 		                           .sequence = a->sequence, .endpoint = a->endpoint,
-		                           .name = a->name};
+		                           .name = a->name, .extras = mjson ? &machines : NULL,
+		                           .nextras = mjson ? 1 : 0, .install_note = note};
 		struct ow_export_report r;
 		int erc = ow_export_run(s, &p, &o, &r);
 		rc = erc ? cli_fail(c, erc) : 0;
 		if (!erc)
 			render(c, r.dir, &p, &r);
+		if (!erc && f.n && !c->json)
+			fleet_plan_text(c, &f);
 	}
+	free(mjson);
+	free(note);
+	fleet_dispose(&f);
 	memset(&key, 0, sizeof key);
 	ow_export_plan_dispose(&p);
 	ow_store_close(s);
@@ -347,6 +398,8 @@ int cmd_export(struct cli *c, int argc, char **argv)
 	argc = 1 + nops;
 	if (first >= argc)
 		return cli_usage_error(c, "export: name the directory to write");
+	if (first + 1 >= argc && !a.ntargets && !a.all && !a.nfiles && a.probes.n)
+		a.all = 1; /* --probes alone: the sets the machines get among all */
 	if (first + 1 >= argc && !a.ntargets && !a.all && !a.nfiles)
 		return cli_usage_error(c, "export: say what to export: SET-ID..., --target, --all-sets "
 		                          "or --file");
@@ -360,5 +413,7 @@ int cmd_export(struct cli *c, int argc, char **argv)
 		                          "'offwheel audit NAME --device CC'");
 	if (a.fat32 && !strncmp(argv[first], "s3://", 5))
 		return cli_usage_error(c, "export: --fat32 is for directories, not s3://");
-	return run_export(c, &a, argv[first], argv + first + 1, argc - first - 1);
+	int rc = run_export(c, &a, argv[first], argv + first + 1, argc - first - 1);
+	cli_strlist_dispose(&a.probes);
+	return rc;
 }

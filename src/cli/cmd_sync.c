@@ -5,6 +5,7 @@
 
 #include "offwheel/crawl.h"
 #include "offwheel/listing.h"
+#include "fleetplan.h"
 #include "interrupt.h"
 #include "render.h"
 #include "stackopts.h"
@@ -12,7 +13,7 @@
 
 static const char usage[] =
 	"sync [--channel CH | --index-url URL] [--variant LIST] [--python LIST] "
-	"[--platform LIST] [--date YYYYMMDD | --version V] [--device CC]";
+	"[--platform LIST] [--date YYYYMMDD | --version V] [--device CC] [--probes DIR|FILE]";
 static const char description[] =
 	"The main job in one command: refresh the index pages (conditional GETs),\n"
 	"resolve a matched torch / torchvision / torchaudio set with its whole\n"
@@ -27,22 +28,32 @@ static const char description[] =
 	"resolved and fetched again in the same run.  Exit 0 when every target is\n"
 	"complete and stored, 4 when some target is incomplete or some file could\n"
 	"not be downloaded, 3 when a file failed verification or no set runs on\n"
-	"--device.";
+	"--device.\n"
+	"With --probes (the files 'offwheel probe' wrote on the lab's machines) the\n"
+	"matrix is every Python and platform of the machines, and the output names\n"
+	"the set each machine gets, or why none fits it (docs/fleet.md).";
 
-static const struct cli_opt opts[] = {CLI_INDEX_OPTS, CLI_TARGET_OPTS, CLI_STACK_OPTS,
-                                      CLI_MAX_AGE_OPT, {NULL, 0, 0, NULL, NULL}};
+enum { OPT_PROBES = 900 };
+static const struct cli_opt opts[] = {
+	CLI_INDEX_OPTS, CLI_TARGET_OPTS, CLI_STACK_OPTS, CLI_MAX_AGE_OPT,
+	{"probes", OPT_PROBES, required_argument, "DIR|FILE", "the machines' probes (offwheel probe): their Pythons and platforms are the targets, and each gets its set"},
+	{NULL, 0, 0, NULL, NULL}};
 
 struct sopts {
 	struct cli_index_opts idx;
 	struct cli_target_opts tgt;
 	struct cli_stack_opts stack;
 	size_t refreshed, not_found; /* index pages, by crawl_step */
+	struct cli_strlist probes;
+	struct fleet fleet;
 };
 
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 {
 	struct sopts *o = ud;
 	const struct cli_stack_opts_all all = {&o->stack, &o->idx, &o->tgt};
+	if (key == OPT_PROBES)
+		return cli_strlist_add_csv(&o->probes, arg);
 	return cli_stack_opts_all_opt(c, &all, key, arg);
 }
 
@@ -294,6 +305,8 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 		/* the matrix was printed before the downloads (matrix_text) */
 		cli_fetch_render_text(c, &out->fetch, out->net.wheels);
 		replaced_text(c, out);
+		if (o->fleet.n)
+			fleet_plan_text(c, &o->fleet);
 		return;
 	}
 	json_t *doc = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:b, s:i}", "command", "sync",
@@ -309,6 +322,8 @@ static void render(struct cli *c, struct sopts *o, struct outcome *out, int exit
 	for (size_t i = 0; i < out->replaced.n; i++)
 		json_array_append_new(rep, json_string(out->replaced.v[i]));
 	json_object_set_new(doc, "metadata_replaced", rep);
+	if (o->fleet.n)
+		json_object_set_new(doc, "machines", fleet_plan_json(&o->fleet));
 	cli_json_out(doc);
 }
 
@@ -385,6 +400,23 @@ static int interrupted_early(struct cli *c)
 	return 128 + cli_interrupted();
 }
 
+/* --probes: each machine's set among the complete ones, by their audits */
+static int plan_machines(struct sopts *o, ow_store *s, const struct ow_resolve_report *r)
+{
+	struct fleet_set *sets = calloc(r->ntargets + 1, sizeof *sets);
+	if (!sets)
+		return ow_err(OW_ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->ntargets; i++) {
+		const struct ow_resolve_target *t = &r->targets[i];
+		sets[i] = (struct fleet_set){.id = t->set_id, .target = t->describe, .variant = t->variant,
+		                             .python = t->python, .platform = t->platform,
+		                             .complete = t->complete};
+	}
+	int rc = fleet_plan(s, &o->fleet, sets, r->ntargets);
+	free(sets);
+	return rc;
+}
+
 static int run(struct cli *c, void *ud, ow_store *s)
 {
 	struct sopts *o = ud;
@@ -406,6 +438,8 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	rc = resolve_and_fetch(c, o, s, &out);
 	if (!rc)
 		rc = again_if_metadata_wrong(c, o, s, &out);
+	if (!rc && o->fleet.n && !cli_interrupted())
+		rc = plan_machines(o, s, &out.res);
 	cli_interrupt_disarm();
 	ow_link_refusals_dispose(&out.net.rejected); /* counted in crawl_rejected */
 	out.net.rejected = out.crawl_rejected;       /* moved: net owns them now */
@@ -428,8 +462,12 @@ int cmd_sync(struct cli *c, int argc, char **argv)
 	const struct cli_spec cs = {opts, usage, description, on_opt, &o};
 	int rc;
 	if (cli_parse_no_operands(c, argc, argv, &cs, &rc) &&
+	    !(rc = o.probes.n ? fleet_load(c, &o.probes, &o.fleet) : 0) &&
+	    !(rc = o.fleet.n && fleet_targets(&o.fleet, &o.tgt.pythons, &o.tgt.platforms)) &&
 	    !(rc = cli_stack_opts_finish_all(c, &o.stack, &o.idx, &o.tgt)))
 		rc = cli_with_store(c, OW_STORE_WRITE, run, &o);
+	fleet_dispose(&o.fleet);
+	cli_strlist_dispose(&o.probes);
 	cli_index_opts_dispose(&o.idx);
 	cli_target_opts_dispose(&o.tgt);
 	cli_stack_opts_dispose(&o.stack);

@@ -25,6 +25,7 @@ static const struct cli_command commands[] = {
 	{"doctor", cmd_doctor, "diagnose \"no kernel image\" end to end and print the fix"},
 	{"export", cmd_export, "write a signed tree for pip --no-index (USB stick, lab server)"},
 	{"check", cmd_check, "verify an export on the target (signature, hashes, rollback)"},
+	{"probe", cmd_probe, "on a lab machine: describe it (Pythons, libc, GPUs) for the stick"},
 	{"keygen", cmd_keygen, "make an Ed25519 key pair (signify format) for signing exports"},
 	{NULL, NULL, NULL},
 };

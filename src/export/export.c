@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,10 +73,14 @@ static int check_case(const struct ow_export_plan *p)
 }
 
 /* Every path the new export writes (sorted): what the walk may replace. */
-static int wanted_paths(const struct ow_export_plan *p, const char *tool, struct ex_files *f)
+static int wanted_paths(const struct ow_export_plan *p, const struct ex_meta *m,
+                        struct ex_files *f)
 {
 	char rel[PATH_MAX];
+	const char *tool = m->tool;
 	int rc = ex_files_add(f, "simple/index.html", 0, NULL);
+	for (size_t i = 0; !rc && i < m->nextras; i++)
+		rc = ex_files_add(f, m->extras[i].path, 0, NULL);
 	if (!rc)
 		rc = ex_files_add(f, "wheels/index.html", 0, NULL);
 	snprintf(rel, sizeof rel, "tools/%s", tool ? tool : "");
@@ -368,6 +373,11 @@ static int write_lists(const struct ow_export_plan *p, const struct ex_meta *m,
 		snprintf(rel, sizeof rel, "tools/%s", m->tool);
 		rc = write_text(x, rel, x->tool, rec);
 	}
+	for (size_t i = 0; !rc && i < m->nextras; i++) {
+		const struct ow_str e = {.p = (char *)(uintptr_t)m->extras[i].text,
+		                         .n = m->extras[i].len};
+		rc = write_text(x, m->extras[i].path, &e, rec);
+	}
 	return rc;
 }
 
@@ -508,7 +518,7 @@ static int prepare(ow_store *s, const struct ow_export_plan *p, const struct ow_
 	struct ex_files want = {0};
 	ex_fs_kind(x->root, r->fs, sizeof r->fs);
 	int rc = check_names(p, o, r->fs);
-	if (rc || (rc = check_case(p)) || (rc = wanted_paths(p, m->tool, &want)) ||
+	if (rc || (rc = check_case(p)) || (rc = wanted_paths(p, m, &want)) ||
 	    (rc = ex_prev_load(s, x->root, o->key, &x->prev)) ||
 	    (rc = ex_inventory(x->root, x->dir, &want, &x->prev, &x->remove))) {
 		ex_files_dispose(&want);
@@ -619,7 +629,7 @@ static int run_s3(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 	struct ex_files want = {0}, rec = {0};
 	char rel[PATH_MAX];
 	int rc = check_names(p, o, "");
-	if (!rc && !(rc = check_case(p)) && !(rc = wanted_paths(p, m->tool, &want)))
+	if (!rc && !(rc = check_case(p)) && !(rc = wanted_paths(p, m, &want)))
 		rc = ex_s3_begin(s, o, &want, &x->s3, &x->prev);
 	m->created = o->now ? o->now : (int64_t)time(NULL);
 	m->expires = m->created + (int64_t)o->expires_days * 86400;
@@ -706,6 +716,24 @@ fail:
 	return rc;
 }
 
+bool ow_export_lab_dir(const char *rel)
+{
+	return !strcmp(rel, "probes") || !strcmp(rel, "reports");
+}
+
+/* The caller's files: plain names at the top, none of the export's own */
+static int extras_problem(const struct ow_export_opts *o)
+{
+	for (size_t i = 0; i < o->nextras; i++) {
+		const char *p = o->extras[i].path;
+		if (strchr(p, '/') || ex_path_problem(p) || !strcmp(p, "INSTALL.txt") ||
+		    !strcmp(p, OW_EXPORT_SUMS) || !strcmp(p, OW_EXPORT_SIG) ||
+		    !strcmp(p, OW_EXPORT_MANIFEST) || !strncmp(p, "pylock.", 7))
+			return ow_err(OW_EINVAL, "export: '%s' cannot be a file of the caller's", p);
+	}
+	return 0;
+}
+
 int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_export_opts *o,
                   struct ow_export_report *r)
 {
@@ -724,7 +752,12 @@ int ow_export_run(ow_store *s, const struct ow_export_plan *p, const struct ow_e
 		                         "most 64 bytes", why);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	struct ow_str tool = {0};
-	int rc = o->tool ? load_tool(o->tool, &tool, &m.tool) : 0;
+	m.extras = o->extras;
+	m.nextras = o->nextras;
+	m.install_note = o->install_note;
+	int rc = extras_problem(o);
+	if (!rc && o->tool)
+		rc = load_tool(o->tool, &tool, &m.tool);
 	x.tool = &tool;
 	if (!rc)
 		rc = ow_s3_is_url(o->dir) ? export_s3(s, p, o, r, &m, &x) : export_dir(s, p, o, r, &m, &x);

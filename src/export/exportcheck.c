@@ -239,7 +239,10 @@ static void walk(int dfd, const char *rel, const struct ex_files *want,
 		                                       O_NOFOLLOW | O_CLOEXEC) : -1;
 		if (S_ISLNK(st.st_mode))
 			problem(r, "link", rr, "a link (exports hold plain files only)");
-		else if (S_ISDIR(st.st_mode) && sub >= 0)
+		else if (S_ISDIR(st.st_mode) && depth == 0 && ow_export_lab_dir(rr)) {
+			if (sub >= 0) /* the lab's probes and reports: not the export's (docs/fleet.md) */
+				close(sub);
+		} else if (S_ISDIR(st.st_mode) && sub >= 0)
 			walk(sub, rr, want, r, depth + 1);
 		else if (!S_ISREG(st.st_mode))
 			problem(r, "special", rr, "%s (exports hold plain files only; never read)",

@@ -251,6 +251,8 @@ int ex_gen_install(const struct ow_export_plan *p, const struct ex_meta *m, stru
 	ow_str_puts(out, "2. Install a target (in a virtual environment of its Python):\n");
 	for (size_t i = 0; i < p->nsets; i++)
 		install_set(out, p, &p->sets[i]);
+	if (m->install_note)
+		ow_str_printf(out, "\n%s", m->install_note);
 	return out->err;
 }
 

@@ -43,6 +43,9 @@ struct ex_meta {
 	char key_id[OW_KEYID_HEX];
 	const char *dir;
 	const char *tool; /* the tools/ file's name, NULL when there is none */
+	const struct ow_export_extra *extras; /* the caller's files (opts.extras) */
+	size_t nextras;
+	const char *install_note;
 	char name[OW_EXPORT_NAME_MAX + 1];
 };
 

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "fmt.h"
 #include "fsbeneath.h"
 #include "offwheel/error.h"
+#include "pyask.h"
 
 extern char **environ;
 
@@ -333,7 +335,8 @@ static int read_all(int fd, char *buf, size_t size, int timeout_s)
 	return rc;
 }
 
-static int spawn_python(const char *python, int fd_out, pid_t *pid)
+static int spawn_python(const char *python, const char *script, bool quiet, int fd_out,
+                        pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -344,8 +347,10 @@ static int spawn_python(const char *python, int fd_out, pid_t *pid)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fd_out, 1);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (quiet)
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	char *argv[] = {(char *)(uintptr_t)python, (char *)(uintptr_t) "-c",
-			(char *)(uintptr_t)py_script, NULL};
+			(char *)(uintptr_t)script, NULL};
 	int err = posix_spawnp(pid, python, &fa, &at, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
@@ -355,21 +360,22 @@ static int spawn_python(const char *python, int fd_out, pid_t *pid)
 		   : 0;
 }
 
-static int run_python(const char *python, char *buf, size_t size)
+int ow_python_ask(const char *python, const char *script, const char *asked, bool quiet,
+                  char *buf, size_t size)
 {
 	int fds[2];
 	pid_t pid;
 	if (pipe2(fds, O_CLOEXEC))
 		return ow_err(OW_EIO, "pipe: %s", strerror(errno));
-	int rc = spawn_python(python, fds[1], &pid), timeout_s = probe_timeout_s();
+	int rc = spawn_python(python, script, quiet, fds[1], &pid), timeout_s = probe_timeout_s();
 	close(fds[1]);
 	if (!rc && read_all(fds[0], buf, size, timeout_s)) {
 		kill(-pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		rc = ow_err(OW_EIO, "%s: no answer within %d s (asked where torch is installed) — "
+		rc = ow_err(OW_EIO, "%s: no answer within %d s (asked %s) — "
 		                         "check that it runs ('%s -V'), give another with --python, or "
 		                         "the directory with --site-packages",
-		            python, timeout_s, python);
+		            python, timeout_s, asked, python);
 	}
 	close(fds[0]);
 	int status = 0;
@@ -391,7 +397,7 @@ int ow_torch_find_python(const char *python, struct ow_torch_install **out)
 {
 	char buf[PY_OUT_MAX], ver[16], torch_dir[OW_TORCH_PATH_MAX], purelib[OW_TORCH_PATH_MAX];
 	*out = NULL;
-	int rc = run_python(python, buf, sizeof buf);
+	int rc = ow_python_ask(python, py_script, "where torch is installed", false, buf, sizeof buf);
 	if (rc)
 		return rc;
 	char *p = buf;

@@ -628,3 +628,13 @@ int ow_tags_compatible(const struct ow_target *t, const struct ow_wheel_name *w)
 {
 	return ow_tags_priority(t, w->python, w->abi, w->platform);
 }
+
+size_t ow_tagorder_platforms(const ow_tagorder *o)
+{
+	return o->o.plats.n;
+}
+
+const char *ow_tagorder_platform(const ow_tagorder *o, size_t i)
+{
+	return i < o->o.plats.n ? o->o.plats.tag[i] : NULL;
+}

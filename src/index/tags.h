@@ -55,5 +55,11 @@ ow_tagorder *ow_tagorder_new(const struct ow_target *t); /* NULL: out of memory 
 int ow_tagorder_priority(const ow_tagorder *o, const char *python, const char *abi,
                          const char *platform);
 void ow_tagorder_free(ow_tagorder *o);
+/* The target's platform tags, best first (packaging.tags.platform_tags on
+ * such a machine: manylinux_2_X down to the oldest with the legacy aliases,
+ * then linux_ARCH; macOS versions and formats; the Windows tag): how many,
+ * and the i-th (NULL past the end). */
+size_t ow_tagorder_platforms(const ow_tagorder *o);
+const char *ow_tagorder_platform(const ow_tagorder *o, size_t i);
 
 #endif
