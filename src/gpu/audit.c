@@ -100,6 +100,7 @@ struct input {
 	struct fb_sparse *sp; /* the bytes a stream kept (fbstream.h), or NULL */
 	int fd;
 	uint64_t size;
+	int vendor; /* an NVIDIA library (ow_audit_is_vendor): data-scanned at any size */
 };
 
 static int list_input(const struct input *in, unsigned opts, struct ow_fatbin **fb)
@@ -111,12 +112,15 @@ static int list_input(const struct input *in, unsigned opts, struct ow_fatbin **
 	return ow_fatbin_read_fd(in->fd, opts, fb);
 }
 
-static int want_data_scan(const struct ow_fatbin *fb, uint64_t size, int mode)
+static int want_data_scan(const struct ow_fatbin *fb, uint64_t size, int vendor, int mode)
 {
 	/* device code files have no data sections; a stripped ELF was scanned whole */
 	int hosts = fb->format == OW_FB_FMT_ELF || fb->format == OW_FB_FMT_PE ||
 	            fb->format == OW_FB_FMT_AR;
-	if (mode == OW_AUDIT_SCAN_NEVER || !hosts || fb->no_section_headers || size < SCAN_MIN_SIZE)
+	/* NVIDIA's libraries may keep all their modules in .rodata, loaded by hand
+	 * (libcupti.so, 6 MB): scanned at any size */
+	if (mode == OW_AUDIT_SCAN_NEVER || !hosts || fb->no_section_headers ||
+	    (size < SCAN_MIN_SIZE && !vendor))
 		return 0;
 	uint64_t in_sections = 0;
 	for (size_t i = 0; i < fb->n_modules; i++)
@@ -134,7 +138,7 @@ static int list_sections(const struct input *in, int mode, struct ow_fatbin **fb
 	int rc = list_input(in, always ? OW_FATBIN_SCAN_DATA : 0, fb);
 	*scanned = !rc && always && (*fb)->format != OW_FB_FMT_RAW;
 	*bytes = rc ? 0 : (*fb)->bytes_read;
-	if (rc || always || !want_data_scan(*fb, in->size, mode))
+	if (rc || always || !want_data_scan(*fb, in->size, in->vendor, mode))
 		return rc;
 	ow_fatbin_free(*fb);
 	*scanned = 1;
@@ -180,7 +184,7 @@ static int audit_lib_fd(struct ow_audit *a, int fd, const char *path, const char
 	struct stat st;
 	if (fstat(fd, &st) != 0)
 		return ow_err(OW_EIO, "%s: %s", path, strerror(errno));
-	struct input in = {.fd = fd, .size = (uint64_t)st.st_size};
+	struct input in = {.fd = fd, .size = (uint64_t)st.st_size, .vendor = ow_audit_is_vendor(shown)};
 	struct ow_fatbin *fb;
 	int scanned;
 	uint64_t bytes;
@@ -342,7 +346,8 @@ static int add_listed(struct wpass *w, const char *name, uint64_t len, int scann
 static int w_finish_whole(struct wpass *w, const char *name)
 {
 	struct ow_audit *a = w->sh->a;
-	struct input in = {.buf = w->buf ? w->buf : (const void *)"", .fd = -1, .size = w->len};
+	struct input in = {.buf = w->buf ? w->buf : (const void *)"", .fd = -1, .size = w->len,
+	                   .vendor = ow_audit_is_vendor(name)};
 	struct ow_fatbin *fb;
 	int scanned;
 	uint64_t bytes;
@@ -365,7 +370,7 @@ static int w_finish_stream(struct wpass *w, const char *name)
 	int scanned = 0;
 	uint64_t bytes;
 	if (!rc) {
-		struct input in = {.sp = sp, .fd = -1, .size = w->size};
+		struct input in = {.sp = sp, .fd = -1, .size = w->size, .vendor = ow_audit_is_vendor(name)};
 		rc = list_library(&in, sh->o, &fb, &scanned, &bytes);
 	}
 	if (!rc || !sp || !sp->missed) {

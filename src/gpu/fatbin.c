@@ -900,6 +900,7 @@ static int list_by_content(struct ctx *c, int member)
 	}
 	if (elf) {
 		fb->format = member ? fb->format : OW_FB_FMT_ELF;
+		fb->object = member ? fb->object : ow_le16(h + 0x10) == 1 /* ET_REL */;
 		return elf_list(c, h);
 	}
 	if (hn >= CONTAINER_HDR && ow_le32(h) == OW_FATBIN_MAGIC && fatbin_file(c)) {

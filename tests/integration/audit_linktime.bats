@@ -1,0 +1,128 @@
+#!/usr/bin/env bats
+# offwheel audit on code that is never loaded or is compiled at run time
+# (issue 47), on wheels built here with nvcc: a static archive and a
+# relocatable object are link-time code, listed and never judged; raw
+# arch-specific PTX files that no library beside them uses are "no code
+# here" (exit 0), and --strict keeps CUDA's answer (exit 3); an NVIDIA
+# library shipped in two builds (triton's cupti/ and cupti-blackwell/) is
+# judged by the copy that runs.  Skipped with a message where nvcc is not
+# on PATH.
+
+setup_file() {
+	export D="$BATS_FILE_TMPDIR"
+	command -v nvcc >/dev/null || return 0
+	printf '__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n' >"$D/k.cu"
+	printf '__global__ void s(float *x) { x[threadIdx.x] += 1.0f; }\n' >"$D/s.cu"
+	# a good library: sm_120 SASS and compute_120 PTX
+	nvcc -shared -Xcompiler -fPIC -cudart none -gencode arch=compute_120,code=sm_120 \
+		-gencode arch=compute_120,code=compute_120 "$D/k.cu" -o "$D/libgood.so"
+	# an sm_80-only static archive and the object it is made of
+	nvcc -c -Xcompiler -fPIC -gencode arch=compute_80,code=sm_80 "$D/s.cu" -o "$D/s.o"
+	ar rcs "$D/libs80_static.a" "$D/s.o"
+	# raw PTX for an arch-specific target, as a run-time compiler ships it
+	nvcc -ptx -arch=sm_90a "$D/k.cu" -o "$D/k90a.ptx"
+	nvcc -ptx -arch=sm_90a "$D/s.cu" -o "$D/s90a.ptx"
+	# one NVIDIA library in two builds: sm_80 and sm_120 only
+	nvcc -shared -Xcompiler -fPIC -cudart none -gencode arch=compute_80,code=sm_80 \
+		"$D/k.cu" -o "$D/libcupti_old.so"
+	nvcc -shared -Xcompiler -fPIC -cudart none -gencode arch=compute_120,code=sm_120 \
+		"$D/k.cu" -o "$D/libcupti_new.so"
+}
+
+need_nvcc() {
+	command -v nvcc >/dev/null || skip "nvcc is not on PATH (the CUDA toolkit builds these wheels at test time)"
+}
+
+# mkwheel NAME SRC=DEST...: a wheel of the given files
+mkwheel() {
+	local name=$1
+	shift
+	python3 - "$D/$name" "$@" <<'EOP'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    for a in sys.argv[2:]:
+        src, dest = a.split("=", 1)
+        z.write(src, dest)
+EOP
+}
+
+@test "a static archive and a relocatable object beside a good library: listed as link-time code, never judged (not even --strict)" {
+	need_nvcc
+	mkwheel pkg-1.0-py3-none-any.whl "$D/libgood.so=pkg/libgood.so" \
+		"$D/libs80_static.a=pkg/lib/libs80_static.a" "$D/s.o=pkg/lib/s.o"
+	w="$D/pkg-1.0-py3-none-any.whl"
+	run "$OFFWHEEL" audit --device 12.0 "$w"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == *"native on CC 12.0 — 3 of 3 libraries carry device code, 2 link-time (static archives, not judged)"* ]]
+	[[ $output == *"pkg/lib/libs80_static.a: link-time code"* ]]
+	[[ $output == *"pkg/lib/s.o: link-time code"* ]]
+	run "$OFFWHEEL" audit --strict --device 12.0 "$w"
+	[ "$status" -eq 0 ]
+	run "$OFFWHEEL" --json audit --device 12.0 "$w"
+	[ "$status" -eq 0 ]
+	got=$(jq -c '[.targets[0].libraries[] | [.path, .format, .link_time, .device.role, .device.fatal]]' <<<"$output")
+	[ "$got" = '[["pkg/lib/libs80_static.a","archive",true,"link-time",false],["pkg/lib/s.o","elf",true,"link-time",false],["pkg/libgood.so","elf",false,"required",false]]' ] || { echo "$got"; false; }
+	# the archive's SASS is still listed
+	[ "$(jq -r '.targets[0].libraries[0].sass | join(" ")' <<<"$output")" = "sm_80" ]
+	# the archive alone: nothing that loads, no verdict against it
+	mkwheel arc-1.0-py3-none-any.whl "$D/libs80_static.a=arc/libs80_static.a"
+	run "$OFFWHEEL" audit --device 12.0 "$D/arc-1.0-py3-none-any.whl"
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == *"no-code on CC 12.0"*"1 link-time"* ]]
+	# the good library itself still fails where it cannot run
+	run "$OFFWHEEL" audit --device 8.0 "$w"
+	[ "$status" -eq 3 ]
+	[[ $output == *"pkg/libgood.so: NO IMAGE"* ]]
+}
+
+@test "a wheel of raw compute_90a PTX files only: no code here on 12.0 and 8.0 (exit 0), JIT on 9.0, --strict exit 3" {
+	need_nvcc
+	grep -q '^\.target sm_90a' "$D/k90a.ptx"
+	mkwheel rt-1.0-py3-none-any.whl "$D/k90a.ptx=rt/ptx/k.ptx" "$D/s90a.ptx=rt/ptx/s.ptx"
+	w="$D/rt-1.0-py3-none-any.whl"
+	for dev in 12.0 8.0; do
+		run "$OFFWHEEL" audit --device $dev "$w"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[[ ${lines[0]} == *"no code here for $dev: this package compiles its kernels at run time or does not support the device — 2 of 2 libraries carry device code, 2 arch-specific not for this device"* ]]
+		[[ $output == *"rt/ptx/k.ptx: not for this device"* ]]
+	done
+	run "$OFFWHEEL" --json audit --device 12.0 "$w"
+	[ "$(jq -r '.targets[0] | "\(.verdict) \(.fatal) \(.runtime_only) \([.libraries[].device.role] | join(","))"' <<<"$output")" = "no-code false true not-for-device,not-for-device" ]
+	run "$OFFWHEEL" audit --device 9.0 "$w"
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == *"jit on CC 9.0"* ]]
+	run "$OFFWHEEL" audit --strict --device 12.0 "$w"
+	[ "$status" -eq 3 ]
+	[[ ${lines[0]} == *"none on CC 12.0"*"CANNOT RUN"* ]]
+	# beside a library that cannot run, the library decides: exit 3
+	mkwheel rt2-1.0-py3-none-any.whl "$D/k90a.ptx=rt/ptx/k.ptx" "$D/libgood.so=rt/libgood.so"
+	run "$OFFWHEEL" audit --device 8.0 "$D/rt2-1.0-py3-none-any.whl"
+	[ "$status" -eq 3 ]
+	[[ $output != *"no code here"* ]]
+}
+
+@test "an NVIDIA library in two builds (cupti/ and cupti-blackwell/): the copy that cannot run is not for this device; --strict judges both" {
+	need_nvcc
+	mkwheel tri-1.0-py3-none-any.whl "$D/libcupti_old.so=tri/lib/cupti/libcupti.so.12" \
+		"$D/libcupti_new.so=tri/lib/cupti-blackwell/libcupti.so.13"
+	w="$D/tri-1.0-py3-none-any.whl"
+	run "$OFFWHEEL" audit --device 8.0 "$w"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == *"native on CC 8.0"*"1 other copies of NVIDIA libraries"* ]]
+	[[ $output == *"cupti-blackwell/libcupti.so.13: not for this device (another copy"* ]]
+	run "$OFFWHEEL" audit --device 12.0 "$w"
+	[ "$status" -eq 0 ]
+	run "$OFFWHEEL" audit --strict --device 8.0 "$w"
+	[ "$status" -eq 3 ]
+	# neither copy runs: cannot run
+	run "$OFFWHEEL" audit --device 7.0 "$w"
+	[ "$status" -eq 3 ]
+	# the same name in another folder, not an NVIDIA library: no such rule
+	mkwheel mine-1.0-py3-none-any.whl "$D/libcupti_old.so=mine/a/libmine.so" \
+		"$D/libcupti_new.so=mine/b/libmine.so"
+	run "$OFFWHEEL" audit --device 8.0 "$D/mine-1.0-py3-none-any.whl"
+	[ "$status" -eq 3 ]
+}
