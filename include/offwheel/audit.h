@@ -63,6 +63,8 @@ struct ow_audit_lib {
 	bool scanned;          /* data sections were magic-scanned */
 	bool vendor;           /* an NVIDIA library (see ow_audit_is_vendor) */
 	struct ow_fatbin *fb; /* modules and entries; offsets are 0 when cached */
+	char *reread;         /* why a wheel member was inflated more than once, and how
+	                       * (its listing missed bytes streaming does not keep); NULL */
 };
 
 struct ow_audit {

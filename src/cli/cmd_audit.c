@@ -262,6 +262,7 @@ static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_
 	json_object_set_new(o, "modules_unchecked", json_integer((json_int_t)s.n_unchecked));
 	json_object_set_new(o, "format", json_string(format_name(l->fb->format)));
 	json_object_set_new(o, "link_time", json_boolean(ow_audit_is_link_time(l)));
+	json_object_set_new(o, "reread", l->reread ? json_string(l->reread) : json_null());
 	json_object_set_new(o, "section_headers_missing",
 	                    json_boolean(l->fb->no_section_headers));
 	json_object_set_new(o, "rdc_only", words(s.rdc));
@@ -443,6 +444,8 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 		cli_say(c, "    only in modules found in data sections: %s\n", s.data);
 	if (s.lto[0])
 		cli_say(c, "    LTO  %s (not loadable)\n", s.lto);
+	if (c->verbosity >= 1 && l->reread)
+		cli_say(c, "    %s\n", l->reread);
 	if (c->verbosity >= 1)
 		say_modules(c, l, g);
 }

@@ -85,6 +85,7 @@ void ow_audit_free(struct ow_audit *a)
 		return;
 	for (size_t i = 0; i < a->n_libs; i++) {
 		free(a->libs[i].path);
+		free(a->libs[i].reread);
 		ow_fatbin_free(a->libs[i].fb);
 	}
 	free(a->libs);
@@ -208,9 +209,9 @@ struct wshared {
 	pthread_mutex_t mu;
 	pthread_cond_t freed;
 	uint64_t held, budget;
-	char **again;       /* members to list again, held whole */
-	size_t n_again;
-	int second;         /* this is the pass over `again` */
+	struct au_again_list again; /* this pass lists these members again (pass > 0) */
+	struct au_again_list next;  /* members the next pass lists again */
+	int second;         /* this is a pass over `again` */
 };
 
 struct wpass {
@@ -229,8 +230,6 @@ static uint64_t max_member(const struct ow_audit_opts *o)
 
 static uint64_t stream_from(const struct wshared *sh)
 {
-	if (sh->second)
-		return UINT64_MAX;
 	return sh->o->stream_from ? sh->o->stream_from : STREAM_FROM;
 }
 
@@ -241,18 +240,10 @@ static int w_pick(const char *name, uint64_t size, void *ud)
 	return ow_audit_is_candidate(name);
 }
 
-static int is_again(const struct wshared *sh, const char *name)
-{
-	for (size_t i = 0; i < sh->n_again; i++)
-		if (!strcmp(sh->again[i], name))
-			return 1;
-	return 0;
-}
-
 static int w_pick_again(const char *name, uint64_t size, void *ud)
 {
 	(void)size;
-	return is_again(ud, name);
+	return au_again_find(&((const struct wshared *)ud)->again, name) != NULL;
 }
 
 /* Wait until `size` more bytes fit the budget (or nothing else is held:
@@ -309,7 +300,8 @@ static int w_filter(const char *name, uint64_t size, void *ud)
 	struct wpass *w = ud;
 	struct wshared *sh = w->sh;
 	struct ow_audit *a = sh->a;
-	if (sh->second && !is_again(sh, name))
+	const struct au_again *ag = sh->second ? au_again_find(&sh->again, name) : NULL;
+	if (sh->second && !ag)
 		return OW_MEMBER_SKIP; /* the first pass counted it */
 	if (!sh->second && !ow_audit_is_candidate(name)) {
 		pthread_mutex_lock(&sh->mu);
@@ -323,11 +315,13 @@ static int w_filter(const char *name, uint64_t size, void *ud)
 		              max_member(sh->o));
 	w->size = size;
 	w->len = 0;
-	if (size >= stream_from(sh)) {
-		int decide = !(sh->o->no_kernels && !sh->o->cc);
+	if (ag ? !ag->whole : size >= stream_from(sh)) {
+		int decide = !(sh->o->no_kernels && !sh->o->cc), rc = 0;
 		if (!(w->st = fb_stream_new(size, decide)))
 			return ow_err(OW_ENOMEM, "%s: member %s: out of memory", a->label, name);
-		return OW_MEMBER_READ;
+		for (int i = 0; ag && i < ag->n && !rc; i++) /* what the last pass missed */
+			rc = fb_stream_want(w->st, ag->off[i], ag->len[i]);
+		return rc ? rc : OW_MEMBER_READ;
 	}
 	int rc = hold_whole(w, name, size);
 	return rc ? rc : OW_MEMBER_READ;
@@ -336,10 +330,21 @@ static int w_filter(const char *name, uint64_t size, void *ud)
 static int add_listed(struct wpass *w, const char *name, uint64_t len, int scanned,
 		      struct ow_fatbin *fb)
 {
-	pthread_mutex_lock(&w->sh->mu);
-	w->sh->a->bytes_in += len;
-	int rc = au_add_lib(w->sh->a, name, len, scanned, fb);
-	pthread_mutex_unlock(&w->sh->mu);
+	struct wshared *sh = w->sh;
+	const struct au_again *ag = sh->second ? au_again_find(&sh->again, name) : NULL;
+	char *note = ag ? au_again_note(ag) : NULL;
+	if (ag && !note) {
+		ow_fatbin_free(fb);
+		return ow_err(OW_ENOMEM, "%s: out of memory", sh->a->label);
+	}
+	pthread_mutex_lock(&sh->mu);
+	sh->a->bytes_in += len;
+	int rc = au_add_lib(sh->a, name, len, scanned, fb);
+	if (!rc)
+		sh->a->libs[sh->a->n_libs - 1].reread = note;
+	pthread_mutex_unlock(&sh->mu);
+	if (rc)
+		free(note);
 	return rc;
 }
 
@@ -360,7 +365,9 @@ static int w_finish_whole(struct wpass *w, const char *name)
 }
 
 /* A streamed member: listed from what the stream kept; one whose listing
- * wanted a byte that was not kept goes to the pass that holds it whole. */
+ * wanted a byte that was not kept goes to the next pass, which streams it
+ * again keeping those bytes too (or, for a miss without a range, holds it
+ * whole: auditagain.c). */
 static int w_finish_stream(struct wpass *w, const char *name)
 {
 	struct wshared *sh = w->sh;
@@ -380,19 +387,16 @@ static int w_finish_stream(struct wpass *w, const char *name)
 		return add_listed(w, name, w->size, scanned, fb);
 	}
 	ow_fatbin_free(fb);
-	budget_give(w);
+	char *why = strdup(ow_err_detail());
 	ow_err_clear();
-	char *copy = strdup(name);
 	pthread_mutex_lock(&sh->mu);
-	char **more = copy ? ow_array_more(sh->again, sh->n_again, sizeof *more) : NULL;
-	if (more) {
-		sh->again = more;
-		sh->again[sh->n_again++] = copy;
-	}
+	rc = why ? au_again_push(&sh->next, name, sh->second ? au_again_find(&sh->again, name)
+	                                                     : NULL, sp, why)
+	         : ow_err(OW_ENOMEM, "%s: out of memory", sh->a->label);
 	pthread_mutex_unlock(&sh->mu);
-	if (!more)
-		free(copy);
-	return more ? 0 : ow_err(OW_ENOMEM, "%s: out of memory", sh->a->label);
+	free(why);
+	budget_give(w);
+	return rc;
 }
 
 /* The stream found an input it does not take: hold it whole from here. */
@@ -474,13 +478,16 @@ static int audit_wheel_fd(struct ow_audit *a, int fd, const struct ow_audit_opts
 	pthread_mutex_init(&sh.mu, NULL);
 	pthread_cond_init(&sh.freed, NULL);
 	rc = wheel_passes(wh, &sh, jobs);
-	if (!rc && sh.n_again) {
+	/* each pass adds a kept range to a member or holds it whole: they end */
+	while (!rc && sh.next.n) {
+		au_again_free(&sh.again);
+		sh.again = sh.next;
+		sh.next = (struct au_again_list){0};
 		sh.second = 1;
 		rc = wheel_passes(wh, &sh, jobs);
 	}
-	for (size_t i = 0; i < sh.n_again; i++)
-		free(sh.again[i]);
-	free(sh.again);
+	au_again_free(&sh.again);
+	au_again_free(&sh.next);
 	pthread_cond_destroy(&sh.freed);
 	pthread_mutex_destroy(&sh.mu);
 	ow_wheel_close(wh);

@@ -76,7 +76,10 @@ static int sparse_read(struct fb_sparse *sp, uint64_t off, void *dst, size_t n)
 	}
 	const struct fb_piece *p = lo ? &sp->pieces[lo - 1] : NULL;
 	if (!p || !in_bounds(off - p->off, n, p->len)) {
-		__atomic_store_n(&sp->missed, 1, __ATOMIC_RELAXED);
+		if (!__atomic_exchange_n(&sp->missed, 1, __ATOMIC_RELAXED)) {
+			sp->miss_off = off; /* the first miss: a second pass keeps it */
+			sp->miss_len = n;
+		}
 		return ow_err(OW_EUNSUPPORTED, "%zu bytes at offset %" PRIu64
 			      " were not kept while the input streamed", n, off);
 	}

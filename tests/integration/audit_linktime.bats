@@ -126,3 +126,69 @@ EOP
 	run "$OFFWHEEL" audit --device 8.0 "$D/mine-1.0-py3-none-any.whl"
 	[ "$status" -eq 3 ]
 }
+
+# Peak RSS in kB of a command (python's getrusage of its children).
+peak_rss() {
+	python3 -c 'import resource, subprocess, sys
+r = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(r)' "$@"
+}
+
+@test "a library whose section name table lies 300 MB before its section headers (tensorflow's layout): streamed twice, never held whole, under 256 MB, the same listing" {
+	need_nvcc
+	# libgood.so rewritten: .shstrtab, then a 300 MiB .strtab (no fatbin magic in it), then the section headers
+	python3 - "$D/libgood.so" "$D/libfar.so" $((300 << 20)) <<'EOP'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+pad = int(sys.argv[3])
+shoff, = struct.unpack_from("<Q", b, 0x28)
+entsize, num, strndx = struct.unpack_from("<HHH", b, 0x3A)
+hdrs = [list(struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * entsize)) for i in range(num)]
+assert shoff + num * entsize == len(b), "the section headers end the file"
+s = hdrs[strndx]
+names = bytes(b[s[4]:s[4] + s[5]])
+name = lambda h: names[h[0]:names.index(b"\0", h[0])].decode()
+out = bytearray(b[:shoff])
+out += bytes(-len(out) % 8 + (2 << 20))  # past the first bytes a stream keeps
+s[4] = len(out)                    # .shstrtab moved to the end ...
+out += names
+st = [h for h in hdrs if name(h) == ".strtab"][0]
+st[4], st[5] = len(out), pad       # ... then a big .strtab ...
+# 64 random bytes a 4 KiB page: under the 1000:1 ratio offwheel takes from a zip
+import random
+page = bytearray(4096)
+rnd = random.Random(47)
+for off in range(0, pad, 4096):
+    page[:64] = rnd.randbytes(64)
+    out += page[:min(4096, pad - off)]
+out += bytes(-len(out) % 8)
+struct.pack_into("<Q", out, 0x28, len(out))  # ... then the section headers
+for h in hdrs:
+    out += struct.pack("<IIQQQQIIQQ", *h)
+open(sys.argv[2], "wb").write(out)
+EOP
+	readelf -SW "$D/libfar.so" | grep -q '\.strtab'
+	mkwheel far-1.0-py3-none-any.whl "$D/libfar.so=far/libfar.so"
+	w="$D/far-1.0-py3-none-any.whl"
+	# the listing of the member is the file's own
+	a=$("$OFFWHEEL" --json audit --device 12.0 "$D/libfar.so" | jq -c '.targets[0].libraries[0] | [.sass, [.ptx[].name], .modules, .device.verdict]')
+	b=$("$OFFWHEEL" --json audit --device 12.0 "$w" | jq -c '.targets[0].libraries[0] | [.sass, [.ptx[].name], .modules, .device.verdict]')
+	[ "$a" = '[["sm_120"],["compute_120"],1,"native"]' ] || { echo "$a"; false; }
+	[ "$a" = "$b" ] || { echo "$b"; false; }
+	# -v says why it was inflated twice, and that it was never held whole
+	run "$OFFWHEEL" -v audit --device 12.0 "$w"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"inflated 2 times ("*"not kept while the input streamed); the later passes streamed it again keeping 1 more byte range"*"never the whole member"* ]]
+	if ldd "$OFFWHEEL" 2>/dev/null | grep -q libasan; then
+		skip "the ASan build's memory is not offwheel's (the normal build checks it)"
+	fi
+	kb=$(peak_rss "$OFFWHEEL" audit --device 12.0 "$w")
+	echo "streamed: peak RSS $((kb / 1024)) MB"
+	[ "$kb" -le $((256 * 1024)) ]
+	# the measure sees a member held whole
+	kb=$(OFFWHEEL_AUDIT_STREAM_FROM=never peak_rss "$OFFWHEEL" audit --device 12.0 "$w")
+	echo "held whole: peak RSS $((kb / 1024)) MB"
+	[ "$kb" -ge $((300 * 1024)) ]
+}
