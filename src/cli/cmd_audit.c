@@ -1,6 +1,7 @@
 /* cmd_audit.c - offwheel audit: which GPU architectures do wheels, libraries
  * and directories carry, and can a given device run them? */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -409,6 +410,34 @@ static void say_modules(struct cli *c, const struct ow_audit_lib *l, const struc
 	}
 }
 
+/* A library that is partial and fatal: which modules have no image here (the
+ * first few; -v lists every module), so that a user can judge them. */
+static void say_no_image(struct cli *c, const struct ow_audit_lib *l, const struct args *g,
+                         const struct ow_audit_lib_verdict *lv)
+{
+	enum { SHOWN = 8 };
+	char line[4096];
+	const struct dev_ask dev = {g->cc, g->drv};
+	size_t n = 0;
+	for (size_t i = 0; i < l->fb->n_modules; i++) {
+		struct ow_gpu_module_verdict mv;
+		const struct ow_fatbin_module *m = module_line(l, i, &dev, line, sizeof line, &mv);
+		if ((mv.verdict != OW_GPU_NONE && mv.verdict != OW_GPU_PTX_TOO_NEW) ||
+		    (m->scanned != 0) != (lv->data_judged != 0)) /* the judged part only */
+			continue;
+		if (n++ >= SHOWN)
+			continue;
+		if (m->size)
+			cli_say(c, "    no image here: module #%zu in %s at offset %" PRIu64 ", %" PRIu64
+			        " bytes: %s\n", i, m->section, m->offset, m->size, line);
+		else /* from the index: no offsets kept */
+			cli_say(c, "    no image here: module #%zu in %s: %s\n", i, m->section, line);
+	}
+	if (n > SHOWN && c->verbosity < 1)
+		cli_say(c, "    ... and %zu more modules without an image here (-v lists every "
+		        "module)\n", n - SHOWN);
+}
+
 static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct args *g,
                     const struct ow_audit_lib_verdict *lv)
 {
@@ -444,6 +473,8 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 		cli_say(c, "    only in modules found in data sections: %s\n", s.data);
 	if (s.lto[0])
 		cli_say(c, "    LTO  %s (not loadable)\n", s.lto);
+	if (g->device && lv && lv->fatal && lv->effective == OW_GPU_LIB_PARTIAL)
+		say_no_image(c, l, g, lv);
 	if (c->verbosity >= 1 && l->reread)
 		cli_say(c, "    %s\n", l->reread);
 	if (c->verbosity >= 1)

@@ -192,3 +192,23 @@ EOP
 	echo "held whole: peak RSS $((kb / 1024)) MB"
 	[ "$kb" -ge $((300 * 1024)) ]
 }
+
+@test "a library that is partial and fatal names the modules without an image here (offset, size, images)" {
+	need_nvcc
+	printf '__global__ void a(float *x) { x[0] = 1.0f; }\n' >"$D/a.cu"
+	printf '__global__ void b(float *x) { x[0] = 2.0f; }\n' >"$D/b.cu"
+	nvcc -c -Xcompiler -fPIC -gencode arch=compute_75,code=sm_75 -gencode arch=compute_120,code=sm_120 "$D/a.cu" -o "$D/a.o"
+	nvcc -c -Xcompiler -fPIC -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 "$D/b.cu" -o "$D/b.o"
+	nvcc -shared -cudart none "$D/a.o" "$D/b.o" -o "$D/libmix.so"
+	run "$OFFWHEEL" audit --device 7.5 "$D/libmix.so"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ $output == *"libmix.so: partial: 1 of 2 modules have no usable image — FATAL"* ]]
+	# the module named is the sm_80/sm_86 one, with its place and size, and only it
+	[[ $output =~ "no image here: module #"[01]" in .nv_fatbin at offset "[0-9]+", "[0-9]+" bytes: sm_80"(:[a-z0-9]+)?" sm_86" ]]
+	[ "$(grep -c 'no image here' <<<"$output")" -eq 1 ]
+	# on 8.6 it is the other one
+	run "$OFFWHEEL" audit --device 8.6 "$D/libmix.so"
+	[[ $output =~ "no image here: module #"[01]" in .nv_fatbin at offset "[0-9]+", "[0-9]+" bytes: sm_75"(:[a-z0-9]+)?" sm_120" ]]
+	[ "$(grep -c 'no image here' <<<"$output")" -eq 1 ]
+}
