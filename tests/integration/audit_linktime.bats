@@ -8,6 +8,8 @@
 # judged by the copy that runs.  Skipped with a message where nvcc is not
 # on PATH.
 
+load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/rss.bash"
+
 setup_file() {
 	export D="$BATS_FILE_TMPDIR"
 	command -v nvcc >/dev/null || return 0
@@ -33,17 +35,12 @@ need_nvcc() {
 	command -v nvcc >/dev/null || skip "nvcc is not on PATH (the CUDA toolkit builds these wheels at test time)"
 }
 
-# mkwheel NAME SRC=DEST...: a wheel of the given files
+# mkwheel NAME SRC=DEST...: a wheel of the given files (tests/tools/mkwheel_members.py)
 mkwheel() {
-	local name=$1
+	local name=$1 a specs=()
 	shift
-	python3 - "$D/$name" "$@" <<'EOP'
-import sys, zipfile
-with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
-    for a in sys.argv[2:]:
-        src, dest = a.split("=", 1)
-        z.write(src, dest)
-EOP
+	for a in "$@"; do specs+=("${a#*=}=${a%%=*}"); done
+	python3 "$OW_SOURCE_DIR/tests/tools/mkwheel_members.py" "$D/$name" "${specs[@]}"
 }
 
 @test "a static archive and a relocatable object beside a good library: listed as link-time code, never judged (not even --strict)" {
@@ -127,13 +124,6 @@ EOP
 	[ "$status" -eq 3 ]
 }
 
-# Peak RSS in kB of a command (python's getrusage of its children).
-peak_rss() {
-	python3 -c 'import resource, subprocess, sys
-r = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-sys.exit(r)' "$@"
-}
 
 @test "a library whose section name table lies 300 MB before its section headers (tensorflow's layout): streamed twice, never held whole, under 256 MB, the same listing" {
 	need_nvcc

@@ -15,6 +15,8 @@
 # cached under $XDG_CACHE_HOME (ctest label realwheels); skipped with a
 # message where PyPI cannot be reached and the cache does not have them.
 
+load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/rss.bash"
+
 setup_file() {
 	export EXT="${OW_EXT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/offwheel-tests}"
 	export CACHE="$EXT/wheels" CUVENV="$EXT/cuobjdump-venv"
@@ -207,15 +209,6 @@ unpack() { # the library members of every wheel, once
 	[[ $output == "same    libcudadevrt.a: "*" cubins"*"SASS "*"sm_90"* ]]
 	run "$OFFWHEEL" --json audit "$a"
 	[ "$(jq -r '.targets[0].libraries[0].format' <<<"$output")" = archive ]
-}
-
-# Peak RSS in kB of a command (python's getrusage of its children: the
-# fork of python counts too, an upper bound by about 10 MB).
-peak_rss() {
-	python3 -c 'import resource, subprocess, sys
-r = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-sys.exit(r)' "$@"
 }
 
 @test "every real wheel listed while it inflates (docs/fatbin.md) equals it listed held whole, in every mode" {
