@@ -438,6 +438,21 @@ static void say_no_image(struct cli *c, const struct ow_audit_lib *l, const stru
 		        "module)\n", n - SHOWN);
 }
 
+/* Modules left unopened for kernels that have no image on the device (an
+ * NVIDIA library with a native module that has a kernel: fatbinkern.h). */
+static size_t unchecked_no_image(const struct ow_audit_lib *l, const struct args *g)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->fb->n_modules; i++) {
+		const struct ow_fatbin_module *m = &l->fb->modules[i];
+		struct ow_gpu_module_verdict mv;
+		if (m->unchecked && !m->relocatable && m->count &&
+		    !ow_gpu_module_verdict(l->fb, m, g->cc, g->drv, &mv))
+			n += mv.verdict != OW_GPU_NATIVE;
+	}
+	return n;
+}
+
 static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct args *g,
                     const struct ow_audit_lib_verdict *lv)
 {
@@ -450,8 +465,13 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 	char db[200];
 	cli_say(c, "  %s%s%s%s\n", l->path, v ? ": " : "", v ? v : "",
 	        v ? data_text(lv, db, sizeof db) : "");
-	char unch[96] = "";
-	if (s.n_unchecked)
+	char unch[200] = "";
+	size_t no_image = g->device ? unchecked_no_image(l, g) : 0;
+	if (no_image)
+		snprintf(unch, sizeof unch, "; %zu of these native here and %zu without an image "
+		         "here not opened for kernels (an NVIDIA library that runs: no verdict "
+		         "depends on them)", s.n_unchecked - no_image, no_image);
+	else if (s.n_unchecked)
 		snprintf(unch, sizeof unch, g->device ? "; %zu of these native here, not opened for "
 		         "kernels" : "; %zu of these not opened for kernels (-v counts them)",
 		         s.n_unchecked);

@@ -165,13 +165,13 @@ static int list_library(const struct input *in, const struct ow_audit_opts *o,
                         struct ow_fatbin **fb, int *scanned, uint64_t *bytes)
 {
 	int rc = list_sections(in, o->scan, fb, scanned, bytes);
+	const struct ow_kern_ask ask = {o->cc, o->driver, in->vendor};
 	if (!rc && o->no_kernels && !o->cc)
 		mark_unchecked(*fb);
 	else if (!rc && in->sp)
-		rc = ow_fatbin_count_kernels_oracle(*fb, o->cc, o->driver, fb_sparse_decision, in->sp);
+		rc = ow_fatbin_count_kernels_oracle(*fb, &ask, fb_sparse_decision, in->sp);
 	else if (!rc)
-		rc = ow_fatbin_count_kernels(*fb, in->buf, in->size, in->buf ? -1 : in->fd, o->cc,
-		                             o->driver, bytes);
+		rc = ow_fatbin_count_kernels(*fb, in->buf, in->size, in->buf ? -1 : in->fd, &ask, bytes);
 	if (rc && *fb) {
 		ow_fatbin_free(*fb);
 		*fb = NULL;
