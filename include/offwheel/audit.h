@@ -63,6 +63,8 @@ struct ow_audit_lib {
 	bool scanned;          /* data sections were magic-scanned */
 	bool vendor;           /* an NVIDIA library (see ow_audit_is_vendor) */
 	struct ow_fatbin *fb; /* modules and entries; offsets are 0 when cached */
+	char *reread;         /* why a wheel member was inflated more than once, and how
+	                       * (its listing missed bytes streaming does not keep); NULL */
 };
 
 struct ow_audit {
@@ -157,7 +159,16 @@ enum ow_audit_role {
 	OW_AUDIT_ROLE_OTHER_CUDA,     /* one of a family of per-CUDA-runtime builds
 	                               * (libbitsandbytes_cuda128.so, _cuda130.so ...) that
 	                               * is not the one loaded: not judged */
+	OW_AUDIT_ROLE_LINK_TIME,      /* a static archive or relocatable object: code for
+	                               * the linker, never loaded: never judged (not even
+	                               * under --strict) */
+	OW_AUDIT_ROLE_OTHER_COPY,     /* an NVIDIA library none of whose modules runs here
+	                               * while another copy of it (the same name in another
+	                               * folder: triton's cupti/ and cupti-blackwell/) runs:
+	                               * the package loads the copy that fits */
 };
+/* A static archive (.a) or relocatable object (ET_REL): link-time code. */
+int ow_audit_is_link_time(const struct ow_audit_lib *l);
 
 struct ow_audit_rules {
 	bool strict; /* every library counts, as it is (no roles) */
@@ -177,6 +188,10 @@ struct ow_audit_result {
 	int fatal;     /* some library is fatal: exit 3 */
 	size_t n_native, n_jit, n_partial, n_none, n_no_code; /* libraries, effective */
 	size_t n_not_for_device, n_other_cuda; /* libraries left out by their role */
+	size_t n_link_time, n_other_copy;      /* ... */
+	bool runtime_only; /* every library with code is a raw .ptx/.cubin/.fatbin file not for
+	                    * this device (arch-specific): the package compiles its kernels
+	                    * at run time or does not support the device (not fatal) */
 	int driver_needed; /* highest driver the JIT needs; 0 none/unknown */
 	int isa_unknown;   /* a library that runs needs PTX newer than the ISA table: the
 	                    * driver needed is newer than ow_gpu_ptx_newest_driver(),

@@ -110,6 +110,8 @@ struct ow_fatbin {
 	size_t n_false_magic; /* magics skipped in scans */
 	bool no_section_headers; /* an ELF with e_shoff 0: its PT_LOAD segments were
 	                         * magic-scanned instead of its fatbin sections */
+	bool object;          /* a relocatable object (ELF e_type ET_REL, a .o): like an
+	                       * archive (OW_FB_FMT_AR), code for the linker, never loaded */
 	uint64_t bytes_read;  /* file reader: bytes read from disk */
 };
 

@@ -1,6 +1,7 @@
 /* cmd_audit.c - offwheel audit: which GPU architectures do wheels, libraries
  * and directories carry, and can a given device run them? */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -210,8 +211,9 @@ static json_t *modules_json(const struct ow_audit_lib *l, int cc, int drv, int h
 
 static const char *role_name(int role)
 {
-	return role == OW_AUDIT_ROLE_NOT_FOR_DEVICE ? "not-for-device"
-	       : role == OW_AUDIT_ROLE_OTHER_CUDA  ? "other-cuda" : "required";
+	static const char *const names[] = {"required", "not-for-device", "other-cuda",
+	                                    "link-time", "other-copy"};
+	return role >= 0 && role <= OW_AUDIT_ROLE_OTHER_COPY ? names[role] : "required";
 }
 
 static json_t *verdict_json(const struct ow_audit_lib_verdict *p)
@@ -260,6 +262,8 @@ static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_
 	                      "lto", words(s.lto));
 	json_object_set_new(o, "modules_unchecked", json_integer((json_int_t)s.n_unchecked));
 	json_object_set_new(o, "format", json_string(format_name(l->fb->format)));
+	json_object_set_new(o, "link_time", json_boolean(ow_audit_is_link_time(l)));
+	json_object_set_new(o, "reread", l->reread ? json_string(l->reread) : json_null());
 	json_object_set_new(o, "section_headers_missing",
 	                    json_boolean(l->fb->no_section_headers));
 	json_object_set_new(o, "rdc_only", words(s.rdc));
@@ -283,7 +287,7 @@ static json_t *target_json(const struct ow_audit *a, const struct args *g,
 	for (size_t i = 0; i < a->n_libs; i++)
 		json_array_append_new(libs, lib_json(&a->libs[i], g->cc, g->drv, dev,
 		                                     lvs ? &lvs[i] : NULL));
-	return json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o, s:b, s:o, s:o, s:o}", "source",
+	json_t *t = json_pack("{s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:o, s:b, s:o, s:o, s:o}", "source",
 	                 a->source, "label", a->label, "kind", kind_name(a->kind), "sha256",
 	                 a->sha256[0] ? json_string(a->sha256) : json_null(), "cached",
 	                 a->from_cache, "bytes_read", (json_int_t)a->bytes_in, "skipped",
@@ -292,6 +296,8 @@ static json_t *target_json(const struct ow_audit *a, const struct args *g,
 	                 dev && r->fatal, "driver_needed",
 	                 driver_json(dev && !unknown ? r->driver_needed : 0), "driver_newer_than",
 	                 newer_json(unknown), "libraries", libs);
+	json_object_set_new(t, "runtime_only", json_boolean(dev && r->runtime_only));
+	return t;
 }
 
 static json_t *error_json(const char *ref, int rc)
@@ -331,10 +337,16 @@ static const char *lib_verdict_text(const struct ow_audit_lib_verdict *lv, const
 {
 	char d[16], isas[64];
 	if (lv->role == OW_AUDIT_ROLE_NOT_FOR_DEVICE)
-		return "not for this device (built only for arch- or family-specific targets; "
-		       "the other libraries run)";
+		return "not for this device (built only for arch- or family-specific targets: "
+		       "loaded only where it fits)";
 	if (lv->role == OW_AUDIT_ROLE_OTHER_CUDA)
 		return "not loaded (a build for another CUDA runtime than its family's chosen one)";
+	if (lv->role == OW_AUDIT_ROLE_LINK_TIME)
+		return "link-time code (a static archive or object: linked into programs, never "
+		       "loaded; not judged)";
+	if (lv->role == OW_AUDIT_ROLE_OTHER_COPY)
+		return "not for this device (another copy of this NVIDIA library runs here: the "
+		       "package loads the copy that fits)";
 	if (lv->extension && lv->v.verdict == OW_GPU_LIB_PARTIAL && !lv->fatal) {
 		snprintf(b, n, "native: %zu of %zu modules run here (arch-specific, one target "
 		         "per module: normal)", lv->v.n_native,
@@ -398,6 +410,49 @@ static void say_modules(struct cli *c, const struct ow_audit_lib *l, const struc
 	}
 }
 
+/* A library that is partial and fatal: which modules have no image here (the
+ * first few; -v lists every module), so that a user can judge them. */
+static void say_no_image(struct cli *c, const struct ow_audit_lib *l, const struct args *g,
+                         const struct ow_audit_lib_verdict *lv)
+{
+	enum { SHOWN = 8 };
+	char line[4096];
+	const struct dev_ask dev = {g->cc, g->drv};
+	size_t n = 0;
+	for (size_t i = 0; i < l->fb->n_modules; i++) {
+		struct ow_gpu_module_verdict mv;
+		const struct ow_fatbin_module *m = module_line(l, i, &dev, line, sizeof line, &mv);
+		if ((mv.verdict != OW_GPU_NONE && mv.verdict != OW_GPU_PTX_TOO_NEW) ||
+		    (m->scanned != 0) != (lv->data_judged != 0)) /* the judged part only */
+			continue;
+		if (n++ >= SHOWN)
+			continue;
+		if (m->size)
+			cli_say(c, "    no image here: module #%zu in %s at offset %" PRIu64 ", %" PRIu64
+			        " bytes: %s\n", i, m->section, m->offset, m->size, line);
+		else /* from the index: no offsets kept */
+			cli_say(c, "    no image here: module #%zu in %s: %s\n", i, m->section, line);
+	}
+	if (n > SHOWN && c->verbosity < 1)
+		cli_say(c, "    ... and %zu more modules without an image here (-v lists every "
+		        "module)\n", n - SHOWN);
+}
+
+/* Modules left unopened for kernels that have no image on the device (an
+ * NVIDIA library with a native module that has a kernel: fatbinkern.h). */
+static size_t unchecked_no_image(const struct ow_audit_lib *l, const struct args *g)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->fb->n_modules; i++) {
+		const struct ow_fatbin_module *m = &l->fb->modules[i];
+		struct ow_gpu_module_verdict mv;
+		if (m->unchecked && !m->relocatable && m->count &&
+		    !ow_gpu_module_verdict(l->fb, m, g->cc, g->drv, &mv))
+			n += mv.verdict != OW_GPU_NATIVE;
+	}
+	return n;
+}
+
 static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct args *g,
                     const struct ow_audit_lib_verdict *lv)
 {
@@ -410,8 +465,13 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 	char db[200];
 	cli_say(c, "  %s%s%s%s\n", l->path, v ? ": " : "", v ? v : "",
 	        v ? data_text(lv, db, sizeof db) : "");
-	char unch[96] = "";
-	if (s.n_unchecked)
+	char unch[200] = "";
+	size_t no_image = g->device ? unchecked_no_image(l, g) : 0;
+	if (no_image)
+		snprintf(unch, sizeof unch, "; %zu of these native here and %zu without an image "
+		         "here not opened for kernels (an NVIDIA library that runs: no verdict "
+		         "depends on them)", s.n_unchecked - no_image, no_image);
+	else if (s.n_unchecked)
 		snprintf(unch, sizeof unch, g->device ? "; %zu of these native here, not opened for "
 		         "kernels" : "; %zu of these not opened for kernels (-v counts them)",
 		         s.n_unchecked);
@@ -433,6 +493,10 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 		cli_say(c, "    only in modules found in data sections: %s\n", s.data);
 	if (s.lto[0])
 		cli_say(c, "    LTO  %s (not loadable)\n", s.lto);
+	if (g->device && lv && lv->fatal && lv->effective == OW_GPU_LIB_PARTIAL)
+		say_no_image(c, l, g, lv);
+	if (c->verbosity >= 1 && l->reread)
+		cli_say(c, "    %s\n", l->reread);
 	if (c->verbosity >= 1)
 		say_modules(c, l, g);
 }
@@ -449,20 +513,24 @@ static size_t libs_with_code(const struct ow_audit *a)
 	return with_code;
 }
 
-/* ", 1130 not for this device, 6 for other CUDA runtimes" */
+/* ", 1130 arch-specific not for this device, 6 built for other CUDA runtimes, 2
+ * link-time (static archives, not judged)" into b (n >= 256) */
 static const char *left_out_text(const struct ow_audit_result *r, char *b, size_t n)
 {
-	char one[64] = "", two[64] = ""; /* each holds its text with any %zu */
-	if (r->n_not_for_device)
-		snprintf(one, sizeof one, ", %zu arch-specific not for this device",
-		         r->n_not_for_device);
-	if (r->n_other_cuda)
-		snprintf(two, sizeof two, ", %zu built for other CUDA runtimes", r->n_other_cuda);
-	size_t l1 = strlen(one), l2 = strlen(two);
+	const size_t counts[4] = {r->n_not_for_device, r->n_other_cuda, r->n_other_copy,
+	                          r->n_link_time};
+	static const char *const what[4] = {
+		"arch-specific not for this device", "built for other CUDA runtimes",
+		"other copies of NVIDIA libraries", "link-time (static archives, not judged)"};
 	b[0] = 0;
-	if (l1 + l2 < n) {
-		memcpy(b, one, l1);
-		memcpy(b + l1, two, l2 + 1);
+	for (int i = 0; i < 4; i++) {
+		char one[96]; /* each holds its text with any %zu */
+		if (!counts[i])
+			continue;
+		snprintf(one, sizeof one, ", %zu %s", counts[i], what[i]);
+		size_t used = strlen(b), l = strlen(one);
+		if (used + l < n)
+			memcpy(b + used, one, l + 1);
 	}
 	return b;
 }
@@ -470,7 +538,7 @@ static const char *left_out_text(const struct ow_audit_result *r, char *b, size_
 static void say_target(struct cli *c, const struct ow_audit *a, const struct args *g,
                        const struct ow_audit_result *r, const struct ow_audit_lib_verdict *lvs)
 {
-	char left[128];
+	char left[320];
 	size_t with_code = libs_with_code(a);
 	char cc[8], d[16], tail[64] = "";
 	ow_gpu_format_cc(g->cc, cc, sizeof cc);
@@ -481,7 +549,11 @@ static void say_target(struct cli *c, const struct ow_audit *a, const struct arg
 	} else if (g->device && r->verdict == OW_AUDIT_JIT && r->driver_needed) {
 		snprintf(tail, sizeof tail, ", needs driver >= %s", d);
 	}
-	if (g->device)
+	if (g->device && r->runtime_only)
+		cli_say(c, "%s: no code here for %s: this package compiles its kernels at run time "
+		        "or does not support the device — %zu of %zu libraries carry device code%s\n",
+		        a->label, cc, with_code, a->n_libs, left_out_text(r, left, sizeof left));
+	else if (g->device)
 		cli_say(c, "%s: %s on CC %s%s — %zu of %zu libraries carry device code%s%s\n",
 		        a->label, ow_audit_verdict_name(r->verdict), cc, tail, with_code, a->n_libs,
 		        left_out_text(r, left, sizeof left), r->fatal ? " — CANNOT RUN" : "");

@@ -85,6 +85,7 @@ void ow_audit_free(struct ow_audit *a)
 		return;
 	for (size_t i = 0; i < a->n_libs; i++) {
 		free(a->libs[i].path);
+		free(a->libs[i].reread);
 		ow_fatbin_free(a->libs[i].fb);
 	}
 	free(a->libs);
@@ -100,6 +101,7 @@ struct input {
 	struct fb_sparse *sp; /* the bytes a stream kept (fbstream.h), or NULL */
 	int fd;
 	uint64_t size;
+	int vendor; /* an NVIDIA library (ow_audit_is_vendor): data-scanned at any size */
 };
 
 static int list_input(const struct input *in, unsigned opts, struct ow_fatbin **fb)
@@ -111,12 +113,15 @@ static int list_input(const struct input *in, unsigned opts, struct ow_fatbin **
 	return ow_fatbin_read_fd(in->fd, opts, fb);
 }
 
-static int want_data_scan(const struct ow_fatbin *fb, uint64_t size, int mode)
+static int want_data_scan(const struct ow_fatbin *fb, uint64_t size, int vendor, int mode)
 {
 	/* device code files have no data sections; a stripped ELF was scanned whole */
 	int hosts = fb->format == OW_FB_FMT_ELF || fb->format == OW_FB_FMT_PE ||
 	            fb->format == OW_FB_FMT_AR;
-	if (mode == OW_AUDIT_SCAN_NEVER || !hosts || fb->no_section_headers || size < SCAN_MIN_SIZE)
+	/* NVIDIA's libraries may keep all their modules in .rodata, loaded by hand
+	 * (libcupti.so, 6 MB): scanned at any size */
+	if (mode == OW_AUDIT_SCAN_NEVER || !hosts || fb->no_section_headers ||
+	    (size < SCAN_MIN_SIZE && !vendor))
 		return 0;
 	uint64_t in_sections = 0;
 	for (size_t i = 0; i < fb->n_modules; i++)
@@ -134,7 +139,7 @@ static int list_sections(const struct input *in, int mode, struct ow_fatbin **fb
 	int rc = list_input(in, always ? OW_FATBIN_SCAN_DATA : 0, fb);
 	*scanned = !rc && always && (*fb)->format != OW_FB_FMT_RAW;
 	*bytes = rc ? 0 : (*fb)->bytes_read;
-	if (rc || always || !want_data_scan(*fb, in->size, mode))
+	if (rc || always || !want_data_scan(*fb, in->size, in->vendor, mode))
 		return rc;
 	ow_fatbin_free(*fb);
 	*scanned = 1;
@@ -160,13 +165,13 @@ static int list_library(const struct input *in, const struct ow_audit_opts *o,
                         struct ow_fatbin **fb, int *scanned, uint64_t *bytes)
 {
 	int rc = list_sections(in, o->scan, fb, scanned, bytes);
+	const struct ow_kern_ask ask = {o->cc, o->driver, in->vendor};
 	if (!rc && o->no_kernels && !o->cc)
 		mark_unchecked(*fb);
 	else if (!rc && in->sp)
-		rc = ow_fatbin_count_kernels_oracle(*fb, o->cc, o->driver, fb_sparse_decision, in->sp);
+		rc = ow_fatbin_count_kernels_oracle(*fb, &ask, fb_sparse_decision, in->sp);
 	else if (!rc)
-		rc = ow_fatbin_count_kernels(*fb, in->buf, in->size, in->buf ? -1 : in->fd, o->cc,
-		                             o->driver, bytes);
+		rc = ow_fatbin_count_kernels(*fb, in->buf, in->size, in->buf ? -1 : in->fd, &ask, bytes);
 	if (rc && *fb) {
 		ow_fatbin_free(*fb);
 		*fb = NULL;
@@ -180,7 +185,7 @@ static int audit_lib_fd(struct ow_audit *a, int fd, const char *path, const char
 	struct stat st;
 	if (fstat(fd, &st) != 0)
 		return ow_err(OW_EIO, "%s: %s", path, strerror(errno));
-	struct input in = {.fd = fd, .size = (uint64_t)st.st_size};
+	struct input in = {.fd = fd, .size = (uint64_t)st.st_size, .vendor = ow_audit_is_vendor(shown)};
 	struct ow_fatbin *fb;
 	int scanned;
 	uint64_t bytes;
@@ -204,9 +209,9 @@ struct wshared {
 	pthread_mutex_t mu;
 	pthread_cond_t freed;
 	uint64_t held, budget;
-	char **again;       /* members to list again, held whole */
-	size_t n_again;
-	int second;         /* this is the pass over `again` */
+	struct au_again_list again; /* this pass lists these members again (pass > 0) */
+	struct au_again_list next;  /* members the next pass lists again */
+	int second;         /* this is a pass over `again` */
 };
 
 struct wpass {
@@ -225,8 +230,6 @@ static uint64_t max_member(const struct ow_audit_opts *o)
 
 static uint64_t stream_from(const struct wshared *sh)
 {
-	if (sh->second)
-		return UINT64_MAX;
 	return sh->o->stream_from ? sh->o->stream_from : STREAM_FROM;
 }
 
@@ -237,18 +240,10 @@ static int w_pick(const char *name, uint64_t size, void *ud)
 	return ow_audit_is_candidate(name);
 }
 
-static int is_again(const struct wshared *sh, const char *name)
-{
-	for (size_t i = 0; i < sh->n_again; i++)
-		if (!strcmp(sh->again[i], name))
-			return 1;
-	return 0;
-}
-
 static int w_pick_again(const char *name, uint64_t size, void *ud)
 {
 	(void)size;
-	return is_again(ud, name);
+	return au_again_find(&((const struct wshared *)ud)->again, name) != NULL;
 }
 
 /* Wait until `size` more bytes fit the budget (or nothing else is held:
@@ -305,7 +300,8 @@ static int w_filter(const char *name, uint64_t size, void *ud)
 	struct wpass *w = ud;
 	struct wshared *sh = w->sh;
 	struct ow_audit *a = sh->a;
-	if (sh->second && !is_again(sh, name))
+	const struct au_again *ag = sh->second ? au_again_find(&sh->again, name) : NULL;
+	if (sh->second && !ag)
 		return OW_MEMBER_SKIP; /* the first pass counted it */
 	if (!sh->second && !ow_audit_is_candidate(name)) {
 		pthread_mutex_lock(&sh->mu);
@@ -319,11 +315,13 @@ static int w_filter(const char *name, uint64_t size, void *ud)
 		              max_member(sh->o));
 	w->size = size;
 	w->len = 0;
-	if (size >= stream_from(sh)) {
-		int decide = !(sh->o->no_kernels && !sh->o->cc);
+	if (ag ? !ag->whole : size >= stream_from(sh)) {
+		int decide = !(sh->o->no_kernels && !sh->o->cc), rc = 0;
 		if (!(w->st = fb_stream_new(size, decide)))
 			return ow_err(OW_ENOMEM, "%s: member %s: out of memory", a->label, name);
-		return OW_MEMBER_READ;
+		for (int i = 0; ag && i < ag->n && !rc; i++) /* what the last pass missed */
+			rc = fb_stream_want(w->st, ag->off[i], ag->len[i]);
+		return rc ? rc : OW_MEMBER_READ;
 	}
 	int rc = hold_whole(w, name, size);
 	return rc ? rc : OW_MEMBER_READ;
@@ -332,17 +330,29 @@ static int w_filter(const char *name, uint64_t size, void *ud)
 static int add_listed(struct wpass *w, const char *name, uint64_t len, int scanned,
 		      struct ow_fatbin *fb)
 {
-	pthread_mutex_lock(&w->sh->mu);
-	w->sh->a->bytes_in += len;
-	int rc = au_add_lib(w->sh->a, name, len, scanned, fb);
-	pthread_mutex_unlock(&w->sh->mu);
+	struct wshared *sh = w->sh;
+	const struct au_again *ag = sh->second ? au_again_find(&sh->again, name) : NULL;
+	char *note = ag ? au_again_note(ag) : NULL;
+	if (ag && !note) {
+		ow_fatbin_free(fb);
+		return ow_err(OW_ENOMEM, "%s: out of memory", sh->a->label);
+	}
+	pthread_mutex_lock(&sh->mu);
+	sh->a->bytes_in += len;
+	int rc = au_add_lib(sh->a, name, len, scanned, fb);
+	if (!rc)
+		sh->a->libs[sh->a->n_libs - 1].reread = note;
+	pthread_mutex_unlock(&sh->mu);
+	if (rc)
+		free(note);
 	return rc;
 }
 
 static int w_finish_whole(struct wpass *w, const char *name)
 {
 	struct ow_audit *a = w->sh->a;
-	struct input in = {.buf = w->buf ? w->buf : (const void *)"", .fd = -1, .size = w->len};
+	struct input in = {.buf = w->buf ? w->buf : (const void *)"", .fd = -1, .size = w->len,
+	                   .vendor = ow_audit_is_vendor(name)};
 	struct ow_fatbin *fb;
 	int scanned;
 	uint64_t bytes;
@@ -355,7 +365,9 @@ static int w_finish_whole(struct wpass *w, const char *name)
 }
 
 /* A streamed member: listed from what the stream kept; one whose listing
- * wanted a byte that was not kept goes to the pass that holds it whole. */
+ * wanted a byte that was not kept goes to the next pass, which streams it
+ * again keeping those bytes too (or, for a miss without a range, holds it
+ * whole: auditagain.c). */
 static int w_finish_stream(struct wpass *w, const char *name)
 {
 	struct wshared *sh = w->sh;
@@ -365,7 +377,7 @@ static int w_finish_stream(struct wpass *w, const char *name)
 	int scanned = 0;
 	uint64_t bytes;
 	if (!rc) {
-		struct input in = {.sp = sp, .fd = -1, .size = w->size};
+		struct input in = {.sp = sp, .fd = -1, .size = w->size, .vendor = ow_audit_is_vendor(name)};
 		rc = list_library(&in, sh->o, &fb, &scanned, &bytes);
 	}
 	if (!rc || !sp || !sp->missed) {
@@ -375,19 +387,16 @@ static int w_finish_stream(struct wpass *w, const char *name)
 		return add_listed(w, name, w->size, scanned, fb);
 	}
 	ow_fatbin_free(fb);
-	budget_give(w);
+	char *why = strdup(ow_err_detail());
 	ow_err_clear();
-	char *copy = strdup(name);
 	pthread_mutex_lock(&sh->mu);
-	char **more = copy ? ow_array_more(sh->again, sh->n_again, sizeof *more) : NULL;
-	if (more) {
-		sh->again = more;
-		sh->again[sh->n_again++] = copy;
-	}
+	rc = why ? au_again_push(&sh->next, name, sh->second ? au_again_find(&sh->again, name)
+	                                                     : NULL, sp, why)
+	         : ow_err(OW_ENOMEM, "%s: out of memory", sh->a->label);
 	pthread_mutex_unlock(&sh->mu);
-	if (!more)
-		free(copy);
-	return more ? 0 : ow_err(OW_ENOMEM, "%s: out of memory", sh->a->label);
+	free(why);
+	budget_give(w);
+	return rc;
 }
 
 /* The stream found an input it does not take: hold it whole from here. */
@@ -469,13 +478,16 @@ static int audit_wheel_fd(struct ow_audit *a, int fd, const struct ow_audit_opts
 	pthread_mutex_init(&sh.mu, NULL);
 	pthread_cond_init(&sh.freed, NULL);
 	rc = wheel_passes(wh, &sh, jobs);
-	if (!rc && sh.n_again) {
+	/* each pass adds a kept range to a member or holds it whole: they end */
+	while (!rc && sh.next.n) {
+		au_again_free(&sh.again);
+		sh.again = sh.next;
+		sh.next = (struct au_again_list){0};
 		sh.second = 1;
 		rc = wheel_passes(wh, &sh, jobs);
 	}
-	for (size_t i = 0; i < sh.n_again; i++)
-		free(sh.again[i]);
-	free(sh.again);
+	au_again_free(&sh.again);
+	au_again_free(&sh.next);
 	pthread_cond_destroy(&sh.freed);
 	pthread_mutex_destroy(&sh.mu);
 	ow_wheel_close(wh);

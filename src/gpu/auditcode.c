@@ -4,7 +4,9 @@
  *
  *   owaudit N FORMAT HDR\n             N = OW_AUDIT_FORMAT, FORMAT = enum
  *                                      ow_fatbin_format, HDR "h" when the ELF
- *                                      had no section headers, else "-"
+ *                                      had no section headers, "o" a
+ *                                      relocatable object (ET_REL), "ho"
+ *                                      both, else "-"
  *   RUN SECTION FLAGS ENTRY...\n       one line per run of equal modules
  *
  * RUN is how many consecutive modules share the line (libcublas: 193
@@ -82,8 +84,8 @@ int ow_audit_encode(const struct ow_fatbin *fb, char **out)
 {
 	struct ow_str b = {0};
 	*out = NULL;
-	ow_str_printf(&b, "owaudit %d %d %s\n", OW_AUDIT_FORMAT, fb->format,
-	              fb->no_section_headers ? "h" : "-");
+	ow_str_printf(&b, "owaudit %d %d %s%s\n", OW_AUDIT_FORMAT, fb->format,
+	              fb->no_section_headers ? "h" : fb->object ? "" : "-", fb->object ? "o" : "");
 	for (size_t i = 0; !b.err && i < fb->n_modules;) {
 		size_t run = 1;
 		while (i + run < fb->n_modules &&
@@ -272,9 +274,16 @@ static int header(struct dec *d)
 		rc = num(d, OW_FB_FMT_LAST, ' ', &fmt);
 	if (!rc)
 		d->fb->format = (int)fmt;
-	if (!rc && d->end - d->p >= 2 && (d->p[0] == '-' || d->p[0] == 'h') && d->p[1] == '\n') {
+	static const char *const flags[] = {"-\n", "h\n", "o\n", "ho\n"};
+	size_t fl = 0;
+	for (size_t i = 0; !rc && !fl && i < sizeof flags / sizeof *flags; i++)
+		if ((size_t)(d->end - d->p) >= strlen(flags[i]) &&
+		    !memcmp(d->p, flags[i], strlen(flags[i])))
+			fl = strlen(flags[i]);
+	if (!rc && fl) {
 		d->fb->no_section_headers = d->p[0] == 'h';
-		d->p += 2;
+		d->fb->object = d->p[fl - 2] == 'o';
+		d->p += fl;
 	} else if (!rc) {
 		rc = bad(d, "bad listing flags");
 	}

@@ -3,6 +3,7 @@
 #define OW_AUDITINT_H
 
 #include "offwheel/audit.h"
+#include "fbstream.h"
 
 /* The listing text format written into audits.listing. */
 #define OW_AUDIT_FORMAT 4 /* 2: module flag k (cubins without kernels); 3: k also
@@ -24,5 +25,28 @@ int au_cache_save(ow_store *s, const struct ow_audit *a, int scan);
 /* A ref (64 hex, or a file name recorded as fetched) to an object hash and
  * a label (the file name when the index knows one). */
 int au_resolve(ow_store *s, const char *ref, char hex[65], char *label, size_t label_n);
+
+/* Wheel members listed again (auditagain.c): the byte ranges a streamed
+ * listing missed, kept on the next streamed pass, or (whole) held whole. */
+struct au_again {
+	char *name;
+	uint64_t off[FB_STREAM_WANTS], len[FB_STREAM_WANTS];
+	int n;        /* ranges to keep */
+	int whole;    /* hold it whole: a miss without a range, or too many */
+	int passes;   /* passes that missed */
+	char *why;    /* the first miss (ow_err_detail), for -v */
+};
+struct au_again_list {
+	struct au_again *v;
+	size_t n;
+};
+const struct au_again *au_again_find(const struct au_again_list *l, const char *name);
+/* The entry of the next pass for `name`, whose listing over sp missed
+ * (prev: its entry in this pass, or NULL on the first). */
+int au_again_push(struct au_again_list *next, const char *name, const struct au_again *prev,
+                  const struct fb_sparse *sp, const char *why);
+void au_again_free(struct au_again_list *l);
+/* What -v says of a member listed again (malloc'd, NULL when out of memory). */
+char *au_again_note(const struct au_again *ag);
 
 #endif

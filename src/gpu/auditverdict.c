@@ -47,7 +47,7 @@ int ow_audit_is_candidate(const char *name)
 	/* by name, so that a wheel member is inflated only when it may hold device
 	 * code; what it holds is then told by content (fatbin.h) */
 	static const char *const exts[] = {".dll", ".pyd", ".dylib", ".cubin", ".fatbin",
-	                                   ".ptx", ".a"};
+	                                   ".ptx", ".a", ".o"};
 	const char *b = base_name(name);
 	if (is_shared_object(b))
 		return 1;
@@ -74,6 +74,7 @@ int ow_audit_is_vendor(const char *path)
 		"libnccl", "libnvjpeg", "libnvrtc", "libnvJitLink", "libcupti", "libcudart",
 		"libnvToolsExt", "libcufile", "libnvshmem", "libnvblas", "libnvperf", "libnvvm",
 		"libnpp", "libcudss", "libcutensor", "libcheckpoint", "libcuda.", "libnvidia",
+		"libcudadevrt", "libculibos", "libpcsamplingutil", "libnvfatbin", "libnvptxcompiler",
 	};
 	const char *b = base_name(path);
 	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
@@ -218,17 +219,38 @@ static int specific_sass(const struct ow_fatbin_entry *e)
 	return e->kind == OW_FB_SASS && (e->variant == 'a' || e->variant == 'f');
 }
 
+/* A raw .ptx, .cubin or .fatbin file: device code a package loads itself. */
+static int device_file(const struct ow_fatbin *fb)
+{
+	return fb->format == OW_FB_FMT_PTX || fb->format == OW_FB_FMT_CUBIN ||
+	       fb->format == OW_FB_FMT_FATBIN;
+}
+
+/* In a raw device file, arch/family-specific PTX (compute_103a) counts too:
+ * a package that ships it JITs it on that device only. */
+static int specific_image(const struct ow_fatbin_entry *e, int devfile)
+{
+	return specific_sass(e) ||
+	       (devfile && e->kind == OW_FB_PTX && (e->variant == 'a' || e->variant == 'f'));
+}
+
+int ow_audit_is_link_time(const struct ow_audit_lib *l)
+{
+	return l->fb->format == OW_FB_FMT_AR || l->fb->object;
+}
+
 /* Every image of its loadable modules with kernels is SASS for an arch- or
- * family-specific target: it runs on those devices only. */
+ * family-specific target (or, in a raw device file, such PTX): it runs on
+ * those devices only. */
 static int arch_specific_only(const struct ow_fatbin *fb)
 {
-	int code = 0;
+	int code = 0, devfile = device_file(fb);
 	for (size_t k = 0; k < fb->n_modules; k++) {
 		const struct ow_fatbin_module *m = &fb->modules[k];
 		if (m->relocatable || m->count == 0 || m->no_kernels)
 			continue;
 		for (size_t i = m->first; i < m->first + m->count && i < fb->n_entries; i++)
-			if (!specific_sass(&fb->entries[i]))
+			if (!specific_image(&fb->entries[i], devfile))
 				return 0;
 		code = 1;
 	}
@@ -376,7 +398,8 @@ static void apply_per_arch(const struct ow_audit *a, struct ow_audit_lib_verdict
 
 /* Extensions: some modules run is enough (one arch-specific module per
  * target is how they are built); none runs is "not for this device" when
- * another library of the target runs. */
+ * another library of the target runs, or when it is a raw device file (a
+ * package that compiles its kernels at run time ships them so). */
 static void apply_extensions(const struct ow_audit *a, struct ow_audit_lib_verdict *lv)
 {
 	int any = 0;
@@ -387,10 +410,46 @@ static void apply_extensions(const struct ow_audit *a, struct ow_audit_lib_verdi
 		}
 		any |= runs(&lv[i]);
 	}
-	for (size_t i = 0; i < a->n_libs && any; i++)
+	for (size_t i = 0; i < a->n_libs; i++)
 		if (lv[i].extension && lv[i].role == OW_AUDIT_ROLE_REQUIRED &&
-		    lv[i].effective == OW_GPU_LIB_NONE) {
+		    lv[i].effective == OW_GPU_LIB_NONE && (any || device_file(a->libs[i].fb))) {
 			lv[i].role = OW_AUDIT_ROLE_NOT_FOR_DEVICE;
+			lv[i].fatal = 0;
+		}
+}
+
+/* "libcupti.so.2026.2.0": the length of "libcupti" (the name up to ".so"). */
+static size_t stem_len(const char *base)
+{
+	const char *so = strstr(base, ".so");
+	return so ? (size_t)(so - base) : strlen(base);
+}
+
+/* Another copy of library i (its name, another folder) runs here. */
+static int other_copy_runs(const struct ow_audit *a, const struct ow_audit_lib_verdict *lv,
+                           size_t i)
+{
+	const char *p = a->libs[i].path, *b = base_name(p);
+	size_t n = stem_len(b), dir = (size_t)(b - p);
+	for (size_t j = 0; j < a->n_libs; j++) {
+		const char *pj = a->libs[j].path, *bj = base_name(pj);
+		size_t dj = (size_t)(bj - pj);
+		if (j != i && runs(&lv[j]) && stem_len(bj) == n && !strncmp(b, bj, n) &&
+		    (dj != dir || strncmp(p, pj, dir)))
+			return 1;
+	}
+	return 0;
+}
+
+/* NVIDIA libraries shipped in several builds, one per device generation
+ * (triton's cupti/ and cupti-blackwell/): the copy that cannot run here is
+ * not the one loaded when another copy runs. */
+static void apply_other_copies(const struct ow_audit *a, struct ow_audit_lib_verdict *lv)
+{
+	for (size_t i = 0; i < a->n_libs; i++)
+		if (a->libs[i].vendor && lv[i].role == OW_AUDIT_ROLE_REQUIRED &&
+		    lv[i].effective == OW_GPU_LIB_NONE && other_copy_runs(a, lv, i)) {
+			lv[i].role = OW_AUDIT_ROLE_OTHER_COPY;
 			lv[i].fatal = 0;
 		}
 }
@@ -409,14 +468,21 @@ int ow_audit_lib_verdicts(const struct ow_audit *a, int cc, int driver,
 			return rc;
 		}
 	}
+	for (size_t i = 0; i < a->n_libs; i++)
+		if (ow_audit_is_link_time(&a->libs[i])) { /* linked, never loaded */
+			lv[i].role = OW_AUDIT_ROLE_LINK_TIME;
+			lv[i].fatal = 0;
+		}
 	if (!rules || !rules->strict) {
 		for (size_t i = 0; i < a->n_libs; i++)
-			if (!family_loaded(a, i, rules ? rules->cuda : 0)) {
+			if (lv[i].role == OW_AUDIT_ROLE_REQUIRED &&
+			    !family_loaded(a, i, rules ? rules->cuda : 0)) {
 				lv[i].role = OW_AUDIT_ROLE_OTHER_CUDA;
 				lv[i].fatal = 0;
 			}
 		apply_per_arch(a, lv);
 		apply_extensions(a, lv);
+		apply_other_copies(a, lv);
 	}
 	*out = lv;
 	return 0;
@@ -427,6 +493,8 @@ static void count_lib(struct ow_audit_result *r, const struct ow_audit_lib_verdi
 	if (lv->role != OW_AUDIT_ROLE_REQUIRED) {
 		r->n_not_for_device += lv->role == OW_AUDIT_ROLE_NOT_FOR_DEVICE;
 		r->n_other_cuda += lv->role == OW_AUDIT_ROLE_OTHER_CUDA;
+		r->n_link_time += lv->role == OW_AUDIT_ROLE_LINK_TIME;
+		r->n_other_copy += lv->role == OW_AUDIT_ROLE_OTHER_COPY;
 		return;
 	}
 	switch (lv->effective) {
@@ -469,10 +537,16 @@ int ow_audit_verdict_rules(const struct ow_audit *a, int cc, int driver,
 	int rc = ow_audit_lib_verdicts(a, cc, driver, rules, &lv);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < a->n_libs; i++)
+	size_t files_left_out = 0; /* raw device files not for this device */
+	for (size_t i = 0; i < a->n_libs; i++) {
 		count_lib(out, &lv[i]);
+		files_left_out += lv[i].role == OW_AUDIT_ROLE_NOT_FOR_DEVICE &&
+		                  device_file(a->libs[i].fb);
+	}
 	free(lv);
 	out->verdict = overall(out);
+	out->runtime_only = out->verdict == OW_AUDIT_NO_CODE && files_left_out &&
+	                    files_left_out == out->n_not_for_device;
 	if (out->isa_unknown)
 		out->driver_needed = 0; /* only "newer than the table" is known */
 	return 0;

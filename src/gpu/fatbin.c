@@ -76,7 +76,10 @@ static int sparse_read(struct fb_sparse *sp, uint64_t off, void *dst, size_t n)
 	}
 	const struct fb_piece *p = lo ? &sp->pieces[lo - 1] : NULL;
 	if (!p || !in_bounds(off - p->off, n, p->len)) {
-		__atomic_store_n(&sp->missed, 1, __ATOMIC_RELAXED);
+		if (!__atomic_exchange_n(&sp->missed, 1, __ATOMIC_RELAXED)) {
+			sp->miss_off = off; /* the first miss: a second pass keeps it */
+			sp->miss_len = n;
+		}
 		return ow_err(OW_EUNSUPPORTED, "%zu bytes at offset %" PRIu64
 			      " were not kept while the input streamed", n, off);
 	}
@@ -900,6 +903,7 @@ static int list_by_content(struct ctx *c, int member)
 	}
 	if (elf) {
 		fb->format = member ? fb->format : OW_FB_FMT_ELF;
+		fb->object = member ? fb->object : ow_le16(h + 0x10) == 1 /* ET_REL */;
 		return elf_list(c, h);
 	}
 	if (hn >= CONTAINER_HDR && ow_le32(h) == OW_FATBIN_MAGIC && fatbin_file(c)) {

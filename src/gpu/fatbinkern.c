@@ -440,30 +440,57 @@ static int decide(struct rd *r, struct ow_fatbin *fb, struct ow_fatbin_module *m
 /* Does module m run on cc from SASS built for it?  Only those may stay
  * unopened: a module that needs JIT, or has no image, counts in the verdict
  * (none / partial / jit and the driver it needs) only if it has a kernel. */
-static int native(const struct ow_fatbin *fb, const struct ow_fatbin_module *m, int cc,
-		  int driver)
+static int verdict_is(const struct ow_fatbin *fb, const struct ow_fatbin_module *m,
+		      const struct ow_kern_ask *ask, int verdict)
 {
 	struct ow_gpu_module_verdict v;
-	return !ow_gpu_module_verdict(fb, m, cc, driver, &v) && v.verdict == OW_GPU_NATIVE;
+	return !ow_gpu_module_verdict(fb, m, ask->cc, ask->driver, &v) && v.verdict == verdict;
 }
 
 /* Of the native modules, one with a kernel is enough: it makes the library
  * carry code that runs here (native or partial, not none or no-code).  They
  * are opened in order until one is found; the rest stay unchecked.  Nearly
  * always the first one settles it. */
-static int one_native_with_code(struct ow_fatbin *fb, const struct rd *tmpl)
+static int one_native_with_code(struct ow_fatbin *fb, const struct rd *tmpl, int part,
+				int *found_out)
 {
 	struct rd r = *tmpl;
 	int rc = 0, found = 0;
 	for (size_t i = 0; !rc && !found && i < fb->n_modules; i++) {
 		struct ow_fatbin_module *m = &fb->modules[i];
-		if (!m->unchecked)
+		if (!m->unchecked || (part >= 0 && (m->scanned != 0) != part))
 			continue;
 		m->unchecked = 0;
 		rc = decide(&r, fb, m);
 		found = !m->no_kernels;
 	}
 	rd_free(&r);
+	if (found_out)
+		*found_out = found;
+	return rc;
+}
+
+/* ask->any_native (an NVIDIA library, whose partial counts as native): in a
+ * part (fatbin sections, data sections) where a native module has a
+ * kernel, a module without an image changes no verdict — it stays
+ * unopened, unchecked, counted as code.  Modules to JIT are still opened
+ * (the driver they need is part of the verdict). */
+static int skip_no_image(struct ow_fatbin *fb, const struct rd *tmpl,
+			 const struct ow_kern_ask *ask, size_t *todo, size_t *ntodo)
+{
+	int found[2] = {0, 0}, rc = 0;
+	for (int part = 0; part < 2 && !rc; part++)
+		rc = one_native_with_code(fb, tmpl, part, &found[part]);
+	size_t n = 0;
+	for (size_t i = 0; !rc && i < *ntodo; i++) {
+		struct ow_fatbin_module *m = &fb->modules[todo[i]];
+		if (found[m->scanned != 0] && verdict_is(fb, m, ask, OW_GPU_NONE))
+			m->unchecked = 1;
+		else
+			todo[n++] = todo[i];
+	}
+	if (!rc)
+		*ntodo = n;
 	return rc;
 }
 
@@ -524,9 +551,10 @@ static int run_chunks(struct chunks *k, uint64_t *bytes_read)
 	return rc;
 }
 
-static int count_with(struct ow_fatbin *fb, const struct rd *tmpl, int cc, int driver,
+static int count_with(struct ow_fatbin *fb, const struct rd *tmpl, const struct ow_kern_ask *ask,
 		      uint64_t *bytes_read)
 {
+	int cc = ask ? ask->cc : 0;
 	struct memo memo = {.n = 0};
 	struct chunks k = {.tmpl = *tmpl, .fb = fb};
 	k.tmpl.memo = tmpl->oracle ? NULL : &memo;
@@ -538,33 +566,34 @@ static int count_with(struct ow_fatbin *fb, const struct rd *tmpl, int cc, int d
 		m->unchecked = 0;
 		if (m->relocatable || m->count == 0 || m->no_kernels || known_code(fb, m))
 			continue;
-		if (cc > 0 && native(fb, m, cc, driver))
+		if (cc > 0 && verdict_is(fb, m, ask, OW_GPU_NATIVE))
 			m->unchecked = 1;
 		else
 			k.todo[k.ntodo++] = i;
 	}
-	int rc = k.ntodo ? run_chunks(&k, bytes_read) : 0;
+	struct rd one = k.tmpl;
+	one.bytes = bytes_read;
+	int rc = cc > 0 && ask->any_native ? skip_no_image(fb, &one, ask, k.todo, &k.ntodo) : 0;
+	if (!rc && k.ntodo)
+		rc = run_chunks(&k, bytes_read);
 	free(k.todo);
-	if (!rc && cc > 0) {
-		struct rd one = k.tmpl;
-		one.bytes = bytes_read;
-		rc = one_native_with_code(fb, &one);
-	}
+	if (!rc && cc > 0 && !ask->any_native)
+		rc = one_native_with_code(fb, &one, -1, NULL);
 	free(memo.v);
 	pthread_mutex_destroy(&memo.mu);
 	return rc;
 }
 
 int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len, int fd,
-			    int cc, int driver, uint64_t *bytes_read)
+			    const struct ow_kern_ask *ask, uint64_t *bytes_read)
 {
 	if (!fb || (!buf && fd < 0))
 		return ow_err(OW_EINVAL, "ow_fatbin_count_kernels: no input");
 	struct rd tmpl = {.buf = buf, .len = len, .fd = fd};
-	return count_with(fb, &tmpl, cc, driver, bytes_read);
+	return count_with(fb, &tmpl, ask, bytes_read);
 }
 
-int ow_fatbin_count_kernels_oracle(struct ow_fatbin *fb, int cc, int driver,
+int ow_fatbin_count_kernels_oracle(struct ow_fatbin *fb, const struct ow_kern_ask *ask,
 				   int (*oracle)(void *ud, struct ow_fatbin *fb,
 						 struct ow_fatbin_module *m),
 				   void *ud)
@@ -572,7 +601,7 @@ int ow_fatbin_count_kernels_oracle(struct ow_fatbin *fb, int cc, int driver,
 	if (!fb || !oracle)
 		return ow_err(OW_EINVAL, "ow_fatbin_count_kernels_oracle: no input");
 	struct rd tmpl = {.fd = -1, .oracle = oracle, .oracle_ud = ud};
-	return count_with(fb, &tmpl, cc, driver, NULL);
+	return count_with(fb, &tmpl, ask, NULL);
 }
 
 struct ow_fatbin_decider {

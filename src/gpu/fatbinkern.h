@@ -40,14 +40,20 @@
  * valid), from that same input.  *bytes_read (may be NULL) grows by what was
  * read from fd.  A payload that does not decompress is an OW_EPARSE naming
  * the entry; OW_EIO, OW_ENOMEM. */
+struct ow_kern_ask {
+	int cc, driver;  /* the device (0: every module) and the driver (0: unknown) */
+	int any_native;  /* an NVIDIA library, whose partial counts as native: modules
+	                  * without an image are opened only where no native module
+	                  * of their part (fatbin or data sections) has a kernel */
+};
 int ow_fatbin_count_kernels(struct ow_fatbin *fb, const void *buf, uint64_t len, int fd,
-			    int cc, int driver, uint64_t *bytes_read);
+			    const struct ow_kern_ask *ask, uint64_t *bytes_read);
 
 /* The same, with each module's decision taken from `oracle` instead of its
  * payloads (fbstream.h: decisions made while the input streamed past).
  * The oracle fills the module as decide would (entries' kernels,
  * no_kernels) or fails; it is asked only for modules that need a decision. */
-int ow_fatbin_count_kernels_oracle(struct ow_fatbin *fb, int cc, int driver,
+int ow_fatbin_count_kernels_oracle(struct ow_fatbin *fb, const struct ow_kern_ask *ask,
 				   int (*oracle)(void *ud, struct ow_fatbin *fb,
 						 struct ow_fatbin_module *m),
 				   void *ud);

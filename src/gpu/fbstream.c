@@ -25,6 +25,7 @@
 #define CONTAINER_HDR 16u
 #define ENTRY_HDR 64u
 #define MAX_KEPT (256ull << 20)  /* kept bytes beyond this: a corrupt input */
+#define WANTS (2 + FB_STREAM_WANTS) /* the headers, the section table, the asked */
 
 enum trk_state { T_ENT, T_PEEK, T_DECIDE, T_AFTER };
 
@@ -53,7 +54,8 @@ struct fb_stream {
 	uint64_t scan;      /* the next 8-aligned offset to look at */
 	struct trk *trk;
 	size_t n_trk, cap_trk;
-	struct want wants[2];
+	struct want wants[WANTS];
+	int n_asked;        /* wants[2 ..]: ranges asked for (fb_stream_want) */
 	/* what is kept, in the order it was found */
 	struct fb_piece *pieces;
 	size_t n_pieces, cap_pieces;
@@ -311,6 +313,16 @@ fb_stream *fb_stream_new(uint64_t size, int decide)
 	return st;
 }
 
+static int add_want(fb_stream *st, int i, uint64_t off, uint64_t end);
+
+int fb_stream_want(fb_stream *st, uint64_t off, uint64_t len)
+{
+	if (st->n_asked >= FB_STREAM_WANTS || st->pos || off > st->size || len > st->size - off)
+		return ow_err(OW_EINVAL, "fb_stream_want: %" PRIu64 " bytes at %" PRIu64
+			      " cannot be asked for", len, off);
+	return add_want(st, 2 + st->n_asked++, off, off + len);
+}
+
 static int add_want(fb_stream *st, int i, uint64_t off, uint64_t end)
 {
 	end = end < st->size ? end : st->size;
@@ -329,7 +341,7 @@ static int add_want(fb_stream *st, int i, uint64_t off, uint64_t end)
 /* Copy into the wants what [off, off+n) of data holds. */
 static void fill_wants(fb_stream *st, uint64_t off, const uint8_t *data, uint64_t n)
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < WANTS; i++) {
 		struct want *w = &st->wants[i];
 		if (!w->used || off >= w->off + w->len || off + n <= w->off)
 			continue;
@@ -435,7 +447,7 @@ static int cmp_dec(const void *a, const void *b)
 /* Sort the pieces and join those that overlap or touch, into new bytes. */
 static int merge_pieces(fb_stream *st)
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < WANTS; i++) {
 		struct want *w = &st->wants[i];
 		if (!w->used)
 			continue;

@@ -58,6 +58,8 @@ struct fb_sparse {
 	int32_t *kernels;
 	int decided;        /* decisions were made (else none is asked for) */
 	int missed;         /* a read wanted bytes that were not kept */
+	uint64_t miss_off, miss_len; /* the first such read (miss_len 0: a kernel
+	                              * decision that was not kept) */
 };
 
 /* The listing of a sparse input (as ow_fatbin_scan_buffer of the whole);
@@ -73,6 +75,11 @@ typedef struct fb_stream fb_stream;
 /* A stream for an input of `size` bytes; `decide`: make the kernel
  * decisions (a verdict or -v needs them).  NULL when out of memory. */
 fb_stream *fb_stream_new(uint64_t size, int decide);
+/* Keep [off, off+len) too (before the first byte is fed; at most
+ * FB_STREAM_WANTS ranges): a second pass over a member whose listing missed
+ * a range (the section name table far from the section headers) keeps it. */
+#define FB_STREAM_WANTS 8
+int fb_stream_want(fb_stream *st, uint64_t off, uint64_t len);
 /* The next bytes.  Errors: OW_ENOMEM, OW_EZIP (more than size bytes). */
 int fb_stream_feed(fb_stream *st, const void *data, size_t len);
 /* After the first bytes: 1 when this input is not for streaming (only host

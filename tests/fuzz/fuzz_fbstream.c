@@ -20,8 +20,8 @@ static int whole(const uint8_t *data, size_t size, unsigned opts, int cc, struct
 {
 	int rc = ow_fatbin_scan_buffer(data, size, opts, fb);
 	if (!rc)
-		rc = ow_fatbin_count_kernels(*fb, size ? data : (const uint8_t *)"", size, -1, cc, 0,
-					     NULL);
+		rc = ow_fatbin_count_kernels(*fb, size ? data : (const uint8_t *)"", size, -1,
+					     &(struct ow_kern_ask){cc, 0, 0}, NULL);
 	return rc;
 }
 
@@ -52,7 +52,8 @@ static int streamed(const uint8_t *data, size_t size, unsigned opts, int cc, str
 		abort();
 	*rc = fb_scan_sparse(sp, opts, fb);
 	if (!*rc)
-		*rc = ow_fatbin_count_kernels_oracle(*fb, cc, 0, fb_sparse_decision, sp);
+		*rc = ow_fatbin_count_kernels_oracle(*fb, &(struct ow_kern_ask){cc, 0, 0},
+						     fb_sparse_decision, sp);
 	*missed = sp->missed;
 	fb_stream_free(st);
 	return 1;

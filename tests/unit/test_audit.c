@@ -185,6 +185,9 @@ static void test_names(void **state)
 		{"lib/libfoo.dylib", 1, 0},
 		{"torch/__init__.py", 0, 0},
 		{"torch/lib/libtorch.a", 1, 0}, /* static archives hold fatbins too */
+		{"pkg/obj/k.o", 1, 0},          /* relocatable objects: link-time code */
+		{"triton/backends/x/libcupti.so.2026.2.0", 1, 1}, /* NVIDIA's by name */
+		{"pkg/lib/libcudadevrt.a", 1, 1},
 		{"flashinfer_cubin/cubins/k_sm100f.cubin", 1, 0},
 		{"kern/k_sm90a.ptx", 1, 0},
 		{"torch/include/c10/some.so.h", 0, 0},
@@ -211,6 +214,8 @@ static void test_decode_rejects(void **state)
 		"owaudit 4 1\n",
 		"owaudit 4 1 x\n",
 		"owaudit 4 1 -h\n",
+		"owaudit 4 1 oh\n", /* "ho" is the one order */
+		"owaudit 4 1 hh\n",
 		"owaudit 3 1\n0 .nv_fatbin - 2:75:7.5:0\n",
 		"owaudit 4 1 -\n1 .nv_fatbin - 2:75:7.5:0",
 		"owaudit 4 1 -\n1 .nv_fatbin x 2:75:7.5:0\n",
@@ -253,6 +258,18 @@ static void test_decode_rejects(void **state)
 	assert_string_equal(again, good);
 	free(again);
 	ow_fatbin_free(fb);
+	/* a relocatable object (ET_REL), with and without section headers */
+	static const char *const objects[] = {"owaudit 4 1 o\n1 .nv_fatbin - 2:80:8.0:0\n",
+	                                      "owaudit 4 1 ho\n"};
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(ow_audit_decode(objects[i], strlen(objects[i]), &fb), 0);
+		assert_true(fb->object);
+		assert_int_equal(fb->no_section_headers, i == 1);
+		assert_int_equal(ow_audit_encode(fb, &again), 0);
+		assert_string_equal(again, objects[i]);
+		free(again);
+		ow_fatbin_free(fb);
+	}
 }
 
 /* ---- wheels --------------------------------------------------------------------- */
