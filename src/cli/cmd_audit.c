@@ -586,9 +586,9 @@ static void verdict_text(const struct tally *t, const char *ccs, struct ow_str *
 }
 
 /* The verdict line of one target or set: `what` names it, `missing`
- * members were not fetched (of `n`).  Nothing without a device. */
+ * members of set `ref` were not fetched (of `n`).  Nothing without a device. */
 static void say_verdict(struct cli *c, const struct args *g, const char *what,
-                        const struct tally *t, size_t missing, size_t n)
+                        const struct tally *t, const char *ref, size_t missing, size_t n)
 {
 	char ccs[8];
 	struct ow_str b = {0};
@@ -599,8 +599,8 @@ static void say_verdict(struct cli *c, const struct args *g, const char *what,
 	if (t->fatal)
 		verdict_text(t, ccs, &b);
 	if (missing)
-		ow_str_printf(&b, "%s%zu of %zu members not fetched ('offwheel fetch' them to judge "
-		              "them)%s", t->fatal ? "; " : "", missing, n,
+		ow_str_printf(&b, "%s%zu of %zu members not fetched: run 'offwheel fetch %s' to judge "
+		              "them%s", t->fatal ? "; " : "", missing, n, ref,
 		              t->fatal ? "" : t->judged ? "; what is fetched " : ": nothing judged");
 	if (t->judged && !t->fatal)
 		verdict_text(t, ccs, &b);
@@ -761,7 +761,7 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
 		        ref);
 	worst = missing ? worse(worst, 4) : worst;
 	char *name = set_name(s, id);
-	say_verdict(c, g, name ? name : ref, t, missing, n);
+	say_verdict(c, g, name ? name : ref, t, ref, missing, n);
 	free(name);
 	t->missing = missing;
 	ow_set_members_free(m, n);
@@ -792,7 +792,7 @@ static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
 		worst = worse(worst, set ? audit_set(c, s, argv[i], g, targets, &t)
 		                         : audit_one(c, s, argv[i], g, &x));
 		if (!set)
-			say_verdict(c, g, t.label ? t.label : argv[i], &t, 0, 0);
+			say_verdict(c, g, t.label ? t.label : argv[i], &t, argv[i], 0, 0);
 		overall_add(&o, &t);
 		tally_dispose(&t);
 	}

@@ -213,8 +213,9 @@ static int judge_set(void *ud, ow_store *s, int64_t set_id, int cc)
 	return rc;
 }
 
-/* "--all-sets: left out 1 set that is not complete and fetched: set 1 (cu126
- * cp311-win_amd64): not fetched (0 of 19 files); …" (device 0), or the
+/* "--all-sets: left out 2 sets: set 1 (cu126 cp311-win_amd64): not fetched
+ * (0 of 19 files); set 2 (…): would not run on 12.0 (13 of 18 files
+ * fetched); …" (device 0), or the
  * sets the device rule left out (device 1). */
 static char *skipped_line(const struct ow_export_plan *p, int device)
 {
@@ -229,8 +230,7 @@ static char *skipped_line(const struct ow_export_plan *p, int device)
 		ow_str_printf(&b, "--device: left out %zu set%s that would not run on every device "
 		              "named: ", n, n == 1 ? "" : "s");
 	else
-		ow_str_printf(&b, "--all-sets: left out %zu set%s that %s not complete and fetched: ",
-		              n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
+		ow_str_printf(&b, "--all-sets: left out %zu set%s: ", n, n == 1 ? "" : "s");
 	for (size_t i = 0, k = 0; i < p->nskipped; i++)
 		if (!p->skipped[i].device == !device)
 			ow_str_printf(&b, "%sset %lld (%s): %s", k++ ? "; " : "",
