@@ -39,7 +39,7 @@ options_of() { "$OFFWHEEL" "$1" --help | sed -n '/^options:/,/^global options:/p
 	# every exit status and setting --help names, and examples to start from
 	[[ $page == *"143"*"terminated (SIGTERM)"* && $page == *"OFFWHEEL_PYTORCH_URL"* ]]
 	grep -q '^EXAMPLES$' <<<"$page"
-	grep -q '^ *offwheel sync --channel stable' <<<"$page"
+	grep -q '^[[:space:]]*offwheel sync --channel stable' <<<"$page"
 	mapfile -t cmds < <(commands)
 	[ "${#cmds[@]}" -ge 14 ]
 	for c in "${cmds[@]}"; do

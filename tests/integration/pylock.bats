@@ -91,7 +91,7 @@ PY
 	run "$SRV/venv/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.__version__)'
 	[ "$status" -eq 0 ]
 	[[ $output == *+cu128 ]]
-	other=$(ls pylock.cu128-cp312-*.toml)
+	other=$(ls pylock.cu128-cp312-manylinux*.toml)
 	if [ "pylock.$TARGET.toml" != "$other" ]; then
 		run "$UVENV/bin/uv" pip install --no-config --offline --no-index --no-cache \
 			--python "$SRV/venv/bin/python" -r "$other"

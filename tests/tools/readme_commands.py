@@ -18,7 +18,8 @@ The rewriting (the only changes to what the page says):
   - scripts/offwheel -> offwheel (the binary under test is on PATH);
   - https://download.pytorch.org/whl and https://pypi.org/simple -> the
     sample index served by nginx (URL/whl), which plays both;
-  - /media/usb -> DIR/media/usb (the stick), /srv/wheels -> DIR/srv/wheels.
+  - /media/usb -> DIR/media/usb (the stick), /srv/wheels -> DIR/srv/wheels,
+    /etc/nginx -> DIR/etc/nginx.
 MODE is `run` when every URL left is the sample's (the command runs for
 real and must succeed), `parse` when it names a host the test has not
 (a lab's mirror, an object store): it still runs, with every other host
@@ -58,7 +59,7 @@ def commands(path):
         words = cmd.split()
         if len(words) > 1 and words[1].endswith(":"):
             continue  # a message the page quotes
-        if re.search(r"\[-", cmd) or "COMMAND [ARGS]" in cmd:
+        if re.search(r"\[[-A-Z]", cmd):
             continue  # a synopsis
         yield at, cmd
 
@@ -67,7 +68,7 @@ def rewrite(cmd, sample, tmp):
     cmd = re.sub(r"^scripts/offwheel\b", "offwheel", cmd)
     cmd = cmd.replace("https://download.pytorch.org/whl", sample + "/whl")
     cmd = cmd.replace("https://pypi.org/simple", sample + "/whl")
-    for path in ("/media/usb", "/srv/wheels"):
+    for path in ("/media/usb", "/srv/wheels", "/etc/nginx"):
         cmd = re.sub(r"(?<![\w/.])" + re.escape(path), tmp + path, cmd)
     return cmd
 
