@@ -252,6 +252,28 @@ static json_t *skipped_json(const struct ow_export_plan *p)
 }
 
 /* DIR's name is the user's bytes: one valid JSON document, an escaped line. */
+/* --device: the verdict, last (alone with -q): "export: 4 sets on the
+ * stick, each runs on 12.0 and 8.0; 2 left out (above)". */
+static void device_verdict(const struct cli *c, const struct ow_export_plan *p)
+{
+	if (!p->rule || !p->rule->n)
+		return;
+	struct ow_str b = {0};
+	size_t left = 0;
+	for (size_t d = 0; d < p->rule->n; d++) {
+		char cc[16];
+		ow_gpu_format_cc(p->rule->ccs[d], cc, sizeof cc);
+		ow_str_printf(&b, "%s%s", d ? (d + 1 == p->rule->n ? " and " : ", ") : "", cc);
+	}
+	for (size_t i = 0; i < p->nskipped; i++)
+		left += p->skipped[i].device != 0;
+	cli_out(c, "export: %zu set%s on the stick, %s on %s%s\n", p->nsets,
+	        p->nsets == 1 ? "" : "s", p->nsets == 1 ? "it runs" : "each runs",
+	        b.err ? "the devices named" : b.p, left ? "; the sets that would not are left out "
+	                                                  "(above)" : "");
+	ow_str_dispose(&b);
+}
+
 static void render(struct cli *c, const char *dir, const struct ow_export_plan *p,
                    const struct ow_export_report *r)
 {
@@ -305,6 +327,7 @@ static void render(struct cli *c, const char *dir, const struct ow_export_plan *
 			cli_wrapped(stdout, "", sk);
 		free(sk);
 	}
+	device_verdict(c, p);
 }
 
 static int run_export(struct cli *c, const struct export_args *a, const char *arg, char **ids,
