@@ -416,7 +416,6 @@ static int plan_skip(struct ow_export_plan *p, int64_t id, char *target, const c
 	g->target = target;
 	g->device = device;
 	g->reason = reason;
-	/* analyzer: reason is kept in p->skipped, freed by the plan's dispose */
 	return 0;
 }
 
