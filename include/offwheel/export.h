@@ -73,6 +73,11 @@ struct ow_export_device {
 	char *detail;      /* NULL when none */
 };
 
+/* The devices set_id was recorded as not running on ("12.0, 8.0" into
+ * out, n bytes): 1 when there is one, 0 when none, or an error.  Why sync
+ * --device left a set unfetched (ls sets, export --all-sets say so). */
+int ow_export_refused_on(ow_store *s, int64_t set_id, char *out, size_t n);
+
 struct ow_export_set {
 	int64_t id; /* 0 for the --file pseudo set */
 	char *target, *torch_version;

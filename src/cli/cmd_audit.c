@@ -12,6 +12,7 @@
 #include "offwheel/devicefit.h"
 #include "offwheel/export.h"
 #include "offwheel/resolve.h"
+#include "offwheel/str.h"
 
 static const char usage[] = "audit PATH|SHA256|FILENAME|set:ID... [--device X.Y|auto] [--driver X.Y] [--strict]";
 static const char description[] =
@@ -375,10 +376,18 @@ static const char *lib_verdict_text(const struct ow_audit_lib_verdict *lv, const
 		         "driver newer than %s)", isas, isas[0] ? ": " : "", d);
 		return b;
 	case OW_GPU_LIB_PARTIAL:
-		snprintf(b, n, "partial: %zu of %zu modules have no usable image%s",
+		if (!lv->fatal) { /* say what "normal" means in the same line */
+			snprintf(b, n, "runs: %zu of %zu modules have an image for this device, the "
+			         "other %zu are built for other GPUs (an NVIDIA library, one "
+			         "architecture per module: the runtime picks this device's)",
+			         lv->v.n_native + lv->v.n_jit,
+			         lv->v.n_native + lv->v.n_jit + lv->v.n_none + lv->v.n_ptx_too_new,
+			         lv->v.n_none + lv->v.n_ptx_too_new);
+			return b;
+		}
+		snprintf(b, n, "partial: %zu of %zu modules have no usable image — FATAL",
 		         lv->v.n_none + lv->v.n_ptx_too_new,
-		         lv->v.n_native + lv->v.n_jit + lv->v.n_none + lv->v.n_ptx_too_new,
-		         lv->fatal ? " — FATAL" : " (NVIDIA library, one arch per module: normal)");
+		         lv->v.n_native + lv->v.n_jit + lv->v.n_none + lv->v.n_ptx_too_new);
 		return b;
 	case OW_GPU_LIB_NONE: return "NO IMAGE (\"no kernel image is available\") — FATAL";
 	default: return "no device code";
@@ -457,7 +466,7 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
                     const struct ow_audit_lib_verdict *lv)
 {
 	struct ow_audit_summary s;
-	char b[200];
+	char b[320];
 	ow_audit_lib_summary(l, &s);
 	if (!s.n_modules && c->verbosity < 1)
 		return;
@@ -535,8 +544,11 @@ static const char *left_out_text(const struct ow_audit_result *r, char *b, size_
 	return b;
 }
 
+/* `brief`: a set's member judged for a device without -v, said in the
+ * line of its verdict and the libraries that do not simply run. */
 static void say_target(struct cli *c, const struct ow_audit *a, const struct args *g,
-                       const struct ow_audit_result *r, const struct ow_audit_lib_verdict *lvs)
+                       const struct ow_audit_result *r, const struct ow_audit_lib_verdict *lvs,
+                       bool brief)
 {
 	char left[320];
 	size_t with_code = libs_with_code(a);
@@ -560,8 +572,112 @@ static void say_target(struct cli *c, const struct ow_audit *a, const struct arg
 	else
 		cli_say(c, "%s: %zu of %zu libraries carry device code\n", a->label, with_code,
 		        a->n_libs);
-	for (size_t i = 0; i < a->n_libs; i++)
+	size_t quiet = 0;
+	for (size_t i = 0; i < a->n_libs; i++) {
+		/* a set's member on a device: only what does not simply run (-v: all) */
+		if (brief && lvs && !lvs[i].fatal && lvs[i].effective != OW_GPU_LIB_JIT) {
+			quiet++;
+			continue;
+		}
 		say_lib(c, &a->libs[i], g, lvs ? &lvs[i] : NULL);
+	}
+	if (quiet && quiet < a->n_libs)
+		cli_say(c, "  %zu more libraries run (-v lists them)\n", quiet);
+}
+
+/* ---- the verdict line -------------------------------------------------------- */
+
+/* What the targets judged for the device came to: the command's last line
+ * says it ("set 7 cu128 cp312-…: runs on 8.0 (native)"), and -q prints
+ * only that line. */
+struct tally {
+	size_t judged, code, fatal, failed; /* targets judged, carrying code, fatal, errors */
+	size_t missing;    /* a set's members not fetched */
+	int worst;         /* OW_AUDIT_NATIVE or OW_AUDIT_JIT, over those that run */
+	int driver_needed, isa_unknown;
+	char *why;         /* the first fatal target: "LABEL: LIB: 3 of 3 modules ..." */
+	char *label;       /* the first target judged */
+};
+
+static void tally_dispose(struct tally *t)
+{
+	free(t->why);
+	free(t->label);
+	*t = (struct tally){0};
+}
+
+static void tally_add(struct tally *t, const struct ow_audit *a, const struct ow_audit_result *r,
+                      const struct ow_audit_lib_verdict *lvs, const char *ccs)
+{
+	if (!t->judged++)
+		t->label = strdup(a->label); /* NULL (out of memory): the operand names it */
+	t->code += r->verdict != OW_AUDIT_NO_CODE;
+	if (r->fatal && !t->fatal++) {
+		for (size_t i = 0; i < a->n_libs && !t->why; i++)
+			if (lvs[i].fatal)
+				t->why = ow_aprintf("%s: %s: %zu of %zu modules have no image for %s",
+				                    a->label, a->libs[i].path,
+				                    lvs[i].v.n_none + lvs[i].v.n_ptx_too_new,
+				                    lvs[i].v.n_native + lvs[i].v.n_jit + lvs[i].v.n_none +
+				                        lvs[i].v.n_ptx_too_new, ccs);
+		if (!t->why)
+			t->why = ow_aprintf("%s: %s", a->label, ow_audit_verdict_name(r->verdict));
+	}
+	if (!r->fatal && r->verdict == OW_AUDIT_JIT)
+		t->worst = OW_AUDIT_JIT;
+	else if (!r->fatal && r->verdict == OW_AUDIT_NATIVE && !t->worst)
+		t->worst = OW_AUDIT_NATIVE;
+	if (r->driver_needed > t->driver_needed)
+		t->driver_needed = r->driver_needed;
+	t->isa_unknown |= r->isa_unknown;
+}
+
+/* "runs on 8.0 (native)", "WOULD NOT RUN on 12.0 — torch-…whl: …" */
+static void verdict_text(const struct tally *t, const char *ccs, struct ow_str *b)
+{
+	char d[16];
+	if (t->fatal) {
+		ow_str_printf(b, "WOULD NOT RUN on %s — %s", ccs, t->why ? t->why : "");
+		if (t->fatal > 1)
+			ow_str_printf(b, " (and %zu more)", t->fatal - 1);
+		return;
+	}
+	if (!t->code) {
+		ow_str_printf(b, "carries no device code: nothing of it runs on the GPU %s (a CPU "
+		              "build)", ccs);
+		return;
+	}
+	if (t->worst != OW_AUDIT_JIT) {
+		ow_str_printf(b, "runs on %s (native)", ccs);
+		return;
+	}
+	ow_gpu_format_driver(t->isa_unknown ? ow_gpu_ptx_newest_driver() : t->driver_needed, d,
+	                     sizeof d);
+	ow_str_printf(b, "runs on %s (JIT from PTX: needs a driver %s %s)", ccs,
+	              t->isa_unknown ? "newer than" : ">=", d);
+}
+
+/* The verdict line of one target or set: `what` names it, `missing`
+ * members of set `ref` were not fetched (of `n`).  Nothing without a device. */
+static void say_verdict(struct cli *c, const struct args *g, const char *what,
+                        const struct tally *t, const char *ref, size_t missing, size_t n)
+{
+	char ccs[8];
+	struct ow_str b = {0};
+	if (!g->device || (!t->judged && !missing))
+		return;
+	ow_gpu_format_cc(g->cc, ccs, sizeof ccs);
+	/* the answer first: what is fetched and cannot run decides the set */
+	if (t->fatal)
+		verdict_text(t, ccs, &b);
+	if (missing)
+		ow_str_printf(&b, "%s%zu of %zu members not fetched: run 'offwheel fetch %s' to judge "
+		              "them%s", t->fatal ? "; " : "", missing, n, ref,
+		              t->fatal ? "" : t->judged ? "; what is fetched " : ": nothing judged");
+	if (t->judged && !t->fatal)
+		verdict_text(t, ccs, &b);
+	cli_out(c, "%s: %s\n", what, b.err ? "(out of memory)" : b.p);
+	ow_str_dispose(&b);
 }
 
 /* ---- the command ----------------------------------------------------------------- */
@@ -594,6 +710,7 @@ struct one_ctx {
 	json_t *out;
 	int64_t set;
 	size_t plain;
+	struct tally *t;
 };
 
 /* One target: 0, 3 (cannot run) or an error's exit code.  A member of a set
@@ -615,9 +732,16 @@ static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct a
 	if (!rc && g->device && s)
 		ow_device_fit_record_torch(s, a, g->cc, g->drv); /* export reads it */
 	if (rc) {
+		if (x->t)
+			x->t->failed++;
 		if (out)
 			json_array_append_new(out, error_json(ref, rc));
 		return cli_fail(c, rc);
+	}
+	if (g->device && x->t) {
+		char ccs[8];
+		ow_gpu_format_cc(g->cc, ccs, sizeof ccs);
+		tally_add(x->t, a, &r, lvs, ccs);
 	}
 	if (out) {
 		json_t *t = target_json(a, g, &r, lvs);
@@ -627,7 +751,7 @@ static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct a
 	} else if (set > 0 && c->verbosity < 1 && libs_with_code(a) == 0) {
 		x->plain++;
 	} else {
-		say_target(c, a, g, &r, lvs);
+		say_target(c, a, g, &r, lvs, set > 0 && c->verbosity < 1);
 	}
 	free(lvs);
 	ow_audit_free(a);
@@ -649,16 +773,42 @@ static int set_cuda(const struct ow_resolve_member *m, size_t n)
 	return 0;
 }
 
+/* "set 7 cu128 cp312-manylinux_2_28_x86_64" (owned; NULL out of memory). */
+static char *set_name(ow_store *s, int64_t id)
+{
+	struct ow_set_row *rows = NULL;
+	size_t n = 0;
+	char *name = NULL;
+	if (ow_sets_list(s, NULL, &rows, &n) == 0)
+		for (size_t i = 0; i < n && !name; i++)
+			if (rows[i].id == id)
+				name = ow_aprintf("set %lld %s", (long long)id, rows[i].target);
+	free(rows);
+	ow_err_clear(); /* the id alone names it as well */
+	return name ? name : ow_aprintf("set %lld", (long long)id);
+}
+
+static void not_fetched(struct cli *c, const char *ref, int64_t id, const char *file, json_t *out)
+{
+	cli_say(c, "%s: not fetched\n", file);
+	if (out)
+		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:{s:s, s:s}}", "source", ref,
+		                                     "label", file, "set", (json_int_t)id, "error",
+		                                     "code", "ENOENT", "detail", "not fetched"));
+}
+
 /* set:ID: every fetched member (those without device code in one line) and
- * what is not fetched yet (exit 4 unless something worse). */
+ * what is not fetched yet (exit 4 unless something worse); with a device,
+ * the set's verdict line.  `t` gets what was judged. */
 static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct args *g,
-                     json_t *out)
+                     json_t *out, struct tally *t)
 {
 	struct ow_resolve_member *m = NULL;
 	size_t n = 0, missing = 0;
 	int64_t id = 0;
 	int rc = ow_set_ref_members(s, ref, &id, &m, &n), worst = 0;
 	if (rc) {
+		t->failed++;
 		if (out)
 			json_array_append_new(out, error_json(ref, rc));
 		return cli_fail(c, rc);
@@ -666,34 +816,39 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
 	cli_say(c, "%s: %zu members\n", ref, n);
 	struct ow_audit_rules rules = g->rules;
 	rules.cuda = set_cuda(m, n);
-	struct one_ctx x = {&rules, out, id, 0};
+	struct one_ctx x = {&rules, out, id, 0, t};
 	for (size_t i = 0; i < n; i++) {
-		if (ow_export_is_sdist(m[i].filename)) {
+		if (ow_export_is_sdist(m[i].filename))
 			cli_say(c, "%s: an sdist, built on the target: what it carries is known only "
 			           "once built\n", m[i].filename);
-			continue;
-		}
-		if (!m[i].object[0]) {
-			missing++;
-			cli_say(c, "%s: not fetched\n", m[i].filename);
-			if (out)
-				json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:{s:s, s:s}}", "source",
-				                                     ref, "label", m[i].filename, "set",
-				                                     (json_int_t)id, "error", "code", "ENOENT",
-				                                     "detail", "not fetched"));
-			continue;
-		}
-		worst = worse(worst, audit_one(c, s, m[i].object, g, &x));
+		else if (!m[i].object[0] && ++missing)
+			not_fetched(c, ref, id, m[i].filename, out);
+		else
+			worst = worse(worst, audit_one(c, s, m[i].object, g, &x));
 	}
 	if (x.plain)
 		cli_say(c, "%zu more members carry no device code (-v lists them)\n", x.plain);
-	if (missing) {
+	if (missing && !g->device)
 		cli_say(c, "%zu members not fetched: run 'offwheel fetch %s' to audit them\n", missing,
 		        ref);
-		worst = worse(worst, 4);
-	}
+	worst = missing ? worse(worst, 4) : worst;
+	char *name = set_name(s, id);
+	say_verdict(c, g, name ? name : ref, t, ref, missing, n);
+	free(name);
+	t->missing = missing;
 	ow_set_members_free(m, n);
 	return worst;
+}
+
+/* More than one target: how many run ("audit: 2 of 3 targets run on 8.0"). */
+struct overall {
+	size_t judged, run;
+};
+
+static void overall_add(struct overall *o, const struct tally *t)
+{
+	o->judged += t->judged > 0 || t->missing;
+	o->run += t->judged > 0 && !t->fatal && !t->failed && !t->missing && t->code;
 }
 
 static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
@@ -701,11 +856,22 @@ static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
 {
 	json_t *targets = c->json ? json_array() : NULL;
 	int worst = 0;
+	struct overall o = {0};
 	for (int i = first; i < argc; i++) {
-		struct one_ctx x = {&g->rules, targets, 0, 0};
-		worst = worse(worst, !strncmp(argv[i], "set:", 4)
-		                         ? audit_set(c, s, argv[i], g, targets)
+		struct tally t = {0};
+		struct one_ctx x = {&g->rules, targets, 0, 0, &t};
+		int set = !strncmp(argv[i], "set:", 4);
+		worst = worse(worst, set ? audit_set(c, s, argv[i], g, targets, &t)
 		                         : audit_one(c, s, argv[i], g, &x));
+		if (!set)
+			say_verdict(c, g, t.label ? t.label : argv[i], &t, argv[i], 0, 0);
+		overall_add(&o, &t);
+		tally_dispose(&t);
+	}
+	if (g->device && argc - first > 1) {
+		char cc[8];
+		ow_gpu_format_cc(g->cc, cc, sizeof cc);
+		cli_out(c, "audit: %zu of %d targets run on %s\n", o.run, argc - first, cc);
 	}
 	if (targets) {
 		char cc[8];

@@ -204,12 +204,12 @@ static void render(struct cli *c, const char *dir, const struct ow_check_report 
 	if (!gmtime_r(&t, &tm) || !strftime(exp, sizeof exp, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		exp[0] = '\0';
 	render_warnings(dir, r);
-	if (r->valid) {
-		cli_say(c, "%s: valid — %s%s%s%zu files (%s), sequence %lld signed by key %s, expires "
+	if (r->valid) { /* the verdict last, alone with -q */
+		say_devices(c, r);
+		cli_out(c, "%s: valid — %s%s%s%zu files (%s), sequence %lld signed by key %s, expires "
 		        "%s\n", shown ? shown : "", *r->name ? "'" : "", r->name, *r->name ? "', " : "",
 		        r->files, cli_bytes(r->bytes, b, sizeof b), (long long)r->sequence, r->key_id,
 		        exp);
-		say_devices(c, r);
 	} else
 		cli_wrapf(stderr, "%s: NOT valid — %zu problem%s; do not install from it\n",
 		        shown ? shown : "", r->n, r->n == 1 ? "" : "s");

@@ -1,9 +1,11 @@
 /* cmd_doctor.c - offwheel doctor: "no kernel image" diagnosed end to end. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "offwheel/doctor.h"
 #include "offwheel/gpucompat.h"
+#include "offwheel/str.h"
 #include "gpurender.h"
 
 static const char usage[] = "doctor [--python PY | --site-packages DIR] [--device CC] "
@@ -92,21 +94,49 @@ static void render_fix(const struct ow_doctor_fix *f)
 		cli_wrap(stdout, "(replace X.Y with the target's Python version)\n");
 }
 
-static void render_text(const struct ow_doctor_report *r, int rc)
+/* A step's line: "[FAIL       ] driver       TEXT". */
+static void step_line(const struct ow_doctor_step *st, const char *text)
 {
-	for (int i = 0; i < OW_DOC_NSTEPS; i++) {
-		char head[64];
-		snprintf(head, sizeof head, "[%-11s] %-12s ", ow_step_state_name(r->steps[i].state),
-		         r->steps[i].name);
-		cli_wrapped(stdout, head, r->steps[i].text ? r->steps[i].text : "");
+	char head[64];
+	snprintf(head, sizeof head, "[%-11s] %-12s ", ow_step_state_name(st->state), st->name);
+	cli_wrapped(stdout, head, text);
+}
+
+/* Each thing is said once: a failed step whose text the verdict repeats
+ * (the driver's five lines, a missing torch) is said in its row by its
+ * first clause, and whole in the verdict, the last line. */
+static void step_row(const struct ow_doctor_report *r, int i)
+{
+	const char *t = r->steps[i].text ? r->steps[i].text : "";
+	const char *v = r->steps[OW_DOC_VERDICT].text;
+	if (r->steps[i].state != OW_STEP_FAIL || !*t || !v || !strstr(v, t)) {
+		step_line(&r->steps[i], t);
+		return;
 	}
-	if (r->n_libs) {
-		printf("\nlibraries:\n");
-		cli_gpu_libs_lines(stdout, r->smoke->install, r->libs, r->n_libs, "  ");
+	const char *colon = strstr(t, ": "), *dash = strstr(t, " — ");
+	const char *end = colon && (!dash || colon < dash) ? colon : dash;
+	size_t n = end ? (size_t)(end - t) : strlen(t);
+	char *brief = ow_aprintf("%.*s (the verdict below says why and what to do)", (int)n, t);
+	step_line(&r->steps[i], brief ? brief : t);
+	free(brief);
+}
+
+static void render_text(const struct cli *c, const struct ow_doctor_report *r, int rc)
+{
+	if (c->verbosity >= 0) {
+		for (int i = 0; i < OW_DOC_VERDICT; i++)
+			step_row(r, i);
+		if (r->n_libs) {
+			printf("\nlibraries:\n");
+			cli_gpu_libs_lines(stdout, r->smoke->install, r->libs, r->n_libs, "  ");
+		}
+		if (r->fix.needed)
+			render_fix(&r->fix);
 	}
-	if (r->fix.needed)
-		render_fix(&r->fix);
-	if (rc)
+	/* the answer, last (and alone with -q) */
+	step_line(&r->steps[OW_DOC_VERDICT], r->steps[OW_DOC_VERDICT].text ?
+	                                          r->steps[OW_DOC_VERDICT].text : "");
+	if (rc && rc != r->verdict_rc) /* an error the verdict does not say */
 		cli_wrapped(stderr, "offwheel doctor: ", ow_err_detail());
 }
 
@@ -127,8 +157,8 @@ int cmd_doctor(struct cli *c, int argc, char **argv)
 	}
 	if (c->json)
 		render_json(r, rc);
-	else if (c->verbosity >= 0 || rc)
-		render_text(r, rc);
+	else
+		render_text(c, r, rc);
 	ow_doctor_report_free(r);
 	return ow_err_exit_code(rc);
 }

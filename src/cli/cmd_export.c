@@ -222,8 +222,9 @@ static int judge_set(void *ud, ow_store *s, int64_t set_id, int cc)
 	return rc;
 }
 
-/* "--all-sets: left out 1 set that is not complete and fetched: set 1 (cu126
- * cp311-win_amd64): not fetched (0 of 19 files); …" (device 0), or the
+/* "--all-sets: left out 2 sets: set 1 (cu126 cp311-win_amd64): not fetched
+ * (0 of 19 files); set 2 (…): would not run on 12.0 (13 of 18 files
+ * fetched); …" (device 0), or the
  * sets the device rule left out (device 1). */
 static char *skipped_line(const struct ow_export_plan *p, int device)
 {
@@ -238,8 +239,7 @@ static char *skipped_line(const struct ow_export_plan *p, int device)
 		ow_str_printf(&b, "--device: left out %zu set%s that would not run on every device "
 		              "named: ", n, n == 1 ? "" : "s");
 	else
-		ow_str_printf(&b, "--all-sets: left out %zu set%s that %s not complete and fetched: ",
-		              n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
+		ow_str_printf(&b, "--all-sets: left out %zu set%s: ", n, n == 1 ? "" : "s");
 	for (size_t i = 0, k = 0; i < p->nskipped; i++)
 		if (!p->skipped[i].device == !device)
 			ow_str_printf(&b, "%sset %lld (%s): %s", k++ ? "; " : "",
@@ -261,6 +261,28 @@ static json_t *skipped_json(const struct ow_export_plan *p)
 }
 
 /* DIR's name is the user's bytes: one valid JSON document, an escaped line. */
+/* --device: the verdict, last (alone with -q): "export: 4 sets on the
+ * stick, each runs on 12.0 and 8.0; 2 left out (above)". */
+static void device_verdict(const struct cli *c, const struct ow_export_plan *p)
+{
+	if (!p->rule || !p->rule->n)
+		return;
+	struct ow_str b = {0};
+	size_t left = 0;
+	for (size_t d = 0; d < p->rule->n; d++) {
+		char cc[16];
+		ow_gpu_format_cc(p->rule->ccs[d], cc, sizeof cc);
+		ow_str_printf(&b, "%s%s", d ? (d + 1 == p->rule->n ? " and " : ", ") : "", cc);
+	}
+	for (size_t i = 0; i < p->nskipped; i++)
+		left += p->skipped[i].device != 0;
+	cli_out(c, "export: %zu set%s on the stick, %s on %s%s\n", p->nsets,
+	        p->nsets == 1 ? "" : "s", p->nsets == 1 ? "it runs" : "each runs",
+	        b.err ? "the devices named" : b.p, left ? "; the sets that would not are left out "
+	                                                  "(above)" : "");
+	ow_str_dispose(&b);
+}
+
 static void render(struct cli *c, const char *dir, const struct ow_export_plan *p,
                    const struct ow_export_report *r)
 {
@@ -314,6 +336,7 @@ static void render(struct cli *c, const char *dir, const struct ow_export_plan *
 			cli_wrapped(stdout, "", sk);
 		free(sk);
 	}
+	device_verdict(c, p);
 }
 
 /* --probes: the sets the machines get among those named (all by default),

@@ -496,9 +496,13 @@ void cli_resolve_render_text(const struct cli *c, const struct cli_index_opts *o
 		cli_say(c, "note: %s\n", r->notes[i]);
 	spread_text(c, r);
 	if (!c->json && c->verbosity >= 0) {
-		char sum[2600]; /* the index URL (up to 2048) and the counts */
-		snprintf(sum, sizeof sum, "%s%s (%s): %zu target(s), %zu complete, %zu incomplete",
-		         o->index, r->flat ? " as one root" : "", r->selector, r->ntargets,
+		char sum[2700]; /* the index URL (up to 2048), its source and the counts */
+		/* an index that is not the one --channel names says where it came from */
+		bool env = o->index_src && !strcmp(o->index_src, "OFFWHEEL_PYTORCH_URL");
+		snprintf(sum, sizeof sum, "%s%s%s (%s): %zu target(s), %zu complete, %zu incomplete",
+		         o->index, r->flat ? " as one root" : "",
+		         env ? " (from OFFWHEEL_PYTORCH_URL, not download.pytorch.org)" : "",
+		         r->selector, r->ntargets,
 		         r->ntargets - r->incomplete, r->incomplete);
 		fflush(stdout);
 		cli_wrapped(stdout, "", sum);

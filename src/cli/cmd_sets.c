@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "render.h"
+#include "offwheel/export.h"
 #include "offwheel/resolve.h"
 #include "offwheel/str.h"
 
@@ -30,6 +31,29 @@ static size_t fetched_count(ow_store *s, int64_t id, size_t *n_out)
 	return k;
 }
 
+/* The devices a recorded verdict says the set does not run on ("12.0, 8.0"):
+ * 1 when there is one (an error reading them counts as none: the row still
+ * says what is fetched). */
+static int refused_on(ow_store *s, int64_t id, char *ccs, size_t n)
+{
+	int rc = ow_export_refused_on(s, id, ccs, n);
+	if (rc < 0)
+		ow_err_clear();
+	return rc > 0;
+}
+
+static json_t *ccs_json(const char *ccs)
+{
+	json_t *a = json_array();
+	while (*ccs) {
+		size_t n = strcspn(ccs, ",");
+		json_array_append_new(a, json_stringn(ccs, n));
+		ccs += n + (ccs[n] == ',');
+		ccs += *ccs == ' ';
+	}
+	return a;
+}
+
 /* One set with its members, read once for both the list and the count. */
 static json_t *set_json(struct cli *c, ow_store *s, const struct ow_set_row *r, int *rc)
 {
@@ -42,13 +66,17 @@ static json_t *set_json(struct cli *c, ow_store *s, const struct ow_set_row *r, 
 		json_array_append_new(a, cli_resolve_member_json(&m[i]));
 	size_t k = fetched_of(m, n);
 	ow_set_members_free(m, n);
-	return json_pack("{s:I, s:s, s:s, s:s, s:s?, s:b, s:b, s:s?, s:I, s:I, s:I, s:I, s:o}", "id",
+	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s?, s:b, s:b, s:s?, s:I, s:I, s:I, s:I, s:o}", "id",
 	                 (json_int_t)r->id, "target", r->target, "index_url", r->index_url,
 	                 "selector", r->selector, "torch", *r->torch_version ? r->torch_version : NULL,
 	                 "complete", r->complete, "with_deps", r->with_deps, "missing",
 	                 *r->missing ? r->missing : NULL, "created_at", (json_int_t)r->created_at,
 	                 "resolved_at", (json_int_t)r->resolved_at, "n_members",
 	                 (json_int_t)r->nmembers, "fetched", (json_int_t)k, "members", a);
+	char ccs[64];
+	if (o && refused_on(s, r->id, ccs, sizeof ccs))
+		json_object_set_new(o, "would_not_run_on", ccs_json(ccs));
+	return o;
 }
 
 /* STATE: what the set is good for now.  "fetched" (every file in the
@@ -58,6 +86,7 @@ static void state_text(ow_store *s, const struct ow_set_row *r, char *buf, size_
                        size_t room)
 {
 	size_t n, k = fetched_count(s, r->id, &n);
+	char ccs[64];
 	size_t nmissing = *r->missing ? 1 : 0;
 	for (const char *p = r->missing; *p; p++)
 		nmissing += *p == ',';
@@ -68,6 +97,8 @@ static void state_text(ow_store *s, const struct ow_set_row *r, char *buf, size_
 		snprintf(buf, cap, "incomplete%s%s", *r->missing ? ": no " : "", r->missing);
 	else if (n && k == n)
 		snprintf(buf, cap, "fetched");
+	else if (refused_on(s, r->id, ccs, sizeof ccs)) /* why sync --device left it */
+		snprintf(buf, cap, "would not run on %s", ccs);
 	else if (k)
 		snprintf(buf, cap, "%zu/%zu fetched", k, n);
 	else

@@ -1,5 +1,6 @@
 /* cmd_smoke.c - offwheel smoke: on the GPU, run the smoke kernel and load
  * the installed set's own images. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -110,6 +111,14 @@ static void kernel_line(const struct ow_smoke_dev *d)
 		       d->kernel_detail ? d->kernel_detail : "");
 }
 
+/* The text the verdict line says at the end (NULL: none): said once, there. */
+static const char *verdict_why;
+
+static bool said_last(const char *text)
+{
+	return text && verdict_why && !strcmp(text, verdict_why);
+}
+
 static void render_device(const struct ow_smoke_report *r, const struct ow_smoke_dev *d)
 {
 	char cc[16];
@@ -121,17 +130,23 @@ static void render_device(const struct ow_smoke_report *r, const struct ow_smoke
 		       r->devs[d->same_as].dev.ordinal);
 	else if (r->install)
 		cli_gpu_libs_lines(stdout, r->install, d->libs, d->n_libs, "  ");
-	cli_wrapped(stdout, "  => ", d->rc ? d->detail : "this device runs the installed set");
+	cli_wrapped(stdout, "  => ", !d->rc ? "this device runs the installed set"
+	                             : said_last(d->detail) ? "not judged (the last line says why)"
+	                                                    : d->detail);
 }
 
 static void render_text(const struct cli *c, const struct ow_smoke_report *r, int rc)
 {
 	char drv[16];
+	char *why = rc ? strdup(ow_err_detail()) : NULL; /* NULL: each says it */
+	verdict_why = why;
 	if (c->verbosity < 0)
 		goto verdict;
 	if (r->install) {
 		cli_wrapf(stdout, "installed (%s): ", r->install->site);
 		cli_gpu_install_line(stdout, r->install);
+	} else if (said_last(r->install_detail)) {
+		cli_wrap(stdout, "installed: not found (the last line says why)\n");
 	} else {
 		cli_wrapped(stdout, "installed: not found: ", r->install_detail);
 	}
@@ -147,10 +162,13 @@ static void render_text(const struct cli *c, const struct ow_smoke_report *r, in
 		cli_wrapf(stdout, "(%zu more librar%s of the set hold no device code)\n", r->n_libs_without_code,
 		       r->n_libs_without_code == 1 ? "y" : "ies");
 verdict:
+	fflush(stdout);
 	if (rc)
-		cli_wrapped(stderr, "offwheel smoke: ", ow_err_detail());
+		cli_wrapped(stderr, "offwheel smoke: ", why ? why : ow_err_detail());
 	else
 		cli_wrapf(stdout, "smoke: PASSED — the installed set runs on %zu device(s)\n", r->n_devs);
+	verdict_why = NULL;
+	free(why);
 }
 
 int cmd_smoke(struct cli *c, int argc, char **argv)

@@ -71,13 +71,15 @@ static void render(struct cli *c, const struct ow_obj_row *rows, const struct ow
 	}
 	json_decref(bad);
 	char b[32];
-	cli_say(c, "verified %zu objects, %s in %.2f s (%.2f GB/s): %s\n", n - failed,
-	        cli_bytes(bytes, b, sizeof b), secs, secs > 0 ? (double)bytes / secs / 1e9 : 0.0,
-	        failed ? "FAILED" : "all good");
 	if (failed)
 		cli_wrapf(stderr, "%zu object(s) failed verification — run 'offwheel fsck', then fetch "
 		                "them again\n",
 		        failed);
+	fflush(stderr);
+	/* the verdict last, alone with -q */
+	cli_out(c, "verified %zu objects, %s in %.2f s (%.2f GB/s): %s\n", n - failed,
+	        cli_bytes(bytes, b, sizeof b), secs, secs > 0 ? (double)bytes / secs / 1e9 : 0.0,
+	        failed ? "FAILED" : "all good");
 }
 
 static int run(struct cli *c, void *ud, ow_store *s)

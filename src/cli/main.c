@@ -18,7 +18,7 @@ static const struct cli_command commands[] = {
 	{"audit", cmd_audit, "which GPU architectures wheels carry; can a device run them"},
 	{"fetch", cmd_fetch, "download files into the verified store (parallel, resumable)"},
 	{"verify", cmd_verify, "re-hash every object in the store"},
-	{"ls", cmd_ls, "list pages, files or objects"},
+	{"ls", cmd_ls, "list pages, files, sets or objects"},
 	{"fsck", cmd_fsck, "check every invariant of the workspace"},
 	{"gc", cmd_gc, "remove garbage: objects without a row, leftover temp files"},
 	{"smoke", cmd_smoke, "on a GPU: run the smoke kernel and load the installed set's images"},
@@ -33,17 +33,20 @@ static const struct cli_command commands[] = {
 static void main_usage(FILE *f)
 {
 	fprintf(f, "offwheel %s — offline wheel fetcher and verifier for PyTorch\n\n"
-	           "usage: offwheel [--home DIR] [--json] [-q|-v] [--jobs N] COMMAND [ARGS]\n\n"
+	           "usage: offwheel [--home DIR] [--json] [-q|-v] [--jobs N]\n"
+	           "                [--progress=auto|always|never] COMMAND [ARGS]\n\n"
 	           "commands:\n",
 	        OW_VERSION);
 	for (const struct cli_command *c = commands; c->name; c++)
 		fprintf(f, "  %-8s %s\n", c->name, c->summary);
 	fprintf(f, "\n'offwheel help COMMAND' (or 'offwheel COMMAND --help'): its options.\n"
 	           "Exit codes: 0 done, 1 error, 2 usage, 3 verification failed, 4 incomplete,\n"
-	           "  5 no GPU/driver, 130 interrupted.\n"
-	           "Environment: OFFWHEEL_HOME (the workspace), OFFWHEEL_LIBCUDA (the driver\n"
-	           "  library), OFFWHEEL_LIBCURL (the libcurl that network commands load),\n"
-	           "  SSL_CERT_FILE (CA bundle).\n");
+	           "  5 no GPU/driver, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM): run\n"
+	           "  the same command again to resume.\n"
+	           "Environment: OFFWHEEL_HOME (the workspace, default ~/.cache/offwheel),\n"
+	           "  OFFWHEEL_PYTORCH_URL (a mirror of https://download.pytorch.org/whl that\n"
+	           "  --channel reads), OFFWHEEL_LIBCUDA (the driver library), OFFWHEEL_LIBCURL\n"
+	           "  (the libcurl that network commands load), SSL_CERT_FILE (CA bundle).\n");
 }
 
 static long default_jobs(void)

@@ -8,6 +8,8 @@
 #include "array.h"
 #include "db.h"
 #include "exportint.h"
+#include "fmt.h"
+#include "offwheel/str.h"
 #include "store.h"
 
 void ex_devices_free(struct ow_export_device *d, size_t n)
@@ -145,6 +147,29 @@ static const struct ow_export_device *verdict_on(const struct ow_export_device *
 			ok = &d[i];
 	}
 	return ok;
+}
+
+int ow_export_refused_on(ow_store *s, int64_t set_id, char *out, size_t n)
+{
+	struct ow_export_device *d = NULL;
+	size_t nd = 0;
+	struct ow_str b = {0};
+	*out = 0;
+	int rc = ex_devices_load(s, set_id, &d, &nd);
+	for (size_t i = 0; !rc && i < nd; i++) {
+		char cc[16];
+		ex_cc_text(d[i].cc, cc, sizeof cc);
+		if (d[i].runs == 0 && !(b.p && strstr(b.p, cc)))
+			ow_str_printf(&b, "%s%s", b.n ? ", " : "", cc);
+	}
+	ex_devices_free(d, nd);
+	if (!rc && b.err)
+		rc = ow_err(OW_ENOMEM, "export: out of memory");
+	if (!rc && b.n && ow_fmt(out, n, "%s", b.p))
+		rc = ow_err(OW_ETOOBIG, "set %lld: its devices do not fit in %zu bytes",
+		            (long long)set_id, n);
+	ow_str_dispose(&b);
+	return rc ? rc : *out != 0;
 }
 
 static void left_out(const struct ow_export_device *d, size_t n, const int *ccs, size_t nccs,

@@ -126,11 +126,18 @@ static void interpreter(struct ow_str *out, const struct ow_export_set *set, con
 	if (!set->id || ex_target_of(set->target, &t) != 0)
 		return;
 	const char *plat = strchr(set->target, '-');
-	ow_str_printf(out, "%sfor CPython %d.%d%s on %s; check the Python first:\n", lead,
+	/* Windows: cmd and PowerShell both take "..." with '...' inside, and
+	 * a venv there has `python`, not `python3` */
+	bool win = plat && !strncmp(plat + 1, "win", 3);
+	ow_str_printf(out, "%sfor CPython %d.%d%s on %s; check the Python first%s:\n", lead,
 	              t.py_major, t.py_minor, t.freethreaded ? " (free-threaded)" : "",
-	              plat ? plat + 1 : set->target);
-	ow_str_printf(out, "%s  python3 -c 'import sys; sys.exit(sys.version_info[:2] != (%d, %d) and "
-	                   "\"this set is for CPython %d.%d, not \" + sys.version.split()[0])'\n",
+	              plat ? plat + 1 : set->target, win ? " (cmd or PowerShell)" : "");
+	ow_str_printf(out, win ? "%s  python -c \"import sys; sys.exit(sys.version_info[:2] != (%d, "
+	                         "%d) and 'this set is for CPython %d.%d, not ' + "
+	                         "sys.version.split()[0])\"\n"
+	                       : "%s  python3 -c 'import sys; sys.exit(sys.version_info[:2] != (%d, "
+	                         "%d) and \"this set is for CPython %d.%d, not \" + "
+	                         "sys.version.split()[0])'\n",
 	              lead, t.py_major, t.py_minor, t.py_major, t.py_minor);
 }
 

@@ -388,7 +388,14 @@ static int set_skip_reason(ow_store *s, int64_t id, char **target, char *why, si
 	if ((row = ow_stmt_step(st)) != 1)
 		return row < 0 ? row : OW_EDB;
 	int64_t all = ow_col_int(st, 0), have = ow_col_int(st, 1);
-	if (have < all)
+	char ccs[64];
+	int refused = have < all ? ow_export_refused_on(s, id, ccs, sizeof ccs) : 0;
+	if (refused < 0)
+		return refused;
+	if (refused) /* sync --device fetched only what runs: that is why */
+		snprintf(why, n, "would not run on %s (%lld of %lld files fetched)", ccs,
+		         (long long)have, (long long)all);
+	else if (have < all)
 		snprintf(why, n, "not fetched (%lld of %lld files)", (long long)have, (long long)all);
 	return 0;
 }
@@ -409,7 +416,6 @@ static int plan_skip(struct ow_export_plan *p, int64_t id, char *target, const c
 	g->target = target;
 	g->device = device;
 	g->reason = reason;
-	/* analyzer: reason is kept in p->skipped, freed by the plan's dispose */
 	return 0;
 }
 
@@ -496,7 +502,7 @@ static int one_index(ow_store *s, const struct ow_export_plan *p, size_t before)
 static int add_one_of_all(ow_store *s, struct ow_export_plan *p, int64_t id,
                           struct ow_str *refused, int *cc)
 {
-	char *target = NULL, why[96];
+	char *target = NULL, why[192];
 	int rc = set_skip_reason(s, id, &target, why, sizeof why);
 	if (rc || *why)
 		return rc ? (free(target), rc) : plan_skip(p, id, target, why, 0);

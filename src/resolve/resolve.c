@@ -631,13 +631,17 @@ static int no_variant(struct rs_ctx *x, struct tstate *ts)
 	ts->out->no_variant = !l->unreachable;
 	ts->out->unreachable = l->unreachable;
 	free(ts->out->error);
+	/* the transfer's own cause may already say "network": one hint, not two */
+	bool net = l->why && strstr(l->why, "network");
 	int n = l->unreachable
 	            ? asprintf(&ts->out->error, "the index could not be reached: %s%s",
 	                       l->why ? l->why : "",
 	                       rs_index_stored(x) ? " — offline? resolve from what the workspace holds "
 	                                         "with --offline"
-	                                       : " — check the network or the --index-url; the "
-	                                         "workspace holds no page of this index yet")
+	                       : net ? "; check the --index-url too (the workspace holds no page of "
+	                               "this index yet)"
+	                             : " — check the network or the --index-url; the "
+	                               "workspace holds no page of this index yet")
 	            : asprintf(&ts->out->error, "%s: no such variant on this index: %s", ts->variant,
 	                       l->why ? l->why : "no torch page");
 	if (n < 0) {

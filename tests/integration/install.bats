@@ -36,6 +36,10 @@ options_of() { "$OFFWHEEL" "$1" --help | sed -n '/^options:/,/^global options:/p
 @test "offwheel(1) names every command, every option of each, the exit codes, and renders" {
 	page=$(MANWIDTH=200 man -l "$PFX/share/man/man1/offwheel.1.gz" 2>/dev/null | col -b)
 	[[ $page == *"EXIT STATUS"* && $page == *"verification failed"* && $page == *"OFFWHEEL_HOME"* ]]
+	# every exit status and setting --help names, and examples to start from
+	[[ $page == *"143"*"terminated (SIGTERM)"* && $page == *"OFFWHEEL_PYTORCH_URL"* ]]
+	grep -q '^EXAMPLES$' <<<"$page"
+	grep -q '^[[:space:]]*offwheel sync --channel stable' <<<"$page"
 	mapfile -t cmds < <(commands)
 	[ "${#cmds[@]}" -ge 14 ]
 	for c in "${cmds[@]}"; do

@@ -15,7 +15,7 @@ setup_file() {
 	PY=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 	export TARGET="cu128-cp${PY/./}-manylinux_2_28_$(uname -m)"
 	"$OFFWHEEL" --home "$SRV/ws" sync --index-url "$OW_HTTPS_URL/whl/nightly" --cert "$OW_CA_FILE" \
-		--allow-host r2.localhost --variant cu128 --python "$PY,3.12" --platform linux-x86_64 >/dev/null
+		--allow-host r2.localhost --variant cu128 --python "$PY,3.12" --platform linux-x86_64,windows-x86_64 >/dev/null
 	"$OFFWHEEL" keygen "$SRV/k.sec" >/dev/null
 	"$OFFWHEEL" --home "$SRV/ws" export "$SRV/stick" --all-sets --sign "$SRV/k.sec" >/dev/null
 }
@@ -91,7 +91,7 @@ PY
 	run "$SRV/venv/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.__version__)'
 	[ "$status" -eq 0 ]
 	[[ $output == *+cu128 ]]
-	other=$(ls pylock.cu128-cp312-*.toml)
+	other=$(ls pylock.cu128-cp312-manylinux*.toml)
 	if [ "pylock.$TARGET.toml" != "$other" ]; then
 		run "$UVENV/bin/uv" pip install --no-config --offline --no-index --no-cache \
 			--python "$SRV/venv/bin/python" -r "$other"
@@ -107,10 +107,20 @@ PY
 		py=$(sed -E 's/^[a-z0-9]+-cp([0-9])([0-9]+).*/\1.\2/' <<<"$t")
 		sed -n 2p "$req" | grep -qF "# for CPython $py on "
 		guard=$(sed -n 3p "$req" | sed 's/^#  *//')
-		[[ $guard == "python3 -c "* ]]
 		grep -qF "$guard" "$SRV/stick/INSTALL.txt"
 		# pip still reads the file: the lines are comments
 		[ "$(grep -c -- '--hash=sha256:' "$req")" -eq "$(grep -vc '^#' "$req")" ]
+		if [[ $t == *-win* ]]; then
+			# cmd and PowerShell: one "..." argument with only '...' inside (no
+			# POSIX single-quoted program, which cmd passes quotes and all), and
+			# `python`, what a Windows venv has; run here as a shell would split it
+			sed -n 2p "$req" | grep -qF "(cmd or PowerShell)"
+			[[ $guard == 'python -c "'*'"' ]]
+			[[ ${guard:11:${#guard}-12} != *'"'* ]]
+			guard="python3 ${guard#python }"
+		else
+			[[ $guard == "python3 -c '"* ]]
+		fi
 		run bash -c "$guard"
 		if [ "$py" = "$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" ]; then
 			[ "$status" -eq 0 ]
