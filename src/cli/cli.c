@@ -924,6 +924,12 @@ static void on_event(const struct ow_event *ev, void *ud)
 	free(safe);
 }
 
+void cli_progress_event(const struct ow_event *ev)
+{
+	if (evs.c)
+		on_progress(ev);
+}
+
 void cli_events_init(struct cli *c)
 {
 	memset(&evs, 0, sizeof evs);

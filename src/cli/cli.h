@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "offwheel/error.h"
+#include "offwheel/event.h"
 #include "offwheel/store.h"
 #include "wrap.h"
 
@@ -112,6 +113,10 @@ void cli_events_finish(void);
 /* Erase the progress lines, if any are on the screen; call before writing
  * to the terminal other than through cli_say / cli_fail / the event log. */
 void cli_progress_clear(void);
+/* A progress event of the CLI's own making (a batch the command runs item
+ * by item, such as the members of a set it audits): drawn as the library's
+ * are.  Only from the main thread while no library call is running. */
+void cli_progress_event(const struct ow_event *ev);
 /* One message: `prefix` then `msg`, and a newline.  On a terminal, wrapped at
  * spaces to its width with continuation lines indented (a word longer than a
  * line, a URL or a path, is never cut); elsewhere (a pipe, a log) one line. */

@@ -87,3 +87,20 @@ same_words() {
 	same_words 80
 	[ -z "$failed" ] || { echo "too wide or cut: $failed"; false; }
 }
+
+@test "a set's audit shows its progress on the terminal: 'N of M member audits done', never past M" {
+	h=$T/w200
+	HOME=$h OFFWHEEL_HOME=$h/ws run python3 "$OW_SOURCE_DIR/tests/tools/ptyscreen.py" --cols 80 \
+		--raw "$T/audit.raw" -- "$OFFWHEEL" audit --device 12.0 set:1
+	echo "$output"
+	counts=$(sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$T/audit.raw" | tr '\r' '\n' |
+		grep -aoE '[0-9]+ of [0-9]+ member audits done' | sort -u)
+	echo "$counts"
+	[ -n "$counts" ]
+	while read -r k _ m _; do
+		[ "$k" -le "$m" ] && [ "$m" -ge 1 ]
+	done <<<"$counts"
+	# the screen keeps the verdict, not the progress line
+	[[ $output != *"member audits done"* ]]
+	[[ $output == *"set 1 "* ]]
+}
