@@ -318,9 +318,8 @@ static int through_link(const char *dir, const char *rel)
 {
 	char p[4800];
 	struct stat st;
-	int n = snprintf(p, sizeof p, "%s/", dir);
 	for (const char *c = rel; (c = strchr(c, '/')); c++) {
-		snprintf(p + n, sizeof p - (size_t)n, "%.*s", (int)(c - rel), rel);
+		fit(p, sizeof p, "%s/%.*s", dir, (int)(c - rel), rel);
 		if (lstat(p, &st) == 0 && !S_ISDIR(st.st_mode))
 			return 1;
 	}

@@ -257,7 +257,7 @@ static void record_line(char *rec, size_t cap, const char *name, const char *dat
 	size_t o = strlen(rec);
 	ow_sha256_buf(data, strlen(data), d);
 	ow_b64url_nopad(d, 32, b64, sizeof b64);
-	snprintf(rec + o, cap - o, "%s,sha256=%s,%zu\n", name, b64, strlen(data));
+	tu_fmt(rec + o, cap - o, "%s,sha256=%s,%zu\n", name, b64, strlen(data));
 }
 
 /* The correct RECORD of base_files. */
