@@ -13,8 +13,9 @@
 #include "offwheel/export.h"
 #include "offwheel/resolve.h"
 #include "offwheel/str.h"
+#include "targetopts.h"
 
-static const char usage[] = "audit PATH|SHA256|FILENAME|set:ID... [--device X.Y|auto] [--driver X.Y] [--strict]";
+static const char usage[] = "audit PATH|SHA256|FILENAME|set:ID... [--device CC[,CC]|auto] [--driver X.Y] [--strict]";
 static const char description[] =
 	"List the CUDA code (SASS architectures, PTX with its ISA, LTO-IR, module counts)\n"
 	"of wheels (read from the zip, only members that can hold device code, never\n"
@@ -53,6 +54,8 @@ static const struct cli_opt opts[] = {
 struct args {
 	const char *device, *driver;
 	int cc, drv;
+	int ccs[CLI_MAX_DEVICES]; /* --device 12.0,8.0: each judged in turn */
+	size_t nccs;
 	struct ow_audit_opts ao;
 	struct ow_audit_rules rules;
 };
@@ -109,10 +112,9 @@ static int parse_device(struct cli *c, struct args *a)
 		int rc = device_auto(c, a);
 		return rc ? cli_fail(c, rc) : 0;
 	}
-	if (ow_gpu_parse_device(a->device, &a->cc))
-		return cli_usage_error(c, "audit: --device '%s' is not a compute capability like 12.0 "
-		                       "or sm_86", a->device);
-	return 0;
+	int rc = cli_parse_devices(c, a->device, a->ccs, &a->nccs);
+	a->cc = rc ? 0 : a->ccs[0];
+	return rc;
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -874,12 +876,16 @@ static void overall_add(struct overall *o, const struct tally *t)
 	o->run += t->judged > 0 && !t->fatal && !t->failed && !t->missing && t->code;
 }
 
-static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
-                   const struct args *g)
+/* Every operand judged on one device (g->cc); with several devices each
+ * JSON target names the device it was judged on. */
+static int run_device(struct cli *c, ow_store *s, int argc, char **argv, int first,
+                      const struct args *g, json_t *targets)
 {
-	json_t *targets = c->json ? json_array() : NULL;
 	int worst = 0;
 	struct overall o = {0};
+	size_t had = targets ? json_array_size(targets) : 0;
+	char cc[8];
+	ow_gpu_format_cc(g->cc, cc, sizeof cc);
 	for (int i = first; i < argc; i++) {
 		struct tally t = {0};
 		struct one_ctx x = {&g->rules, targets, 0, 0, &t};
@@ -891,19 +897,54 @@ static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
 		overall_add(&o, &t);
 		tally_dispose(&t);
 	}
-	if (g->device && argc - first > 1) {
-		char cc[8];
-		ow_gpu_format_cc(g->cc, cc, sizeof cc);
+	if (g->device && argc - first > 1)
 		cli_out(c, "audit: %zu of %d targets run on %s\n", o.run, argc - first, cc);
+	for (size_t k = had; g->nccs > 1 && k < (targets ? json_array_size(targets) : 0); k++)
+		json_object_set_new(json_array_get(targets, k), "device", json_string(cc));
+	return worst;
+}
+
+static json_t *devices_json(const struct args *g)
+{
+	json_t *a = json_array();
+	char cc[8];
+	for (size_t i = 0; i < (g->nccs ? g->nccs : g->device ? 1 : 0); i++) {
+		ow_gpu_format_cc(g->nccs ? g->ccs[i] : g->cc, cc, sizeof cc);
+		json_array_append_new(a, json_string(cc));
 	}
+	return a;
+}
+
+/* --device 12.0,8.0: the operands judged on each device in turn, one
+ * meaning as everywhere: a target must run on every device named. */
+static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
+                   const struct args *g)
+{
+	json_t *targets = c->json ? json_array() : NULL;
+	int worst = 0;
+	size_t nd = g->nccs ? g->nccs : 1;
+	struct ow_str names = {0};
+	for (size_t d = 0; d < nd; d++) {
+		struct args one = *g;
+		if (g->nccs)
+			one.cc = one.ao.cc = g->ccs[d];
+		char cc[8];
+		ow_gpu_format_cc(one.cc, cc, sizeof cc);
+		ow_str_printf(&names, "%s%s", d ? ", " : "", cc);
+		worst = worse(worst, run_device(c, s, argc, argv, first, &one, targets));
+	}
+	if (nd > 1)
+		cli_out(c, "audit: %s every device named (%s)\n",
+		        worst == 0 ? "runs on" : "does NOT run on", names.p ? names.p : "");
+	ow_str_dispose(&names);
 	if (targets) {
 		char cc[8];
 		ow_gpu_format_cc(g->cc, cc, sizeof cc);
 		static const char *const scans[] = {"auto", "always", "never"};
-		cli_json_out(json_pack("{s:s, s:o, s:o, s:s, s:b, s:o}", "command", "audit", "device",
-		                       g->device ? json_string(cc) : json_null(), "driver",
-		                       driver_json(g->drv), "scan_data", scans[g->ao.scan], "ok",
-		                       worst == 0, "targets", targets));
+		cli_json_out(json_pack("{s:s, s:o, s:o, s:o, s:s, s:b, s:o}", "command", "audit",
+		                       "device", g->device ? json_string(cc) : json_null(), "devices",
+		                       devices_json(g), "driver", driver_json(g->drv), "scan_data",
+		                       scans[g->ao.scan], "ok", worst == 0, "targets", targets));
 	}
 	return worst;
 }

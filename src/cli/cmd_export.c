@@ -12,6 +12,7 @@
 #include "offwheel/gpucompat.h"
 #include "mixedargs.h"
 #include "offwheel/str.h"
+#include "targetopts.h"
 
 static const char usage[] =
 	"export DIR|s3://BUCKET/PREFIX [SET-ID...] [--target T]... [--all-sets [--index URL]] [--file NAME]... "
@@ -87,12 +88,11 @@ static const struct cli_opt opts[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
-#define MAX_DEVICES 8
 
 struct export_args {
 	const char *targets[64], *files[4096];
 	int ntargets, nfiles, all, fat32, expires, force;
-	int ccs[MAX_DEVICES];
+	int ccs[CLI_MAX_DEVICES];
 	size_t nccs;
 	const char *sign, *nginx, *tool, *endpoint, *name, *index;
 	long long sequence;
@@ -110,26 +110,9 @@ static int sequence_arg(struct cli *c, const char *arg, long long *out)
 	return 0;
 }
 
-/* --device 12.0,8.6 (repeatable): each once. */
 static int device_arg(struct cli *c, const char *arg, struct export_args *a)
 {
-	char one[32];
-	for (const char *p = arg; *p;) {
-		size_t n = strcspn(p, ",");
-		int cc, seen = 0;
-		snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), p);
-		if (n >= sizeof one || ow_gpu_parse_device(one, &cc))
-			return cli_usage_error(c, "--device: '%.*s' is not a compute capability like 12.0 "
-			                       "or sm_86", (int)n, p);
-		for (size_t i = 0; i < a->nccs; i++)
-			seen |= a->ccs[i] == cc;
-		if (!seen && a->nccs == MAX_DEVICES)
-			return cli_usage_error(c, "--device: at most %d devices", MAX_DEVICES);
-		if (!seen)
-			a->ccs[a->nccs++] = cc;
-		p += n + (p[n] == ',');
-	}
-	return a->nccs ? 0 : cli_usage_error(c, "--device: name a compute capability like 12.0");
+	return cli_parse_devices(c, arg, a->ccs, &a->nccs);
 }
 
 static int name_arg(struct cli *c, const char *arg, const char **out)

@@ -11,29 +11,36 @@
 #include <sys/utsname.h>
 
 /* --device 12.0,8.0 (repeatable): each once; the first is o->device. */
-static int add_devices(struct cli *c, struct cli_target_opts *o, const char *arg)
+/* --device 12.0,8.6 (repeatable: adds to *n): each once, at most
+ * CLI_MAX_DEVICES. */
+int cli_parse_devices(struct cli *c, const char *arg, int *ccs, size_t *n)
 {
 	char one[32];
 	for (const char *p = arg; *p;) {
-		size_t n = strcspn(p, ",");
+		size_t k = strcspn(p, ",");
 		int cc = 0, seen = 0;
-		snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), p);
-		if (n >= sizeof one || ow_gpu_parse_device(one, &cc) || cc <= 0)
+		snprintf(one, sizeof one, "%.*s", (int)(k < sizeof one ? k : sizeof one - 1), p);
+		if (k >= sizeof one || ow_gpu_parse_device(one, &cc) || cc <= 0)
 			return cli_usage_error(c, "--device: '%.*s' is not a compute capability like 12.0 "
 			                          "or sm_86",
-			                       (int)n, p);
-		for (size_t i = 0; i < o->ndevices; i++)
-			seen |= o->devices[i] == cc;
-		if (!seen && o->ndevices == CLI_MAX_DEVICES)
+			                       (int)k, p);
+		for (size_t i = 0; i < *n; i++)
+			seen |= ccs[i] == cc;
+		if (!seen && *n == CLI_MAX_DEVICES)
 			return cli_usage_error(c, "--device: at most %d devices", CLI_MAX_DEVICES);
 		if (!seen)
-			o->devices[o->ndevices++] = cc;
-		p += n + (p[n] == ',');
+			ccs[(*n)++] = cc;
+		p += k + (p[k] == ',');
 	}
-	if (!o->ndevices)
-		return cli_usage_error(c, "--device: name a compute capability like 12.0");
-	o->device = o->devices[0];
-	return 0;
+	return *n ? 0 : cli_usage_error(c, "--device: name a compute capability like 12.0");
+}
+
+static int add_devices(struct cli *c, struct cli_target_opts *o, const char *arg)
+{
+	int rc = cli_parse_devices(c, arg, o->devices, &o->ndevices);
+	if (!rc)
+		o->device = o->devices[0];
+	return rc;
 }
 
 int cli_target_opt(struct cli *c, struct cli_target_opts *o, int key, const char *arg)

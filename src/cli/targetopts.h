@@ -61,4 +61,8 @@ struct ow_resolve_io;
 void cli_target_resolve_opts(struct ow_resolve_opts *ro, const struct cli_index_opts *idx,
                          const struct cli_target_opts *tgt, const struct ow_resolve_io *io);
 
+/* --device CC[,CC]: the compute capabilities added to ccs[*n] (each once,
+ * at most CLI_MAX_DEVICES); a usage error (exit 2) names a bad one. */
+int cli_parse_devices(struct cli *c, const char *arg, int *ccs, size_t *n);
+
 #endif

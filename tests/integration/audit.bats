@@ -135,6 +135,31 @@ PY
 	[ "$a" = "$b" ]
 }
 
+@test "--device 12.0,8.6: each device judged in turn, one meaning (must run on every one), one verdict line" {
+	# cu126 runs on 8.6, not on 12.0: the pair fails, each device's verdict said
+	run ow audit --device 8.6,12.0 "$W126"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ $output == *"native on CC 8.6"* && $output == *"none on CC 12.0"* ]]
+	[ "$(tail -n1 <<<"$output")" = "audit: does NOT run on every device named (8.6, 12.0)" ]
+	# cu128 runs on both
+	run ow audit --device 12.0,sm_86 "$W128"
+	[ "$status" -eq 0 ]
+	[ "$(tail -n1 <<<"$output")" = "audit: runs on every device named (12.0, 8.6)" ]
+	run ow -q audit --device 12.0,8.6 "$W128"
+	[ "$status" -eq 0 ]
+	[ "$(tail -n1 <<<"$output")" = "audit: runs on every device named (12.0, 8.6)" ]
+	# JSON: one document, every device, each entry naming its device
+	run ow --json audit --device 8.6,12.0 "$W126"
+	[ "$status" -eq 3 ]
+	echo "$output" | jq -e '.devices == ["8.6","12.0"] and .device == "8.6" and .ok == false'
+	echo "$output" | jq -e '[.targets[] | "\(.device) \(.verdict)"] == ["8.6 native", "12.0 none"]'
+	# a bad one is named
+	run ow audit --device 12.0,9.9x "$W128"
+	[ "$status" -eq 2 ]
+	[[ $output == *"'9.9x' is not a compute capability"* ]]
+}
+
 @test "--json has the verdict, the lists, the counts and every module" {
 	run ow --json audit --device 12.0 "$W128"
 	[ "$status" -eq 0 ]
