@@ -228,6 +228,17 @@ make_cu128() {
 	OFFWHEEL_LIBCUDA="$T/missing.so" run "$OFFWHEEL" doctor --site-packages "$T/cu126"
 	[ "$status" -eq 5 ]
 	[[ $output == *"give --device CC"* ]]
+	# two devices: each judged in turn; the set must run on both, and the
+	# last line says it does not (exit 3: 12.0 cannot, over 8.6's unchecked 5)
+	OFFWHEEL_LIBCUDA="$T/missing.so" run "$OFFWHEEL" doctor --device 8.6,12.0 --site-packages "$T/cu126"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ $output == *"== for compute capability 8.6"* && $output == *"== for compute capability 12.0"* ]]
+	[ "$(tail -n1 <<<"$output")" = "doctor: the installed set does NOT run on every device named (8.6, 12.0)" ]
+	OFFWHEEL_LIBCUDA="$T/missing.so" run "$OFFWHEEL" --json doctor --device 8.6,12.0 --site-packages "$T/cu126"
+	[ "$status" -eq 3 ]
+	jq -e '.ok == false and .exit_code == 3 and .cc == "8.6"' <<<"$output"
+	jq -e '[.devices[] | "\(.cc) \(.exit_code)"] == ["8.6 5", "12.0 3"] and .devices[1].fix.variant == "cu128"' <<<"$output"
 }
 
 @test "doctor: no stable build for 11.0 (Thor) -> the nightly channel" {
