@@ -150,6 +150,8 @@ int cmd_smoke(struct cli *c, int argc, char **argv);
 int cmd_doctor(struct cli *c, int argc, char **argv);
 int cmd_export(struct cli *c, int argc, char **argv);
 int cmd_probe(struct cli *c, int argc, char **argv);
+int cmd_install(struct cli *c, int argc, char **argv);
+int cmd_fleet(struct cli *c, int argc, char **argv);
 int cmd_check(struct cli *c, int argc, char **argv);
 int cmd_keygen(struct cli *c, int argc, char **argv);
 

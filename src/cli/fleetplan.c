@@ -336,12 +336,7 @@ json_t *fleet_plan_json(const struct fleet *f)
 
 /* ---- export --probes: machines.json and INSTALL.txt's lines ---------------------- */
 
-/* "cu128-cp312-manylinux_2_28_x86_64" (or with a space): its three parts */
-struct target_parts {
-	char variant[64], python[16], platform[128];
-};
-
-static int split_target(const char *t, struct target_parts *out)
+int fleet_split_target(const char *t, struct fleet_target_parts *out)
 {
 	size_t a = strcspn(t, " -");
 	if (!t[a] || a >= sizeof out->variant)
@@ -378,12 +373,12 @@ int fleet_export_texts(ow_store *s, struct fleet *f, const struct ow_export_plan
                        char **note)
 {
 	struct fleet_set *sets = calloc(p->nsets + 1, sizeof *sets);
-	struct target_parts *parts = calloc(p->nsets + 1, sizeof *parts);
+	struct fleet_target_parts *parts = calloc(p->nsets + 1, sizeof *parts);
 	char **reqs = calloc(p->nsets + 1, sizeof *reqs);
 	int rc = sets && parts && reqs ? 0 : OW_ENOMEM;
 	for (size_t i = 0; !rc && i < p->nsets; i++) {
 		const struct ow_export_set *e = &p->sets[i];
-		bool ok = e->id > 0 && e->target && !split_target(e->target, &parts[i]);
+		bool ok = e->id > 0 && e->target && !fleet_split_target(e->target, &parts[i]);
 		reqs[i] = ow_aprintf("requirements/%s.txt", e->req_name);
 		sets[i] = (struct fleet_set){.id = e->id, .target = e->target ? e->target : "",
 		                             .variant = parts[i].variant, .python = parts[i].python,
