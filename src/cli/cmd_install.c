@@ -88,15 +88,8 @@ static int check_stick(struct cli *c, const struct install_args *a, struct insta
 	if (rc && rc != OW_EVERIFY)
 		return cli_fail(c, rc);
 	char *dir = cli_printable_dup(r->stick);
-	for (size_t i = 0; rc && i < r->chk.n; i++) {
-		const struct ow_check_problem *p = &r->chk.problems[i];
-		char *path = p->path ? cli_printable_dup(p->path) : NULL;
-		char *detail = p->detail ? cli_printable_dup(p->detail) : NULL;
-		cli_wrapf(stderr, "%-9s %s%s%s\n", p->kind, path ? path : "", path ? ": " : "",
-		          detail ? detail : "");
-		free(path);
-		free(detail);
-	}
+	if (rc)
+		cli_check_problem_lines(&r->chk);
 	if (rc)
 		rc = cli_fail(c, ow_err(OW_EVERIFY, "%s: NOT valid — %zu problem%s; nothing was "
 		                                    "installed ('offwheel check' says the same)",
@@ -313,8 +306,9 @@ static int run(struct cli *c, const struct install_args *a, struct install_run *
 		return rc;
 	if (!r->pk.set) {
 		char *why = cli_terminal_dup(r->pk.why ? r->pk.why : "");
-		rc = cli_fail(c, ow_err(OW_ENOIMAGE, "%s: nothing on this stick fits it: %s",
-		                        r->p->name, why ? why : ""));
+		rc = cli_fail(c, ow_err(OW_ENOIMAGE, "%s: nothing on this stick fits it%s: %s",
+		                        r->p->name, r->pk.by_name ? " (machines.json)" : "",
+		                        why ? why : ""));
 		free(why);
 		return finish(c, r, rc);
 	}

@@ -159,8 +159,7 @@ static int by_name(const struct stick *st, const struct ow_probe *p, json_t *m,
 	if (!out->set) {
 		out->why = req ? ow_aprintf("machines.json gives it %s, which is not a set of this "
 		                            "stick's manifest — export the stick again", req)
-		               : ow_aprintf("NOTHING on this stick fits it (machines.json): %s",
-		                            why ? why : "no set fits");
+		               : ow_aprintf("%s", why ? why : "machines.json gives it no set");
 		return out->why ? 0 : OW_ENOMEM;
 	}
 	const struct stick_set *s = out->set;

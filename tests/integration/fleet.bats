@@ -6,6 +6,7 @@
 # GPU with driver 12.6, no driver, and a 12.0 GPU behind driver 11.8.
 
 load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"
+load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/fleet.bash"
 bats_require_minimum_version 1.5.0
 
 setup_file() {
@@ -19,22 +20,6 @@ setup_file() {
 	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
 		--host2 "$OW_HTTPS_URL2" >/dev/null
 	export OW_HTTPS_URL OW_CA_FILE OW_NGINX_DIR
-}
-
-# machine NAME: the stand-in's environment for one of the four machines
-machine() {
-	case $1 in
-	lab-a) echo "OFFWHEEL_LIBCUDA=$STANDIN OW_STANDIN_CC=12.0 OW_STANDIN_DRIVER=12.8" ;;
-	lab-b) echo "OFFWHEEL_LIBCUDA=$STANDIN OW_STANDIN_CC=8.0 OW_STANDIN_DRIVER=12.6" ;;
-	lab-c) echo "OFFWHEEL_LIBCUDA=$BATS_FILE_TMPDIR/no-driver/libcuda.so.1" ;;
-	lab-d) echo "OFFWHEEL_LIBCUDA=$STANDIN OW_STANDIN_CC=12.0 OW_STANDIN_DRIVER=11.8" ;;
-	esac
-}
-
-on() { # NAME CMD...: run offwheel as on that machine
-	local m=$1
-	shift
-	env $(machine "$m") "$OFFWHEEL" "$@"
 }
 
 @test "probe: one document per machine, its GPUs and driver from the Driver API; no driver is an answer" {

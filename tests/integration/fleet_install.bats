@@ -10,6 +10,7 @@
 # importlib.metadata the oracle of what it installed.
 
 load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"
+load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/fleet.bash"
 bats_require_minimum_version 1.5.0
 
 setup_file() {
@@ -41,21 +42,6 @@ setup_file() {
 
 teardown_file() {
 	ow_stop_nginx
-}
-
-machine() {
-	case $1 in
-	lab-a) echo "OFFWHEEL_LIBCUDA=$STANDIN OW_STANDIN_CC=12.0 OW_STANDIN_DRIVER=12.8" ;;
-	lab-b) echo "OFFWHEEL_LIBCUDA=$STANDIN OW_STANDIN_CC=8.0 OW_STANDIN_DRIVER=12.6" ;;
-	lab-c) echo "OFFWHEEL_LIBCUDA=$BATS_FILE_TMPDIR/no-driver/libcuda.so.1" ;;
-	lab-d) echo "OFFWHEEL_LIBCUDA=$STANDIN OW_STANDIN_CC=12.0 OW_STANDIN_DRIVER=11.8" ;;
-	esac
-}
-
-on() { # NAME CMD...: run offwheel as on that machine
-	local m=$1
-	shift
-	env $(machine "$m") "$OFFWHEEL" "$@"
 }
 
 # the venv's own view of what is installed: NAME VERSION of torch, sorted
@@ -162,4 +148,108 @@ torch_of() {
 	[ "$status" -eq 0 ]
 	[[ $output == *"no report on the stick"*"reports/lab-c.json"* ]]
 	[[ $(torch_of "$BATS_TEST_TMPDIR/v") == *+cpu ]]
+}
+
+# ---- fleet: the lab as the stick brings it back (after the installs above) ----
+
+@test "fleet: all four machines, what each got, and why the last got nothing" {
+	[ -f "$STICK/reports/lab-a.json" ] || skip "needs the install tests before it"
+	run "$OFFWHEEL" fleet "$STICK"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -E '^lab-a +12\.0 .* 12\.8 .*cu128 .*installed, smoke passed' <<<"$output"
+	grep -E '^lab-b +8\.0 .* 12\.6 .*cu126 .*not installed' <<<"$output"
+	grep -E '^lab-c +no GPU +none .*cpu .*installed, smoke no-driver' <<<"$output"
+	grep -E '^lab-d +12\.0 .* 11\.8 ' <<<"$output"
+	# under lab-d, why: its driver is too old for cu128, and which driver would do
+	grep -A2 '^lab-d' <<<"$output" | grep -q "failed: no set on the stick fits it: .*cu128: the driver reports CUDA 11.8; cu128 needs 12.8 (NVIDIA driver 570.26 or newer)"
+	[[ $output == *"4 machines: 2 installed, 1 with no set that fits"* ]]
+}
+
+@test "fleet --json: one document (docs/json/fleet.schema.json), a row per machine with its steps" {
+	[ -f "$STICK/reports/lab-a.json" ] || skip "needs the install tests before it"
+	run --separate-stderr "$OFFWHEEL" --json fleet "$STICK"
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "$(jq -r '[.machines[].name] | join(" ")' <<<"$output")" = "lab-a lab-b lab-c lab-d" ]
+	[ "$(jq -r '.machines[] | select(.name == "lab-a") | [.steps.probed, .steps.set, .steps.installed, .steps.smoke] | join(" ")' <<<"$output")" = "ok ok ok ok" ]
+	[ "$(jq -r '.machines[] | select(.name == "lab-c") | .steps.smoke' <<<"$output")" = "n/a" ]
+	[ "$(jq -r '.machines[] | select(.name == "lab-b") | [.installed, .steps.installed] | join(" ")' <<<"$output")" = " pending" ]
+	[ "$(jq -r '.machines[] | select(.name == "lab-d") | .steps.set' <<<"$output")" = failed ]
+	[[ $(jq -r '.machines[] | select(.name == "lab-d") | .why' <<<"$output") == *570.26* ]]
+	# the schema check is live in the test suite (cli.bats shows it fails on a difference)
+	[ -n "$OFFWHEEL_SCHEMA_DIR" ]
+}
+
+# chromium --headless, as Debian packages it (not installed by scripts/test: it is
+# some 300 MB; apt-get install chromium)
+browser() {
+	command -v chromium >/dev/null || return 1
+	echo chromium
+}
+
+dump_dom() { # FILE: the DOM chromium renders from it, the network unreachable
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --host-resolver-rules='MAP * ~NOTFOUND' \
+		--user-data-dir="$BATS_TEST_TMPDIR/chromium" --dump-dom "file://$1" 2>/dev/null
+}
+
+@test "fleet --html: one self-contained page; chromium renders every machine, and it asks the network for nothing" {
+	[ -f "$STICK/reports/lab-a.json" ] || skip "needs the install tests before it"
+	page="$BATS_TEST_TMPDIR/lab.html"
+	run "$OFFWHEEL" fleet "$STICK" --html "$page"
+	[ "$status" -eq 0 ]
+	[[ $output == *"written to $page"* ]]
+	# nothing that could load anything: no src, href, url(), @import; fetching forbidden
+	! grep -Eiq '(src|href|srcset|action|data)=|url\(|@import|<script|<link|<img|<iframe' "$page"
+	grep -q "Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'" "$page"
+	browser >/dev/null || skip "chromium is not installed (apt-get install chromium): the page was checked without a browser"
+	dom=$(dump_dom "$page")
+	[ -n "$dom" ]
+	for m in lab-a lab-b lab-c lab-d; do
+		grep -q "<th scope=\"row\">$m</th>" <<<"$dom" || { echo "not rendered: $m"; false; }
+	done
+	# green and red steps, and the fix under lab-d's row
+	grep -q 'class="step ok"' <<<"$dom"
+	grep -q 'class="step failed"' <<<"$dom"
+	grep -q '570.26' <<<"$dom"
+	# the rendered page holds no URL to fetch either
+	! grep -Eio '(src|href)="https?:' <<<"$dom"
+}
+
+@test "fleet: a hostile probe and report (markup, ESC bytes) are shown escaped in the terminal, JSON and HTML" {
+	[ -f "$STICK/reports/lab-a.json" ] || skip "needs the install tests before it"
+	h="$BATS_TEST_TMPDIR/hostile"
+	mkdir -p "$h/probes" "$h/reports"
+	cp "$STICK/manifest.json" "$STICK/machines.json" "$h/"
+	evil=$'<script>alert(1)</script>\e[31mRED\e]0;title\a'
+	jq --arg n "$evil" '.name = $n | .gpus[0].name = $n' "$STICK/probes/lab-a.json" >"$h/probes/evil.json"
+	jq --arg n "$evil" '.machine = $n | .why = $n | .install.ok = false | .install.error = $n | .set = null' \
+		"$STICK/reports/lab-a.json" >"$h/reports/evil.json"
+	run "$OFFWHEEL" fleet "$h"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output != *$'\e'* && $output != *$'\a'* ]]
+	[[ $output == *'<script>alert(1)</script>\x1b[31mRED'* ]]
+	# JSON: the exact text, as a JSON string
+	run --separate-stderr "$OFFWHEEL" --json fleet "$h"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.machines[] | select(.name | startswith("<script>")) | .name' <<<"$output")" = "$evil" ]
+	# HTML: no markup of theirs
+	"$OFFWHEEL" fleet "$h" --html "$h/lab.html" >/dev/null
+	! grep -q '<script' "$h/lab.html"
+	! grep -q $'\e' "$h/lab.html"
+	grep -q '&lt;script&gt;alert(1)&lt;/script&gt;\\x1b\[31mRED' "$h/lab.html"
+	browser >/dev/null || skip "chromium is not installed (apt-get install chromium): checked without a browser"
+	dom=$(dump_dom "$h/lab.html")
+	[[ $dom == *'&lt;script&gt;alert(1)&lt;/script&gt;'* ]]
+	! grep -q '<script>alert' <<<"$dom"
+}
+
+@test "fleet: usage, and a directory that holds no lab" {
+	run "$OFFWHEEL" fleet
+	[ "$status" -eq 2 ]
+	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	run "$OFFWHEEL" fleet "$BATS_TEST_TMPDIR/empty"
+	[ "$status" -ne 0 ]
+	[[ $output == *"run 'offwheel probe'"* ]]
 }
