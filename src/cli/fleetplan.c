@@ -12,6 +12,7 @@
 #include "offwheel/export.h"
 #include "offwheel/fleet.h"
 #include "offwheel/probe.h"
+#include "offwheel/resolve.h"
 #include "offwheel/str.h"
 #include "offwheel/tags.h"
 
@@ -274,6 +275,22 @@ int fleet_plan(ow_store *s, struct fleet *f, const struct fleet_set *sets, size_
 			rc = plan_one(s, m, sets, n);
 	}
 	return rc ? ow_err(OW_ENOMEM, "out of memory") : 0;
+}
+
+int fleet_plan_resolved(ow_store *s, struct fleet *f, const struct ow_resolve_report *r)
+{
+	struct fleet_set *sets = calloc(r->ntargets + 1, sizeof *sets);
+	if (!sets)
+		return ow_err(OW_ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->ntargets; i++) {
+		const struct ow_resolve_target *t = &r->targets[i];
+		sets[i] = (struct fleet_set){.id = t->set_id, .target = t->describe, .variant = t->variant,
+		                             .python = t->python, .platform = t->platform,
+		                             .complete = t->complete};
+	}
+	int rc = fleet_plan(s, f, sets, r->ntargets);
+	free(sets);
+	return rc;
 }
 
 /* "12.0,8.0", "no GPU" (owned; NULL out of memory) */

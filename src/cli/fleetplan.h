@@ -51,6 +51,10 @@ void fleet_dispose(struct fleet *f);
 int fleet_targets(const struct fleet *f, struct cli_strlist *pythons, struct cli_strlist *platforms);
 /* Pick each machine's set among `sets` by the audits the store holds. */
 int fleet_plan(ow_store *s, struct fleet *f, const struct fleet_set *sets, size_t n);
+struct ow_resolve_report;
+/* sync --probes, resolve --probes: each machine's set among the resolved
+ * targets' complete sets. */
+int fleet_plan_resolved(ow_store *s, struct fleet *f, const struct ow_resolve_report *r);
 void fleet_plan_text(const struct cli *c, const struct fleet *f);
 json_t *fleet_plan_json(const struct fleet *f);
 

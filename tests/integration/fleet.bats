@@ -142,6 +142,30 @@ fleet_sync() { # [offwheel options...]
 	[[ $(jq -r '.machines[] | select(.name == "lab-d") | .why' <<<"$output") == *"570.26"* ]]
 }
 
+@test "resolve --probes: the same matrix and the same set per machine, nothing fetched" {
+	[ -f "$BATS_FILE_TMPDIR/probes/lab-a.json" ] || skip "needs the sync --probes test before it"
+	ws="$BATS_TEST_TMPDIR/ws-resolve"
+	run "$OFFWHEEL" --home "$ws" resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cpu,cu126,cu128 \
+		--probes "$BATS_FILE_TMPDIR/probes"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	py=$(jq -r '.pythons[0].abis[0]' "$BATS_FILE_TMPDIR/probes/lab-a.json")
+	plat=$(jq -r '.platforms[0]' "$BATS_FILE_TMPDIR/probes/lab-a.json")
+	grep -E "^  lab-a .*: set [0-9]+, cu128 $py-$plat\$" <<<"$output"
+	grep -E "^  lab-b .*: set [0-9]+, cu126 $py-$plat\$" <<<"$output"
+	grep -E "^  lab-c .*: set [0-9]+, cpu $py-$plat\$" <<<"$output"
+	grep -E "^  lab-d .*NOTHING: .*570.26" <<<"$output"
+	# nothing was downloaded: no wheel among the workspace's objects
+	[ "$("$OFFWHEEL" --home "$ws" --json ls objects --kind wheel | jq '.objects | length')" -eq 0 ]
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cpu,cu126,cu128 \
+		--probes "$BATS_FILE_TMPDIR/probes" --offline
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "$(jq -r '.machines[] | select(.name == "lab-b") | .variant' <<<"$output")" = cu126 ]
+	[ "$(jq -r '.machines[] | select(.name == "lab-d") | .set' <<<"$output")" = null ]
+}
+
 @test "sync --probes: a machine whose driver is new enough but whose GPU no build serves" {
 	d="$BATS_TEST_TMPDIR/probes"
 	mkdir -p "$d"
