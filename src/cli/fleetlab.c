@@ -31,7 +31,6 @@ static int problem(struct lab *lab, char *text)
 	}
 	lab->problems = v;
 	v[lab->nproblems++] = text;
-	/* analyzer: text is kept in lab->problems, freed by lab_dispose */
 	return 0;
 }
 
