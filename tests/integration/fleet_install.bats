@@ -245,6 +245,22 @@ dump_dom() { # FILE: the DOM chromium renders from it, the network unreachable
 	! grep -q '<script>alert' <<<"$dom"
 }
 
+@test "fleet at 80 columns: each machine's name on its line, the rest under it, wrapped at words" {
+	[ -f "$STICK/reports/lab-a.json" ] || skip "needs the install tests before it"
+	run python3 "$OW_SOURCE_DIR/tests/tools/ptyscreen.py" --cols 80 -- "$OFFWHEEL" fleet "$STICK"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	while IFS= read -r line; do
+		[ "${#line}" -le 80 ] || { echo "wider than 80: $line"; false; }
+	done <<<"$output"
+	for m in lab-a lab-b lab-c lab-d; do
+		grep -qx "$m" <<<"$output" || { echo "no line of its own: $m"; false; }
+	done
+	flat=$(tr -s ' \n' '  ' <<<"$output")
+	[[ $flat == *"set cu128 cp311-"*"installed, smoke passed"* || $flat == *"set cu128 cp3"*"installed, smoke passed"* ]]
+	[[ $flat == *"cu128 needs 12.8 (NVIDIA driver 570.26 or newer)"* ]]
+}
+
 @test "fleet: usage, and a directory that holds no lab" {
 	run "$OFFWHEEL" fleet
 	[ "$status" -eq 2 ]
