@@ -155,6 +155,12 @@ int cmd_smoke(struct cli *c, int argc, char **argv);
 int cmd_doctor(struct cli *c, int argc, char **argv);
 int cmd_export(struct cli *c, int argc, char **argv);
 int cmd_probe(struct cli *c, int argc, char **argv);
+int cmd_install(struct cli *c, int argc, char **argv);
+struct ow_check_report;
+/* check's lines for a stick that is not valid, one per problem, escaped
+ * (cmd_check.c; install says the same). */
+void cli_check_problem_lines(const struct ow_check_report *r);
+int cmd_fleet(struct cli *c, int argc, char **argv);
 int cmd_check(struct cli *c, int argc, char **argv);
 int cmd_keygen(struct cli *c, int argc, char **argv);
 

@@ -183,12 +183,8 @@ static void render_warnings(const char *dir, const struct ow_check_report *r)
 	}
 }
 
-/* One line per problem; names are shown escaped, never replayed to the terminal. */
-static void render(struct cli *c, const char *dir, const struct ow_check_report *r)
+void cli_check_problem_lines(const struct ow_check_report *r)
 {
-	char b[32], exp[32];
-	if (c->json)
-		return render_json(dir, r);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct ow_check_problem *p = &r->problems[i];
 		char *path = p->path ? cli_printable_dup(p->path) : NULL;
@@ -198,6 +194,15 @@ static void render(struct cli *c, const char *dir, const struct ow_check_report 
 		free(path);
 		free(detail);
 	}
+}
+
+/* One line per problem; names are shown escaped, never replayed to the terminal. */
+static void render(struct cli *c, const char *dir, const struct ow_check_report *r)
+{
+	char b[32], exp[32];
+	if (c->json)
+		return render_json(dir, r);
+	cli_check_problem_lines(r);
 	char *shown = cli_printable_dup(dir);
 	time_t t = (time_t)r->expires;
 	struct tm tm;

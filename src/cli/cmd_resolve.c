@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "fleetplan.h"
 #include "interrupt.h"
 #include "render.h"
 #include "offwheel/export.h"
@@ -18,7 +19,7 @@
 
 static const char usage[] =
 	"resolve [--channel CH | --index-url URL] [--variant LIST] [--python LIST] "
-	"[--platform LIST] [--date YYYYMMDD | --version V] [--no-deps]";
+	"[--platform LIST] [--date YYYYMMDD | --version V] [--no-deps] [--probes DIR|FILE]";
 static const char description[] =
 	"Pick a matched torch / torchvision / torchaudio set for every variant ×\n"
 	"python × platform, with its full dependency closure, and print the matrix.\n"
@@ -30,9 +31,12 @@ static const char description[] =
 	"GETs), and the age of the oldest page used is printed.\n"
 	"The sets are stored ('offwheel ls sets').  Exit 4 when a target has no\n"
 	"complete set: it is shown with what is missing and the newest complete\n"
-	"alternative.";
+	"alternative.  With --probes (what 'offwheel probe' wrote on the lab's\n"
+	"machines) the targets are the machines' Pythons and platforms, and the end\n"
+	"names the set each machine would get, or why none fits (as sync --probes,\n"
+	"without fetching; docs/fleet.md).";
 
-enum { OPT_OFFLINE = 380 };
+enum { OPT_OFFLINE = 380, OPT_PROBES };
 
 static const struct cli_opt opts[] = {
 	CLI_INDEX_OPTS,
@@ -42,6 +46,7 @@ static const struct cli_opt opts[] = {
 	{"offline", OPT_OFFLINE, no_argument, NULL,
 	 "use only what the workspace holds (no crawl, no metadata downloads); a target that "
 	 "needs a page or metadata never read is incomplete and names it"},
+	{"probes", OPT_PROBES, required_argument, "DIR|FILE", "the machines' probes (offwheel probe): their Pythons and platforms are the targets, and each is named with its set"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -50,6 +55,8 @@ struct ropts {
 	struct cli_target_opts tgt;
 	struct cli_stack_opts stack;
 	int offline;
+	struct cli_strlist probes;
+	struct fleet fleet;
 };
 
 static int on_opt(struct cli *c, int key, const char *arg, void *ud)
@@ -59,6 +66,8 @@ static int on_opt(struct cli *c, int key, const char *arg, void *ud)
 		o->offline = 1;
 		return 0;
 	}
+	if (key == OPT_PROBES)
+		return cli_strlist_add_csv(&o->probes, arg);
 	const struct cli_stack_opts_all all = {&o->stack, &o->idx, &o->tgt};
 	return cli_stack_opts_all_opt(c, &all, key, arg);
 }
@@ -574,15 +583,21 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	int exitc = rc == OW_EINCOMPLETE ? 4 : 0;
 	if (o->tgt.ndevices && judge_devices(c, o, s, &r, &fits))
 		exitc = 1;
+	if (o->fleet.n && (rc = fleet_plan_resolved(s, &o->fleet, &r)) < 0)
+		exitc = cli_fail(c, rc);
 	json_t *doc = c->json ? cli_resolve_report_json(&o->idx, &r, &net) : NULL;
 	if (doc && fits.n)
 		cli_fits_json_set(doc, &o->idx, &r, &fits);
+	if (doc && o->fleet.n)
+		json_object_set_new(doc, "machines", fleet_plan_json(&o->fleet));
 	if (doc)
 		cli_json_out(doc);
 	else
 		cli_resolve_render_text(c, &o->idx, &r, &net, !o->tgt.no_deps);
 	if (fits.n && !c->json)
 		cli_fits_text(c, &o->idx, &r, &fits);
+	if (o->fleet.n && !c->json)
+		fleet_plan_text(c, &o->fleet);
 	if (fits.n && !cli_fits_running(&r, &fits) && !r.unreachable)
 		exitc = 3; /* no set runs on every device: "no kernel image" ahead */
 	cli_fits_dispose(&fits, r.ntargets);
@@ -598,8 +613,12 @@ int cmd_resolve(struct cli *c, int argc, char **argv)
 	int rc;
 	bool go = cli_parse_no_operands(c, argc, argv, &cs, &rc);
 	o.idx.offline = o.offline;
-	if (go && !(rc = cli_stack_opts_finish_all(c, &o.stack, &o.idx, &o.tgt)))
+	if (go && !(rc = o.probes.n ? fleet_load(c, &o.probes, &o.fleet) : 0) &&
+	    !(rc = o.fleet.n && fleet_targets(&o.fleet, &o.tgt.pythons, &o.tgt.platforms)) &&
+	    !(rc = cli_stack_opts_finish_all(c, &o.stack, &o.idx, &o.tgt)))
 		rc = cli_with_store(c, OW_STORE_WRITE, run, &o);
+	fleet_dispose(&o.fleet);
+	cli_strlist_dispose(&o.probes);
 	cli_index_opts_dispose(&o.idx);
 	cli_target_opts_dispose(&o.tgt);
 	cli_stack_opts_dispose(&o.stack);

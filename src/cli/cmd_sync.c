@@ -400,23 +400,6 @@ static int interrupted_early(struct cli *c)
 	return 128 + cli_interrupted();
 }
 
-/* --probes: each machine's set among the complete ones, by their audits */
-static int plan_machines(struct sopts *o, ow_store *s, const struct ow_resolve_report *r)
-{
-	struct fleet_set *sets = calloc(r->ntargets + 1, sizeof *sets);
-	if (!sets)
-		return ow_err(OW_ENOMEM, "out of memory");
-	for (size_t i = 0; i < r->ntargets; i++) {
-		const struct ow_resolve_target *t = &r->targets[i];
-		sets[i] = (struct fleet_set){.id = t->set_id, .target = t->describe, .variant = t->variant,
-		                             .python = t->python, .platform = t->platform,
-		                             .complete = t->complete};
-	}
-	int rc = fleet_plan(s, &o->fleet, sets, r->ntargets);
-	free(sets);
-	return rc;
-}
-
 static int run(struct cli *c, void *ud, ow_store *s)
 {
 	struct sopts *o = ud;
@@ -439,7 +422,7 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	if (!rc)
 		rc = again_if_metadata_wrong(c, o, s, &out);
 	if (!rc && o->fleet.n && !cli_interrupted())
-		rc = plan_machines(o, s, &out.res);
+		rc = fleet_plan_resolved(s, &o->fleet, &out.res);
 	cli_interrupt_disarm();
 	ow_link_refusals_dispose(&out.net.rejected); /* counted in crawl_rejected */
 	out.net.rejected = out.crawl_rejected;       /* moved: net owns them now */

@@ -12,6 +12,7 @@
 #include "offwheel/export.h"
 #include "offwheel/fleet.h"
 #include "offwheel/probe.h"
+#include "offwheel/resolve.h"
 #include "offwheel/str.h"
 #include "offwheel/tags.h"
 
@@ -276,6 +277,22 @@ int fleet_plan(ow_store *s, struct fleet *f, const struct fleet_set *sets, size_
 	return rc ? ow_err(OW_ENOMEM, "out of memory") : 0;
 }
 
+int fleet_plan_resolved(ow_store *s, struct fleet *f, const struct ow_resolve_report *r)
+{
+	struct fleet_set *sets = calloc(r->ntargets + 1, sizeof *sets);
+	if (!sets)
+		return ow_err(OW_ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->ntargets; i++) {
+		const struct ow_resolve_target *t = &r->targets[i];
+		sets[i] = (struct fleet_set){.id = t->set_id, .target = t->describe, .variant = t->variant,
+		                             .python = t->python, .platform = t->platform,
+		                             .complete = t->complete};
+	}
+	int rc = fleet_plan(s, f, sets, r->ntargets);
+	free(sets);
+	return rc;
+}
+
 /* "12.0,8.0", "no GPU" (owned; NULL out of memory) */
 static char *gpus_text(const struct fleet_machine *m)
 {
@@ -336,12 +353,7 @@ json_t *fleet_plan_json(const struct fleet *f)
 
 /* ---- export --probes: machines.json and INSTALL.txt's lines ---------------------- */
 
-/* "cu128-cp312-manylinux_2_28_x86_64" (or with a space): its three parts */
-struct target_parts {
-	char variant[64], python[16], platform[128];
-};
-
-static int split_target(const char *t, struct target_parts *out)
+int fleet_split_target(const char *t, struct fleet_target_parts *out)
 {
 	size_t a = strcspn(t, " -");
 	if (!t[a] || a >= sizeof out->variant)
@@ -378,12 +390,12 @@ int fleet_export_texts(ow_store *s, struct fleet *f, const struct ow_export_plan
                        char **note)
 {
 	struct fleet_set *sets = calloc(p->nsets + 1, sizeof *sets);
-	struct target_parts *parts = calloc(p->nsets + 1, sizeof *parts);
+	struct fleet_target_parts *parts = calloc(p->nsets + 1, sizeof *parts);
 	char **reqs = calloc(p->nsets + 1, sizeof *reqs);
 	int rc = sets && parts && reqs ? 0 : OW_ENOMEM;
 	for (size_t i = 0; !rc && i < p->nsets; i++) {
 		const struct ow_export_set *e = &p->sets[i];
-		bool ok = e->id > 0 && e->target && !split_target(e->target, &parts[i]);
+		bool ok = e->id > 0 && e->target && !fleet_split_target(e->target, &parts[i]);
 		reqs[i] = ow_aprintf("requirements/%s.txt", e->req_name);
 		sets[i] = (struct fleet_set){.id = e->id, .target = e->target ? e->target : "",
 		                             .variant = parts[i].variant, .python = parts[i].python,

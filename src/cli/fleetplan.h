@@ -51,8 +51,20 @@ void fleet_dispose(struct fleet *f);
 int fleet_targets(const struct fleet *f, struct cli_strlist *pythons, struct cli_strlist *platforms);
 /* Pick each machine's set among `sets` by the audits the store holds. */
 int fleet_plan(ow_store *s, struct fleet *f, const struct fleet_set *sets, size_t n);
+struct ow_resolve_report;
+/* sync --probes, resolve --probes: each machine's set among the resolved
+ * targets' complete sets. */
+int fleet_plan_resolved(ow_store *s, struct fleet *f, const struct ow_resolve_report *r);
 void fleet_plan_text(const struct cli *c, const struct fleet *f);
 json_t *fleet_plan_json(const struct fleet *f);
+
+/* "cu128-cp312-manylinux_2_28_x86_64" (or with a space after the
+ * variant, as the store names targets): its three parts; -1 when it has
+ * not got them or one is too long. */
+struct fleet_target_parts {
+	char variant[64], python[16], platform[128];
+};
+int fleet_split_target(const char *t, struct fleet_target_parts *out);
 
 struct ow_export_plan;
 /* export --probes: each machine's set among the plan's, machines.json's

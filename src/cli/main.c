@@ -26,6 +26,8 @@ static const struct cli_command commands[] = {
 	{"export", cmd_export, "write a signed tree for pip --no-index (USB stick, lab server)"},
 	{"check", cmd_check, "verify an export on the target (signature, hashes, rollback)"},
 	{"probe", cmd_probe, "on a lab machine: describe it (Pythons, libc, GPUs) for the stick"},
+	{"install", cmd_install, "on a lab machine: check the stick, install its set, smoke, report"},
+	{"fleet", cmd_fleet, "the lab's table from a stick: each machine's set, install, smoke"},
 	{"keygen", cmd_keygen, "make an Ed25519 key pair (signify format) for signing exports"},
 	{NULL, NULL, NULL},
 };

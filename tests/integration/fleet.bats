@@ -6,6 +6,7 @@
 # GPU with driver 12.6, no driver, and a 12.0 GPU behind driver 11.8.
 
 load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/servers.bash"
+load "${OW_SOURCE_DIR:-$BATS_TEST_DIRNAME/../..}/tests/lib/fleet.bash"
 bats_require_minimum_version 1.5.0
 
 setup_file() {
@@ -19,22 +20,6 @@ setup_file() {
 	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
 		--host2 "$OW_HTTPS_URL2" >/dev/null
 	export OW_HTTPS_URL OW_CA_FILE OW_NGINX_DIR
-}
-
-# machine NAME: the stand-in's environment for one of the four machines
-machine() {
-	case $1 in
-	lab-a) echo "OFFWHEEL_LIBCUDA=$STANDIN OW_STANDIN_CC=12.0 OW_STANDIN_DRIVER=12.8" ;;
-	lab-b) echo "OFFWHEEL_LIBCUDA=$STANDIN OW_STANDIN_CC=8.0 OW_STANDIN_DRIVER=12.6" ;;
-	lab-c) echo "OFFWHEEL_LIBCUDA=$BATS_FILE_TMPDIR/no-driver/libcuda.so.1" ;;
-	lab-d) echo "OFFWHEEL_LIBCUDA=$STANDIN OW_STANDIN_CC=12.0 OW_STANDIN_DRIVER=11.8" ;;
-	esac
-}
-
-on() { # NAME CMD...: run offwheel as on that machine
-	local m=$1
-	shift
-	env $(machine "$m") "$OFFWHEEL" "$@"
 }
 
 @test "probe: one document per machine, its GPUs and driver from the Driver API; no driver is an answer" {
@@ -155,6 +140,30 @@ fleet_sync() { # [offwheel options...]
 	[ "$(jq -r '.machines[] | select(.name == "lab-a") | .variant' <<<"$output")" = cu128 ]
 	[ "$(jq -r '.machines[] | select(.name == "lab-d") | .set' <<<"$output")" = null ]
 	[[ $(jq -r '.machines[] | select(.name == "lab-d") | .why' <<<"$output") == *"570.26"* ]]
+}
+
+@test "resolve --probes: the same matrix and the same set per machine, nothing fetched" {
+	[ -f "$BATS_FILE_TMPDIR/probes/lab-a.json" ] || skip "needs the sync --probes test before it"
+	ws="$BATS_TEST_TMPDIR/ws-resolve"
+	run "$OFFWHEEL" --home "$ws" resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cpu,cu126,cu128 \
+		--probes "$BATS_FILE_TMPDIR/probes"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	py=$(jq -r '.pythons[0].abis[0]' "$BATS_FILE_TMPDIR/probes/lab-a.json")
+	plat=$(jq -r '.platforms[0]' "$BATS_FILE_TMPDIR/probes/lab-a.json")
+	grep -E "^  lab-a .*: set [0-9]+, cu128 $py-$plat\$" <<<"$output"
+	grep -E "^  lab-b .*: set [0-9]+, cu126 $py-$plat\$" <<<"$output"
+	grep -E "^  lab-c .*: set [0-9]+, cpu $py-$plat\$" <<<"$output"
+	grep -E "^  lab-d .*NOTHING: .*570.26" <<<"$output"
+	# nothing was downloaded: no wheel among the workspace's objects
+	[ "$("$OFFWHEEL" --home "$ws" --json ls objects --kind wheel | jq '.objects | length')" -eq 0 ]
+	run --separate-stderr "$OFFWHEEL" --home "$ws" --json resolve --index-url "$OW_HTTPS_URL/whl/nightly" \
+		--cert "$OW_CA_FILE" --allow-host r2.localhost --variant cpu,cu126,cu128 \
+		--probes "$BATS_FILE_TMPDIR/probes" --offline
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "$(jq -r '.machines[] | select(.name == "lab-b") | .variant' <<<"$output")" = cu126 ]
+	[ "$(jq -r '.machines[] | select(.name == "lab-d") | .set' <<<"$output")" = null ]
 }
 
 @test "sync --probes: a machine whose driver is new enough but whose GPU no build serves" {
