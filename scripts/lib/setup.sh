@@ -11,7 +11,8 @@ OW_PKGS_BUILD=(build-essential cmake ninja-build pkg-config git
 # What the tests use: real servers and clients, the stock signature tools.
 OW_PKGS_TEST=(libcmocka-dev bats nginx openssl curl python3 python3-venv python3-pip
 	clang libclang-rt-14-dev signify-openbsd minisign libxml2-utils unzip xxd jq
-	sqlite3 exfat-fuse exfatprogs man-db bsdextrautils python3-packaging lintian)
+	sqlite3 exfat-fuse exfatprogs man-db bsdextrautils python3-packaging lintian
+	chromium) # chromium: the fleet page rendered headless (fleet_install.bats)
 # What the benchmarks add.
 OW_PKGS_BENCH=(hyperfine time)
 

@@ -180,8 +180,8 @@ torch_of() {
 	[ -n "$OFFWHEEL_SCHEMA_DIR" ]
 }
 
-# chromium --headless, as Debian packages it (not installed by scripts/test: it is
-# some 300 MB; apt-get install chromium)
+# chromium --headless, as Debian packages it (scripts/test installs it; run by
+# hand without it, the browser checks skip with a message)
 browser() {
 	command -v chromium >/dev/null || return 1
 	echo chromium
