@@ -133,15 +133,14 @@ int cmd_fetch(struct cli *c, int argc, char **argv)
 		int frc = a.metadata ? ow_fetch_metadata(s, &fo, ids, n, &r)
 		                     : ow_fetch_files(s, &fo, ids, n, &r);
 		cli_interrupt_disarm();
-		int ok = frc == 0 || frc == OW_EINCOMPLETE || frc == OW_EVERIFY || frc == OW_ENOSPC;
-		if (ok && cli_interrupted() && !c->json)
+		int ok = frc == 0 || frc == OW_EINCOMPLETE || frc == OW_EVERIFY || frc == OW_ENOSPC ||
+		         frc == OW_EINTERRUPTED; /* a report: what was stored, what was not */
+		if (frc == OW_EINTERRUPTED && !c->json)
 			rc = cli_interrupt_report(c, &r);
 		else if (ok)
 			render(c, &r);
 		if (!rc)
-			rc = cli_interrupted() ? 128 + cli_interrupted()
-			     : frc ? (ok ? ow_err_exit_code(frc) : cli_fail(c, frc))
-			           : 0;
+			rc = frc ? (ok ? ow_err_exit_code(frc) : cli_fail(c, frc)) : 0;
 		ow_fetch_report_dispose(&r);
 	}
 	free(ids);

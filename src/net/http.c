@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -543,16 +542,20 @@ static long next_wait_ms(const ow_http *h)
 	return (long)w;
 }
 
+/* Every transfer not done ends now, its bytes kept for a resume: with
+ * OW_EINTERRUPTED once the process was interrupted (ow_interrupt), else
+ * (ow_http_cancel) with OW_EINCOMPLETE. */
 static void cancel_all(ow_http *h)
 {
+	int rc = ow_interrupted() ? OW_EINTERRUPTED : OW_EINCOMPLETE;
 	for (struct xfer *x = h->head; x; x = x->next) {
 		if (x->state == X_DONE)
 			continue;
 		if (x->state == X_RUNNING)
 			detach(x);
-		hx_decide(x, V_FATAL, OW_EINCOMPLETE, "cancelled; %llu bytes kept for a later resume",
-		       (unsigned long long)x->pos);
-		finish(x, OW_EINCOMPLETE);
+		hx_decide(x, V_FATAL, rc, "%s; %llu bytes kept for a later resume",
+		          rc == OW_EINTERRUPTED ? "interrupted" : "cancelled", (unsigned long long)x->pos);
+		finish(x, rc);
 	}
 }
 
@@ -741,17 +744,12 @@ static int has_work(const ow_http *h)
 	return 0;
 }
 
-/* ow_http_interrupt: the flag every engine obeys, and the engine inside
- * ow_http_run now (one at a time: the runs are not nested). */
-static volatile sig_atomic_t interrupted;
-static ow_http *_Atomic running;
-
-static int run_loop(ow_http *h)
+int ow_http_run(ow_http *h)
 {
 	reap(h);
 	while (has_work(h)) {
 		int still = 0;
-		if (h->cancel || interrupted)
+		if (h->cancel || ow_interrupted())
 			cancel_all(h);
 		start_ready(h);
 		if (curl_multi_perform(h->multi, &still) != CURLM_OK)
@@ -767,25 +765,9 @@ static int run_loop(ow_http *h)
 	return rc ? ow_err(rc, "%s", h->first_detail) : 0;
 }
 
-int ow_http_run(ow_http *h)
-{
-	atomic_store(&running, h);
-	int rc = run_loop(h);
-	atomic_store(&running, NULL);
-	return rc;
-}
-
 void ow_http_cancel(ow_http *h) { h->cancel = 1; }
 
-void ow_http_interrupt(void)
-{
-	interrupted = 1;
-	ow_http *h = atomic_load(&running);
-	if (h)
-		ow_http_cancel(h);
-}
-
-int ow_http_interrupted(void) { return interrupted != 0; }
+int ow_http_interrupted(void) { return ow_interrupted() != 0; }
 
 /* ---- memory sink and the one-shot helper -------------------------------------- */
 

@@ -724,6 +724,9 @@ static int summarize(struct ow_fetch_report *r)
 		if (r->items[i].outcome == OW_FETCH_FAILED && r->items[i].rc == OW_ENOSPC)
 			return ow_err(OW_ENOSPC, "%s: %s", r->items[i].filename,
 			              ow_fetch_item_detail(&r->items[i]));
+	if (ow_interrupted()) /* what finished is stored; the rest resumes next time */
+		return ow_err(OW_EINTERRUPTED, "interrupted: %zu of %zu files stored (partials kept; "
+		                               "re-run to resume)", r->done + r->had, r->n);
 	if (r->failed)
 		return ow_err(OW_EINCOMPLETE, "%zu of %zu files could not be downloaded (partials kept; "
 		                              "re-run to resume)",

@@ -443,6 +443,9 @@ int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const in
 		r->rejected += it->outcome == OW_FETCH_REJECTED;
 		r->failed += it->outcome == OW_FETCH_FAILED && !it->no_range;
 	}
+	if (ow_interrupted()) /* what was read is kept */
+		return ow_err(OW_EINTERRUPTED, "interrupted: the metadata of %zu of %zu wheels read",
+		              r->done + r->had, r->n);
 	if (r->failed)
 		return ow_err(OW_EINCOMPLETE, "the metadata of %zu of %zu wheels could not be read by "
 		              "range requests (re-run to try again)", r->failed, r->n);
