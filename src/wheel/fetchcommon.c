@@ -30,7 +30,6 @@ int wh_file_row(ow_store *s, enum ow_sql sql, int64_t id, struct ow_fetch_item *
 		return rc < 0 ? rc : ow_err(OW_ENOENT, "file #%lld is not in the index", (long long)id);
 	it->file_id = id;
 	free(it->url);
-	/* analyzer: kept in it->url, freed by ow_fetch_report_dispose */
 	if (!(it->url = strdup(ow_col_text(st, 0)))) {
 		ow_stmt_run(st);
 		return ow_err(OW_ENOMEM, "file #%lld: out of memory", (long long)id);
