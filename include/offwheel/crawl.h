@@ -145,8 +145,10 @@ int ow_crawl_auth_failed(const struct ow_crawl_report *r);
 /* Add the links the pages of `r` rejected to `acc`. */
 void ow_crawl_report_refusals(const struct ow_crawl_report *r, struct ow_link_refusals *acc);
 /* Crawl; returns 0 when every page was done (missing projects included),
- * OW_EINCOMPLETE when some failed (the rest is stored), < 0 when nothing
- * could start.  *out is filled in both of the first cases. */
+ * OW_EINCOMPLETE when some failed (the rest is stored), OW_EINTERRUPTED when
+ * the process was interrupted (ow_interrupt; the pages done are stored), < 0
+ * otherwise when nothing could start.  *out is filled in the first three
+ * cases. */
 int ow_crawl(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report *out);
 void ow_crawl_report_dispose(struct ow_crawl_report *r);
 

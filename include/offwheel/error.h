@@ -11,7 +11,8 @@
 
 /* X(name, exit code of the CLI, short text) — the CLI's exit codes (README,
  * "Exit codes"): 1 error, 2 usage, 3 verification failed, 4 incomplete,
- * 5 no GPU/driver. */
+ * 5 no GPU/driver, 130 interrupted (128 + the signal recorded by
+ * ow_interrupt: 130 for SIGINT, 143 for SIGTERM; ow_err_exit_code). */
 #define OW_ERROR_TABLE(X)                                          \
 	X(EINVAL, 2, "invalid argument")                               \
 	X(ENOMEM, 1, "out of memory")                                  \
@@ -42,7 +43,8 @@
 	X(EUNSUPPORTED, 1, "not supported")                            \
 	X(ENODRIVER, 5, "no GPU or CUDA driver")                       \
 	X(ECUDA, 1, "CUDA driver error")                               \
-	X(EINTERNAL, 1, "internal error")
+	X(EINTERNAL, 1, "internal error")                              \
+	X(EINTERRUPTED, 130, "interrupted")
 
 enum ow_error {
 	OW_OK = 0,
@@ -86,7 +88,18 @@ void ow_err_clear(void);
 const char *ow_err_name(int code);
 /* The short text of the table. */
 const char *ow_err_text(int code);
-/* Process exit code for a library error (0 for OW_OK). */
+/* Process exit code for a library error (0 for OW_OK); for OW_EINTERRUPTED
+ * 128 + the signal ow_interrupt recorded (the table's 130 when none was). */
 int ow_err_exit_code(int code);
+
+/* Stopping (Ctrl-C, SIGTERM): the one record of the signal that asked this
+ * process to stop.  ow_interrupt is for a signal handler (async-signal-safe;
+ * the first signal is kept).  From then on the transfer engine ends every
+ * transfer with OW_EINTERRUPTED, partial bytes kept for a resume, and the
+ * layers above (fetch, crawl, resolve, sync) return OW_EINTERRUPTED with what
+ * finished stored. */
+void ow_interrupt(int sig);
+/* The signal recorded, 0 when none. */
+int ow_interrupted(void);
 
 #endif

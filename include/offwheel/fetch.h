@@ -123,7 +123,9 @@ int ow_fetch_lookup(ow_store *s, const char *item, int64_t **ids, size_t *n);
 
 /* Download and verify the wheels `ids`.  0 when all are in the store,
  * OW_EVERIFY when some were rejected, OW_EINCOMPLETE when some could not be
- * downloaded (the rest is stored either way); *r tells per file. */
+ * downloaded, OW_EINTERRUPTED when the process was interrupted (ow_interrupt:
+ * partials kept for a resume); the rest is stored either way, and *r tells
+ * per file. */
 int ow_fetch_files(ow_store *s, const struct ow_fetch_opts *o, const int64_t *ids, size_t n,
                    struct ow_fetch_report *r);
 /* Download the PEP 658 metadata files of `ids` (those whose page announced

@@ -77,11 +77,7 @@ void ow_http_opts_default(struct ow_http_opts *o);
 int ow_http_pool_new(ow_http_pool **out);
 void ow_http_pool_free(ow_http_pool *p);
 
-/* For a SIGINT / SIGTERM handler (async-signal-safe): the engine running
- * now is cancelled (ow_http_cancel: its transfers end with OW_EINCOMPLETE,
- * partial bytes kept for a resume, nothing half-written stored) and every
- * engine run later in the process stops at once the same way. */
-void ow_http_interrupt(void);
-/* Nonzero once ow_http_interrupt was called. */
+/* Nonzero once the process was interrupted (ow_interrupt, error.h): every
+ * engine then ends its transfers with OW_EINTERRUPTED at once. */
 int ow_http_interrupted(void);
 #endif

@@ -559,15 +559,12 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	cli_stack_resolve_opts(&o->stack, &ro);
 	struct ow_resolve_report r;
 	cli_interrupt_arm();
-	int rc = ow_resolve(s, &ro, &r);
+	int rc = cli_interrupt_code(ow_resolve(s, &ro, &r));
 	cli_interrupt_disarm();
-	if (cli_interrupted()) {
+	if (rc == OW_EINTERRUPTED) {
 		ow_resolve_report_dispose(&r);
 		ow_resolve_netio_clear(&net);
-		if (!c->json)
-			return cli_interrupt_say(c);
-		cli_fail(c, ow_err(OW_EINCOMPLETE, "interrupted — re-run to resume"));
-		return 128 + cli_interrupted();
+		return cli_interrupt_fail(c);
 	}
 	if (rc < 0 && rc != OW_EINCOMPLETE) {
 		ow_resolve_netio_clear(&net);

@@ -107,8 +107,9 @@ static int crawl_members(struct sopts *o, ow_store *s, struct ow_crawl_opts *co,
 	co->variants = cli_index_opts_folders(&o->idx, &co->nvariants);
 	int rc = o->idx.variants_default && !o->idx.flat ? ow_crawl_probing(s, co, &r, &probe)
 	                                                 : ow_crawl(s, co, &r);
-	if (rc && rc != OW_EINCOMPLETE)
+	if (rc && rc != OW_EINCOMPLETE && rc != OW_EINTERRUPTED)
 		return rc;
+	int stop = rc == OW_EINTERRUPTED ? rc : 0; /* the report is filled: counted, freed */
 	/* a login missing or refused: resolve would only ask again */
 	if ((rc = ow_crawl_auth_failed(&r))) {
 		ow_crawl_report_dispose(&r);
@@ -118,7 +119,7 @@ static int crawl_members(struct sopts *o, ow_store *s, struct ow_crawl_opts *co,
 	n->not_found += probe.not_found;
 	*at_root = probe.layout == OW_ROOT_FLAT || (co->nvariants == 1 && !*co->variants[0]);
 	ow_crawl_report_dispose(&r);
-	return 0;
+	return stop;
 }
 
 /* Each --find-links source beside the index: read once, every project it
@@ -138,10 +139,10 @@ static int crawl_find_links(struct sopts *o, ow_store *s, struct ow_crawl_opts *
 			continue; /* --no-index: the index, crawled already */
 		co->index_url = o->idx.find_links.v[i];
 		rc = ow_crawl(s, co, &r);
-		if (rc == 0 || rc == OW_EINCOMPLETE) {
+		if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EINTERRUPTED) {
 			count_pages(&r, n, false);
 			ow_crawl_report_dispose(&r);
-			rc = 0;
+			rc = rc == OW_EINTERRUPTED ? rc : 0;
 		}
 	}
 	return rc;
@@ -179,9 +180,9 @@ static int crawl_step(struct cli *c, struct sopts *o, ow_store *s, size_t *faile
 		co.projects = (const char *const *)deps.v;
 		co.nprojects = deps.n;
 		rc = ow_crawl(s, &co, &r);
-		if (rc == 0 || rc == OW_EINCOMPLETE) {
+		if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EINTERRUPTED) {
 			count_pages(&r, &n, true);
-			rc = ow_crawl_auth_failed(&r);
+			rc = rc == OW_EINTERRUPTED ? rc : ow_crawl_auth_failed(&r);
 			ow_crawl_report_dispose(&r);
 		}
 	}
@@ -252,6 +253,13 @@ struct outcome {
 	struct cli_strlist replaced; /* wheels whose range metadata was wrong: resolved again */
 };
 
+/* The run was interrupted (Ctrl-C, SIGTERM): the resolve or the downloads
+ * ended with OW_EINTERRUPTED. */
+static int stopped(const struct outcome *out)
+{
+	return out->rrc == OW_EINTERRUPTED || out->frc == OW_EINTERRUPTED;
+}
+
 static int fetch_step(struct sopts *o, ow_store *s, struct outcome *out)
 {
 	struct ow_fetch_opts fo = {.policy = &o->idx.policy, .http = &o->idx.http};
@@ -260,11 +268,11 @@ static int fetch_step(struct sopts *o, ow_store *s, struct outcome *out)
 	if (!ids)
 		return OW_ENOMEM;
 	/* the .metadata files first: small, and export publishes them (PEP 658) */
-	ow_fetch_metadata(s, &fo, ids, n, &out->meta);
-	out->frc = cli_interrupted() ? OW_EINCOMPLETE : ow_fetch_files(s, &fo, ids, n, &out->fetch);
+	int mrc = ow_fetch_metadata(s, &fo, ids, n, &out->meta);
+	out->frc = mrc == OW_EINTERRUPTED ? mrc : ow_fetch_files(s, &fo, ids, n, &out->fetch);
 	free(ids);
 	return out->frc == 0 || out->frc == OW_EINCOMPLETE || out->frc == OW_EVERIFY ||
-	               out->frc == OW_ENOSPC
+	               out->frc == OW_ENOSPC || out->frc == OW_EINTERRUPTED
 	           ? 0
 	           : out->frc;
 }
@@ -355,10 +363,10 @@ static void matrix_text(struct cli *c, struct sopts *o, struct outcome *out)
 /* Resolve, judge --device, fetch: 0, or an error that ends the run. */
 static int resolve_and_fetch(struct cli *c, struct sopts *o, ow_store *s, struct outcome *out)
 {
-	out->rrc = resolve_step(o, s, &out->res, &out->net);
+	out->rrc = cli_interrupt_code(resolve_step(o, s, &out->res, &out->net));
 	/* one count for the run: the sync's own crawl and resolve's on the way */
 	ow_link_refusals_merge(&out->crawl_rejected, &out->net.rejected);
-	if (cli_interrupted())
+	if (out->rrc == OW_EINTERRUPTED)
 		return 0; /* nothing is judged or fetched: run() says so */
 	if (out->rrc && out->rrc != OW_EINCOMPLETE)
 		return out->rrc;
@@ -380,7 +388,7 @@ static int resolve_and_fetch(struct cli *c, struct sopts *o, ow_store *s, struct
 static int again_if_metadata_wrong(struct cli *c, struct sopts *o, ow_store *s,
                                    struct outcome *out)
 {
-	if (!out->fetch.meta_replaced || cli_interrupted())
+	if (!out->fetch.meta_replaced || stopped(out))
 		return 0;
 	for (size_t i = 0; i < out->fetch.n; i++)
 		if (out->fetch.items[i].meta_replaced &&
@@ -388,16 +396,6 @@ static int again_if_metadata_wrong(struct cli *c, struct sopts *o, ow_store *s,
 			return OW_ENOMEM;
 	outcome_clear(out);
 	return resolve_and_fetch(c, o, s, out);
-}
-
-/* Interrupted while crawling: nothing resolved, the line (or, with --json,
- * the one error document) and 128 + the signal. */
-static int interrupted_early(struct cli *c)
-{
-	if (!c->json)
-		return cli_interrupt_say(c);
-	cli_fail(c, ow_err(OW_EINCOMPLETE, "interrupted — re-run to resume"));
-	return 128 + cli_interrupted();
 }
 
 static int run(struct cli *c, void *ud, ow_store *s)
@@ -412,28 +410,32 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	 * rounds and the downloads alike, and leaves the workspace clean */
 	cli_interrupt_arm();
 	int rc = crawl_step(c, o, s, &out.crawl_failed, &out.crawl_rejected);
-	int hint = rc || cli_interrupted() ? 0 : cli_index_find_links_hint(c, &o->idx, s);
-	if (rc || hint || cli_interrupted()) {
+	int hint = rc ? 0 : cli_index_find_links_hint(c, &o->idx, s);
+	if (rc || hint) { /* interrupted while crawling: nothing resolved */
 		cli_interrupt_disarm();
 		ow_link_refusals_dispose(&out.crawl_rejected);
-		return cli_interrupted() ? interrupted_early(c) : hint ? hint : cli_fail(c, rc);
+		return rc == OW_EINTERRUPTED ? cli_interrupt_fail(c) : hint ? hint : cli_fail(c, rc);
 	}
 	rc = resolve_and_fetch(c, o, s, &out);
 	if (!rc)
 		rc = again_if_metadata_wrong(c, o, s, &out);
-	if (!rc && o->fleet.n && !cli_interrupted())
+	if (!rc && o->fleet.n && !stopped(&out))
 		rc = fleet_plan_resolved(s, &o->fleet, &out.res);
 	cli_interrupt_disarm();
 	ow_link_refusals_dispose(&out.net.rejected); /* counted in crawl_rejected */
 	out.net.rejected = out.crawl_rejected;       /* moved: net owns them now */
 	memset(&out.crawl_rejected, 0, sizeof out.crawl_rejected);
+	if (rc == OW_EINTERRUPTED) { /* --device's audits, stopped: said as any interrupt */
+		out.rrc = rc;
+		rc = 0;
+	}
 	int exitc = rc ? cli_fail(c, rc) : exit_code(o, &out);
-	if (!rc && cli_interrupted() && !c->json)
+	if (!rc && stopped(&out) && !c->json)
 		exitc = cli_interrupt_report(c, &out.fetch);
 	else if (!rc)
 		render(c, o, &out, exitc);
-	if (!rc && cli_interrupted())
-		exitc = 128 + cli_interrupted();
+	if (!rc && stopped(&out))
+		exitc = ow_err_exit_code(OW_EINTERRUPTED);
 	outcome_clear(&out);
 	cli_strlist_dispose(&out.replaced);
 	return exitc;

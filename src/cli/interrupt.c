@@ -1,25 +1,25 @@
 /* interrupt.c - Ctrl-C (SIGINT) or SIGTERM while fetch, sync or resolve work
  * (crawl, metadata, downloads):
- * the transfer engine is told to stop (ow_http_interrupt, safe in a signal
- * handler); every running transfer ends with its partial bytes kept for the
- * next run, nothing unverified is stored, and the command says what
- * finished before it exits 128 + the signal's number (130 for Ctrl-C). */
+ * the handler records the signal (ow_interrupt, error.h: the one flag, safe
+ * in a signal handler); every running transfer ends with OW_EINTERRUPTED and
+ * its partial bytes kept for the next run, nothing unverified is stored, the
+ * library returns OW_EINTERRUPTED, and the command says what finished
+ * before it exits with that code's exit status from the error table
+ * (128 + the signal: 130 for Ctrl-C, 143 for SIGTERM). */
 #include "interrupt.h"
 
 #include <signal.h>
 #include <string.h>
 
-#include "offwheel/http.h"
+#include "offwheel/error.h"
 #include "render.h"
 
-static volatile sig_atomic_t got;
 static struct sigaction old_int, old_term;
 static int armed;
 
 static void on_signal(int sig)
 {
-	got = sig;
-	ow_http_interrupt();
+	ow_interrupt(sig);
 }
 
 void cli_interrupt_arm(void)
@@ -44,8 +44,6 @@ void cli_interrupt_disarm(void)
 	armed = 0;
 }
 
-int cli_interrupted(void) { return got; }
-
 int cli_interrupt_report(const struct cli *c, const struct ow_fetch_report *r)
 {
 	size_t stored = 0;
@@ -69,5 +67,18 @@ int cli_interrupt_say(const struct cli *c)
 	snprintf(prefix, sizeof prefix, "offwheel %s: ", c->cmd ? c->cmd : "fetch");
 	cli_wrapped(stderr, prefix, "interrupted — re-run to resume (what finished is stored; "
 	                            "partial downloads are kept and continued by the next run)");
-	return 128 + (got ? got : SIGINT);
+	return ow_err_exit_code(OW_EINTERRUPTED);
+}
+
+int cli_interrupt_fail(struct cli *c)
+{
+	if (!c->json)
+		return cli_interrupt_say(c);
+	cli_fail(c, ow_err(OW_EINTERRUPTED, "interrupted — re-run to resume"));
+	return ow_err_exit_code(OW_EINTERRUPTED);
+}
+
+int cli_interrupt_code(int rc)
+{
+	return rc == OW_EINCOMPLETE && ow_interrupted() ? OW_EINTERRUPTED : rc;
 }

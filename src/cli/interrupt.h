@@ -9,12 +9,18 @@
  * (a second one ends the process); disarm restores what was before. */
 void cli_interrupt_arm(void);
 void cli_interrupt_disarm(void);
-/* The signal caught, 0 none. */
-int cli_interrupted(void);
 /* Clear progress, list the files `r` stored, say "interrupted — re-run to
- * resume" on stderr; the exit code (128 + the signal). */
+ * resume" on stderr; the exit code of OW_EINTERRUPTED (128 + the signal). */
 int cli_interrupt_report(const struct cli *c, const struct ow_fetch_report *r);
 /* Only the "interrupted — re-run to resume" line; the exit code. */
 int cli_interrupt_say(const struct cli *c);
+/* An interrupt that ends a command before it has a report: the line, or
+ * with --json the one error document (code EINTERRUPTED); the exit code. */
+int cli_interrupt_fail(struct cli *c);
+/* ow_resolve's code with an interrupt it words as OW_EINCOMPLETE ("resolve:
+ * interrupted — nothing was recorded", when no transfer ran after the
+ * signal) read as OW_EINTERRUPTED; any other code as it is.  Goes when
+ * resolve returns OW_EINTERRUPTED there itself. */
+int cli_interrupt_code(int rc);
 
 #endif

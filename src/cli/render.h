@@ -20,7 +20,7 @@ void cli_resolve_render_text(const struct cli *c, const struct cli_index_opts *o
                          int deps);
 json_t *cli_resolve_member_json(const struct ow_resolve_member *m);
 
-/* Downloads (cmd_fetch.c). */
+/* Downloads (fetchrender.c). */
 json_t *cli_fetch_report_json(const struct ow_fetch_report *r);
 void cli_fetch_item_text(const struct cli *c, const struct ow_fetch_item *it);
 /* `by_resolve`: wheels this run stored while resolving (counted as "had"). */

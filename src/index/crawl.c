@@ -1137,6 +1137,9 @@ int ow_crawl(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl_report 
 		return rc;
 	for (size_t i = 0; i < n; i++)
 		out->failed += out->pages[i].outcome == OW_PAGE_FAILED;
+	if (ow_interrupted()) /* the pages done are stored */
+		return ow_err(OW_EINTERRUPTED, "interrupted: %zu of %zu pages crawled", n - out->failed,
+		              n);
 	return out->failed ? ow_err(OW_EINCOMPLETE, "%zu of %zu pages could not be crawled",
 	                            out->failed, n)
 	                   : 0;

@@ -98,7 +98,7 @@ int ow_crawl_probing(ow_store *s, const struct ow_crawl_opts *o, struct ow_crawl
 		probe->remembered = true;
 		return crawl_root(s, o, out);
 	}
-	if ((rc = ow_crawl(s, o, out)) < 0 && rc != OW_EINCOMPLETE)
+	if ((rc = ow_crawl(s, o, out)) < 0 && rc != OW_EINCOMPLETE && rc != OW_EINTERRUPTED)
 		return rc;
 	probe->layout = ow_crawl_layout(out);
 	if (ow_root_layout_put(s, o->index_url, probe->layout) < 0)

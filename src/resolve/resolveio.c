@@ -61,7 +61,7 @@ static int net_crawl(void *ud, ow_store *s, const struct ow_crawl_ref *pages, si
 	                          .find_links = c->find_links, .nfind_links = c->nfind_links};
 	struct ow_crawl_report r;
 	rc = ow_crawl(s, &o, &r);
-	if (rc == 0 || rc == OW_EINCOMPLETE) {
+	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EINTERRUPTED) { /* r is filled */
 		for (size_t p = 0; p < r.npages && rc != OW_ENOMEM; p++)
 			if (r.pages[p].outcome == OW_PAGE_FAILED)
 				rc = keep_page_error(c, r.pages[p].url, r.pages[p].detail, rc);
@@ -124,7 +124,7 @@ static int fetch_some(struct ow_resolve_netio *c, ow_store *s, const int64_t *id
 	rc = kind == FK_METADATA ? ow_fetch_metadata(s, &o, ids, n, &r)
 	         : kind == FK_RANGE  ? ow_fetch_range_metadata(s, &o, ids, n, &r)
 	                             : ow_fetch_files(s, &o, ids, n, &r);
-	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY) {
+	if (rc == 0 || rc == OW_EINCOMPLETE || rc == OW_EVERIFY || rc == OW_EINTERRUPTED) {
 		c->fetched += r.done + r.had;
 		c->failed += r.rejected + r.failed;
 		keep_causes(c, &r);

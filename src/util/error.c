@@ -1,6 +1,7 @@
 /* error.c - the error table and the per-thread detail message. */
 #include "offwheel/error.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,10 +159,23 @@ const char *ow_err_text(int code)
 	return r ? r->text : "unknown error";
 }
 
+/* The one flag of an interrupt: the signal's number. */
+static volatile sig_atomic_t stop_sig;
+
+void ow_interrupt(int sig)
+{
+	if (!stop_sig)
+		stop_sig = sig ? sig : SIGINT;
+}
+
+int ow_interrupted(void) { return stop_sig; }
+
 int ow_err_exit_code(int code)
 {
 	const struct err_row *r = find_row(code);
 	if (code == OW_OK)
 		return 0;
+	if (code == OW_EINTERRUPTED && stop_sig)
+		return 128 + stop_sig;
 	return r ? r->exitc : 1;
 }

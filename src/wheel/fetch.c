@@ -106,39 +106,6 @@ int ow_fetch_lookup(ow_store *s, const char *item, int64_t **ids, size_t *n)
 	return 0;
 }
 
-void wh_http_opts(const struct ow_fetch_opts *o, ow_http_allow_fn allow, void *ud,
-                  struct ow_http_opts *out)
-{
-	if (o->http)
-		*out = *o->http;
-	else
-		ow_http_opts_default(out);
-	out->allow_url = allow;
-	out->allow_ud = ud;
-}
-
-int wh_file_row(ow_store *s, enum ow_sql sql, int64_t id, struct ow_fetch_item *it,
-                ow_stmt **out)
-{
-	ow_stmt *st = ow_db_stmt(ow_store_db(s), sql);
-	if (!st)
-		return OW_EDB;
-	ow_stmt_int(st, 1, id);
-	int rc = ow_stmt_step(st);
-	if (rc <= 0)
-		return rc < 0 ? rc : ow_err(OW_ENOENT, "file #%lld is not in the index", (long long)id);
-	it->file_id = id;
-	free(it->url);
-	/* analyzer: kept in it->url, freed by ow_fetch_report_dispose */
-	if (!(it->url = strdup(ow_col_text(st, 0)))) {
-		ow_stmt_run(st);
-		return ow_err(OW_ENOMEM, "file #%lld: out of memory", (long long)id);
-	}
-	snprintf(it->filename, sizeof it->filename, "%s", ow_col_text(st, 1));
-	*out = st;
-	return 0;
-}
-
 static int load_item(struct fetch *f, struct dl *d, int64_t id, char *object, char *meta_object,
                      int *has_meta)
 {
@@ -757,6 +724,9 @@ static int summarize(struct ow_fetch_report *r)
 		if (r->items[i].outcome == OW_FETCH_FAILED && r->items[i].rc == OW_ENOSPC)
 			return ow_err(OW_ENOSPC, "%s: %s", r->items[i].filename,
 			              ow_fetch_item_detail(&r->items[i]));
+	if (ow_interrupted()) /* what finished is stored; the rest resumes next time */
+		return ow_err(OW_EINTERRUPTED, "interrupted: %zu of %zu files stored (partials kept; "
+		                               "re-run to resume)", r->done + r->had, r->n);
 	if (r->failed)
 		return ow_err(OW_EINCOMPLETE, "%zu of %zu files could not be downloaded (partials kept; "
 		                              "re-run to resume)",

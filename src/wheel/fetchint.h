@@ -1,4 +1,6 @@
-/* fetchint.h - what fetch.c and fetchrange.c share (wheel subsystem only). */
+/* fetchint.h - what fetch.c and fetchrange.c share (wheel subsystem only):
+ * the helpers of fetchcommon.c, and fetch.c's whole-wheel download that
+ * fetchrange.c hands a transfer to. */
 #ifndef OW_FETCHINT_H
 #define OW_FETCHINT_H
 

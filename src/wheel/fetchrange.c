@@ -159,30 +159,6 @@ static void keep_text(struct rfetch *f, struct rdl *d)
 	set_outcome(d, OW_FETCH_DONE, 0, NULL);
 }
 
-/* The METADATA of the wheel in `fd` (`size` bytes), read the same way as a
- * remote one but with pread: a few kB, whatever the wheel's size. */
-static int fd_metadata(int fd, const char *filename, uint64_t size, struct ow_rangemeta *rm)
-{
-	int rc = ow_rangemeta_init(rm, filename, size);
-	uint8_t *buf = NULL;
-	while (rc == 0 || rc == 1) {
-		uint8_t *g = realloc(buf, rm->want_len ? (size_t)rm->want_len : 1);
-		if (!g) {
-			rc = ow_err(OW_ENOMEM, "out of memory");
-			break;
-		}
-		buf = g;
-		if ((rc = ow_pread_all(fd, buf, (size_t)rm->want_len, rm->want_off))) {
-			ow_err_prefix(rc, "%s: ", filename);
-			break;
-		}
-		if ((rc = ow_rangemeta_feed(rm, buf, (size_t)rm->want_len)) == OW_RM_HAVE_TEXT)
-			break;
-	}
-	free(buf);
-	return rc;
-}
-
 /* A wheel of a local index: the reads of the state machine are preads on
  * the file named by its file: URL.  It is opened without following a
  * symlink at its end and without blocking, and must be a regular file; a
@@ -211,7 +187,7 @@ static void read_local(struct rfetch *f, struct rdl *d)
 		rc = ow_err(OW_EPOLICY, "%s: %s is not a regular file", it->filename, path);
 		set_outcome(d, OW_FETCH_REJECTED, rc, ow_err_detail());
 	} else {
-		rc = fd_metadata(fd, it->filename, (uint64_t)st.st_size, &d->rm);
+		rc = ow_rangemeta_read_fd(fd, it->filename, (uint64_t)st.st_size, &d->rm);
 		it->received = d->rm.bytes_read;
 		if (!rc) {
 			keep_text(f, d);
@@ -467,6 +443,9 @@ int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const in
 		r->rejected += it->outcome == OW_FETCH_REJECTED;
 		r->failed += it->outcome == OW_FETCH_FAILED && !it->no_range;
 	}
+	if (ow_interrupted()) /* what was read is kept */
+		return ow_err(OW_EINTERRUPTED, "interrupted: the metadata of %zu of %zu wheels read",
+		              r->done + r->had, r->n);
 	if (r->failed)
 		return ow_err(OW_EINCOMPLETE, "the metadata of %zu of %zu wheels could not be read by "
 		              "range requests (re-run to try again)", r->failed, r->n);
@@ -474,54 +453,4 @@ int ow_fetch_range_metadata(ow_store *s, const struct ow_fetch_opts *o, const in
 		return ow_err(OW_EVERIFY, "the METADATA of %zu of %zu wheels read by range requests "
 		              "was refused", r->rejected, r->n);
 	return 0;
-}
-
-/* ---- the wheel's own METADATA against what ranges gave ------------------------ */
-
-/* Sets resolved with the file's wrong metadata: incomplete, saying why. */
-static int mark_sets_wrong(ow_store *s, int64_t file_id, const char *filename)
-{
-	char why[400];
-	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FMETA_SETS_WRONG);
-	if (!st)
-		return OW_EDB;
-	snprintf(why, sizeof why, OW_SET_META_WRONG "the METADATA of %s read by range requests "
-	         "was not the wheel's", filename);
-	ow_stmt_int(st, 1, file_id);
-	ow_stmt_text(st, 2, why);
-	return ow_stmt_run(st);
-}
-
-int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename, int fd,
-                              uint64_t size)
-{
-	struct ow_file_meta fm;
-	struct ow_rangemeta rm = {0};
-	int rc = ow_file_meta_get(s, file_id, &fm);
-	if (rc <= 0)
-		return rc;
-	if (strcmp(fm.source, OW_META_RANGE)) {
-		ow_file_meta_clear(&fm);
-		return 0;
-	}
-	uint8_t dg[OW_SHA256_LEN];
-	char hex[OW_SHA256_HEX];
-	if (!(rc = fd_metadata(fd, filename, size, &rm)) &&
-	    !(rc = ow_sha256_buf(rm.text, rm.text_len, dg))) {
-		ow_hex(dg, sizeof dg, hex);
-		if (strcmp(hex, fm.sha256)) {
-			ow_log(OW_LOG_WARN,
-			       "%s: its METADATA (sha256 %.12s…) is not the one read earlier by range "
-			       "requests (%.12s…) — the server changed the file or sent other bytes; the "
-			       "wheel's own is kept now, and the sets resolved with the other are marked "
-			       "incomplete until their targets are resolved again",
-			       filename, hex, fm.sha256);
-			rc = ow_file_meta_record(s, file_id, OW_META_WHEEL, rm.text, rm.text_len);
-			rc = rc ? rc : mark_sets_wrong(s, file_id, filename);
-			rc = rc ? rc : 1;
-		}
-	}
-	ow_rangemeta_clear(&rm);
-	ow_file_meta_clear(&fm);
-	return rc;
 }

@@ -9,6 +9,9 @@
 #include "offwheel/error.h"
 #include "offwheel/fetch.h"
 #include "offwheel/str.h"
+#include "event.h"
+#include "hex.h"
+#include "rangemeta.h"
 #include "wheelmeta.h"
 #include "store.h"
 #include "digest.h"
@@ -158,4 +161,54 @@ void ow_file_meta_clear(struct ow_file_meta *m)
 	free(m->build_requires);
 	m->build_requires = NULL;
 	m->nbuild_requires = 0;
+}
+
+/* ---- the wheel's own METADATA against what ranges gave ------------------------ */
+
+/* Sets resolved with the file's wrong metadata: incomplete, saying why. */
+static int mark_sets_wrong(ow_store *s, int64_t file_id, const char *filename)
+{
+	char why[400];
+	ow_stmt *st = ow_db_stmt(ow_store_db(s), OW_SQL_FMETA_SETS_WRONG);
+	if (!st)
+		return OW_EDB;
+	snprintf(why, sizeof why, OW_SET_META_WRONG "the METADATA of %s read by range requests "
+	         "was not the wheel's", filename);
+	ow_stmt_int(st, 1, file_id);
+	ow_stmt_text(st, 2, why);
+	return ow_stmt_run(st);
+}
+
+int ow_fetch_check_range_meta(ow_store *s, int64_t file_id, const char *filename, int fd,
+                              uint64_t size)
+{
+	struct ow_file_meta fm;
+	struct ow_rangemeta rm = {0};
+	int rc = ow_file_meta_get(s, file_id, &fm);
+	if (rc <= 0)
+		return rc;
+	if (strcmp(fm.source, OW_META_RANGE)) {
+		ow_file_meta_clear(&fm);
+		return 0;
+	}
+	uint8_t dg[OW_SHA256_LEN];
+	char hex[OW_SHA256_HEX];
+	if (!(rc = ow_rangemeta_read_fd(fd, filename, size, &rm)) &&
+	    !(rc = ow_sha256_buf(rm.text, rm.text_len, dg))) {
+		ow_hex(dg, sizeof dg, hex);
+		if (strcmp(hex, fm.sha256)) {
+			ow_log(OW_LOG_WARN,
+			       "%s: its METADATA (sha256 %.12s…) is not the one read earlier by range "
+			       "requests (%.12s…) — the server changed the file or sent other bytes; the "
+			       "wheel's own is kept now, and the sets resolved with the other are marked "
+			       "incomplete until their targets are resolved again",
+			       filename, hex, fm.sha256);
+			rc = ow_file_meta_record(s, file_id, OW_META_WHEEL, rm.text, rm.text_len);
+			rc = rc ? rc : mark_sets_wrong(s, file_id, filename);
+			rc = rc ? rc : 1;
+		}
+	}
+	ow_rangemeta_clear(&rm);
+	ow_file_meta_clear(&fm);
+	return rc;
 }

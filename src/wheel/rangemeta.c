@@ -10,6 +10,7 @@
 
 #include "array.h"
 #include "bytes.h"
+#include "fsutil.h"
 #include "offwheel/error.h"
 #include "offwheel/fetch.h"
 #include "wheel.h"
@@ -358,4 +359,28 @@ void ow_rangemeta_clear(struct ow_rangemeta *rm)
 	free(rm->name);
 	free(rm->text);
 	rm->name = rm->text = NULL;
+}
+
+/* The METADATA of the wheel in `fd` (`size` bytes), read the same way as a
+ * remote one but with pread: a few kB, whatever the wheel's size. */
+int ow_rangemeta_read_fd(int fd, const char *filename, uint64_t size, struct ow_rangemeta *rm)
+{
+	int rc = ow_rangemeta_init(rm, filename, size);
+	uint8_t *buf = NULL;
+	while (rc == 0 || rc == 1) {
+		uint8_t *g = realloc(buf, rm->want_len ? (size_t)rm->want_len : 1);
+		if (!g) {
+			rc = ow_err(OW_ENOMEM, "out of memory");
+			break;
+		}
+		buf = g;
+		if ((rc = ow_pread_all(fd, buf, (size_t)rm->want_len, rm->want_off))) {
+			ow_err_prefix(rc, "%s: ", filename);
+			break;
+		}
+		if ((rc = ow_rangemeta_feed(rm, buf, (size_t)rm->want_len)) == OW_RM_HAVE_TEXT)
+			break;
+	}
+	free(buf);
+	return rc;
 }

@@ -74,5 +74,9 @@ int ow_rangemeta_init_tail(struct ow_rangemeta *rm, const char *filename, uint64
                            uint64_t tail_max);
 
 void ow_rangemeta_clear(struct ow_rangemeta *rm);
+/* The whole walk over a wheel in `fd` (`size` bytes) with pread: a few kB,
+ * whatever the wheel's size.  0 (OW_RM_HAVE_TEXT) with rm->text set, or an error
+ * (the caller clears rm either way). */
+int ow_rangemeta_read_fd(int fd, const char *filename, uint64_t size, struct ow_rangemeta *rm);
 
 #endif

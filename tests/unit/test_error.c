@@ -25,6 +25,8 @@ static void test_err_table(void **state)
 	assert_int_equal(ow_err_exit_code(OW_EHASH), 3);
 	assert_int_equal(ow_err_exit_code(OW_EINVAL), 2);
 	assert_int_equal(ow_err_exit_code(OW_EINCOMPLETE), 4);
+	assert_int_equal(ow_err_exit_code(OW_EINTERRUPTED), 130); /* no signal recorded */
+	assert_string_equal(ow_err_name(OW_EINTERRUPTED), "EINTERRUPTED");
 	assert_int_equal(ow_err_exit_code(OW_ENODRIVER), 5);
 	assert_int_equal(ow_err_exit_code(OW_OK), 0);
 	assert_true(OW_EHASH < 0);

@@ -820,11 +820,12 @@ static void test_sink_error_and_cancel(void **state)
 static void on_usr1(int sig)
 {
 	(void)sig;
-	ow_http_interrupt();
+	ow_interrupt(SIGTERM); /* as the CLI's handler records a SIGTERM */
 }
 
-/* ow_http_interrupt from a signal handler: the running transfer ends as a
- * cancel does (bytes kept), and an engine run afterwards stops at once.
+/* ow_interrupt from a signal handler: the running transfer ends with
+ * OW_EINTERRUPTED (bytes kept), an engine run afterwards stops at once the
+ * same way, and the exit code of OW_EINTERRUPTED is 128 + the signal.
  * Sticky for the process: this test runs last. */
 static void test_interrupt_from_a_signal(void **state)
 {
@@ -833,16 +834,19 @@ static void test_interrupt_from_a_signal(void **state)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, &old);
 	assert_false(ow_http_interrupted());
+	assert_int_equal(ow_err_exit_code(OW_EINTERRUPTED), 130); /* the table's, no signal yet */
 	struct ow_http_req q = {0};
 	struct sink s = {.raise_at = 60000};
-	assert_int_equal(get_path("/fault/endless/big.bin", &q, &s), OW_EINCOMPLETE);
+	assert_int_equal(get_path("/fault/endless/big.bin", &q, &s), OW_EINTERRUPTED);
 	assert_true(ow_http_interrupted());
+	assert_int_equal(ow_interrupted(), SIGTERM);
+	assert_int_equal(ow_err_exit_code(OW_EINTERRUPTED), 143);
 	assert_true(q.res.bytes >= 60000);
-	assert_non_null(strstr(q.res.detail, "cancelled"));
+	assert_non_null(strstr(q.res.detail, "interrupted; "));
 	ow_http_membuf_dispose(&s.m);
 	struct ow_http_req q2 = {0};
 	struct sink s2 = {0};
-	assert_int_equal(get_path("/big.bin", &q2, &s2), OW_EINCOMPLETE);
+	assert_int_equal(get_path("/big.bin", &q2, &s2), OW_EINTERRUPTED);
 	assert_int_equal(q2.res.bytes, 0);
 	ow_http_membuf_dispose(&s2.m);
 	sigaction(SIGUSR1, &old, NULL);
