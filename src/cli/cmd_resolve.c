@@ -93,6 +93,21 @@ static json_t *csv_json(const char *csv)
 	return a;
 }
 
+/* The conflict in t->error as data: its causes (docs/json/resolve.schema.json). */
+static json_t *causes_json(const struct ow_resolve_target *t)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < t->ncauses; i++) {
+		const struct ow_cause *c = &t->causes[i];
+		json_array_append_new(a, json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:I, s:I, s:I}", "kind",
+		                                   ow_cause_kind_name(c->kind), "project", c->project,
+		                                   "spec", c->spec, "by", c->by, "detail", c->detail,
+		                                   "count", (json_int_t)c->count, "depth",
+		                                   (json_int_t)c->depth, "reason", (json_int_t)c->reason));
+	}
+	return a;
+}
+
 static json_t *target_json(const struct ow_resolve_report *r, const struct ow_resolve_target *t)
 {
 	json_t *versions = json_object(), *members = json_array(), *skipped = json_array();
@@ -119,6 +134,7 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	                 "set_id", (json_int_t)t->set_id);
 	json_object_set_new(doc, "not_in_workspace", json_boolean(t->not_in_workspace));
 	json_object_set_new(doc, "stack_conflict", json_boolean(t->stack_conflict));
+	json_object_set_new(doc, "causes", causes_json(t));
 	json_t *held = json_array();
 	for (size_t i = 0; i < t->nheld; i++)
 		json_array_append_new(held, json_pack("{s:s, s:s, s:s, s:s, s:b}", "project",

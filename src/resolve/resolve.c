@@ -49,6 +49,9 @@ struct tstate {
 	/* the stack alone has no answer: why (no torch can give it one, so none
 	 * is tried and none is shown) */
 	char *stack_error;
+	/* stack_error's causes, else those of the first torch passed over */
+	struct ow_cause *causes;
+	size_t ncauses;
 	bool passes_out; /* RS_STACK_PASSES torches passed over: older ones untried */
 };
 
@@ -496,8 +499,16 @@ static void name_variant(struct rs_ctx *x, struct tstate *ts, const struct rs_ca
 
 /* The stack's requirements rule this torch out: remember why, for the
  * target's report, and choose again without it. */
-static int pass_over(struct tstate *ts, const struct rs_cand *torch, const char *why)
+static int pass_over(struct tstate *ts, const struct rs_cand *torch, const struct rs_closure *cl)
 {
+	const char *why = cl->error;
+	if (!ts->npassed) { /* the newest torch's conflict: the one the target says */
+		ow_causes_free(ts->causes, ts->ncauses);
+		int rc = ow_causes_copy(cl->causes, cl->ncauses, &ts->causes);
+		ts->ncauses = ts->causes ? cl->ncauses : 0;
+		if (rc < 0)
+			return rc;
+	}
 	struct ow_resolve_skip *g = ow_array_more(ts->passed, ts->npassed, sizeof *g);
 	if (!g)
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
@@ -587,7 +598,7 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 			return 0;
 		}
 		if (cl.error && !cl.build_error && x->nstack) { /* nothing chosen after the last */
-			rc = pass_over(ts, roots[0].c, cl.error);
+			rc = pass_over(ts, roots[0].c, &cl);
 			rs_closure_dispose(&cl);
 			ts->passes_out = ts->npassed >= RS_STACK_PASSES;
 			return rc < 0 ? rc : ts->passes_out ? DECIDED : CHOOSE_AGAIN;
@@ -606,6 +617,8 @@ static int complete_set(struct rs_ctx *x, struct tstate *ts, struct pview *pv,
 	name_variant(x, ts, pv[0].c[ch->torch]);
 	o->complete = !cl.error;
 	o->error = cl.error ? strdup(cl.error) : NULL;
+	if (cl.error && (rc = ow_causes_copy(cl.causes, cl.ncauses, &o->causes)) == 0)
+		o->ncauses = cl.ncauses;
 	const struct rs_pick *all = x->o->no_deps || cl.error ? roots : cl.picks;
 	size_t nall = x->o->no_deps || cl.error ? n : cl.n;
 	for (size_t i = 0; i < nall && rc == 0; i++)
@@ -795,6 +808,9 @@ static void target_reset(struct ow_resolve_target *o)
 	o->nheld = 0;
 	free(o->error);
 	free(o->hint);
+	ow_causes_free(o->causes, o->ncauses);
+	o->causes = NULL;
+	o->ncauses = 0;
 	o->members = NULL, o->notes = NULL, o->skipped = NULL, o->error = NULL, o->hint = NULL;
 	o->nmembers = o->nnotes = o->nskipped = 0;
 	o->complete = false;
@@ -938,7 +954,9 @@ static int stack_conflict_text(const struct tstate *ts, struct ow_resolve_target
 		o->error = NULL;
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	}
-	return 0;
+	int rc = ow_causes_copy(ts->causes, ts->ncauses, &o->causes);
+	o->ncauses = o->causes ? ts->ncauses : 0;
+	return rc;
 }
 
 /* The newest torch for the target above the one the stack decided: passed
@@ -1050,7 +1068,9 @@ static int stack_first(struct rs_ctx *x, struct tstate *ts, bool *wait)
 	}
 	if (cl.error && !ts->no_project && !cl.build_error && !cl.fatal) { /* no torch can give it one */
 		ts->stack_error = cl.error;
-		cl.error = NULL;
+		ow_causes_free(ts->causes, ts->ncauses);
+		ts->causes = cl.causes, ts->ncauses = cl.ncauses;
+		cl.error = NULL, cl.causes = NULL, cl.ncauses = 0;
 	} else if (cl.error)
 		ow_log(OW_LOG_INFO, "%s: the stack alone has no answer (%s): torch is chosen as "
 		                    "without it",
@@ -1403,6 +1423,7 @@ static void tstate_dispose(struct tstate *ts)
 		free(ts->passed[i].why);
 	free(ts->bad_torch), free(ts->bad_why), free(ts->passed), free(ts->no_project);
 	free(ts->stack_error);
+	ow_causes_free(ts->causes, ts->ncauses);
 }
 
 static void targets_free(struct ow_resolve_report *r, struct tstate *ts, size_t nts)

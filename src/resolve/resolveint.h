@@ -223,6 +223,8 @@ struct rs_closure {
 	struct rs_pick *picks;
 	size_t n;
 	char *error; /* conflict text, NULL when none */
+	struct ow_cause *causes; /* the resolver's conflict in error, as data */
+	size_t ncauses;
 	bool need;   /* something was queued: run again after the round */
 	bool build_error; /* error: an sdist's build requirements, not the stack */
 	bool fatal;       /* error: the search stopped on the way (bt_result.fatal) */
