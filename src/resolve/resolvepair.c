@@ -208,10 +208,9 @@ int rs_views(struct rs_ctx *x, struct rs_tstate *ts, struct rs_pview *pv, size_t
 		}
 		if ((rc = rs_view(x, l, &ts->t, &pv[p].c, &pv[p].n)) < 0)
 			return rc;
-		/* analyzer: pv[p] is the caller's view, freed by rs_views_free on every path */
 		pv[p].mc = calloc(pv[p].n + 1, sizeof *pv[p].mc);
-		/* analyzer: pv[p] is the caller's view, freed by rs_views_free on every path */
 		pv[p].pins = calloc(pv[p].n + 1, sizeof *pv[p].pins);
+		/* analyzer: pv[p] is the caller's view, freed by rs_views_free on every path */
 		if (!pv[p].mc || !pv[p].pins)
 			return ow_err(OW_ENOMEM, "resolve: out of memory");
 	}
@@ -287,8 +286,8 @@ static int add_member(struct ow_resolve_target *o, const struct rs_pick *p)
 	snprintf(m->project, sizeof m->project, "%s", p->project);
 	snprintf(m->version, sizeof m->version, "%s", p->c->version_text);
 	snprintf(m->filename, sizeof m->filename, "%s", p->c->filename);
-	/* analyzer: m is o->members[o->nmembers - 1], freed by rs_target_reset */
 	m->url = strdup(p->c->url);
+	/* analyzer: m is o->members[o->nmembers - 1], freed by rs_target_reset */
 	m->required_by = p->required_by ? strdup(p->required_by) : NULL;
 	if (!m->url || (p->required_by && !m->required_by))
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
@@ -469,6 +468,7 @@ static int pass_over(struct rs_tstate *ts, const struct rs_cand *torch, const st
 	*k = (struct ow_resolve_skip){.same_as = 0};
 	snprintf(k->torch, sizeof k->torch, "%s", torch->version_text);
 	if (!(k->why = strdup(why)))
+		/* analyzer: nothing was allocated on this path (strdup failed) */
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	ts->npassed++;
 	return 0;
@@ -561,8 +561,8 @@ static int complete_set(struct rs_ctx *x, struct rs_tstate *ts, struct rs_pview 
 	fill_versions(x, o, roots, n);
 	name_variant(x, ts, pv[0].c[ch->torch]);
 	o->complete = !cl.error;
-	/* analyzer: o is ts->out, a target of the report, emptied by rs_target_reset */
 	o->error = cl.error ? strdup(cl.error) : NULL;
+	/* analyzer: o is ts->out, a target of the report, emptied by rs_target_reset */
 	if (cl.error && (rc = ow_causes_copy(cl.causes, cl.ncauses, &o->causes)) == 0)
 		o->ncauses = cl.ncauses;
 	const struct rs_pick *all = x->o->no_deps || cl.error ? roots : cl.picks;
@@ -703,8 +703,8 @@ static int alternative(struct rs_ctx *x, struct rs_tstate *ts, struct rs_pview *
 	}
 	rs_views_free(all, np);
 	(void)pv;
-	/* analyzer: all's views were freed by rs_views_free just above */
 	return rc;
+	/* analyzer: all's views were freed by rs_views_free just above */
 }
 
 int rs_decide(struct rs_ctx *x, struct rs_tstate *ts, struct rs_pview *pv, bool *wait)
