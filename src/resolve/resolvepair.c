@@ -209,6 +209,7 @@ int rs_views(struct rs_ctx *x, struct rs_tstate *ts, struct rs_pview *pv, size_t
 		if ((rc = rs_view(x, l, &ts->t, &pv[p].c, &pv[p].n)) < 0)
 			return rc;
 		pv[p].mc = calloc(pv[p].n + 1, sizeof *pv[p].mc);
+		/* analyzer: pv[p] is the caller's view, freed by rs_views_free on every path */
 		pv[p].pins = calloc(pv[p].n + 1, sizeof *pv[p].pins);
 		/* analyzer: pv[p] is the caller's view, freed by rs_views_free on every path */
 		if (!pv[p].mc || !pv[p].pins)
@@ -467,8 +468,8 @@ static int pass_over(struct rs_tstate *ts, const struct rs_cand *torch, const st
 	struct ow_resolve_skip *k = &g[ts->npassed];
 	*k = (struct ow_resolve_skip){.same_as = 0};
 	snprintf(k->torch, sizeof k->torch, "%s", torch->version_text);
+	/* analyzer: k is ts->passed[ts->npassed], freed with the target's state */
 	if (!(k->why = strdup(why)))
-		/* analyzer: nothing was allocated on this path (strdup failed) */
 		return ow_err(OW_ENOMEM, "resolve: out of memory");
 	ts->npassed++;
 	return 0;
