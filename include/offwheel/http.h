@@ -77,7 +77,6 @@ void ow_http_opts_default(struct ow_http_opts *o);
 int ow_http_pool_new(ow_http_pool **out);
 void ow_http_pool_free(ow_http_pool *p);
 
-/* Nonzero once the process was interrupted (ow_interrupt, error.h): every
- * engine then ends its transfers with OW_EINTERRUPTED at once. */
-int ow_http_interrupted(void);
+/* Once the process was interrupted (ow_interrupt, error.h: the one flag)
+ * every engine ends its transfers with OW_EINTERRUPTED at once. */
 #endif

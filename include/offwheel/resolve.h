@@ -262,6 +262,50 @@ struct ow_resolve_held {
 	bool sdist;  /* a dependency on the way has only an sdist: --allow-sdist */
 };
 
+/* A conflict as data: the resolver's reasons why no version of a project
+ * fits, each a cause; ow_causes_render says them as the sentence a person
+ * reads (the target's error).  A conflict at depth d starts with its head
+ * (no-fit, no-match, no-versions, no-page or metadata) and goes on with its
+ * reasons: reason k (1, 2, ...) is the causes of depth d numbered k, the
+ * first of them saying which requirement failed, the rest what it met; a
+ * `with` reason is followed by the conflict found under that decision, one
+ * deeper.  Reason 0 is about the conflict as a whole (its criteria, more,
+ * yanked, unfit).  docs/resolving.md lists the kinds. */
+enum ow_cause_kind {
+	OW_CAUSE_NO_FIT,      /* head: no version of project fits; count: versions tried */
+	OW_CAUSE_NO_MATCH,    /* head: no version of project meets every requirement */
+	OW_CAUSE_NO_VERSIONS, /* project has no version for this target (a head, or what
+	                       * a requirement met) */
+	OW_CAUSE_NO_PAGE,     /* head: project (first required by `by`) has no page: detail */
+	OW_CAUSE_METADATA,    /* head: `by`'s metadata cannot be used: spec the line, detail */
+	OW_CAUSE_REQUIRES,    /* by requires project spec */
+	OW_CAUSE_LIMITS,      /* by (a constraint) limits project to spec */
+	OW_CAUSE_CHOSEN,      /* project spec (a version) is already chosen */
+	OW_CAUSE_AVAILABLE,   /* only project spec ("1.0, 0.9, 0.8, ...") is available; count */
+	OW_CAUSE_UNUSABLE,    /* project spec (a version) cannot be used: detail */
+	OW_CAUSE_WITH,        /* with project spec (a version) chosen: the conflict below */
+	OW_CAUSE_MORE,        /* count more versions fail the same way */
+	OW_CAUSE_YANKED,      /* project spec (a version) is yanked: only == takes it */
+	OW_CAUSE_UNFIT,       /* releases admitted with no file for the target: detail */
+};
+struct ow_cause {
+	enum ow_cause_kind kind;
+	char *project; /* "x" or "x[extra]", owned; NULL where none */
+	char *spec;    /* a specifier, a version or a list, owned; NULL where none */
+	char *by;      /* who asked: an input's "requirements.txt:3" or a chain, owned */
+	char *detail;  /* the provider's words, owned; NULL where none */
+	size_t count;
+	unsigned depth;
+	unsigned reason;
+};
+/* "no-fit", "requires", ... (the JSON's kind). */
+const char *ow_cause_kind_name(enum ow_cause_kind k);
+/* The sentence of causes c[0..n) (resolverender.c); *out owned. */
+int ow_causes_render(const struct ow_cause *c, size_t n, char **out);
+/* A copy of c[0..n) in *out (NULL when n is 0). */
+int ow_causes_copy(const struct ow_cause *c, size_t n, struct ow_cause **out);
+void ow_causes_free(struct ow_cause *c, size_t n);
+
 struct ow_resolve_target {
 	char describe[OW_RESOLVE_DESCRIBE_MAX]; /* "cu128 cp312-manylinux_2_28_x86_64" */
 	char variant[OW_VARIANT_MAX]; /* "" when a flat root's torch did not say */
@@ -276,6 +320,8 @@ struct ow_resolve_target {
 	char missing[OW_RESOLVE_MISSING_MAX]; /* projects with no match for the chosen/newest torch */
 	char alternative[OW_VER_TEXT_MAX + 1]; /* newest complete torch when incomplete, "" none */
 	char *error;        /* conflict or fetch problem, NULL when none */
+	struct ow_cause *causes; /* error's conflict as data, when it is one */
+	size_t ncauses;
 	char *hint;         /* "torch 2.15.0 needs macosx_14_0 ...; try --platform ...", NULL none */
 	char **notes;       /* candidates left out (no metadata, Requires-Python, ...) */
 	size_t nnotes;

@@ -102,6 +102,21 @@ static json_t *csv_json(const char *csv)
 	return a;
 }
 
+/* The conflict in t->error as data: its causes (docs/json/resolve.schema.json). */
+static json_t *causes_json(const struct ow_resolve_target *t)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < t->ncauses; i++) {
+		const struct ow_cause *c = &t->causes[i];
+		json_array_append_new(a, json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:I, s:I, s:I}", "kind",
+		                                   ow_cause_kind_name(c->kind), "project", c->project,
+		                                   "spec", c->spec, "by", c->by, "detail", c->detail,
+		                                   "count", (json_int_t)c->count, "depth",
+		                                   (json_int_t)c->depth, "reason", (json_int_t)c->reason));
+	}
+	return a;
+}
+
 static json_t *target_json(const struct ow_resolve_report *r, const struct ow_resolve_target *t)
 {
 	json_t *versions = json_object(), *members = json_array(), *skipped = json_array();
@@ -128,6 +143,7 @@ static json_t *target_json(const struct ow_resolve_report *r, const struct ow_re
 	                 "set_id", (json_int_t)t->set_id);
 	json_object_set_new(doc, "not_in_workspace", json_boolean(t->not_in_workspace));
 	json_object_set_new(doc, "stack_conflict", json_boolean(t->stack_conflict));
+	json_object_set_new(doc, "causes", causes_json(t));
 	json_t *held = json_array();
 	for (size_t i = 0; i < t->nheld; i++)
 		json_array_append_new(held, json_pack("{s:s, s:s, s:s, s:s, s:b}", "project",
@@ -559,7 +575,7 @@ static int run(struct cli *c, void *ud, ow_store *s)
 	cli_stack_resolve_opts(&o->stack, &ro);
 	struct ow_resolve_report r;
 	cli_interrupt_arm();
-	int rc = cli_interrupt_code(ow_resolve(s, &ro, &r));
+	int rc = ow_resolve(s, &ro, &r);
 	cli_interrupt_disarm();
 	if (rc == OW_EINTERRUPTED) {
 		ow_resolve_report_dispose(&r);

@@ -363,7 +363,7 @@ static void matrix_text(struct cli *c, struct sopts *o, struct outcome *out)
 /* Resolve, judge --device, fetch: 0, or an error that ends the run. */
 static int resolve_and_fetch(struct cli *c, struct sopts *o, ow_store *s, struct outcome *out)
 {
-	out->rrc = cli_interrupt_code(resolve_step(o, s, &out->res, &out->net));
+	out->rrc = resolve_step(o, s, &out->res, &out->net);
 	/* one count for the run: the sync's own crawl and resolve's on the way */
 	ow_link_refusals_merge(&out->crawl_rejected, &out->net.rejected);
 	if (out->rrc == OW_EINTERRUPTED)

@@ -77,8 +77,3 @@ int cli_interrupt_fail(struct cli *c)
 	cli_fail(c, ow_err(OW_EINTERRUPTED, "interrupted — re-run to resume"));
 	return ow_err_exit_code(OW_EINTERRUPTED);
 }
-
-int cli_interrupt_code(int rc)
-{
-	return rc == OW_EINCOMPLETE && ow_interrupted() ? OW_EINTERRUPTED : rc;
-}

@@ -17,10 +17,5 @@ int cli_interrupt_say(const struct cli *c);
 /* An interrupt that ends a command before it has a report: the line, or
  * with --json the one error document (code EINTERRUPTED); the exit code. */
 int cli_interrupt_fail(struct cli *c);
-/* ow_resolve's code with an interrupt it words as OW_EINCOMPLETE ("resolve:
- * interrupted — nothing was recorded", when no transfer ran after the
- * signal) read as OW_EINTERRUPTED; any other code as it is.  Goes when
- * resolve returns OW_EINTERRUPTED there itself. */
-int cli_interrupt_code(int rc);
 
 #endif

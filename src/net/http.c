@@ -767,7 +767,6 @@ int ow_http_run(ow_http *h)
 
 void ow_http_cancel(ow_http *h) { h->cancel = 1; }
 
-int ow_http_interrupted(void) { return ow_interrupted() != 0; }
 
 /* ---- memory sink and the one-shot helper -------------------------------------- */
 

@@ -13,6 +13,10 @@
 
 #define BT_WORDS (BT_NODES_MAX / 64)
 #define BT_REASONS_SHOWN 4
+/* How deep a conflict found under a decision is kept inside the reason that
+ * names the decision ("with a 1.0: ..."): each level keeps BT_REASONS_SHOWN
+ * reasons, so the causes kept stay bounded; whole causes, never cut text. */
+#define BT_DEPTH_KEPT 3
 /* What a step of the search came to, beside 0 (solved) and a negative
  * error.  The values follow the provider's answers (backtrack.h), so that
  * one never reads as the other. */
@@ -22,6 +26,14 @@ enum bt_outcome {
 	BT_FATAL = 4,
 	BT_CONFLICT, /* no candidate works here; the decisions it depends on are in cs */
 	BT_BACKJUMP, /* the failure does not depend on this level: back past it */
+};
+
+/* Causes as the search collects them (struct ow_cause, resolve.h); oom:
+ * one could not be added (reported when the conflict is handed over). */
+struct clist {
+	struct ow_cause *v;
+	size_t n;
+	bool oom;
 };
 
 /* The decisions a failure depends on: bit d = the decision at depth d. */
@@ -69,7 +81,7 @@ struct bt {
 	size_t steps, seq, max_steps;
 	bool pending;
 	bool deeper; /* the last attempt failed below its decision, not at it */
-	char *conflict;
+	struct clist conflict; /* the conflict found last, as causes */
 };
 
 static void bits_set(struct bits *b, int d)
@@ -230,39 +242,97 @@ static bool has_any(const struct bt *b, size_t n)
 	return false;
 }
 
-/* ---- explaining a conflict --------------------------------------------------- */
+/* ---- explaining a conflict: causes (resolverender.c words them) ------------ */
+
+static void clist_dispose(struct clist *l)
+{
+	ow_causes_free(l->v, l->n);
+	memset(l, 0, sizeof *l);
+}
+
+static char *dup_text(struct clist *l, const char *s)
+{
+	char *d = s ? strdup(s) : NULL;
+	l->oom |= s && !d;
+	return d;
+}
+
+/* A cause of kind k at depth 0, reason 0, its strings copied; NULL when
+ * memory ran out (l->oom). */
+static struct ow_cause *cause(struct clist *l, enum ow_cause_kind k, const char *project,
+                              const char *spec, const char *by, const char *detail)
+{
+	struct ow_cause *g = ow_array_more(l->v, l->n, sizeof *g);
+	if (!g) {
+		l->oom = true;
+		return NULL;
+	}
+	l->v = g;
+	struct ow_cause *c = &g[l->n++];
+	*c = (struct ow_cause){.kind = k};
+	c->project = dup_text(l, project);
+	c->spec = dup_text(l, spec);
+	c->by = dup_text(l, by);
+	c->detail = dup_text(l, detail);
+	return c;
+}
+
+/* Append src's causes to dst, each `deeper` levels down, those of depth 0
+ * given reason `reason` (0: kept); those that would sit deeper than
+ * BT_DEPTH_KEPT are left out whole.  src is emptied when `move`. */
+static void clist_append(struct clist *dst, struct clist *src, unsigned deeper, unsigned reason,
+                         bool move)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct ow_cause *c = &src->v[i];
+		if (c->depth + deeper > BT_DEPTH_KEPT)
+			continue;
+		struct ow_cause *d = cause(dst, c->kind, c->project, c->spec, c->by, c->detail);
+		if (!d)
+			break;
+		d->count = c->count;
+		d->depth = c->depth + deeper;
+		d->reason = reason && !c->depth ? reason : c->reason;
+	}
+	dst->oom |= src->oom;
+	if (move)
+		clist_dispose(src);
+}
 
 static void node_text(struct ow_str *s, const struct node *n)
 {
 	ow_str_printf(s, *n->extra ? "%s[%s]" : "%s%s", n->name, n->extra);
 }
 
-/* "BY requires NODE SPEC" for criterion c. */
-static void crit_phrase(const struct bt *b, const struct crit *c, struct ow_str *s)
+/* "x" or "x[extra]": the node's name as causes carry it. */
+static const char *node_name(const struct node *n, char *buf, size_t cap)
 {
-	char spec[512];
+	snprintf(buf, cap, *n->extra ? "%s[%s]" : "%s%s", n->name, n->extra);
+	return buf;
+}
+#define NODE_NAME_MAX (2 * OW_NAME_MAX + 2)
+
+/* "BY requires NODE SPEC" for criterion c. */
+static void crit_cause(const struct bt *b, const struct crit *c, struct clist *l)
+{
+	char spec[512], name[NODE_NAME_MAX];
 	if (ow_spec_format(&c->spec, spec, sizeof spec) < 0)
 		spec[0] = '\0';
-	ow_str_printf(s, "%s %s ", c->by, c->constraint ? "limits" : "requires");
-	node_text(s, &b->nodes[c->node]);
-	ow_str_puts(s, spec);
+	(void)cause(l, c->constraint ? OW_CAUSE_LIMITS : OW_CAUSE_REQUIRES,
+	            node_name(&b->nodes[c->node], name, sizeof name), spec, c->by, NULL);
 }
 
-/* The criteria on node n, but criterion `skip`, joined by sep. */
-static void crits_text(const struct bt *b, size_t n, size_t skip, const char *sep,
-                       struct ow_str *s)
+/* The criteria on node n, but criterion `skip`. */
+static void crits_causes(const struct bt *b, size_t n, size_t skip, struct clist *l)
 {
-	size_t shown = 0;
 	for (size_t k = 0; k < b->ncrits; k++)
-		if (b->crits[k].node == n && k != skip) {
-			ow_str_puts(s, shown++ ? sep : "");
-			crit_phrase(b, &b->crits[k], s);
-		}
+		if (b->crits[k].node == n && k != skip)
+			crit_cause(b, &b->crits[k], l);
 }
 
-/* "; a 2.0 is yanked: only an exact == pin takes it" for the first yanked
+/* "a 2.0 is yanked: only an exact == pin takes it" for the first yanked
  * candidate that every criterion on n admits. */
-static void yanked_text(const struct bt *b, size_t n, struct ow_str *s)
+static void yanked_cause(const struct bt *b, size_t n, struct clist *l)
 {
 	const struct node *nd = &b->nodes[n];
 	if (pinned_exactly(b, n)) /* then a yanked release is taken: not the reason */
@@ -273,8 +343,7 @@ static void yanked_text(const struct bt *b, size_t n, struct ow_str *s)
 			fits = b->crits[k].node != n ||
 			       ow_spec_contains(&b->crits[k].spec, nd->c[i].v, true);
 		if (fits) {
-			ow_str_printf(s, "; %s %s is yanked: only an exact == pin takes it", nd->name,
-			              nd->c[i].version_text);
+			(void)cause(l, OW_CAUSE_YANKED, nd->name, nd->c[i].version_text, NULL, NULL);
 			return;
 		}
 	}
@@ -282,16 +351,22 @@ static void yanked_text(const struct bt *b, size_t n, struct ow_str *s)
 
 /* What the provider knows of releases the criteria on n admit that have
  * no file for the target (numpy<2 on Python 3.13). */
-static void unfit_text(const struct bt *b, size_t n, struct ow_str *s)
+static void unfit_cause(const struct bt *b, size_t n, struct clist *l)
 {
 	const struct ow_specset *specs[64];
+	struct ow_str s = {0};
 	size_t ns = 0;
 	if (!b->p->unfit)
 		return;
 	for (size_t k = 0; k < b->ncrits && ns < 64; k++)
 		if (b->crits[k].node == n)
 			specs[ns++] = &b->crits[k].spec;
-	(void)b->p->unfit(b->p->ud, b->nodes[n].name, specs, ns, s);
+	(void)b->p->unfit(b->p->ud, b->nodes[n].name, specs, ns, &s);
+	l->oom |= s.err != 0;
+	if (s.p && *s.p) /* the provider's "; ..." as the renderer puts it */
+		(void)cause(l, OW_CAUSE_UNFIT, b->nodes[n].name, NULL, NULL,
+		            s.p + (strncmp(s.p, "; ", 2) ? 0 : 2));
+	ow_str_dispose(&s);
 }
 
 /* Who first asked for node n: a decision's chain or an input's where. */
@@ -303,53 +378,57 @@ static const char *first_asker(const struct bt *b, size_t n)
 	return "?";
 }
 
-/* "no version of P fits: A 1.0 requires P<2, but ... requires P>=2; ..." */
-static void explain(struct bt *b, size_t n, const char *reasons)
+/* The conflict on node n, its reasons (moved) in front: "no version of P
+ * fits: A 1.0 requires P<2, but ... requires P>=2; ...". */
+static void explain(struct bt *b, size_t n, struct clist *reasons, size_t tried)
 {
-	struct ow_str s = {0};
-	if (!b->nodes[n].nc && b->nodes[n].why) { /* "x (required by a 1.0): no page at ..." */
-		node_text(&s, &b->nodes[n]);
-		ow_str_puts(&s, " (required by ");
-		ow_str_puts(&s, first_asker(b, n));
-		ow_str_printf(&s, "): %s", b->nodes[n].why);
-		free(b->conflict);
-		b->conflict = NULL;
-		(void)ow_str_take(&s, &b->conflict);
-		return;
+	struct clist l = {0};
+	char name[NODE_NAME_MAX];
+	const struct node *nd = &b->nodes[n];
+	node_name(nd, name, sizeof name);
+	if (!nd->nc && nd->why) { /* "x (required by a 1.0): no page at ..." */
+		(void)cause(&l, OW_CAUSE_NO_PAGE, name, NULL, first_asker(b, n), nd->why);
+	} else {
+		bool why = nd->nc && reasons && reasons->n;
+		struct ow_cause *h = cause(&l, !nd->nc ? OW_CAUSE_NO_VERSIONS
+		                                       : why ? OW_CAUSE_NO_FIT : OW_CAUSE_NO_MATCH,
+		                           name, NULL, NULL, NULL);
+		if (h)
+			h->count = tried;
+		if (why)
+			clist_append(&l, reasons, 0, 0, true);
+		else
+			crits_causes(b, n, SIZE_MAX, &l);
+		yanked_cause(b, n, &l);
+		unfit_cause(b, n, &l);
 	}
-	ow_str_puts(&s, "no version of ");
-	node_text(&s, &b->nodes[n]);
-	if (!b->nodes[n].nc)
-		ow_str_puts(&s, " is available for this target: ");
-	else
-		ow_str_puts(&s, reasons && *reasons ? " fits: " : " meets every requirement: ");
-	if (b->nodes[n].nc && reasons && *reasons)
-		ow_str_puts(&s, reasons);
-	else
-		crits_text(b, n, SIZE_MAX, "; ", &s);
-	yanked_text(b, n, &s);
-	unfit_text(b, n, &s);
-	free(b->conflict);
-	b->conflict = NULL;
-	(void)ow_str_take(&s, &b->conflict);
+	if (reasons)
+		clist_dispose(reasons);
+	clist_dispose(&b->conflict);
+	b->conflict = l;
+}
+
+/* The conflict is one cause: the search stopped on it. */
+static int stop_on(struct bt *b, enum ow_cause_kind k, const char *project, const char *spec,
+                   const char *by, const char *detail)
+{
+	clist_dispose(&b->conflict);
+	(void)cause(&b->conflict, k, project, spec, by, detail);
+	return b->conflict.oom ? ow_err(OW_ENOMEM, "resolve: out of memory") : BT_FATAL;
 }
 
 /* ---- one decision --------------------------------------------------------------- */
 
 /* A Requires-Dist line of candidate `who`; one that does not parse (a
  * malformed marker) stops this target, naming the package and the line, as
- * other broken metadata does (BT_FATAL, the text in b->conflict): the run
+ * other broken metadata does (BT_FATAL, the cause in b->conflict): the run
  * and the other targets go on. */
 static int parse_line(struct bt *b, const char *line, struct ow_requirement *r, const char *who)
 {
 	int rc = ow_requirement_parse(r, line);
 	if (rc == OW_ENOMEM || rc >= 0)
 		return rc;
-	free(b->conflict);
-	if (asprintf(&b->conflict, "%s: its metadata cannot be used: Requires-Dist '%s': %s", who,
-	             line, ow_err_detail()) < 0)
-		b->conflict = NULL;
-	return b->conflict ? BT_FATAL : ow_err(OW_ENOMEM, "resolve: out of memory");
+	return stop_on(b, OW_CAUSE_METADATA, NULL, line, who, ow_err_detail());
 }
 
 /* Whether requirement r of the candidate applies for the target and extra. */
@@ -397,7 +476,7 @@ static void prefetch_next(const struct bt *b, size_t n, size_t i)
  * decision at depth d: an extra's own "name==V" first, then the lines that
  * apply (for an extra: only those its marker switches on). */
 static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, int d,
-                             struct ow_str *reason)
+                             struct clist *reason)
 {
 	/* copies: adding requirements may grow (move) b->nodes */
 	char name[OW_NAME_MAX], extra[OW_NAME_MAX];
@@ -426,15 +505,16 @@ static int push_requirements(struct bt *b, size_t n, const struct bt_cand *c, in
 		prefetch_next(b, n, (size_t)(c - b->nodes[n].c));
 		return 0;
 	}
+	char who[NODE_NAME_MAX];
+	node_name(&b->nodes[n], who, sizeof who);
 	if (rc == BT_UNUSABLE) {
-		ow_str_printf(reason, "%s: %s", b->lv[d].label, why ? why : "cannot be used");
+		(void)cause(reason, OW_CAUSE_UNUSABLE, who, c->version_text, NULL,
+		            why ? why : "cannot be used");
 		return BT_UNUSABLE;
 	}
-	if (rc == BT_FAIL) {
-		free(b->conflict);
-		b->conflict = strdup(why ? why : "the metadata could not be used");
-		return b->conflict ? BT_FATAL : ow_err(OW_ENOMEM, "resolve: out of memory");
-	}
+	if (rc == BT_FAIL)
+		return stop_on(b, OW_CAUSE_METADATA, who, NULL, b->lv[d].label,
+		               why ? why : "the metadata could not be used");
 	for (size_t i = 0; rc == 0 && i < nl; i++) {
 		struct ow_requirement r;
 		bool yes = false, base_yes = false;
@@ -459,11 +539,40 @@ static bool constrained_elsewhere(const struct bt *b, size_t n, size_t skip)
 	return false;
 }
 
+/* What criterion k met on its node: the version chosen, the criteria
+ * that rule out what it admits, or the versions there are. */
+static void met(const struct bt *b, size_t k, struct clist *why)
+{
+	const struct crit *c = &b->crits[k];
+	const struct node *m = &b->nodes[c->node];
+	char name[NODE_NAME_MAX];
+	node_name(m, name, sizeof name);
+	if (m->pin >= 0) {
+		(void)cause(why, OW_CAUSE_CHOSEN, name, m->c[m->pin].version_text, NULL, NULL);
+	} else if (m->nc && constrained_elsewhere(b, c->node, k)) {
+		crits_causes(b, c->node, k, why);
+	} else if (m->nc) { /* nothing else limits it: name what there is */
+		struct ow_str v = {0};
+		for (size_t i = 0; i < m->nc && i < 3; i++)
+			ow_str_printf(&v, "%s%s", i ? ", " : "", m->c[i].version_text);
+		ow_str_puts(&v, m->nc > 3 ? ", ..." : "");
+		why->oom |= v.err != 0;
+		struct ow_cause *a = cause(why, OW_CAUSE_AVAILABLE, name, v.p, NULL, NULL);
+		if (a)
+			a->count = m->nc;
+		ow_str_dispose(&v);
+	} else {
+		(void)cause(why, OW_CAUSE_NO_VERSIONS, name, NULL, NULL, NULL);
+	}
+	if (m->pin < 0) /* releases it admits with no file for the target: why */
+		unfit_cause(b, c->node, why);
+}
+
 /* After decision d pushed its criteria (from `mark` on): a criterion on a
  * decided node its pin does not meet, or on an undecided node that has no
  * candidate left, rejects the decision; the decisions behind the conflict
  * go into cs and a reason into why. */
-static int check_new(struct bt *b, size_t mark, struct bits *cs, struct ow_str *why)
+static int check_new(struct bt *b, size_t mark, struct bits *cs, struct clist *why)
 {
 	for (size_t k = mark; k < b->ncrits; k++) {
 		const struct crit *c = &b->crits[k];
@@ -472,8 +581,8 @@ static int check_new(struct bt *b, size_t mark, struct bits *cs, struct ow_str *
 		if (rc < 0)
 			return rc;
 		if (!m->nc && m->why && !c->constraint) {
-			explain(b, c->node, NULL);
-			return BT_FATAL;
+			explain(b, c->node, NULL, 0);
+			return b->conflict.oom ? ow_err(OW_ENOMEM, "resolve: out of memory") : BT_FATAL;
 		}
 		if (m->unknown || (m->pin >= 0 ? admits(b, c, &m->c[m->pin]) : has_any(b, c->node)))
 			continue;
@@ -489,26 +598,8 @@ static int check_new(struct bt *b, size_t mark, struct bits *cs, struct ow_str *
 			askers(b, c->node, &causes);
 			bits_or(cs, &causes);
 		}
-		crit_phrase(b, c, why);
-		if (m->pin >= 0) {
-			ow_str_puts(why, ", but ");
-			node_text(why, m);
-			ow_str_printf(why, " %s is chosen", m->c[m->pin].version_text);
-		} else if (m->nc && constrained_elsewhere(b, c->node, k)) {
-			ow_str_puts(why, ", but ");
-			crits_text(b, c->node, k, " and ", why);
-		} else if (m->nc) { /* nothing else limits it: name what there is */
-			ow_str_puts(why, ", but only ");
-			node_text(why, m);
-			for (size_t i = 0; i < m->nc && i < 3; i++)
-				ow_str_printf(why, "%s %s", i ? "," : "", m->c[i].version_text);
-			ow_str_printf(why, "%s %s available for this target", m->nc > 3 ? ", ..." : "",
-			              m->nc > 1 ? "are" : "is");
-		} else {
-			ow_str_puts(why, ", which has no version for this target");
-		}
-		if (m->pin < 0) /* releases it admits with no file for the target: why */
-			unfit_text(b, c->node, why);
+		crit_cause(b, c, why);
+		met(b, k, why);
 		return BT_CONFLICT;
 	}
 	return 0;
@@ -601,7 +692,7 @@ static int solve(struct bt *b, struct bits *cs_out);
 
 /* Try candidate i of node n at the next depth: 0 solved, BT_CONFLICT (cs
  * filled, reason in why), BT_BACKJUMP, BT_FATAL, < 0 error. */
-static int attempt(struct bt *b, size_t n, size_t i, struct bits *cs, struct ow_str *why)
+static int attempt(struct bt *b, size_t n, size_t i, struct bits *cs, struct clist *why)
 {
 	int d = (int)b->nlv;
 	if (++b->steps > b->max_steps)
@@ -629,8 +720,12 @@ static int attempt(struct bt *b, size_t n, size_t i, struct bits *cs, struct ow_
 		rc = solve(b, &sub);
 	if (rc <= 0 || rc == BT_FATAL)
 		return rc;
-	if (b->conflict) /* why the deeper search failed, with this decision */
-		ow_str_printf(why, "with %s: %.300s", b->lv[d].label, b->conflict);
+	if (b->conflict.n) { /* why the deeper search failed, with this decision */
+		char name[NODE_NAME_MAX];
+		(void)cause(why, OW_CAUSE_WITH, node_name(&b->nodes[n], name, sizeof name),
+		            b->nodes[n].c[i].version_text, NULL, NULL);
+		clist_append(why, &b->conflict, 1, 0, false);
+	}
 	b->deeper = true;
 	undo(b);
 	if (!bits_has(&sub, d)) { /* the failure does not depend on this decision */
@@ -657,34 +752,38 @@ static int solve(struct bt *b, struct bits *cs_out)
 	if (b->nodes[n].unknown)
 		return solve(b, cs_out);
 	struct bits cs = {{0}};
-	struct ow_str why = {0};
+	struct clist why = {0};
 	size_t tried = 0;
 	bool pre = pre_ok(b, n);
 	for (size_t i = 0; i < b->nodes[n].nc; i++) {
 		if (!meets(b, n, i, pre, &cs))
 			continue;
-		struct ow_str one = {0};
+		struct clist one = {0};
 		b->deeper = false;
 		rc = attempt(b, n, i, &cs, &one);
-		if (rc == BT_CONFLICT && tried++ < BT_REASONS_SHOWN && one.p)
-			ow_str_printf(&why, "%s%s", why.p ? "; " : "", one.p);
-		ow_str_dispose(&one);
+		if (rc == BT_CONFLICT && tried++ < BT_REASONS_SHOWN && one.n)
+			clist_append(&why, &one, 0, (unsigned)tried, false);
+		why.oom |= one.oom;
+		clist_dispose(&one);
 		if (rc == BT_BACKJUMP) { /* jump back past this level */
 			*cs_out = cs;
-			ow_str_dispose(&why);
+			clist_dispose(&why);
 			return BT_CONFLICT;
 		}
 		if (rc != BT_CONFLICT) {
-			ow_str_dispose(&why);
+			clist_dispose(&why);
 			return rc;
 		}
 	}
-	if (tried > BT_REASONS_SHOWN)
-		ow_str_printf(&why, "; %zu more versions fail the same way", tried - BT_REASONS_SHOWN);
+	struct ow_cause *more = tried > BT_REASONS_SHOWN
+	                                ? cause(&why, OW_CAUSE_MORE, NULL, NULL, NULL, NULL)
+	                                : NULL;
+	if (more)
+		more->count = tried - BT_REASONS_SHOWN;
 	/* one candidate, failing further down: that failure says it all */
-	if (!(tried == 1 && b->deeper && b->conflict))
-		explain(b, n, why.p);
-	ow_str_dispose(&why);
+	if (!(tried == 1 && b->deeper && b->conflict.n))
+		explain(b, n, &why, tried);
+	clist_dispose(&why);
 	askers(b, n, &cs);
 	*cs_out = cs;
 	return BT_CONFLICT;
@@ -756,6 +855,21 @@ static int collect(struct bt *b, struct bt_result *out)
 	return 0;
 }
 
+/* The conflict into out: its causes and their sentence. */
+static int hand_over(struct bt *b, bool fatal, struct bt_result *out)
+{
+	if (b->conflict.oom)
+		return ow_err(OW_ENOMEM, "resolve: out of memory");
+	out->fatal = fatal;
+	int rc = ow_causes_render(b->conflict.v, b->conflict.n, &out->conflict);
+	if (rc < 0)
+		return rc;
+	out->causes = b->conflict.v;
+	out->ncauses = b->conflict.n;
+	memset(&b->conflict, 0, sizeof b->conflict);
+	return 0;
+}
+
 int bt_resolve(const struct bt_provider *p, const struct bt_opts *o, const struct bt_input *roots,
                size_t nroots, const struct bt_input *cons, size_t ncons, struct bt_result *out)
 {
@@ -769,12 +883,8 @@ int bt_resolve(const struct bt_provider *p, const struct bt_opts *o, const struc
 		rc = solve(&b, &cs);
 	if (rc == 0)
 		rc = collect(&b, out);
-	else if (rc == BT_CONFLICT || rc == BT_FATAL) { /* no solution */
-		out->fatal = rc == BT_FATAL;
-		out->conflict = b.conflict;
-		b.conflict = NULL;
-		rc = 0;
-	}
+	else if (rc == BT_CONFLICT || rc == BT_FATAL) /* no solution */
+		rc = hand_over(&b, rc == BT_FATAL, out);
 	out->pending = b.pending;
 	out->steps = b.steps;
 	while (b.nlv)
@@ -782,7 +892,7 @@ int bt_resolve(const struct bt_provider *p, const struct bt_opts *o, const struc
 	free(b.lv);
 	free(b.crits);
 	free(b.nodes);
-	free(b.conflict);
+	clist_dispose(&b.conflict);
 	return rc;
 }
 
@@ -797,5 +907,6 @@ void bt_result_dispose(struct bt_result *r)
 	}
 	free(r->pins);
 	free(r->conflict);
+	ow_causes_free(r->causes, r->ncauses);
 	memset(r, 0, sizeof *r);
 }

@@ -32,6 +32,7 @@
 
 #include "pep440.h"
 #include "pep508.h"
+#include "offwheel/resolve.h"
 #include "offwheel/str.h"
 
 #define BT_NODES_MAX 2048      /* projects and project[extra]s of one target */
@@ -104,7 +105,10 @@ struct bt_result {
 	struct bt_pin *pins; /* in the order decided */
 	size_t npins;
 	bool pending;   /* some requirements were not known: resolve again */
-	char *conflict; /* no solution: why, as a chain a person can follow */
+	char *conflict; /* no solution: why, as a chain a person can follow (causes,
+	                 * rendered by ow_causes_render) */
+	struct ow_cause *causes; /* the same as data (offwheel/resolve.h) */
+	size_t ncauses;
 	bool fatal;     /* conflict: the search stopped on the way (metadata refused, a
 	                 * required project with no page), so another input might not
 	                 * meet it; else no answer exists under these inputs */

@@ -427,6 +427,8 @@ static int build_one(struct prov *p, const struct ow_marker_env *env, const stru
 		                          "set for this target: %s", sd->project, sd->c->version_text,
 		             r.conflict) < 0)
 			out->error = NULL, rc = ow_err(OW_ENOMEM, "resolve: out of memory");
+		out->causes = r.causes, out->ncauses = r.ncauses;
+		r.causes = NULL, r.ncauses = 0;
 	} else if (rc == 0 && (rc = build_cycle(g, sd, &r, out)) == 0 && !out->error)
 		rc = build_taken(sd, m, &r, out);
 	bt_result_dispose(&r);
@@ -555,7 +557,8 @@ int rs_closure(struct rs_ctx *x, const struct ow_target *t, const char *variant,
 	if (r.conflict && !r.pending) {
 		out->fatal = r.fatal;
 		out->error = r.conflict;
-		r.conflict = NULL;
+		out->causes = r.causes, out->ncauses = r.ncauses;
+		r.conflict = NULL, r.causes = NULL, r.ncauses = 0;
 	} else if (!r.pending) {
 		rc = fill(out, &r, &p);
 	}
@@ -574,6 +577,7 @@ void rs_closure_dispose(struct rs_closure *c)
 		free(c->picks[i].required_by);
 	free(c->picks);
 	free(c->error);
+	ow_causes_free(c->causes, c->ncauses);
 	for (size_t i = 0; i < c->nnotes; i++)
 		free(c->notes[i]);
 	free(c->notes);

@@ -868,7 +868,7 @@ static int meta_load(struct rs_ctx *x, const struct rs_cand *c, struct rs_meta *
 		return 1;
 	}
 	if (rc != OW_ENOENT || fetched) {
-		if (!ow_http_interrupted()) /* a cancelled read is no finding */
+		if (!ow_interrupted()) /* a cancelled read is no finding */
 			ow_log(OW_LOG_WARN, "%s: no metadata: %s", c->filename, ow_err_detail());
 		return meta_refused(m);
 	}

@@ -9,6 +9,14 @@
 #include "resolveint.h"
 #include "store.h"
 
+/* The role names the stored sets keep (and the CLI shows): the one table. */
+const char *ow_member_role_name(enum ow_member_role r)
+{
+	static const char *const n[] = {"torch", "torchvision", "torchaudio", "project", "dep",
+	                                  "build"};
+	return (unsigned)r < sizeof n / sizeof n[0] ? n[r] : "?";
+}
+
 static int by_id(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;

@@ -223,6 +223,8 @@ struct rs_closure {
 	struct rs_pick *picks;
 	size_t n;
 	char *error; /* conflict text, NULL when none */
+	struct ow_cause *causes; /* the resolver's conflict in error, as data */
+	size_t ncauses;
 	bool need;   /* something was queued: run again after the round */
 	bool build_error; /* error: an sdist's build requirements, not the stack */
 	bool fatal;       /* error: the search stopped on the way (bt_result.fatal) */
@@ -257,6 +259,92 @@ int rs_held_back(struct rs_ctx *x, const struct rs_held_in *in, const struct rs_
  * tell (call before x is disposed, after the targets are final). */
 int rs_spread(struct rs_ctx *x, struct ow_resolve_report *r);
 void rs_spread_free(struct ow_resolve_spread *sp, size_t n);
+
+/* ---- one target as the driver steps it (resolve.c, resolvepair.c,
+ * resolvehint.c) ------------------------------------------------------------ */
+
+/* A target's state across the rounds. */
+struct rs_tstate {
+	struct ow_target t;
+	const char *variant;
+	const char *label; /* one root holding several variants: the local label
+	                    * (+cu126) its torch must carry, NULL for any */
+	struct ow_resolve_target *out;
+	size_t window;
+	bool done;
+	int64_t *bad_torch; /* torches whose metadata rules them out */
+	size_t nbad;
+	char *bad_why; /* the first torch ruled out for want of metadata, and why */
+	char waits_on[OW_NAME_MAX]; /* the project it waited on last, "" none */
+	struct ow_resolve_skip *passed; /* newer torches the stack ruled out */
+	size_t npassed;
+	/* the stack decided first (stack_first): the torch its requirements,
+	 * taken newest first in their order, lead to — no newer torch is tried
+	 * — and what chose it; none when the stack leaves torch free */
+	bool first_done;
+	bool has_first;
+	struct ow_version first_torch;
+	char *no_project; /* a project the stack names that no index has: the
+	                   * target's error, and no torch is walked back for it */
+	/* the stack alone has no answer: why (no torch can give it one, so none
+	 * is tried and none is shown) */
+	char *stack_error;
+	/* stack_error's causes, else those of the first torch passed over */
+	struct ow_cause *causes;
+	size_t ncauses;
+	bool passes_out; /* RS_STACK_PASSES torches passed over: older ones untried */
+};
+
+/* Torches a whole stack may pass over in one target before its conflict is
+ * reported: each costs a closure (and maybe a round of metadata). */
+#define RS_STACK_PASSES 8
+
+struct rs_pview {
+	struct rs_cand **c;
+	size_t n;
+	struct rs_mc *mc;
+	char (*pins)[256]; /* torch specifier text per candidate */
+};
+
+/* What rs_decide() did: an enum rs_decision, or a negative error code. */
+enum rs_decision {
+	RS_DECIDED = 0,     /* the target is settled, or waits for pages/metadata (*wait) */
+	RS_CHOOSE_AGAIN = 1 /* the chosen torch was ruled out: views and choice again now */
+};
+
+/* ---- torch pairing (resolvepair.c) ---------------------------------------- */
+/* The candidate views of the target's projects (torch first); *wait when a
+ * page is not known yet. */
+int rs_views(struct rs_ctx *x, struct rs_tstate *ts, struct rs_pview *pv, size_t np, bool *wait);
+void rs_views_free(struct rs_pview *pv, size_t np);
+/* Torch view: filtered by --date / --version unless `all`, and by the
+ * target's label. */
+void rs_torch_mc(struct rs_ctx *x, struct rs_tstate *ts, struct rs_pview *pv, bool all);
+/* Choose the torch and its pair, complete the set: an enum rs_decision. */
+int rs_decide(struct rs_ctx *x, struct rs_tstate *ts, struct rs_pview *pv, bool *wait);
+/* " (the same for torch 2.13.0, 2.12.0)": the entries after v[i] whose why
+ * is v[i]'s but for the torch. */
+void rs_same_for(const struct ow_resolve_skip *v, size_t n, size_t i, struct ow_str *out);
+/* On one root read by label: whether torch c is built for the target's
+ * variant (PyTorch's macOS wheels are its cpu build and carry no label). */
+bool rs_label_selected(const struct rs_tstate *ts, const struct rs_cand *c);
+/* Whether c is no newer than the torch the stack decided first (public
+ * versions: the label picks the build). */
+bool rs_first_admits(const struct rs_tstate *ts, const struct rs_cand *c);
+/* Empty what the target says, for a step from the start. */
+void rs_target_reset(struct ow_resolve_target *o);
+
+/* ---- hint texts (resolvehint.c) -------------------------------------------- */
+/* The --platform that takes a newer torch than the one taken (o->hint). */
+int rs_platform_hint(struct rs_ctx *x, struct rs_tstate *ts);
+/* Offline: the page or metadata the target waits for, never read. */
+int rs_offline_gap(struct rs_ctx *x, struct rs_tstate *ts);
+/* No set for the stack: o->error (and its causes) say why. */
+int rs_stack_conflict_text(const struct rs_tstate *ts, struct ow_resolve_target *o);
+/* The newest torch above the one the stack decided, passed over. */
+int rs_note_newer(struct rs_ctx *x, struct rs_tstate *ts, const struct rs_pick *taken);
+/* A project the stack names that no index has: ts->no_project. */
+int rs_named_missing(struct rs_ctx *x, struct rs_tstate *ts);
 
 /* ---- storage (resolvedb.c) ------------------------------------------------ */
 int rs_store_target(ow_store *s, const char *index_url, const char *selector, bool with_deps,

@@ -278,6 +278,10 @@ uv_tags_named() { # UV-TEXT OFFWHEEL-TEXT
 	[ "$status" -eq 4 ]
 	jq -e '.targets[0] | .versions.torch == null and .missing == [] and .stack_conflict and .skipped == []' <<<"$output"
 	[[ $(jq -r '.targets[0].error' <<<"$output") == "no set fits the stack on this target, whichever torch: no version of transx fits: "* ]]
+	# the same conflict as data: its head, and the requirement on tokx each reason failed on
+	jq -e '.targets[0].causes | .[0].kind == "no-fit" and .[0].project == "transx" and .[0].depth == 0
+		and any(.[]; .kind == "requires" and .project == "tokx" and .reason >= 1 and .by != null)
+		and all(.[]; .kind != "no-fit" or .count >= 1)' <<<"$output"
 	run "$OFFWHEEL" --home "$SRV/ws" resolve --offline --index-url "$OW_HTTP_URL/whl" --variant cu128 \
 		--extra-index-url "$OW_HTTP_URL/simple" --python 3.11 --platform linux-x86_64 \
 		--with transx --with 'tokx>=0.22'

@@ -497,6 +497,160 @@ static void test_bad_metadata_stops_the_target_naming_the_candidate(void **state
 	bt_result_dispose(&x.r);
 }
 
+/* ---- the conflict as data: kinds, not words ---------------------------- */
+
+/* The first cause of kind k from index `from` on, NULL when none. */
+static const struct ow_cause *cause_of(const struct bt_result *r, enum ow_cause_kind k,
+                                       size_t from)
+{
+	for (size_t i = from; i < r->ncauses; i++)
+		if (r->causes[i].kind == k)
+			return &r->causes[i];
+	return NULL;
+}
+
+/* Every conflict's sentence is its causes rendered, word for word. */
+static void assert_rendered(const struct bt_result *r)
+{
+	char *text = NULL;
+	assert_int_equal(ow_causes_render(r->causes, r->ncauses, &text), 0);
+	assert_string_equal(text, r->conflict);
+	free(text);
+}
+
+static void test_a_conflict_is_causes(void **state)
+{
+	(void)state;
+	struct run x;
+	resolve(&x, "transformers 4.57.0: tokenizers<0.22 | transformers 4.56.0: tokenizers<0.21 | "
+	            "tokenizers 0.22.1 | tokenizers 0.20.0",
+	        "transformers&tokenizers>=0.22", NULL, false);
+	assert_true(x.r.ncauses >= 5);
+	assert_int_equal(x.r.causes[0].kind, OW_CAUSE_NO_FIT);
+	assert_string_equal(x.r.causes[0].project, "transformers");
+	assert_int_equal(x.r.causes[0].count, 2);
+	/* reason 1: transformers 4.57.0's requirement, and the one it met */
+	const struct ow_cause *a = &x.r.causes[1], *b = &x.r.causes[2];
+	assert_int_equal(a->kind, OW_CAUSE_REQUIRES);
+	assert_int_equal(a->reason, 1);
+	assert_string_equal(a->by, "transformers 4.57.0");
+	assert_string_equal(a->project, "tokenizers");
+	assert_string_equal(a->spec, "<0.22");
+	assert_int_equal(b->kind, OW_CAUSE_REQUIRES);
+	assert_int_equal(b->reason, 1);
+	assert_string_equal(b->by, "requirements.txt");
+	assert_string_equal(b->spec, ">=0.22");
+	const struct ow_cause *c = cause_of(&x.r, OW_CAUSE_REQUIRES, 3);
+	assert_non_null(c);
+	assert_int_equal(c->reason, 2);
+	assert_string_equal(c->by, "transformers 4.56.0");
+	assert_rendered(&x.r);
+	bt_result_dispose(&x.r);
+	/* no page: one cause, the chain that asked */
+	resolve(&x, "torch 2.10.0: filelock | filelock 3.0: gone | gone -", "torch", NULL, false);
+	assert_int_equal(x.r.ncauses, 1);
+	assert_int_equal(x.r.causes[0].kind, OW_CAUSE_NO_PAGE);
+	assert_string_equal(x.r.causes[0].project, "gone");
+	assert_string_equal(x.r.causes[0].by, "torch 2.10.0 -> filelock 3.0");
+	assert_non_null(strstr(x.r.causes[0].detail, "HTTP 404"));
+	assert_rendered(&x.r);
+	bt_result_dispose(&x.r);
+}
+
+static void test_each_kind_of_cause(void **state)
+{
+	(void)state;
+	struct run x;
+	resolve(&x, "a 2.0~ | a 1.0", "a>=2", NULL, false);
+	assert_int_equal(x.r.causes[0].kind, OW_CAUSE_NO_MATCH);
+	const struct ow_cause *y = cause_of(&x.r, OW_CAUSE_YANKED, 0);
+	assert_non_null(y);
+	assert_string_equal(y->spec, "2.0");
+	assert_rendered(&x.r);
+	bt_result_dispose(&x.r);
+	resolve(&x, "a 2.0^", "a", NULL, false);
+	const struct ow_cause *u = cause_of(&x.r, OW_CAUSE_UNUSABLE, 0);
+	assert_non_null(u);
+	assert_string_equal(u->project, "a");
+	assert_string_equal(u->spec, "2.0");
+	assert_non_null(strstr(u->detail, "Requires-Python"));
+	bt_result_dispose(&x.r);
+	resolve(&x, "a 1.0: llg>=1.7 | llg 1.6.1 | llg 1.6.0", "a", NULL, false);
+	const struct ow_cause *v = cause_of(&x.r, OW_CAUSE_AVAILABLE, 0);
+	assert_non_null(v);
+	assert_int_equal(v->count, 2);
+	assert_string_equal(v->spec, "1.6.1, 1.6.0");
+	const struct ow_cause *f = cause_of(&x.r, OW_CAUSE_UNFIT, 0);
+	assert_non_null(f);
+	assert_string_equal(f->detail, "[unfit llg, 1 criteria]"); /* the "; " is the renderer's */
+	assert_rendered(&x.r);
+	bt_result_dispose(&x.r);
+	resolve(&x, "a 1.0: gone", "a", NULL, false);
+	assert_non_null(cause_of(&x.r, OW_CAUSE_NO_VERSIONS, 1));
+	bt_result_dispose(&x.r);
+	resolve(&x, "a 1.0: b>>>1", "a", NULL, false);
+	assert_int_equal(x.r.ncauses, 1);
+	assert_int_equal(x.r.causes[0].kind, OW_CAUSE_METADATA);
+	assert_string_equal(x.r.causes[0].by, "a 1.0");
+	assert_string_equal(x.r.causes[0].spec, "b>>>1");
+	assert_rendered(&x.r);
+	bt_result_dispose(&x.r);
+	/* a pin a later requirement misses: chosen */
+	resolve(&x, "a 1.0: c==1.0 | b 1.0: c==2.0 | c 2.0 | c 1.0", "b&a", NULL, false);
+	const struct ow_cause *ch = cause_of(&x.r, OW_CAUSE_CHOSEN, 0);
+	assert_non_null(ch);
+	assert_string_equal(ch->project, "c");
+	assert_string_equal(ch->spec, "2.0");
+	assert_rendered(&x.r);
+	bt_result_dispose(&x.r);
+	/* five versions fail: four said, then how many more */
+	resolve(&x, "a 5.0: z | a 4.0: z | a 3.0: z | a 2.0: z | a 1.0: z", "a", NULL, false);
+	const struct ow_cause *m = cause_of(&x.r, OW_CAUSE_MORE, 0);
+	assert_non_null(m);
+	assert_int_equal(m->count, 1);
+	assert_int_equal(m->reason, 0);
+	assert_rendered(&x.r);
+	bt_result_dispose(&x.r);
+}
+
+/* A conflict found under a decision nests under a `with`, one deeper and
+ * whole: the deeper text is longer than the 300 bytes once kept. */
+static void test_a_deeper_conflict_nests_whole(void **state)
+{
+	(void)state;
+	char spec[2048];
+	const char *b = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+	const char *c = "ccccccccccccccccccccccccccccccccccccccccccccccccccccccccc";
+	tu_fmt(spec, sizeof spec, "a 2.0: %s | a 1.0: %s | %s 3.0: %s>=9 | %s 2.0: %s>=8 | "
+	       "%s 1.0: %s>=7 | %s 1.0", b, b, b, c, b, c, b, c, c);
+	struct run x;
+	resolve(&x, spec, "a", NULL, false);
+	assert_non_null(x.r.conflict);
+	print_message("%s\n", x.r.conflict);
+	assert_int_equal(x.r.causes[0].kind, OW_CAUSE_NO_FIT);
+	assert_string_equal(x.r.causes[0].project, "a");
+	const struct ow_cause *w = &x.r.causes[1];
+	assert_int_equal(w->kind, OW_CAUSE_WITH);
+	assert_string_equal(w->spec, "2.0");
+	assert_int_equal(w->depth, 0);
+	assert_int_equal(w->reason, 1);
+	assert_int_equal(x.r.causes[2].kind, OW_CAUSE_NO_FIT);
+	assert_string_equal(x.r.causes[2].project, b);
+	assert_int_equal(x.r.causes[2].depth, 1);
+	/* the second with, and the deeper conflict's last reason said whole */
+	const struct ow_cause *w2 = cause_of(&x.r, OW_CAUSE_WITH, 2);
+	assert_non_null(w2);
+	assert_string_equal(w2->spec, "1.0");
+	assert_int_equal(w2->reason, 2);
+	char tail[512];
+	tu_fmt(tail, sizeof tail, "a 1.0 -> %s 1.0 requires %s>=7, but only %s 1.0 is available for this "
+	       "target; [unfit %s, 1 criteria]", b, c, c, c);
+	assert_true(strlen(x.r.conflict) > 600);
+	assert_non_null(strstr(x.r.conflict, tail));
+	assert_rendered(&x.r);
+	bt_result_dispose(&x.r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,6 +671,9 @@ int main(void)
 		cmocka_unit_test(test_bad_metadata_stops_the_target_naming_the_candidate),
 		cmocka_unit_test(test_prefetch_names_only_admitted_releases),
 		cmocka_unit_test(test_an_exact_pin_prefetches_nothing),
+		cmocka_unit_test(test_a_conflict_is_causes),
+		cmocka_unit_test(test_each_kind_of_cause),
+		cmocka_unit_test(test_a_deeper_conflict_nests_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

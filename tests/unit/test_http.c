@@ -833,12 +833,12 @@ static void test_interrupt_from_a_signal(void **state)
 	struct sigaction sa = {.sa_handler = on_usr1}, old;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, &old);
-	assert_false(ow_http_interrupted());
+	assert_false(ow_interrupted());
 	assert_int_equal(ow_err_exit_code(OW_EINTERRUPTED), 130); /* the table's, no signal yet */
 	struct ow_http_req q = {0};
 	struct sink s = {.raise_at = 60000};
 	assert_int_equal(get_path("/fault/endless/big.bin", &q, &s), OW_EINTERRUPTED);
-	assert_true(ow_http_interrupted());
+	assert_true(ow_interrupted());
 	assert_int_equal(ow_interrupted(), SIGTERM);
 	assert_int_equal(ow_err_exit_code(OW_EINTERRUPTED), 143);
 	assert_true(q.res.bytes >= 60000);
