@@ -449,19 +449,47 @@ static void say_no_image(struct cli *c, const struct ow_audit_lib *l, const stru
 		        "module)\n", n - SHOWN);
 }
 
-/* Modules left unopened for kernels that have no image on the device (an
- * NVIDIA library with a native module that has a kernel: fatbinkern.h). */
-static size_t unchecked_no_image(const struct ow_audit_lib *l, const struct args *g)
+/* Modules left unopened for kernels that do not run natively here: n[0]
+ * to JIT (as new a driver as one opened needs, or older), n[1] with no
+ * image (an NVIDIA library with a native module that has a kernel):
+ * fatbinkern.h. */
+static void unchecked_not_native(const struct ow_audit_lib *l, const struct args *g, size_t n[2])
 {
-	size_t n = 0;
+	n[0] = n[1] = 0;
 	for (size_t i = 0; i < l->fb->n_modules; i++) {
 		const struct ow_fatbin_module *m = &l->fb->modules[i];
 		struct ow_gpu_module_verdict mv;
 		if (m->unchecked && !m->relocatable && m->count &&
-		    !ow_gpu_module_verdict(l->fb, m, g->cc, g->drv, &mv))
-			n += mv.verdict != OW_GPU_NATIVE;
+		    !ow_gpu_module_verdict(l->fb, m, g->cc, g->drv, &mv) && mv.verdict != OW_GPU_NATIVE)
+			n[mv.verdict != OW_GPU_JIT]++;
 	}
-	return n;
+}
+
+/* "; 419 of these native here, 8130 to JIT here and 2704 without an image
+ * here not opened for kernels (...)" */
+static void unchecked_text(const struct ow_audit_lib *l, const struct args *g,
+                           const struct ow_audit_summary *s, char *b, size_t n)
+{
+	size_t no[2] = {0, 0};
+	if (g->device)
+		unchecked_not_native(l, g, no);
+	size_t count[3] = {s->n_unchecked - no[0] - no[1], no[0], no[1]};
+	static const char *const what[3] = {"native here", "to JIT here", "without an image here"};
+	struct ow_str t = {0};
+	for (int i = 0, said = 0, left = !!count[0] + !!count[1] + !!count[2]; i < 3; i++)
+		if (count[i]) {
+			ow_str_printf(&t, "%s%zu%s %s", !said ? "; " : left == 1 ? " and " : ", ",
+			              count[i], said ? "" : " of these", what[i]);
+			said++, left--;
+		}
+	*b = 0;
+	if (no[0] || no[1])
+		snprintf(b, n, "%s%s not opened for kernels (%sno verdict depends on them)",
+		         t.p ? t.p : "", no[1] ? "" : ",", no[1] ? "an NVIDIA library that runs: " : "");
+	else if (s->n_unchecked)
+		snprintf(b, n, g->device ? "; %zu of these native here, not opened for kernels"
+		         : "; %zu of these not opened for kernels (-v counts them)", s->n_unchecked);
+	ow_str_dispose(&t);
 }
 
 static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct args *g,
@@ -476,16 +504,8 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 	char db[200];
 	cli_say(c, "  %s%s%s%s\n", l->path, v ? ": " : "", v ? v : "",
 	        v ? data_text(lv, db, sizeof db) : "");
-	char unch[200] = "";
-	size_t no_image = g->device ? unchecked_no_image(l, g) : 0;
-	if (no_image)
-		snprintf(unch, sizeof unch, "; %zu of these native here and %zu without an image "
-		         "here not opened for kernels (an NVIDIA library that runs: no verdict "
-		         "depends on them)", s.n_unchecked - no_image, no_image);
-	else if (s.n_unchecked)
-		snprintf(unch, sizeof unch, g->device ? "; %zu of these native here, not opened for "
-		         "kernels" : "; %zu of these not opened for kernels (-v counts them)",
-		         s.n_unchecked);
+	char unch[240];
+	unchecked_text(l, g, &s, unch, sizeof unch);
 	int noshdr = l->fb->no_section_headers;
 	cli_say(c, "    %zu modules (%zu with code, %zu empty, %zu rdc%s)%s%s\n", s.n_modules,
 	        s.n_code, s.n_empty, s.n_reloc,

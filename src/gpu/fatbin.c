@@ -147,6 +147,23 @@ static int src_view(struct src *s, uint64_t off, uint64_t end, const uint8_t **p
 	}
 	uint64_t have = off >= s->win_off && off < s->win_off + s->win_len
 				? s->win_off + s->win_len - off : 0;
+	if (have < CONTAINER_HDR && have < end - off && end - off >= CONTAINER_HDR) {
+		/* containers back to back, or a little padding apart (libcufft: 270
+		 * MB of them in .rodata): the next one found by a small read, their
+		 * payloads never read */
+		uint8_t h[CONTAINER_HDR];
+		int rc = src_read(s, off, h, sizeof h);
+		if (rc)
+			return rc;
+		uint64_t at = off - s->hc_off, in_hc = s->hc_len - at; /* src_read left off in hc */
+		in_hc = in_hc < end - off ? in_hc : end - off;
+		for (uint64_t i = 0; i + 4 <= in_hc; i += 8)
+			if (ow_le32(s->hc + at + i) == OW_FATBIN_MAGIC) {
+				*p = s->hc + at;
+				*len = in_hc;
+				return 0;
+			}
+	}
 	if (have < CONTAINER_HDR && have < end - off) {
 		if (!s->win && !(s->win = malloc(SCAN_WINDOW)))
 			return ow_err(OW_ENOMEM, "fatbin scan window: out of memory");
