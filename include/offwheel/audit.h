@@ -61,7 +61,7 @@ struct ow_audit_lib {
 	char *path;           /* file path, or member path inside a wheel */
 	uint64_t size;
 	bool scanned;          /* data sections were magic-scanned */
-	bool vendor;           /* an NVIDIA library (see ow_audit_is_vendor) */
+	bool vendor;           /* an NVIDIA library (see ow_audit_is_vendor_lib) */
 	struct ow_fatbin *fb; /* modules and entries; offsets are 0 when cached */
 	char *reread;         /* why a wheel member was inflated more than once, and how
 	                       * (its listing missed bytes streaming does not keep); NULL */
@@ -98,6 +98,10 @@ int ow_audit_is_candidate(const char *name);
  * nvidia/ or a *.libs/ folder of vendored copies) are often built one
  * architecture per module, so "partial" is normal for them. */
 int ow_audit_is_vendor(const char *path);
+/* The same, or by what the library calls itself: fb's SONAME names one of
+ * NVIDIA's libraries (a renamed copy, or one vendored in another package's
+ * folder, such as triton's CUPTI).  fb may be NULL. */
+int ow_audit_is_vendor_lib(const char *path, const struct ow_fatbin *fb);
 
 /* Per library: architectures and counts. */
 struct ow_audit_summary {

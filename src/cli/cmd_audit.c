@@ -267,6 +267,7 @@ static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_
 	json_object_set_new(o, "format", json_string(format_name(l->fb->format)));
 	json_object_set_new(o, "link_time", json_boolean(ow_audit_is_link_time(l)));
 	json_object_set_new(o, "reread", l->reread ? json_string(l->reread) : json_null());
+	json_object_set_new(o, "soname", l->fb->soname ? json_string(l->fb->soname) : json_null());
 	json_object_set_new(o, "section_headers_missing",
 	                    json_boolean(l->fb->no_section_headers));
 	json_object_set_new(o, "rdc_only", words(s.rdc));

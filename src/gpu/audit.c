@@ -64,7 +64,7 @@ int au_add_lib(struct ow_audit *a, const char *path, uint64_t size, int scanned,
 		                             : ow_err(OW_ENOMEM, "audit: out of memory");
 	}
 	a->libs[a->n_libs++] = (struct ow_audit_lib){
-		.path = p, .size = size, .scanned = scanned, .vendor = ow_audit_is_vendor(path), .fb = fb};
+		.path = p, .size = size, .scanned = scanned, .vendor = ow_audit_is_vendor_lib(path, fb), .fb = fb};
 	return 0;
 }
 
@@ -139,7 +139,8 @@ static int list_sections(const struct input *in, int mode, struct ow_fatbin **fb
 	int rc = list_input(in, always ? OW_FATBIN_SCAN_DATA : 0, fb);
 	*scanned = !rc && always && (*fb)->format != OW_FB_FMT_RAW;
 	*bytes = rc ? 0 : (*fb)->bytes_read;
-	if (rc || always || !want_data_scan(*fb, in->size, in->vendor, mode))
+	int vendor = !rc && (in->vendor || ow_audit_is_vendor_lib("", *fb));
+	if (rc || always || !want_data_scan(*fb, in->size, vendor, mode))
 		return rc;
 	ow_fatbin_free(*fb);
 	*scanned = 1;
@@ -165,7 +166,8 @@ static int list_library(const struct input *in, const struct ow_audit_opts *o,
                         struct ow_fatbin **fb, int *scanned, uint64_t *bytes)
 {
 	int rc = list_sections(in, o->scan, fb, scanned, bytes);
-	const struct ow_kern_ask ask = {o->cc, o->driver, in->vendor};
+	const struct ow_kern_ask ask = {o->cc, o->driver,
+	                                !rc && (in->vendor || ow_audit_is_vendor_lib("", *fb))};
 	if (!rc && o->no_kernels && !o->cc)
 		mark_unchecked(*fb);
 	else if (!rc && in->sp)

@@ -64,7 +64,7 @@ static int fd_read(struct src *s, uint64_t off, void *dst, size_t n);
 
 /* The kept piece holding [off, off+n), or a miss (sp->missed is set: the
  * caller lists the input again, whole). */
-static int sparse_read(struct fb_sparse *sp, uint64_t off, void *dst, size_t n)
+static const struct fb_piece *sparse_piece(const struct fb_sparse *sp, uint64_t off, size_t n)
 {
 	size_t lo = 0, hi = sp->n_pieces;
 	while (lo < hi) { /* the last piece starting at or before off */
@@ -75,7 +75,13 @@ static int sparse_read(struct fb_sparse *sp, uint64_t off, void *dst, size_t n)
 			hi = mid;
 	}
 	const struct fb_piece *p = lo ? &sp->pieces[lo - 1] : NULL;
-	if (!p || !in_bounds(off - p->off, n, p->len)) {
+	return p && in_bounds(off - p->off, n, p->len) ? p : NULL;
+}
+
+static int sparse_read(struct fb_sparse *sp, uint64_t off, void *dst, size_t n)
+{
+	const struct fb_piece *p = sparse_piece(sp, off, n);
+	if (!p) {
 		if (!__atomic_exchange_n(&sp->missed, 1, __ATOMIC_RELAXED)) {
 			sp->miss_off = off; /* the first miss: a second pass keeps it */
 			sp->miss_len = n;
@@ -683,6 +689,71 @@ static int elf_segments(struct ctx *c, const uint8_t *eh)
 	return rc ? ow_err_prefix(rc, "ELF segments: ") : 0;
 }
 
+/* ---- the SONAME: what a shared library calls itself --------------------- */
+
+#define SHT_DYNAMIC 6u
+#define DT_SONAME 14u
+#define DYN_MAX 4096u   /* dynamic entries looked at */
+#define SONAME_MAX 256u /* a longer SONAME is not read (never cut) */
+
+/* Bytes for a fact nothing else depends on: from a stream only where they
+ * were kept, never a miss that would list the member again. */
+static int src_peek(struct src *s, uint64_t off, void *dst, size_t n)
+{
+	if (s->sp && (!in_bounds(off, n, s->size) || !sparse_piece(s->sp, s->base + off, n)))
+		return OW_EUNSUPPORTED;
+	return src_read(s, off, dst, n);
+}
+
+static void soname_at(struct ctx *c, uint64_t off, uint64_t max)
+{
+	char b[SONAME_MAX];
+	size_t n = max < sizeof b ? (size_t)max : sizeof b;
+	if (off >= c->s->size)
+		return;
+	n = c->s->size - off < n ? (size_t)(c->s->size - off) : n;
+	if (n < 2 || src_peek(c->s, off, b, n))
+		return;
+	const char *z = memchr(b, 0, n);
+	if (z && z > b)
+		c->fb->soname = strdup(b); /* out of memory: no SONAME, a fact less */
+}
+
+static void dyn_soname(struct ctx *c, const struct shdr *dyn, const struct shdr *str)
+{
+	uint64_t n = dyn->size / 16;
+	n = n < DYN_MAX ? n : DYN_MAX;
+	uint8_t *d = n ? malloc((size_t)n * 16) : NULL;
+	if (!d || src_peek(c->s, dyn->offset, d, (size_t)n * 16)) {
+		free(d);
+		return;
+	}
+	for (uint64_t k = 0; k < n && ow_le64(d + k * 16) != 0 /* DT_NULL */; k++) {
+		uint64_t val = ow_le64(d + k * 16 + 8);
+		if (ow_le64(d + k * 16) == DT_SONAME && val < str->size) {
+			soname_at(c, str->offset + val, str->size - val);
+			break;
+		}
+	}
+	free(d);
+}
+
+/* DT_SONAME from the dynamic section and the string table it links to; a
+ * renamed copy keeps it (audit.h: NVIDIA's libraries told by content).
+ * Missing or unreadable: none, and no error. */
+static void elf_soname(struct ctx *c, const struct elf_tabs *t)
+{
+	for (uint64_t i = 0; i < t->n && !c->fb->soname; i++) {
+		struct shdr sh, st;
+		decode_shdr(t->tab + i * t->entsize, &sh);
+		if (sh.type != SHT_DYNAMIC || sh.link >= t->n)
+			continue;
+		decode_shdr(t->tab + sh.link * t->entsize, &st);
+		dyn_soname(c, &sh, &st);
+	}
+	ow_err_clear();
+}
+
 static int elf_list(struct ctx *c, const uint8_t *eh)
 {
 	if (eh[4] != 2 || eh[5] != 1)
@@ -690,9 +761,11 @@ static int elf_list(struct ctx *c, const uint8_t *eh)
 			      eh[4], eh[5]);
 	struct elf_tabs t;
 	int rc = elf_tabs_read(c, eh, &t);
-	if (!rc && t.tab)
+	if (!rc && t.tab) {
 		rc = elf_walk(c, &t);
-	else if (!rc)
+		if (!rc)
+			elf_soname(c, &t);
+	} else if (!rc)
 		rc = elf_segments(c, eh);
 	elf_tabs_dispose(&t);
 	return rc;
@@ -1013,6 +1086,7 @@ void ow_fatbin_free(struct ow_fatbin *fb)
 		return;
 	free(fb->modules);
 	free(fb->entries);
+	free(fb->soname);
 	free(fb);
 }
 

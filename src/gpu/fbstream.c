@@ -25,7 +25,9 @@
 #define CONTAINER_HDR 16u
 #define ENTRY_HDR 64u
 #define MAX_KEPT (256ull << 20)  /* kept bytes beyond this: a corrupt input */
-#define WANTS (2 + FB_STREAM_WANTS) /* the headers, the section table, the asked */
+#define DYN_KEEP (64u << 10)     /* the dynamic segment kept (for the SONAME), at most */
+#define WANTS (3 + FB_STREAM_WANTS) /* the headers, the section table, the dynamic
+                                     * segment, the asked */
 
 enum trk_state { T_ENT, T_PEEK, T_DECIDE, T_AFTER };
 
@@ -55,7 +57,7 @@ struct fb_stream {
 	struct trk *trk;
 	size_t n_trk, cap_trk;
 	struct want wants[WANTS];
-	int n_asked;        /* wants[2 ..]: ranges asked for (fb_stream_want) */
+	int n_asked;        /* wants[3 ..]: ranges asked for (fb_stream_want) */
 	/* what is kept, in the order it was found */
 	struct fb_piece *pieces;
 	size_t n_pieces, cap_pieces;
@@ -320,7 +322,7 @@ int fb_stream_want(fb_stream *st, uint64_t off, uint64_t len)
 	if (st->n_asked >= FB_STREAM_WANTS || st->pos || off > st->size || len > st->size - off)
 		return ow_err(OW_EINVAL, "fb_stream_want: %" PRIu64 " bytes at %" PRIu64
 			      " cannot be asked for", len, off);
-	return add_want(st, 2 + st->n_asked++, off, off + len);
+	return add_want(st, 3 + st->n_asked++, off, off + len);
 }
 
 static int add_want(fb_stream *st, int i, uint64_t off, uint64_t end)
@@ -351,6 +353,24 @@ static void fill_wants(fb_stream *st, uint64_t off, const uint8_t *data, uint64_
 	}
 }
 
+/* An ELF's dynamic segment (PT_DYNAMIC, from the program headers among the
+ * first bytes): the SONAME's entry, whose string .dynstr nearly always has
+ * among the first 64 KiB.  Only a fact less where it is not. */
+static int want_dynamic(fb_stream *st, const uint8_t *h)
+{
+	uint64_t phoff = ow_le64(h + 0x20);
+	uint16_t entsize = ow_le16(h + 0x36), n = ow_le16(h + 0x38);
+	if (entsize < 56 || phoff > st->lin_len || (uint64_t)n * entsize > st->lin_len - phoff)
+		return 0;
+	for (uint16_t i = 0; i < n; i++) {
+		const uint8_t *ph = h + phoff + (uint64_t)i * entsize;
+		uint64_t off = ow_le64(ph + 0x08), len = ow_le64(ph + 0x20);
+		if (ow_le32(ph) == 2 /* PT_DYNAMIC */ && len <= DYN_KEEP && off < st->size)
+			return add_want(st, 2, off, off + len);
+	}
+	return 0;
+}
+
 /* The first bytes are here: what the input is, and the ranges to keep. */
 static int classify(fb_stream *st)
 {
@@ -367,6 +387,8 @@ static int classify(fb_stream *st)
 		uint64_t from = shoff > SHSTR_MARGIN ? shoff - SHSTR_MARGIN : 0;
 		rc = add_want(st, 1, from, shoff < st->size - tab ? shoff + tab : st->size);
 	}
+	if (!rc && elf)
+		rc = want_dynamic(st, h);
 	if (!rc)
 		fill_wants(st, 0, st->lin, st->lin_len);
 	return rc;
