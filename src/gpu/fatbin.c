@@ -695,6 +695,7 @@ static int elf_segments(struct ctx *c, const uint8_t *eh)
 #define DT_SONAME 14u
 #define DYN_MAX 4096u   /* dynamic entries looked at */
 #define SONAME_MAX 256u /* a longer SONAME is not read (never cut) */
+#define SONAME_HEAD (64u << 10) /* what a stream keeps first (fbstream.c HEAD_KEEP) */
 
 /* Bytes for a fact nothing else depends on: from a stream only where they
  * were kept, never a miss that would list the member again. */
@@ -705,14 +706,17 @@ static int src_peek(struct src *s, uint64_t off, void *dst, size_t n)
 	return src_read(s, off, dst, n);
 }
 
-static void soname_at(struct ctx *c, uint64_t off, uint64_t max)
+/* The string at off (at most max bytes to its table's end) where a stream
+ * keeps it (fbstream.c), so that a member streamed and held whole list
+ * alike: in the first 64 KiB, or after the dynamic section (dyn_end). */
+static void soname_at(struct ctx *c, uint64_t off, uint64_t max, uint64_t dyn_end)
 {
 	char b[SONAME_MAX];
 	size_t n = max < sizeof b ? (size_t)max : sizeof b;
 	if (off >= c->s->size)
 		return;
 	n = c->s->size - off < n ? (size_t)(c->s->size - off) : n;
-	if (n < 2 || src_peek(c->s, off, b, n))
+	if (n < 2 || (off + n > SONAME_HEAD && off < dyn_end) || src_peek(c->s, off, b, n))
 		return;
 	const char *z = memchr(b, 0, n);
 	if (z && z > b)
@@ -731,7 +735,7 @@ static void dyn_soname(struct ctx *c, const struct shdr *dyn, const struct shdr 
 	for (uint64_t k = 0; k < n && ow_le64(d + k * 16) != 0 /* DT_NULL */; k++) {
 		uint64_t val = ow_le64(d + k * 16 + 8);
 		if (ow_le64(d + k * 16) == DT_SONAME && val < str->size) {
-			soname_at(c, str->offset + val, str->size - val);
+			soname_at(c, str->offset + val, str->size - val, dyn->offset + dyn->size);
 			break;
 		}
 	}
