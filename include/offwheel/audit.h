@@ -91,6 +91,14 @@ int ow_audit_object(ow_store *s, const char *ref, const struct ow_audit_opts *o,
 int ow_audit_any(ow_store *s, const char *ref, const struct ow_audit_opts *o,
                  struct ow_audit **out);
 void ow_audit_free(struct ow_audit *a);
+/* ow_audit_path of each of paths[0..n) (auditmany.c): out[i], or rcs[i] an
+ * OW_E* code and errs[i] its detail (malloc'd, NULL when out of memory; the
+ * caller frees it).  Libraries are audited on up to o->jobs threads (0: the
+ * cores, at most 16), then wheels and directories one at a time; a NULL
+ * path is skipped (rcs[i] 1, out[i] NULL).  Returns
+ * 0, or OW_ENOMEM with nothing audited. */
+int ow_audit_paths(const char *const *paths, size_t n, const struct ow_audit_opts *o,
+                   struct ow_audit **out, int *rcs, char **errs);
 
 /* Can this member or file hold device code?  (by name) */
 int ow_audit_is_candidate(const char *name);

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "offwheel/audit.h"
@@ -726,15 +727,83 @@ static int worse(int worst, int rc)
 	return worst == 3 ? (rc == 4 ? 3 : rc) : worst;
 }
 
+/* The operands that are paths, audited before any is said (ow_audit_paths:
+ * the libraries on threads); audit_one takes each from here. */
+struct prefetch {
+	struct ow_audit **a;
+	int *rc;
+	char **err;
+	int first, n;
+};
+
 /* Where audit_one is: the rules, the JSON targets (NULL: text), and the set
- * (> 0) whose member it is; `plain` counts the members said in one line. */
+ * (> 0) whose member it is; `plain` counts the members said in one line;
+ * pf (or NULL) holds operand `arg`'s audit. */
 struct one_ctx {
 	const struct ow_audit_rules *rules;
 	json_t *out;
 	int64_t set;
 	size_t plain;
 	struct tally *t;
+	struct prefetch *pf;
+	int arg;
 };
+
+/* Operand x->arg's audit: prefetched, else audited now. */
+static int audit_ref(ow_store *s, const char *ref, const struct args *g, struct one_ctx *x,
+                     struct ow_audit **a)
+{
+	struct prefetch *pf = x->pf;
+	int i = x->pf ? x->arg - pf->first : -1;
+	if (i < 0 || i >= pf->n || pf->rc[i] == 1)
+		return ow_audit_any(s, ref, &g->ao, a);
+	int rc = pf->rc[i];
+	*a = pf->a[i];
+	pf->a[i] = NULL;
+	pf->rc[i] = 1; /* taken */
+	if (!rc)
+		return 0;
+	return ow_err(rc, "%s", pf->err[i] ? pf->err[i] : "(the detail was lost: out of memory)");
+}
+
+static void prefetch_dispose(struct prefetch *pf)
+{
+	for (int i = 0; i < pf->n; i++) {
+		ow_audit_free(pf->a[i]);
+		free(pf->err[i]);
+	}
+	free(pf->a);
+	free(pf->rc);
+	free(pf->err);
+	*pf = (struct prefetch){0};
+}
+
+/* More than one operand: those that are paths audited at once.  Out of
+ * memory here only means one at a time, as without. */
+static void prefetch_paths(int argc, char **argv, int first, const struct args *g,
+                           struct prefetch *pf)
+{
+	int n = argc - first;
+	*pf = (struct prefetch){.first = first};
+	if (n < 2)
+		return;
+	const char **paths = calloc((size_t)n, sizeof *paths);
+	pf->a = calloc((size_t)n, sizeof *pf->a);
+	pf->rc = calloc((size_t)n, sizeof *pf->rc);
+	pf->err = calloc((size_t)n, sizeof *pf->err);
+	pf->n = n;
+	struct stat st;
+	for (int i = 0; paths && i < n; i++)
+		if (strncmp(argv[first + i], "set:", 4) && stat(argv[first + i], &st) == 0)
+			paths[i] = argv[first + i];
+	if (!paths || !pf->a || !pf->rc || !pf->err ||
+	    ow_audit_paths(paths, (size_t)n, &g->ao, pf->a, pf->rc, pf->err)) {
+		ow_err_clear();
+		prefetch_dispose(pf);
+		pf->first = first;
+	}
+	free(paths);
+}
 
 /* One target: 0, 3 (cannot run) or an error's exit code.  A member of a set
  * is said in one line when it carries no device code. */
@@ -747,7 +816,7 @@ static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct a
 	struct ow_audit *a;
 	struct ow_audit_result r = {0};
 	struct ow_audit_lib_verdict *lvs = NULL;
-	int rc = ow_audit_any(s, ref, &g->ao, &a);
+	int rc = audit_ref(s, ref, g, x, &a);
 	if (!rc && g->device)
 		rc = ow_audit_verdict_rules(a, g->cc, g->drv, rules, &r);
 	if (!rc && g->device)
@@ -858,7 +927,7 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
 	cli_say(c, "%s: %zu members\n", ref, n);
 	struct ow_audit_rules rules = g->rules;
 	rules.cuda = set_cuda(m, n);
-	struct one_ctx x = {&rules, out, id, 0, t};
+	struct one_ctx x = {&rules, out, id, 0, t, NULL, 0};
 	members_plan(m, n);
 	for (size_t i = 0; i < n; i++) {
 		if (ow_export_is_sdist(m[i].filename))
@@ -907,9 +976,11 @@ static int run_device(struct cli *c, ow_store *s, int argc, char **argv, int fir
 	size_t had = targets ? json_array_size(targets) : 0;
 	char cc[8];
 	ow_gpu_format_cc(g->cc, cc, sizeof cc);
+	struct prefetch pf;
+	prefetch_paths(argc, argv, first, g, &pf);
 	for (int i = first; i < argc; i++) {
 		struct tally t = {0};
-		struct one_ctx x = {&g->rules, targets, 0, 0, &t};
+		struct one_ctx x = {&g->rules, targets, 0, 0, &t, &pf, i};
 		int set = !strncmp(argv[i], "set:", 4);
 		worst = worse(worst, set ? audit_set(c, s, argv[i], g, targets, &t)
 		                         : audit_one(c, s, argv[i], g, &x));
@@ -918,6 +989,7 @@ static int run_device(struct cli *c, ow_store *s, int argc, char **argv, int fir
 		overall_add(&o, &t);
 		tally_dispose(&t);
 	}
+	prefetch_dispose(&pf);
 	if (g->device && argc - first > 1)
 		cli_out(c, "audit: %zu of %d targets run on %s\n", o.run, argc - first, cc);
 	for (size_t k = had; g->nccs > 1 && k < (targets ? json_array_size(targets) : 0); k++)

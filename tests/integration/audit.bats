@@ -456,3 +456,18 @@ EOP
 	run "$OFFWHEEL" audit --device 7.5 "$d/libk_stripped.so"
 	[ "$status" -eq 3 ]
 }
+
+@test "library operands audited on threads say exactly what one at a time says, errors included" {
+	F="$FIX/fatbin"
+	head -c 3000 "$F/lz4.so" >"$T/cut.so"
+	args=(audit --device 8.6 "$F/lz4.so" "$T/cut.so" "$F/sass_only.so" "$F/ptx_only.so" "$F/nokernel_mixed.so")
+	run ow --jobs 1 "${args[@]}"
+	one=$output st1=$status
+	run ow --jobs 4 "${args[@]}"
+	[ "$status" -eq "$st1" ] && [ "$output" = "$one" ] || { diff <(echo "$one") <(echo "$output"); false; }
+	[[ $output == *"$T/cut.so: ELF section headers: truncated input"* ]]
+	[[ $output == *"audit: 4 of 5 targets run on 8.6"* ]] || { echo "$output"; false; }
+	a=$(ow --json --jobs 1 "${args[@]}" | jq -S .)
+	b=$(ow --json --jobs 4 "${args[@]}" | jq -S .)
+	[ "$a" = "$b" ]
+}
