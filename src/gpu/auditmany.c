@@ -45,9 +45,11 @@ static void one(const struct many *k, size_t i)
 {
 	k->rcs[i] = ow_audit_path(k->paths[i], k->o, &k->out[i]);
 	k->errs[i] = NULL;
-	/* out of memory for the detail: the code alone says it */
-	if (k->rcs[i])
-		k->errs[i] = strdup(ow_err_detail());
+	if (!k->rcs[i])
+		return;
+	/* out of memory: NULL, and the code alone says it */
+	/* analyzer: kept in errs[i], which the caller frees (cmd_audit.c's prefetch) */
+	k->errs[i] = strdup(ow_err_detail());
 }
 
 static int worker(void *ud, size_t j)

@@ -39,8 +39,9 @@ int au_add_lib(struct ow_audit *a, const char *path, uint64_t size, int scanned,
 		                                      a->label, MAX_LIBS)
 		                             : ow_err(OW_ENOMEM, "audit: out of memory");
 	}
+	int vendor = ow_audit_is_vendor_lib(path, fb);
 	a->libs[a->n_libs++] = (struct ow_audit_lib){
-		.path = p, .size = size, .scanned = scanned, .vendor = ow_audit_is_vendor_lib(path, fb), .fb = fb};
+		.path = p, .size = size, .scanned = scanned, .vendor = vendor, .fb = fb};
 	return 0;
 }
 

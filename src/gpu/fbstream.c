@@ -129,7 +129,6 @@ static int record(fb_stream *st, uint64_t off, struct ow_fatbin *fb, int rc)
 	*d = (struct fb_decision){.off = off, .count = (uint32_t)m->count,
 				  .first = (uint32_t)st->n_kernels, .no_kernels = (uint8_t)m->no_kernels,
 				  .rc = rc};
-	/* analyzer: d->err is st->dec[st->n_dec], counted and freed with the stream */
 	if (rc && !(d->err = strdup(ow_err_detail())))
 		return ow_err(OW_ENOMEM, "streamed listing: out of memory");
 	for (size_t i = 0; i < m->count; i++)
