@@ -61,7 +61,7 @@ struct ow_audit_lib {
 	char *path;           /* file path, or member path inside a wheel */
 	uint64_t size;
 	bool scanned;          /* data sections were magic-scanned */
-	bool vendor;           /* an NVIDIA library (see ow_audit_is_vendor) */
+	bool vendor;           /* an NVIDIA library (see ow_audit_is_vendor_lib) */
 	struct ow_fatbin *fb; /* modules and entries; offsets are 0 when cached */
 	char *reread;         /* why a wheel member was inflated more than once, and how
 	                       * (its listing missed bytes streaming does not keep); NULL */
@@ -91,6 +91,14 @@ int ow_audit_object(ow_store *s, const char *ref, const struct ow_audit_opts *o,
 int ow_audit_any(ow_store *s, const char *ref, const struct ow_audit_opts *o,
                  struct ow_audit **out);
 void ow_audit_free(struct ow_audit *a);
+/* ow_audit_path of each of paths[0..n) (auditmany.c): out[i], or rcs[i] an
+ * OW_E* code and errs[i] its detail (malloc'd, NULL when out of memory; the
+ * caller frees it).  Libraries are audited on up to o->jobs threads (0: the
+ * cores, at most 16), then wheels and directories one at a time; a NULL
+ * path is skipped (rcs[i] 1, out[i] NULL).  Returns
+ * 0, or OW_ENOMEM with nothing audited. */
+int ow_audit_paths(const char *const *paths, size_t n, const struct ow_audit_opts *o,
+                   struct ow_audit **out, int *rcs, char **errs);
 
 /* Can this member or file hold device code?  (by name) */
 int ow_audit_is_candidate(const char *name);
@@ -98,6 +106,10 @@ int ow_audit_is_candidate(const char *name);
  * nvidia/ or a *.libs/ folder of vendored copies) are often built one
  * architecture per module, so "partial" is normal for them. */
 int ow_audit_is_vendor(const char *path);
+/* The same, or by what the library calls itself: fb's SONAME names one of
+ * NVIDIA's libraries (a renamed copy, or one vendored in another package's
+ * folder, such as triton's CUPTI).  fb may be NULL. */
+int ow_audit_is_vendor_lib(const char *path, const struct ow_fatbin *fb);
 
 /* Per library: architectures and counts. */
 struct ow_audit_summary {

@@ -113,6 +113,8 @@ struct ow_fatbin {
 	bool object;          /* a relocatable object (ELF e_type ET_REL, a .o): like an
 	                       * archive (OW_FB_FMT_AR), code for the linker, never loaded */
 	uint64_t bytes_read;  /* file reader: bytes read from disk */
+	char *soname;         /* an ELF shared library's DT_SONAME, or NULL (none, or
+	                       * not among the bytes a streamed member kept) */
 };
 
 /* List the fatbins in `len` bytes of anything (ELF, PE, raw container, a

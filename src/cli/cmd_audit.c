@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "offwheel/audit.h"
@@ -267,6 +268,7 @@ static json_t *lib_json(const struct ow_audit_lib *l, int cc, int drv, int have_
 	json_object_set_new(o, "format", json_string(format_name(l->fb->format)));
 	json_object_set_new(o, "link_time", json_boolean(ow_audit_is_link_time(l)));
 	json_object_set_new(o, "reread", l->reread ? json_string(l->reread) : json_null());
+	json_object_set_new(o, "soname", l->fb->soname ? json_string(l->fb->soname) : json_null());
 	json_object_set_new(o, "section_headers_missing",
 	                    json_boolean(l->fb->no_section_headers));
 	json_object_set_new(o, "rdc_only", words(s.rdc));
@@ -449,19 +451,47 @@ static void say_no_image(struct cli *c, const struct ow_audit_lib *l, const stru
 		        "module)\n", n - SHOWN);
 }
 
-/* Modules left unopened for kernels that have no image on the device (an
- * NVIDIA library with a native module that has a kernel: fatbinkern.h). */
-static size_t unchecked_no_image(const struct ow_audit_lib *l, const struct args *g)
+/* Modules left unopened for kernels that do not run natively here: n[0]
+ * to JIT (as new a driver as one opened needs, or older), n[1] with no
+ * image (an NVIDIA library with a native module that has a kernel):
+ * fatbinkern.h. */
+static void unchecked_not_native(const struct ow_audit_lib *l, const struct args *g, size_t n[2])
 {
-	size_t n = 0;
+	n[0] = n[1] = 0;
 	for (size_t i = 0; i < l->fb->n_modules; i++) {
 		const struct ow_fatbin_module *m = &l->fb->modules[i];
 		struct ow_gpu_module_verdict mv;
 		if (m->unchecked && !m->relocatable && m->count &&
-		    !ow_gpu_module_verdict(l->fb, m, g->cc, g->drv, &mv))
-			n += mv.verdict != OW_GPU_NATIVE;
+		    !ow_gpu_module_verdict(l->fb, m, g->cc, g->drv, &mv) && mv.verdict != OW_GPU_NATIVE)
+			n[mv.verdict != OW_GPU_JIT]++;
 	}
-	return n;
+}
+
+/* "; 419 of these native here, 8130 to JIT here and 2704 without an image
+ * here not opened for kernels (...)" */
+static void unchecked_text(const struct ow_audit_lib *l, const struct args *g,
+                           const struct ow_audit_summary *s, char *b, size_t n)
+{
+	size_t no[2] = {0, 0};
+	if (g->device)
+		unchecked_not_native(l, g, no);
+	size_t count[3] = {s->n_unchecked - no[0] - no[1], no[0], no[1]};
+	static const char *const what[3] = {"native here", "to JIT here", "without an image here"};
+	struct ow_str t = {0};
+	for (int i = 0, said = 0, left = !!count[0] + !!count[1] + !!count[2]; i < 3; i++)
+		if (count[i]) {
+			ow_str_printf(&t, "%s%zu%s %s", !said ? "; " : left == 1 ? " and " : ", ",
+			              count[i], said ? "" : " of these", what[i]);
+			said++, left--;
+		}
+	*b = 0;
+	if (no[0] || no[1])
+		snprintf(b, n, "%s%s not opened for kernels (%sno verdict depends on them)",
+		         t.p ? t.p : "", no[1] ? "" : ",", no[1] ? "an NVIDIA library that runs: " : "");
+	else if (s->n_unchecked)
+		snprintf(b, n, g->device ? "; %zu of these native here, not opened for kernels"
+		         : "; %zu of these not opened for kernels (-v counts them)", s->n_unchecked);
+	ow_str_dispose(&t);
 }
 
 static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct args *g,
@@ -476,16 +506,8 @@ static void say_lib(struct cli *c, const struct ow_audit_lib *l, const struct ar
 	char db[200];
 	cli_say(c, "  %s%s%s%s\n", l->path, v ? ": " : "", v ? v : "",
 	        v ? data_text(lv, db, sizeof db) : "");
-	char unch[200] = "";
-	size_t no_image = g->device ? unchecked_no_image(l, g) : 0;
-	if (no_image)
-		snprintf(unch, sizeof unch, "; %zu of these native here and %zu without an image "
-		         "here not opened for kernels (an NVIDIA library that runs: no verdict "
-		         "depends on them)", s.n_unchecked - no_image, no_image);
-	else if (s.n_unchecked)
-		snprintf(unch, sizeof unch, g->device ? "; %zu of these native here, not opened for "
-		         "kernels" : "; %zu of these not opened for kernels (-v counts them)",
-		         s.n_unchecked);
+	char unch[240];
+	unchecked_text(l, g, &s, unch, sizeof unch);
 	int noshdr = l->fb->no_section_headers;
 	cli_say(c, "    %zu modules (%zu with code, %zu empty, %zu rdc%s)%s%s\n", s.n_modules,
 	        s.n_code, s.n_empty, s.n_reloc,
@@ -705,15 +727,83 @@ static int worse(int worst, int rc)
 	return worst == 3 ? (rc == 4 ? 3 : rc) : worst;
 }
 
+/* The operands that are paths, audited before any is said (ow_audit_paths:
+ * the libraries on threads); audit_one takes each from here. */
+struct prefetch {
+	struct ow_audit **a;
+	int *rc;
+	char **err;
+	int first, n;
+};
+
 /* Where audit_one is: the rules, the JSON targets (NULL: text), and the set
- * (> 0) whose member it is; `plain` counts the members said in one line. */
+ * (> 0) whose member it is; `plain` counts the members said in one line;
+ * pf (or NULL) holds operand `arg`'s audit. */
 struct one_ctx {
 	const struct ow_audit_rules *rules;
 	json_t *out;
 	int64_t set;
 	size_t plain;
 	struct tally *t;
+	struct prefetch *pf;
+	int arg;
 };
+
+/* Operand x->arg's audit: prefetched, else audited now. */
+static int audit_ref(ow_store *s, const char *ref, const struct args *g, struct one_ctx *x,
+                     struct ow_audit **a)
+{
+	struct prefetch *pf = x->pf;
+	int i = x->pf ? x->arg - pf->first : -1;
+	if (i < 0 || i >= pf->n || pf->rc[i] == 1)
+		return ow_audit_any(s, ref, &g->ao, a);
+	int rc = pf->rc[i];
+	*a = pf->a[i];
+	pf->a[i] = NULL;
+	pf->rc[i] = 1; /* taken */
+	if (!rc)
+		return 0;
+	return ow_err(rc, "%s", pf->err[i] ? pf->err[i] : "(the detail was lost: out of memory)");
+}
+
+static void prefetch_dispose(struct prefetch *pf)
+{
+	for (int i = 0; i < pf->n; i++) {
+		ow_audit_free(pf->a[i]);
+		free(pf->err[i]);
+	}
+	free(pf->a);
+	free(pf->rc);
+	free(pf->err);
+	*pf = (struct prefetch){0};
+}
+
+/* More than one operand: those that are paths audited at once.  Out of
+ * memory here only means one at a time, as without. */
+static void prefetch_paths(int argc, char **argv, int first, const struct args *g,
+                           struct prefetch *pf)
+{
+	int n = argc - first;
+	*pf = (struct prefetch){.first = first};
+	if (n < 2)
+		return;
+	const char **paths = calloc((size_t)n, sizeof *paths);
+	pf->a = calloc((size_t)n, sizeof *pf->a);
+	pf->rc = calloc((size_t)n, sizeof *pf->rc);
+	pf->err = calloc((size_t)n, sizeof *pf->err);
+	pf->n = n;
+	struct stat st;
+	for (int i = 0; paths && i < n; i++)
+		if (strncmp(argv[first + i], "set:", 4) && stat(argv[first + i], &st) == 0)
+			paths[i] = argv[first + i];
+	if (!paths || !pf->a || !pf->rc || !pf->err ||
+	    ow_audit_paths(paths, (size_t)n, &g->ao, pf->a, pf->rc, pf->err)) {
+		ow_err_clear();
+		prefetch_dispose(pf);
+		pf->first = first;
+	}
+	free(paths);
+}
 
 /* One target: 0, 3 (cannot run) or an error's exit code.  A member of a set
  * is said in one line when it carries no device code. */
@@ -726,7 +816,7 @@ static int audit_one(struct cli *c, ow_store *s, const char *ref, const struct a
 	struct ow_audit *a;
 	struct ow_audit_result r = {0};
 	struct ow_audit_lib_verdict *lvs = NULL;
-	int rc = ow_audit_any(s, ref, &g->ao, &a);
+	int rc = audit_ref(s, ref, g, x, &a);
 	if (!rc && g->device)
 		rc = ow_audit_verdict_rules(a, g->cc, g->drv, rules, &r);
 	if (!rc && g->device)
@@ -837,7 +927,7 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
 	cli_say(c, "%s: %zu members\n", ref, n);
 	struct ow_audit_rules rules = g->rules;
 	rules.cuda = set_cuda(m, n);
-	struct one_ctx x = {&rules, out, id, 0, t};
+	struct one_ctx x = {&rules, out, id, 0, t, NULL, 0};
 	members_plan(m, n);
 	for (size_t i = 0; i < n; i++) {
 		if (ow_export_is_sdist(m[i].filename))
@@ -886,9 +976,11 @@ static int run_device(struct cli *c, ow_store *s, int argc, char **argv, int fir
 	size_t had = targets ? json_array_size(targets) : 0;
 	char cc[8];
 	ow_gpu_format_cc(g->cc, cc, sizeof cc);
+	struct prefetch pf;
+	prefetch_paths(argc, argv, first, g, &pf);
 	for (int i = first; i < argc; i++) {
 		struct tally t = {0};
-		struct one_ctx x = {&g->rules, targets, 0, 0, &t};
+		struct one_ctx x = {&g->rules, targets, 0, 0, &t, &pf, i};
 		int set = !strncmp(argv[i], "set:", 4);
 		worst = worse(worst, set ? audit_set(c, s, argv[i], g, targets, &t)
 		                         : audit_one(c, s, argv[i], g, &x));
@@ -897,6 +989,7 @@ static int run_device(struct cli *c, ow_store *s, int argc, char **argv, int fir
 		overall_add(&o, &t);
 		tally_dispose(&t);
 	}
+	prefetch_dispose(&pf);
 	if (g->device && argc - first > 1)
 		cli_out(c, "audit: %zu of %d targets run on %s\n", o.run, argc - first, cc);
 	for (size_t k = had; g->nccs > 1 && k < (targets ? json_array_size(targets) : 0); k++)

@@ -1,7 +1,8 @@
 /* audit.c - audit a library file, a wheel, a directory or a store object:
  * read the fatbin listings (fatbin.h) from files with pread, from wheel
  * members inflated into memory one at a time (wheel.h), and cache store
- * objects in the index (auditdb.c).  The rule for data-section scans is
+ * objects in the index (auditdb.c).  The audit object itself (its
+ * constructors, the order of its libraries) is auditobj.c's.  The rule for data-section scans is
  * in audit.h. */
 #include <dirent.h>
 #include <errno.h>
@@ -28,71 +29,9 @@
 #define SCAN_MIN_SIZE (8ull << 20) /* auto scan: libraries of at least 8 MiB ... */
 #define SCAN_FRACTION 16           /* ... whose fatbin sections hold < 1/16 of it */
 #define MAX_DEPTH 64
-#define MAX_LIBS 1000000u
 #define MAX_WHEEL_JOBS 16
 #define WHEEL_MEM_BUDGET (128ull << 20) /* members held whole in memory at once */
 #define STREAM_FROM (16ull << 20) /* members from this size are listed as they inflate */
-
-/* ---- the audit object ------------------------------------------------------- */
-
-int au_new(const char *source, const char *label, int kind, struct ow_audit **out)
-{
-	struct ow_audit *a = calloc(1, sizeof *a);
-	*out = NULL;
-	if (!a || !(a->source = strdup(source)) || !(a->label = strdup(label))) {
-		ow_audit_free(a);
-		return ow_err(OW_ENOMEM, "audit: out of memory");
-	}
-	a->kind = kind;
-	*out = a;
-	return 0;
-}
-
-int au_add_lib(struct ow_audit *a, const char *path, uint64_t size, int scanned,
-                     struct ow_fatbin *fb)
-{
-	struct ow_audit_lib *libs = NULL;
-	char *p = NULL;
-	if (a->n_libs < MAX_LIBS)
-		libs = ow_array_more(a->libs, a->n_libs, sizeof *libs);
-	if (libs)
-		a->libs = libs;
-	if (!libs || !(p = strdup(path))) {
-		ow_fatbin_free(fb);
-		return a->n_libs >= MAX_LIBS ? ow_err(OW_ETOOBIG, "%s: more than %u libraries",
-		                                      a->label, MAX_LIBS)
-		                             : ow_err(OW_ENOMEM, "audit: out of memory");
-	}
-	a->libs[a->n_libs++] = (struct ow_audit_lib){
-		.path = p, .size = size, .scanned = scanned, .vendor = ow_audit_is_vendor(path), .fb = fb};
-	return 0;
-}
-
-static int cmp_lib(const void *x, const void *y)
-{
-	return strcmp(((const struct ow_audit_lib *)x)->path, ((const struct ow_audit_lib *)y)->path);
-}
-
-void au_sort(struct ow_audit *a)
-{
-	if (a->n_libs > 1)
-		qsort(a->libs, a->n_libs, sizeof *a->libs, cmp_lib);
-}
-
-void ow_audit_free(struct ow_audit *a)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < a->n_libs; i++) {
-		free(a->libs[i].path);
-		free(a->libs[i].reread);
-		ow_fatbin_free(a->libs[i].fb);
-	}
-	free(a->libs);
-	free(a->source);
-	free(a->label);
-	free(a);
-}
 
 /* ---- one library: from a file or from memory ------------------------------ */
 
@@ -139,7 +78,8 @@ static int list_sections(const struct input *in, int mode, struct ow_fatbin **fb
 	int rc = list_input(in, always ? OW_FATBIN_SCAN_DATA : 0, fb);
 	*scanned = !rc && always && (*fb)->format != OW_FB_FMT_RAW;
 	*bytes = rc ? 0 : (*fb)->bytes_read;
-	if (rc || always || !want_data_scan(*fb, in->size, in->vendor, mode))
+	int vendor = !rc && (in->vendor || ow_audit_is_vendor_lib("", *fb));
+	if (rc || always || !want_data_scan(*fb, in->size, vendor, mode))
 		return rc;
 	ow_fatbin_free(*fb);
 	*scanned = 1;
@@ -165,7 +105,8 @@ static int list_library(const struct input *in, const struct ow_audit_opts *o,
                         struct ow_fatbin **fb, int *scanned, uint64_t *bytes)
 {
 	int rc = list_sections(in, o->scan, fb, scanned, bytes);
-	const struct ow_kern_ask ask = {o->cc, o->driver, in->vendor};
+	const struct ow_kern_ask ask = {o->cc, o->driver,
+	                                !rc && (in->vendor || ow_audit_is_vendor_lib("", *fb))};
 	if (!rc && o->no_kernels && !o->cc)
 		mark_unchecked(*fb);
 	else if (!rc && in->sp)

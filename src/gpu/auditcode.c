@@ -80,12 +80,23 @@ static void put_module(struct ow_str *b, const struct ow_fatbin *fb,
 	ow_str_puts(b, "\n");
 }
 
+/* A SONAME kept in the listing: a file name's characters, one word.  Any
+ * other (none seen) is left out: the library is then told by its name. */
+static int soname_ok(const char *so)
+{
+	if (!so || !*so || strlen(so) > AU_SONAME_MAX)
+		return 0;
+	return strspn(so, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-") ==
+	       strlen(so);
+}
+
 int ow_audit_encode(const struct ow_fatbin *fb, char **out)
 {
 	struct ow_str b = {0};
 	*out = NULL;
-	ow_str_printf(&b, "owaudit %d %d %s%s\n", OW_AUDIT_FORMAT, fb->format,
-	              fb->no_section_headers ? "h" : fb->object ? "" : "-", fb->object ? "o" : "");
+	ow_str_printf(&b, "owaudit %d %d %s%s%s%s\n", OW_AUDIT_FORMAT, fb->format,
+	              fb->no_section_headers ? "h" : fb->object ? "" : "-", fb->object ? "o" : "",
+	              soname_ok(fb->soname) ? " " : "", soname_ok(fb->soname) ? fb->soname : "");
 	for (size_t i = 0; !b.err && i < fb->n_modules;) {
 		size_t run = 1;
 		while (i + run < fb->n_modules &&
@@ -260,6 +271,24 @@ static int module_line(struct dec *d)
 	return rc ? rc : add_run(d, &m, run);
 }
 
+/* The end of the header line: " SONAME" (format 5) or nothing. */
+static int header_soname(struct dec *d)
+{
+	const char *nl = memchr(d->p, '\n', (size_t)(d->end - d->p));
+	if (!nl)
+		return bad(d, "header line without an end");
+	if (*d->p == ' ') {
+		if (!(d->fb->soname = strndup(d->p + 1, (size_t)(nl - d->p - 1))))
+			return ow_err(OW_ENOMEM, "audit listing: out of memory");
+		if (!soname_ok(d->fb->soname))
+			return bad(d, "bad SONAME");
+	} else if (d->p != nl) {
+		return bad(d, "bad listing flags");
+	}
+	d->p = nl + 1;
+	return 0;
+}
+
 static int header(struct dec *d)
 {
 	static const char magic[] = "owaudit ";
@@ -274,20 +303,20 @@ static int header(struct dec *d)
 		rc = num(d, OW_FB_FMT_LAST, ' ', &fmt);
 	if (!rc)
 		d->fb->format = (int)fmt;
-	static const char *const flags[] = {"-\n", "h\n", "o\n", "ho\n"};
+	static const char *const flags[] = {"ho", "h", "o", "-"};
 	size_t fl = 0;
 	for (size_t i = 0; !rc && !fl && i < sizeof flags / sizeof *flags; i++)
-		if ((size_t)(d->end - d->p) >= strlen(flags[i]) &&
-		    !memcmp(d->p, flags[i], strlen(flags[i])))
+		if ((size_t)(d->end - d->p) > strlen(flags[i]) &&
+		    !memcmp(d->p, flags[i], strlen(flags[i])) && strchr(" \n", d->p[strlen(flags[i])]))
 			fl = strlen(flags[i]);
 	if (!rc && fl) {
 		d->fb->no_section_headers = d->p[0] == 'h';
-		d->fb->object = d->p[fl - 2] == 'o';
+		d->fb->object = d->p[fl - 1] == 'o';
 		d->p += fl;
 	} else if (!rc) {
 		rc = bad(d, "bad listing flags");
 	}
-	return rc;
+	return rc ? rc : header_soname(d);
 }
 
 int ow_audit_decode(const char *text, size_t len, struct ow_fatbin **out)

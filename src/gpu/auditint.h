@@ -6,10 +6,11 @@
 #include "fbstream.h"
 
 /* The listing text format written into audits.listing. */
-#define OW_AUDIT_FORMAT 4 /* 2: module flag k (cubins without kernels); 3: k also
+#define OW_AUDIT_FORMAT 5 /* 2: module flag k (cubins without kernels); 3: k also
                            * from compressed cubins and PTX (fatbinkern.h); 4: the
                            * cubin/PTX/fatbin/archive formats and the header's
-                           * section-headers flag */
+                           * section-headers flag; 5: the SONAME */
+#define AU_SONAME_MAX 255 /* longest SONAME a listing keeps */
 
 /* A fresh audit of `kind` for `source` labelled `label`. */
 int au_new(const char *source, const char *label, int kind, struct ow_audit **out);

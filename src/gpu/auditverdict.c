@@ -83,6 +83,13 @@ int ow_audit_is_vendor(const char *path)
 	return in_vendor_dir(path);
 }
 
+int ow_audit_is_vendor_lib(const char *path, const struct ow_fatbin *fb)
+{
+	/* a SONAME has no folder: only its name can tell */
+	return ow_audit_is_vendor(path) || (fb && fb->soname && !strchr(fb->soname, '/') &&
+	                                    ow_audit_is_vendor(fb->soname));
+}
+
 /* ---- summary ---------------------------------------------------------------- */
 
 static int cmp_entry(const void *pa, const void *pb)

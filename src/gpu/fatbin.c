@@ -64,7 +64,7 @@ static int fd_read(struct src *s, uint64_t off, void *dst, size_t n);
 
 /* The kept piece holding [off, off+n), or a miss (sp->missed is set: the
  * caller lists the input again, whole). */
-static int sparse_read(struct fb_sparse *sp, uint64_t off, void *dst, size_t n)
+static const struct fb_piece *sparse_piece(const struct fb_sparse *sp, uint64_t off, size_t n)
 {
 	size_t lo = 0, hi = sp->n_pieces;
 	while (lo < hi) { /* the last piece starting at or before off */
@@ -75,7 +75,13 @@ static int sparse_read(struct fb_sparse *sp, uint64_t off, void *dst, size_t n)
 			hi = mid;
 	}
 	const struct fb_piece *p = lo ? &sp->pieces[lo - 1] : NULL;
-	if (!p || !in_bounds(off - p->off, n, p->len)) {
+	return p && in_bounds(off - p->off, n, p->len) ? p : NULL;
+}
+
+static int sparse_read(struct fb_sparse *sp, uint64_t off, void *dst, size_t n)
+{
+	const struct fb_piece *p = sparse_piece(sp, off, n);
+	if (!p) {
 		if (!__atomic_exchange_n(&sp->missed, 1, __ATOMIC_RELAXED)) {
 			sp->miss_off = off; /* the first miss: a second pass keeps it */
 			sp->miss_len = n;
@@ -147,6 +153,23 @@ static int src_view(struct src *s, uint64_t off, uint64_t end, const uint8_t **p
 	}
 	uint64_t have = off >= s->win_off && off < s->win_off + s->win_len
 				? s->win_off + s->win_len - off : 0;
+	if (have < CONTAINER_HDR && have < end - off && end - off >= CONTAINER_HDR) {
+		/* containers back to back, or a little padding apart (libcufft: 270
+		 * MB of them in .rodata): the next one found by a small read, their
+		 * payloads never read */
+		uint8_t h[CONTAINER_HDR];
+		int rc = src_read(s, off, h, sizeof h);
+		if (rc)
+			return rc;
+		uint64_t at = off - s->hc_off, in_hc = s->hc_len - at; /* src_read left off in hc */
+		in_hc = in_hc < end - off ? in_hc : end - off;
+		for (uint64_t i = 0; i + 4 <= in_hc; i += 8)
+			if (ow_le32(s->hc + at + i) == OW_FATBIN_MAGIC) {
+				*p = s->hc + at;
+				*len = in_hc;
+				return 0;
+			}
+	}
 	if (have < CONTAINER_HDR && have < end - off) {
 		if (!s->win && !(s->win = malloc(SCAN_WINDOW)))
 			return ow_err(OW_ENOMEM, "fatbin scan window: out of memory");
@@ -666,6 +689,75 @@ static int elf_segments(struct ctx *c, const uint8_t *eh)
 	return rc ? ow_err_prefix(rc, "ELF segments: ") : 0;
 }
 
+/* ---- the SONAME: what a shared library calls itself --------------------- */
+
+#define SHT_DYNAMIC 6u
+#define DT_SONAME 14u
+#define DYN_MAX 4096u   /* dynamic entries looked at */
+#define SONAME_MAX 256u /* a longer SONAME is not read (never cut) */
+#define SONAME_HEAD (64u << 10) /* what a stream keeps first (fbstream.c HEAD_KEEP) */
+
+/* Bytes for a fact nothing else depends on: from a stream only where they
+ * were kept, never a miss that would list the member again. */
+static int src_peek(struct src *s, uint64_t off, void *dst, size_t n)
+{
+	if (s->sp && (!in_bounds(off, n, s->size) || !sparse_piece(s->sp, s->base + off, n)))
+		return OW_EUNSUPPORTED;
+	return src_read(s, off, dst, n);
+}
+
+/* The string at off (at most max bytes to its table's end) where a stream
+ * keeps it (fbstream.c), so that a member streamed and held whole list
+ * alike: in the first 64 KiB, or after the dynamic section (dyn_end). */
+static void soname_at(struct ctx *c, uint64_t off, uint64_t max, uint64_t dyn_end)
+{
+	char b[SONAME_MAX];
+	size_t n = max < sizeof b ? (size_t)max : sizeof b;
+	if (off >= c->s->size)
+		return;
+	n = c->s->size - off < n ? (size_t)(c->s->size - off) : n;
+	if (n < 2 || (off + n > SONAME_HEAD && off < dyn_end) || src_peek(c->s, off, b, n))
+		return;
+	const char *z = memchr(b, 0, n);
+	if (z && z > b)
+		c->fb->soname = strdup(b); /* out of memory: no SONAME, a fact less */
+}
+
+static void dyn_soname(struct ctx *c, const struct shdr *dyn, const struct shdr *str)
+{
+	uint64_t n = dyn->size / 16;
+	n = n < DYN_MAX ? n : DYN_MAX;
+	uint8_t *d = n ? malloc((size_t)n * 16) : NULL;
+	if (!d || src_peek(c->s, dyn->offset, d, (size_t)n * 16)) {
+		free(d);
+		return;
+	}
+	for (uint64_t k = 0; k < n && ow_le64(d + k * 16) != 0 /* DT_NULL */; k++) {
+		uint64_t val = ow_le64(d + k * 16 + 8);
+		if (ow_le64(d + k * 16) == DT_SONAME && val < str->size) {
+			soname_at(c, str->offset + val, str->size - val, dyn->offset + dyn->size);
+			break;
+		}
+	}
+	free(d);
+}
+
+/* DT_SONAME from the dynamic section and the string table it links to; a
+ * renamed copy keeps it (audit.h: NVIDIA's libraries told by content).
+ * Missing or unreadable: none, and no error. */
+static void elf_soname(struct ctx *c, const struct elf_tabs *t)
+{
+	for (uint64_t i = 0; i < t->n && !c->fb->soname; i++) {
+		struct shdr sh, st;
+		decode_shdr(t->tab + i * t->entsize, &sh);
+		if (sh.type != SHT_DYNAMIC || sh.link >= t->n)
+			continue;
+		decode_shdr(t->tab + sh.link * t->entsize, &st);
+		dyn_soname(c, &sh, &st);
+	}
+	ow_err_clear();
+}
+
 static int elf_list(struct ctx *c, const uint8_t *eh)
 {
 	if (eh[4] != 2 || eh[5] != 1)
@@ -673,9 +765,11 @@ static int elf_list(struct ctx *c, const uint8_t *eh)
 			      eh[4], eh[5]);
 	struct elf_tabs t;
 	int rc = elf_tabs_read(c, eh, &t);
-	if (!rc && t.tab)
+	if (!rc && t.tab) {
 		rc = elf_walk(c, &t);
-	else if (!rc)
+		if (!rc)
+			elf_soname(c, &t);
+	} else if (!rc)
 		rc = elf_segments(c, eh);
 	elf_tabs_dispose(&t);
 	return rc;
@@ -996,6 +1090,7 @@ void ow_fatbin_free(struct ow_fatbin *fb)
 		return;
 	free(fb->modules);
 	free(fb->entries);
+	free(fb->soname);
 	free(fb);
 }
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,6 +495,77 @@ static int skip_no_image(struct ow_fatbin *fb, const struct rd *tmpl,
 	return rc;
 }
 
+/* The driver a module to JIT needs, as a rank (PTX newer than the table:
+ * above every known driver); -1 when it is not a module to JIT. */
+static int jit_rank(const struct ow_fatbin *fb, const struct ow_fatbin_module *m,
+		    const struct ow_kern_ask *ask)
+{
+	struct ow_gpu_module_verdict v;
+	if (ow_gpu_module_verdict(fb, m, ask->cc, ask->driver, &v) || v.verdict != OW_GPU_JIT)
+		return -1;
+	return v.driver_needed ? v.driver_needed : INT_MAX;
+}
+
+/* The highest rank among the part's modules to JIT still in todo that have
+ * not been found kernel-less; -1 when none. */
+static int top_jit_rank(const struct ow_fatbin *fb, const struct ow_kern_ask *ask,
+			const size_t *todo, size_t ntodo, int part)
+{
+	int top = -1;
+	for (size_t i = 0; i < ntodo; i++) {
+		const struct ow_fatbin_module *m = &fb->modules[todo[i]];
+		int rk = (m->scanned != 0) == part && !m->no_kernels ? jit_rank(fb, m, ask) : -1;
+		top = rk > top ? rk : top;
+	}
+	return top;
+}
+
+/* In one part, the modules of the highest rank opened in turn until one has
+ * a kernel: its rank (-1 when none of any rank has one). */
+static int jit_with_code(struct ow_fatbin *fb, struct rd *r, const struct ow_kern_ask *ask,
+			 const size_t *todo, size_t ntodo, int part, int *rank)
+{
+	int rc = 0;
+	*rank = -1;
+	for (int top; !rc && *rank < 0 && (top = top_jit_rank(fb, ask, todo, ntodo, part)) >= 0;)
+		for (size_t i = 0; !rc && *rank < 0 && i < ntodo; i++) {
+			struct ow_fatbin_module *m = &fb->modules[todo[i]];
+			if ((m->scanned != 0) != part || m->no_kernels || jit_rank(fb, m, ask) != top)
+				continue;
+			rc = decide(r, fb, m);
+			*rank = !rc && !m->no_kernels ? top : -1;
+		}
+	return rc;
+}
+
+/* Modules to JIT count in a verdict by two things only: that some module to
+ * JIT has a kernel (jit rather than native) and the newest driver such a
+ * module needs.  So in each part the modules needing the newest driver are
+ * opened until one has a kernel; every module to JIT that needs no newer
+ * driver changes no verdict then: it stays unopened, unchecked, counted as
+ * code (libcufft: 8,132 modules to JIT on 12.0, one opened). */
+static int skip_jit(struct ow_fatbin *fb, const struct rd *tmpl, const struct ow_kern_ask *ask,
+		    size_t *todo, size_t *ntodo)
+{
+	struct rd r = *tmpl;
+	int rank[2] = {-1, -1}, rc = 0;
+	for (int part = 0; part < 2 && !rc; part++)
+		rc = jit_with_code(fb, &r, ask, todo, *ntodo, part, &rank[part]);
+	rd_free(&r);
+	size_t n = 0;
+	for (size_t i = 0; !rc && i < *ntodo; i++) {
+		struct ow_fatbin_module *m = &fb->modules[todo[i]];
+		int rk = m->no_kernels ? -1 : jit_rank(fb, m, ask);
+		if (rk >= 0 && rk <= rank[m->scanned != 0] && known_code(fb, m) == UNDECIDED)
+			m->unchecked = 1;
+		else if (!m->no_kernels && known_code(fb, m) == UNDECIDED)
+			todo[n++] = todo[i];
+	}
+	if (!rc)
+		*ntodo = n;
+	return rc;
+}
+
 /* The modules to look into, split in chunks: one decoder and scratch per
  * chunk, chunks on threads (a library has thousands of small payloads). */
 struct chunks {
@@ -574,6 +646,8 @@ static int count_with(struct ow_fatbin *fb, const struct rd *tmpl, const struct 
 	struct rd one = k.tmpl;
 	one.bytes = bytes_read;
 	int rc = cc > 0 && ask->any_native ? skip_no_image(fb, &one, ask, k.todo, &k.ntodo) : 0;
+	if (!rc && cc > 0)
+		rc = skip_jit(fb, &one, ask, k.todo, &k.ntodo);
 	if (!rc && k.ntodo)
 		rc = run_chunks(&k, bytes_read);
 	free(k.todo);

@@ -33,7 +33,10 @@
  * only as many as it takes to find one with a kernel (that one decides
  * between "none"/"no-code" and "partial"/"native"; the rest change no
  * verdict and no count of modules without an image) — those are marked
- * unchecked and counted as code.
+ * unchecked and counted as code.  Modules to JIT count only by whether one
+ * has a kernel and the newest driver such a one needs: those needing the
+ * newest driver are opened until one has a kernel, and every module to JIT
+ * needing no newer driver is then left unchecked, counted as code.
  * cc 0 looks into every module (a listing, or a listing kept in a cache).
  * Payloads come from `buf` (len bytes, the listed input in memory) or, when
  * buf is NULL, from `fd` with pread.  The listing must be fresh (offsets

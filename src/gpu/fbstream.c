@@ -25,7 +25,10 @@
 #define CONTAINER_HDR 16u
 #define ENTRY_HDR 64u
 #define MAX_KEPT (256ull << 20)  /* kept bytes beyond this: a corrupt input */
-#define WANTS (2 + FB_STREAM_WANTS) /* the headers, the section table, the asked */
+#define DYN_KEEP (64u << 10)     /* the dynamic segment kept (for the SONAME), at most */
+#define SONAME_KEEP 256u         /* the SONAME's string (fatbin.c's SONAME_MAX) */
+#define WANTS (4 + FB_STREAM_WANTS) /* the headers, the section table, the dynamic
+                                     * segment, the SONAME, the asked */
 
 enum trk_state { T_ENT, T_PEEK, T_DECIDE, T_AFTER };
 
@@ -55,7 +58,8 @@ struct fb_stream {
 	struct trk *trk;
 	size_t n_trk, cap_trk;
 	struct want wants[WANTS];
-	int n_asked;        /* wants[2 ..]: ranges asked for (fb_stream_want) */
+	int n_asked;        /* wants[4 ..]: ranges asked for (fb_stream_want) */
+	int dyn;            /* the SONAME: 0 to ask, 1 dynamic segment asked, 2 done */
 	/* what is kept, in the order it was found */
 	struct fb_piece *pieces;
 	size_t n_pieces, cap_pieces;
@@ -125,7 +129,6 @@ static int record(fb_stream *st, uint64_t off, struct ow_fatbin *fb, int rc)
 	*d = (struct fb_decision){.off = off, .count = (uint32_t)m->count,
 				  .first = (uint32_t)st->n_kernels, .no_kernels = (uint8_t)m->no_kernels,
 				  .rc = rc};
-	/* analyzer: d->err is st->dec[st->n_dec], counted and freed with the stream */
 	if (rc && !(d->err = strdup(ow_err_detail())))
 		return ow_err(OW_ENOMEM, "streamed listing: out of memory");
 	for (size_t i = 0; i < m->count; i++)
@@ -320,7 +323,7 @@ int fb_stream_want(fb_stream *st, uint64_t off, uint64_t len)
 	if (st->n_asked >= FB_STREAM_WANTS || st->pos || off > st->size || len > st->size - off)
 		return ow_err(OW_EINVAL, "fb_stream_want: %" PRIu64 " bytes at %" PRIu64
 			      " cannot be asked for", len, off);
-	return add_want(st, 2 + st->n_asked++, off, off + len);
+	return add_want(st, 4 + st->n_asked++, off, off + len);
 }
 
 static int add_want(fb_stream *st, int i, uint64_t off, uint64_t end)
@@ -351,6 +354,8 @@ static void fill_wants(fb_stream *st, uint64_t off, const uint8_t *data, uint64_
 	}
 }
 
+static int soname_wants(fb_stream *st, uint64_t at0, const uint8_t *data, uint64_t len);
+
 /* The first bytes are here: what the input is, and the ranges to keep. */
 static int classify(fb_stream *st)
 {
@@ -367,8 +372,75 @@ static int classify(fb_stream *st)
 		uint64_t from = shoff > SHSTR_MARGIN ? shoff - SHSTR_MARGIN : 0;
 		rc = add_want(st, 1, from, shoff < st->size - tab ? shoff + tab : st->size);
 	}
+	st->dyn = elf ? 0 : 2;
 	if (!rc)
 		fill_wants(st, 0, st->lin, st->lin_len);
+	if (!rc && elf) /* lin holds the input from its start */
+		rc = soname_wants(st, 0, st->lin, st->lin_len);
+	return rc;
+}
+
+/* ---- the SONAME (fatbin.c reads it where a stream keeps it) ------------- */
+
+/* The kept bytes of want i, when [off, off+n) of it has passed. */
+static const uint8_t *kept(const fb_stream *st, int i, uint64_t off, uint64_t n, uint64_t end)
+{
+	const struct want *w = &st->wants[i];
+	if (!w->used || off < w->off || n > w->len || off - w->off > w->len - n || off + n > end)
+		return NULL;
+	return st->bytes + w->at + (off - w->off);
+}
+
+/* The file offset of virtual address va, by the PT_LOAD program headers. */
+static uint64_t va_offset(const fb_stream *st, const uint8_t *ph, uint16_t n, uint16_t es,
+			  uint64_t va)
+{
+	for (uint16_t i = 0; i < n; i++, ph += es) {
+		uint64_t off = ow_le64(ph + 0x08), vaddr = ow_le64(ph + 0x10), sz = ow_le64(ph + 0x20);
+		if (ow_le32(ph) == 1 /* PT_LOAD */ && va >= vaddr && va - vaddr < sz)
+			return off + (va - vaddr) < st->size ? off + (va - vaddr) : UINT64_MAX;
+	}
+	return UINT64_MAX;
+}
+
+/* Once the program headers have passed: keep the dynamic segment; once it
+ * has passed: keep the SONAME's string when it is still to come (patchelf
+ * moves .dynstr to the end; else it lies in the first 64 KiB, kept). */
+static int soname_wants(fb_stream *st, uint64_t at0, const uint8_t *data, uint64_t len)
+{
+	uint64_t end = at0 + len;
+	const uint8_t *h = kept(st, 0, 0, 64, end), *ph;
+	uint64_t phoff = h ? ow_le64(h + 0x20) : 0;
+	uint16_t es = h ? ow_le16(h + 0x36) : 0, n = h ? ow_le16(h + 0x38) : 0;
+	if (!h || es < 56 || !(ph = kept(st, 0, phoff, (uint64_t)n * es, end)))
+		return 0; /* not yet (or not an ELF with program headers) */
+	int rc = 0, ask = 0;
+	for (uint16_t i = 0; st->dyn == 0 && i < n; i++) {
+		const uint8_t *p = ph + (uint64_t)i * es;
+		uint64_t off = ow_le64(p + 0x08), sz = ow_le64(p + 0x20);
+		if (ow_le32(p) == 2 /* PT_DYNAMIC */ && sz <= DYN_KEEP && off >= at0)
+			ask = 1, rc = add_want(st, 2, off, off + sz);
+	}
+	st->dyn = st->dyn == 0 ? (ask ? 1 : 2) : st->dyn;
+	if (ask)
+		fill_wants(st, at0, data, len);
+	const struct want *d = &st->wants[2];
+	const uint8_t *dyn = !rc && d->used ? kept(st, 2, d->off, d->len, end) : NULL;
+	uint64_t str = UINT64_MAX, name = UINT64_MAX;
+	for (uint64_t k = 0; dyn && k + 16 <= d->len && ow_le64(dyn + k); k += 16) {
+		str = ow_le64(dyn + k) == 5 /* DT_STRTAB */ ? ow_le64(dyn + k + 8) : str;
+		name = ow_le64(dyn + k) == 14 /* DT_SONAME */ ? ow_le64(dyn + k + 8) : name;
+	}
+	if (st->dyn == 1 && dyn) {
+		st->dyn = 2;
+		uint64_t at = str == UINT64_MAX || name == UINT64_MAX ? UINT64_MAX
+			      : va_offset(st, ph, n, es, str);
+		if (at != UINT64_MAX && at + name >= at && at + name >= d->off + d->len &&
+		    at + name >= at0)
+			ask = 1, rc = add_want(st, 3, at + name, at + name + SONAME_KEEP);
+	}
+	if (!rc && ask)
+		fill_wants(st, at0, data, len); /* what this piece holds of them */
 	return rc;
 }
 
@@ -395,9 +467,13 @@ int fb_stream_feed(fb_stream *st, const void *data, size_t len)
 		return ow_err(OW_EZIP, "more bytes than the %" PRIu64 " declared", st->size);
 	if (st->whole == 1)
 		return ow_err(OW_EINVAL, "fb_stream_feed: the input is read whole");
+	int rc = 0;
 	if (st->whole == 0)
 		fill_wants(st, st->pos, data, len);
-	int rc = grow((void **)&st->lin, &st->lin_cap, st->lin_len + len, 1);
+	if (st->whole == 0 && st->dyn < 2)
+		rc = soname_wants(st, st->pos, data, len);
+	if (!rc)
+		rc = grow((void **)&st->lin, &st->lin_cap, st->lin_len + len, 1);
 	if (rc)
 		return rc;
 	if (len)

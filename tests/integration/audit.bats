@@ -230,6 +230,41 @@ PY
 	echo "$output" | jq -e '[.targets[0].libraries[] | select(.path | startswith("libcudnn")) | .sass[]] | (index("sm_90a") != null)'
 }
 
+@test "real libcufft: containers in .rodata found by small reads equal the streamed listing; on 12.0 one module to JIT settles it" {
+	f=/usr/local/cuda/lib64/libcufft.so.12
+	[ -e $f ] || skip "no $f on this machine"
+	# the file is read with pread, back-to-back containers found without reading
+	# their payloads; a wheel member is listed from the magics its stream kept
+	# (fbstream.h) — a different reader over the same bytes
+	mods='[.targets[0].libraries[0].module_list[] | [.section, .scanned, .entries]]'
+	ow --json audit "$f" | jq -c "$mods" >"$T/cufft.file"
+	mkdir -p "$T/cufftw/nvidia/cufft/lib"
+	cp "$f" "$T/cufftw/nvidia/cufft/lib/"
+	(cd "$T/cufftw" && zip -q -0 "$T/cufft_only-1.0-py3-none-manylinux_2_28_x86_64.whl" nvidia/cufft/lib/libcufft.so.12)
+	ow --json audit "$T/cufft_only-1.0-py3-none-manylinux_2_28_x86_64.whl" | jq -c "$mods" >"$T/cufft.wheel"
+	[ "$(jq length "$T/cufft.file")" -gt 20000 ]
+	cmp "$T/cufft.file" "$T/cufft.wheel"
+	# 12.0: thousands of modules to JIT (sm_75 SASS, older PTX); one with a kernel
+	# among those needing the newest driver settles jit-or-not and that driver
+	run ow --json audit --device 12.0 "$f"
+	[ "$status" -eq 0 ]
+	lib=$(jq -c '.targets[0].libraries[0] | del(.module_list)' <<<"$output")
+	opened=$(jq '[.targets[0].libraries[0].module_list[] | select(.verdict == "jit" and .kernels != null)] | length' <<<"$output")
+	jit=$(jq '[.targets[0].libraries[0].module_list[] | select(.verdict == "jit")] | length' <<<"$output")
+	[ "$jit" -gt 1000 ] && [ "$opened" -le 4 ] || { echo "jit $jit opened $opened"; false; }
+	run ow audit --device 12.0 "$f"
+	[[ $output == *"to JIT here and "*" without an image here not opened for kernels"* ]] || { echo "$output"; false; }
+	# the same verdict as when every module is opened: a stored object's audit
+	# is cached for every device, so it looks into them all
+	hex=$("$OW_BUILD_DIR/tests/ow_put" "$T/home" file "$f" | awk '{print $2}')
+	dev='.targets[0].libraries[0].device | [.verdict, .driver_needed, .modules]'
+	all=$(ow --json audit --device 12.0 "$hex" | jq -c "$dev")
+	some=$(ow --json audit --device 12.0 "$f" | jq -c "$dev")
+	[ "$all" = "$some" ] || { echo "all $all some $some"; false; }
+	run ow audit --device 12.0 "$f"
+	[[ $output == *"runs on 12.0 (native)"* ]]
+}
+
 # Real wheels from PyPI, cached outside the repository in $OW_EXT_CACHE.
 fetch_pypi() {
 	local d="$OW_EXT_CACHE/wheels"
@@ -420,4 +455,19 @@ EOP
 	[[ $output == *"no section headers (e_shoff 0): fatbins found by scanning its loadable segments"* ]]
 	run "$OFFWHEEL" audit --device 7.5 "$d/libk_stripped.so"
 	[ "$status" -eq 3 ]
+}
+
+@test "library operands audited on threads say exactly what one at a time says, errors included" {
+	F="$FIX/fatbin"
+	head -c 3000 "$F/lz4.so" >"$T/cut.so"
+	args=(audit --device 8.6 "$F/lz4.so" "$T/cut.so" "$F/sass_only.so" "$F/ptx_only.so" "$F/nokernel_mixed.so")
+	run ow --jobs 1 "${args[@]}"
+	one=$output st1=$status
+	run ow --jobs 4 "${args[@]}"
+	[ "$status" -eq "$st1" ] && [ "$output" = "$one" ] || { diff <(echo "$one") <(echo "$output"); false; }
+	[[ $output == *"$T/cut.so: ELF section headers: truncated input"* ]]
+	[[ $output == *"audit: 4 of 5 targets run on 8.6"* ]] || { echo "$output"; false; }
+	a=$(ow --json --jobs 1 "${args[@]}" | jq -S .)
+	b=$(ow --json --jobs 4 "${args[@]}" | jq -S .)
+	[ "$a" = "$b" ]
 }

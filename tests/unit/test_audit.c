@@ -209,26 +209,31 @@ static void test_decode_rejects(void **state)
 		"owaudit 1 1\n", /* format 1: read again, never trusted */
 		"owaudit 2 1\n", /* format 2: compressed modules were never looked into */
 		"owaudit 3 1\n", /* format 3: no cubin/PTX/archive formats, no header flag */
-		"owaudit 5 1 -\n",
-		"owaudit 4 9 -\n",
-		"owaudit 4 1\n",
-		"owaudit 4 1 x\n",
-		"owaudit 4 1 -h\n",
-		"owaudit 4 1 oh\n", /* "ho" is the one order */
-		"owaudit 4 1 hh\n",
+		"owaudit 4 1 -\n", /* format 4: no SONAME */
+		"owaudit 6 1 -\n",
+		"owaudit 5 9 -\n",
+		"owaudit 5 1 - \n",          /* an empty SONAME */
+		"owaudit 5 1 - lib cu.so\n", /* not one word */
+		"owaudit 5 1 - libcu.so",    /* no end of line */
+		"owaudit 5 1 -libcu.so\n",
+		"owaudit 5 1\n",
+		"owaudit 5 1 x\n",
+		"owaudit 5 1 -h\n",
+		"owaudit 5 1 oh\n", /* "ho" is the one order */
+		"owaudit 5 1 hh\n",
 		"owaudit 3 1\n0 .nv_fatbin - 2:75:7.5:0\n",
-		"owaudit 4 1 -\n1 .nv_fatbin - 2:75:7.5:0",
-		"owaudit 4 1 -\n1 .nv_fatbin x 2:75:7.5:0\n",
-		"owaudit 4 1 -\n1 .nv_fatbin - 2:75b:7.5:0\n",
-		"owaudit 4 1 -\n1 .nv_fatbin - 2:75:7.5:9\n",
-		"owaudit 4 1 -\n1 .nv_fatbin - 2:75:7:0\n",
-		"owaudit 4 1 -\n1 .nv_fatbin - 2:99999999:7.5:0\n",
-		"owaudit 4 1 -\n1 .nv_fatbin -  2:75:7.5:0\n",
-		"owaudit 4 1 -\n1000001 .nv_fatbin -\n",
-		"owaudit 4 1 -\n600000 a -\n600000 b -\n",
-		"owaudit 4 1 -\n1 .nv_fatbin\n",
-		"owaudit 4 1 -\n1  -\n",
-		"owaudit 4 1 -\n18446744073709551617 .nv_fatbin -\n",
+		"owaudit 5 1 -\n1 .nv_fatbin - 2:75:7.5:0",
+		"owaudit 5 1 -\n1 .nv_fatbin x 2:75:7.5:0\n",
+		"owaudit 5 1 -\n1 .nv_fatbin - 2:75b:7.5:0\n",
+		"owaudit 5 1 -\n1 .nv_fatbin - 2:75:7.5:9\n",
+		"owaudit 5 1 -\n1 .nv_fatbin - 2:75:7:0\n",
+		"owaudit 5 1 -\n1 .nv_fatbin - 2:99999999:7.5:0\n",
+		"owaudit 5 1 -\n1 .nv_fatbin -  2:75:7.5:0\n",
+		"owaudit 5 1 -\n1000001 .nv_fatbin -\n",
+		"owaudit 5 1 -\n600000 a -\n600000 b -\n",
+		"owaudit 5 1 -\n1 .nv_fatbin\n",
+		"owaudit 5 1 -\n1  -\n",
+		"owaudit 5 1 -\n18446744073709551617 .nv_fatbin -\n",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct ow_fatbin *fb = (struct ow_fatbin *)1;
@@ -238,7 +243,7 @@ static void test_decode_rejects(void **state)
 		assert_null(fb);
 	}
 	struct ow_fatbin *fb;
-	const char *good = "owaudit 4 1 -\n3 .nv_fatbin - 2:90a:9.0:2 1:120:9.0:2\n1 __nv_relfatbin r\n"
+	const char *good = "owaudit 5 1 -\n3 .nv_fatbin - 2:90a:9.0:2 1:120:9.0:2\n1 __nv_relfatbin r\n"
 	                   "2 .nv_fatbin k 2:75:8.0:0\n";
 	assert_int_equal(ow_audit_decode(good, strlen(good), &fb), 0);
 	assert_int_equal(fb->n_modules, 6);
@@ -258,9 +263,18 @@ static void test_decode_rejects(void **state)
 	assert_string_equal(again, good);
 	free(again);
 	ow_fatbin_free(fb);
+	/* the SONAME a library calls itself (format 5), kept and read back */
+	const char *named = "owaudit 5 1 - libcupti.so.13\n3 .rodata s 2:75:1.8:0\n";
+	assert_int_equal(ow_audit_decode(named, strlen(named), &fb), 0);
+	assert_string_equal(fb->soname, "libcupti.so.13");
+	assert_true(ow_audit_is_vendor_lib("pkg/libprof.so", fb));
+	assert_int_equal(ow_audit_encode(fb, &again), 0);
+	assert_string_equal(again, named);
+	free(again);
+	ow_fatbin_free(fb);
 	/* a relocatable object (ET_REL), with and without section headers */
-	static const char *const objects[] = {"owaudit 4 1 o\n1 .nv_fatbin - 2:80:8.0:0\n",
-	                                      "owaudit 4 1 ho\n"};
+	static const char *const objects[] = {"owaudit 5 1 o\n1 .nv_fatbin - 2:80:8.0:0\n",
+	                                      "owaudit 5 1 ho\n"};
 	for (size_t i = 0; i < 2; i++) {
 		assert_int_equal(ow_audit_decode(objects[i], strlen(objects[i]), &fb), 0);
 		assert_true(fb->object);
@@ -630,10 +644,10 @@ static struct ow_audit_result judged(const struct ow_audit *a, int cc, int stric
 	return r;
 }
 
-#define SM90 "owaudit 4 1 -\n1 .nv_fatbin - 2:90:9.0:0\n"
-#define SM100A "owaudit 4 1 -\n1 .nv_fatbin - 2:100a:10.0:0\n"
-#define SM90A_SM100A "owaudit 4 1 -\n1 .nv_fatbin - 2:90a:9.0:0\n1 .nv_fatbin - 2:100a:10.0:0\n"
-#define SM100A_PTX "owaudit 4 1 -\n1 .nv_fatbin - 2:100a:10.0:0 1:100a:9.0:0\n"
+#define SM90 "owaudit 5 1 -\n1 .nv_fatbin - 2:90:9.0:0\n"
+#define SM100A "owaudit 5 1 -\n1 .nv_fatbin - 2:100a:10.0:0\n"
+#define SM90A_SM100A "owaudit 5 1 -\n1 .nv_fatbin - 2:90a:9.0:0\n1 .nv_fatbin - 2:100a:10.0:0\n"
+#define SM100A_PTX "owaudit 5 1 -\n1 .nv_fatbin - 2:100a:10.0:0 1:100a:9.0:0\n"
 
 static void test_extension_rule(void **state)
 {
@@ -679,12 +693,12 @@ static void test_extension_rule(void **state)
 
 /* vllm 0.34.0's _C_stable_libtorch, in small: modules for every architecture
  * beside modules for one (sm_75-only, sm_90a-only, sm_100f-only). */
-#define VLLM_C "owaudit 4 1 -\n1 .nv_fatbin - 2:80:8.0:0 2:90:9.0:0 2:120:12.0:0\n" \
+#define VLLM_C "owaudit 5 1 -\n1 .nv_fatbin - 2:80:8.0:0 2:90:9.0:0 2:120:12.0:0\n" \
 	"1 .nv_fatbin - 2:75:7.5:0\n1 .nv_fatbin - 2:90a:9.0:0\n1 .nv_fatbin - 2:100f:10.0:0\n"
-#define TWO_GENERIC "owaudit 4 1 -\n1 .nv_fatbin - 2:120:12.0:0\n1 .nv_fatbin - 2:80:8.0:0 2:86:8.6:0\n"
-#define SM75_ONLY "owaudit 4 1 -\n1 .nv_fatbin - 2:75:7.5:0\n1 .nv_fatbin - 2:75:7.5:0\n"
-#define SM100F "owaudit 4 1 -\n1 .nv_fatbin - 2:100f:10.0:0\n"
-#define SM120 "owaudit 4 1 -\n1 .nv_fatbin - 2:120:12.0:0\n"
+#define TWO_GENERIC "owaudit 5 1 -\n1 .nv_fatbin - 2:120:12.0:0\n1 .nv_fatbin - 2:80:8.0:0 2:86:8.6:0\n"
+#define SM75_ONLY "owaudit 5 1 -\n1 .nv_fatbin - 2:75:7.5:0\n1 .nv_fatbin - 2:75:7.5:0\n"
+#define SM100F "owaudit 5 1 -\n1 .nv_fatbin - 2:100f:10.0:0\n"
+#define SM120 "owaudit 5 1 -\n1 .nv_fatbin - 2:120:12.0:0\n"
 
 static void test_per_arch_rule(void **state)
 {
@@ -741,8 +755,8 @@ static void test_cuda_family_rule(void **state)
 		"bitsandbytes/libbitsandbytes_cpu.so", "bitsandbytes/libbitsandbytes_cuda118.so",
 		"bitsandbytes/libbitsandbytes_cuda128.so", "other/libx_cuda118.so"};
 	static const char *const listings[] = {
-		"owaudit 4 1 -\n", "owaudit 4 1 -\n1 .nv_fatbin - 2:70:7.0:0\n",
-		"owaudit 4 1 -\n1 .nv_fatbin - 2:120:12.8:0\n", SM90};
+		"owaudit 5 1 -\n", "owaudit 5 1 -\n1 .nv_fatbin - 2:70:7.0:0\n",
+		"owaudit 5 1 -\n1 .nv_fatbin - 2:120:12.8:0\n", SM90};
 	struct ow_audit *a = target_of(paths, listings, 3);
 	/* no set: the newest member */
 	struct ow_audit_result r = judged(a, 120, 0, 0);
