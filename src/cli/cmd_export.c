@@ -92,6 +92,7 @@ static const struct cli_opt opts[] = {
 struct export_args {
 	const char *targets[64], *files[4096];
 	int ntargets, nfiles, all, fat32, expires, force;
+	int all_for_probes; /* --probes alone: every set, the machines' chosen among them */
 	int ccs[CLI_MAX_DEVICES];
 	size_t nccs;
 	const char *sign, *nginx, *tool, *endpoint, *name, *index;
@@ -174,6 +175,23 @@ static int add_set_ids(struct cli *c, ow_store *s, struct ow_export_plan *p, cha
 	return 0;
 }
 
+/* --probes alone chooses among every set: a refusal worded for --all-sets
+ * names what the user gave instead. */
+static int probes_words(int rc)
+{
+	const char *d = ow_err_detail();
+	static const char all[] = "--all-sets: ";
+	if (!d || strncmp(d, all, sizeof all - 1))
+		return rc;
+	char *t = ow_aprintf("--probes (the machines' sets, chosen among every set in the "
+	                     "workspace): %s", d + sizeof all - 1);
+	if (!t)
+		return rc;
+	rc = ow_err(rc, "%s", t);
+	free(t);
+	return rc;
+}
+
 static int build_plan(struct cli *c, ow_store *s, const struct export_args *a, char **ids,
                       int nids, struct ow_export_plan *p)
 {
@@ -186,7 +204,7 @@ static int build_plan(struct cli *c, ow_store *s, const struct export_args *a, c
 		if ((rc = ow_export_add_target(s, p, a->targets[i])))
 			return cli_fail(c, rc);
 	if (!rc && a->all && (rc = ow_export_add_all_sets(s, p)))
-		return cli_fail(c, rc);
+		return cli_fail(c, a->all_for_probes ? probes_words(rc) : rc);
 	for (int i = 0; !rc && i < a->nfiles; i++)
 		if ((rc = ow_export_add_file(s, p, a->files[i])))
 			return cli_fail(c, rc);
@@ -405,7 +423,7 @@ int cmd_export(struct cli *c, int argc, char **argv)
 	if (first >= argc)
 		return cli_usage_error(c, "export: name the directory to write");
 	if (first + 1 >= argc && !a.ntargets && !a.all && !a.nfiles && a.probes.n)
-		a.all = 1; /* --probes alone: the sets the machines get among all */
+		a.all = a.all_for_probes = 1; /* --probes alone: the machines' sets among all */
 	if (first + 1 >= argc && !a.ntargets && !a.all && !a.nfiles)
 		return cli_usage_error(c, "export: say what to export: SET-ID..., --target, --all-sets "
 		                          "or --file");

@@ -55,6 +55,14 @@ teardown_file() {
 	run "$OFFWHEEL" --home "$WS" export "$SRV/stick3" --all-sets --index https://nowhere.example/simple
 	[ "$status" -ne 0 ]
 	[[ $output == *"--index https://nowhere.example/simple: no set was resolved from it"* ]]
+	# --probes alone chooses among every set: the same refusal, naming what was given
+	"$OFFWHEEL" probe --name lab-x -o "$SRV/probes/lab-x.json" >/dev/null
+	run "$OFFWHEEL" --home "$WS" export "$SRV/stick4" --probes "$SRV/probes" --sign "$SRV/k.sec"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ $output == *"--probes (the machines' sets, chosen among every set in the workspace): the sets come from more than one index: $A, $B (set 2)"* ]]
+	[[ $output != *"--all-sets:"* ]]
+	[ ! -e "$SRV/stick4/SHA256SUMS" ]
 }
 
 @test "two sets that want different files of one name: the clash names both files' sources" {
