@@ -127,6 +127,9 @@ struct ow_export_plan {
 	 * every index, refused when the sets that would go come from more than
 	 * one (the sample index's sets beside the lab's: one stick, one source) */
 	const char *index_url;
+	/* how every set was asked for, as messages name it: NULL "--all-sets"
+	 * (export --probes asks for them to choose the machines' sets among) */
+	const char *all_sets_as;
 };
 
 /* Build a plan: sets by id (duplicates ignored); the newest set of a target;

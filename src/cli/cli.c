@@ -924,6 +924,16 @@ static void on_event(const struct ow_event *ev, void *ud)
 	free(safe);
 }
 
+static int exit_rank(int e)
+{
+	return e == 0 ? 0 : e == 4 ? 1 : e == 5 ? 2 : e == 3 ? 3 : 4;
+}
+
+int cli_worse_exit(int worst, int rc)
+{
+	return exit_rank(rc) > exit_rank(worst) ? rc : worst;
+}
+
 void cli_progress_event(const struct ow_event *ev)
 {
 	if (evs.c)

@@ -113,6 +113,10 @@ void cli_events_finish(void);
 /* Erase the progress lines, if any are on the screen; call before writing
  * to the terminal other than through cli_say / cli_fail / the event log. */
 void cli_progress_clear(void);
+/* The worse of two exit codes, for a command that judges several things:
+ * an error (1, 2, 130 ...) over "cannot run" (3) over "no driver to check
+ * with" (5) over "incomplete" (4) over 0; of two errors, the first. */
+int cli_worse_exit(int worst, int rc);
 /* A progress event of the CLI's own making (a batch the command runs item
  * by item, such as the members of a set it audits): drawn as the library's
  * are.  Only from the main thread while no library call is running. */

@@ -717,16 +717,6 @@ static int need_store(int argc, char **argv, int first)
 	return 0;
 }
 
-/* Errors outrank "cannot run" (3), which outranks "incomplete" (4). */
-static int worse(int worst, int rc)
-{
-	if (!rc || worst == rc)
-		return worst;
-	if (worst == 0 || worst == 4)
-		return rc;
-	return worst == 3 ? (rc == 4 ? 3 : rc) : worst;
-}
-
 /* The operands that are paths, audited before any is said (ow_audit_paths:
  * the libraries on threads); audit_one takes each from here. */
 struct prefetch {
@@ -936,7 +926,7 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
 		else if (!m[i].object[0] && ++missing)
 			not_fetched(c, ref, id, m[i].filename, out);
 		else {
-			worst = worse(worst, audit_one(c, s, m[i].object, g, &x));
+			worst = cli_worse_exit(worst, audit_one(c, s, m[i].object, g, &x));
 			members_item(m[i].filename);
 		}
 	}
@@ -946,7 +936,7 @@ static int audit_set(struct cli *c, ow_store *s, const char *ref, const struct a
 	if (missing && !g->device)
 		cli_say(c, "%zu members not fetched: run 'offwheel fetch %s' to audit them\n", missing,
 		        ref);
-	worst = missing ? worse(worst, 4) : worst;
+	worst = missing ? cli_worse_exit(worst, 4) : worst;
 	char *name = set_name(s, id);
 	say_verdict(c, g, name ? name : ref, t, ref, missing, n);
 	free(name);
@@ -982,7 +972,7 @@ static int run_device(struct cli *c, ow_store *s, int argc, char **argv, int fir
 		struct tally t = {0};
 		struct one_ctx x = {&g->rules, targets, 0, 0, &t, &pf, i};
 		int set = !strncmp(argv[i], "set:", 4);
-		worst = worse(worst, set ? audit_set(c, s, argv[i], g, targets, &t)
+		worst = cli_worse_exit(worst, set ? audit_set(c, s, argv[i], g, targets, &t)
 		                         : audit_one(c, s, argv[i], g, &x));
 		if (!set)
 			say_verdict(c, g, t.label ? t.label : argv[i], &t, argv[i], 0, 0);
@@ -1024,7 +1014,7 @@ static int run_all(struct cli *c, ow_store *s, int argc, char **argv, int first,
 		char cc[8];
 		ow_gpu_format_cc(one.cc, cc, sizeof cc);
 		ow_str_printf(&names, "%s%s", d ? ", " : "", cc);
-		worst = worse(worst, run_device(c, s, argc, argv, first, &one, targets));
+		worst = cli_worse_exit(worst, run_device(c, s, argc, argv, first, &one, targets));
 	}
 	if (nd > 1)
 		cli_out(c, "audit: %s every device named (%s)\n",

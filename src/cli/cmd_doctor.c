@@ -160,18 +160,6 @@ static json_t *device_json(const struct ow_doctor_report *r, int rc)
 	                 fix_json(&r->fix));
 }
 
-/* The worse of two exit codes: an error (1, 2) over "cannot run here" (3)
- * over "no driver to check with" (5) over "incomplete" (4) over 0. */
-static int exit_rank(int e)
-{
-	return e == 0 ? 0 : e == 4 ? 1 : e == 5 ? 2 : e == 3 ? 3 : 4;
-}
-
-static int worse_exit(int a, int b)
-{
-	return exit_rank(b) > exit_rank(a) ? b : a;
-}
-
 /* --device 12.0,8.0: the walk for each device in turn; the JSON is the
  * first device's document with every device's answer in "devices"; the
  * last line says whether the set runs on every device named. */
@@ -200,7 +188,7 @@ static int run_devices(struct cli *c, struct doc_args *a)
 				cli_wrapf(stdout, "%s== for compute capability %s\n", d ? "\n" : "", cc);
 			render_text(c, r, rc);
 		}
-		worst = worse_exit(worst, ow_err_exit_code(rc));
+		worst = cli_worse_exit(worst, ow_err_exit_code(rc));
 		ow_doctor_report_free(r);
 	}
 	if (first) {

@@ -175,23 +175,6 @@ static int add_set_ids(struct cli *c, ow_store *s, struct ow_export_plan *p, cha
 	return 0;
 }
 
-/* --probes alone chooses among every set: a refusal worded for --all-sets
- * names what the user gave instead. */
-static int probes_words(int rc)
-{
-	const char *d = ow_err_detail();
-	static const char all[] = "--all-sets: ";
-	if (!d || strncmp(d, all, sizeof all - 1))
-		return rc;
-	char *t = ow_aprintf("--probes (the machines' sets, chosen among every set in the "
-	                     "workspace): %s", d + sizeof all - 1);
-	if (!t)
-		return rc;
-	rc = ow_err(rc, "%s", t);
-	free(t);
-	return rc;
-}
-
 static int build_plan(struct cli *c, ow_store *s, const struct export_args *a, char **ids,
                       int nids, struct ow_export_plan *p)
 {
@@ -199,12 +182,14 @@ static int build_plan(struct cli *c, ow_store *s, const struct export_args *a, c
 		return cli_usage_error(c, "export: --index chooses among --all-sets; name the sets "
 		                          "otherwise (SET-ID, --target)");
 	p->index_url = a->index;
+	if (a->all_for_probes)
+		p->all_sets_as = "--probes (the machines' sets, chosen among every set in the workspace)";
 	int rc = add_set_ids(c, s, p, ids, nids);
 	for (int i = 0; !rc && i < a->ntargets; i++)
 		if ((rc = ow_export_add_target(s, p, a->targets[i])))
 			return cli_fail(c, rc);
 	if (!rc && a->all && (rc = ow_export_add_all_sets(s, p)))
-		return cli_fail(c, a->all_for_probes ? probes_words(rc) : rc);
+		return cli_fail(c, rc);
 	for (int i = 0; !rc && i < a->nfiles; i++)
 		if ((rc = ow_export_add_file(s, p, a->files[i])))
 			return cli_fail(c, rc);

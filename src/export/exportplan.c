@@ -472,6 +472,11 @@ static char *set_index(ow_store *s, int64_t id)
 
 /* --all-sets over sets of more than one index, none named: refused, naming
  * each index and its sets (a stick holds one source's sets). */
+static const char *all_sets_as(const struct ow_export_plan *p)
+{
+	return p->all_sets_as ? p->all_sets_as : "--all-sets";
+}
+
 static int one_index(ow_store *s, const struct ow_export_plan *p, size_t before)
 {
 	char *first = NULL;
@@ -489,9 +494,9 @@ static int one_index(ow_store *s, const struct ow_export_plan *p, size_t before)
 		free(u);
 	}
 	if (rc == 0 && b.n)
-		rc = ow_err(OW_EINVAL, "--all-sets: the sets come from more than one index: %s%s — "
+		rc = ow_err(OW_EINVAL, "%s: the sets come from more than one index: %s%s — "
 		            "name one with --index URL ('offwheel ls sets -v' names each set's), or "
-		            "name the sets (SET-ID, --target)", first, b.p);
+		            "name the sets (SET-ID, --target)", all_sets_as(p), first, b.p);
 	free(first);
 	ow_str_dispose(&b);
 	return rc;
@@ -544,9 +549,10 @@ int ow_export_add_all_sets(ow_store *s, struct ow_export_plan *p)
 	else if (!rc && p->nsets == before && device_skips(p))
 		rc = ow_export_plan_devices_done(p);
 	else if (!rc && p->nsets == before && p->nskipped)
-		rc = ow_err(OW_EINCOMPLETE, "--all-sets: none of the %zu newest sets is complete and "
+		rc = ow_err(OW_EINCOMPLETE, "%s: none of the %zu newest sets is complete and "
 		            "fetched (set %lld, %s: %s) — run 'offwheel sync' (or 'fetch SET-ID'); "
-		            "'offwheel ls sets' lists them", p->nskipped, (long long)p->skipped[0].id,
+		            "'offwheel ls sets' lists them", all_sets_as(p), p->nskipped,
+		            (long long)p->skipped[0].id,
 		            p->skipped[0].target ? p->skipped[0].target : "?", p->skipped[0].reason);
 	ow_str_dispose(&refused);
 	return rc;

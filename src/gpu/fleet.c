@@ -19,7 +19,7 @@ int ow_variant_min_driver(const char *variant)
 	size_t n = strspn(d, "0123456789");
 	if (n < 3 || n > 4 || d[n])
 		return -1;
-	int v = atoi(d);
+	int v = (int)strtol(d, NULL, 10); /* 3 or 4 digits, checked above */
 	return (v / 10) * 1000 + (v % 10) * 10; /* 128 -> 12080, 130 -> 13000 */
 }
 

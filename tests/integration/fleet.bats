@@ -15,11 +15,7 @@ setup_file() {
 	unset OW_STANDIN_CC OW_STANDIN_DRIVER OW_STANDIN_MODE OW_STANDIN_DEVICES OW_STANDIN_NAME
 	# the sample index, served by nginx over HTTPS
 	export SRV="$BATS_FILE_TMPDIR/srv"
-	mkdir -p "$SRV/www" "$SRV/www2"
-	ow_start_nginx "$SRV/www" "$SRV/www2"
-	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
-		--host2 "$OW_HTTPS_URL2" >/dev/null
-	export OW_HTTPS_URL OW_CA_FILE OW_NGINX_DIR
+	ow_serve_fixture_index "$SRV"
 }
 
 @test "probe: one document per machine, its GPUs and driver from the Driver API; no driver is an answer" {

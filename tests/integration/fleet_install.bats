@@ -17,11 +17,7 @@ setup_file() {
 	export STANDIN="$OW_BUILD_DIR/tests/standin/libcuda.so.1"
 	unset OW_STANDIN_CC OW_STANDIN_DRIVER OW_STANDIN_MODE OW_STANDIN_DEVICES OW_STANDIN_NAME
 	export SRV="$BATS_FILE_TMPDIR/srv"
-	mkdir -p "$SRV/www" "$SRV/www2"
-	ow_start_nginx "$SRV/www" "$SRV/www2"
-	"$OW_SOURCE_DIR/tests/tools/make-fixture-index" "$SRV" --host "$OW_HTTPS_URL" \
-		--host2 "$OW_HTTPS_URL2" >/dev/null
-	export OW_HTTPS_URL OW_CA_FILE OW_NGINX_DIR
+	ow_serve_fixture_index "$SRV"
 	# the stick: the four machines probed onto it, the sets made for them, signed
 	export STICK="$BATS_FILE_TMPDIR/stick" KEYS="$BATS_FILE_TMPDIR/keys"
 	mkdir -p "$STICK/probes" "$KEYS"

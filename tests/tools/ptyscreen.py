@@ -82,6 +82,34 @@ def screen(raw: bytes, cols: int):
     return text
 
 
+def run_on_pty(cmd, cols, timeout, trigger=None):
+    """Run cmd on a pty `cols` wide (the size set by the child, on its own
+    terminal, before exec) until it closes the terminal or writes nothing for
+    `timeout` seconds; SIGINT to its process group once when the text written
+    so far first matches `trigger`.  Returns (bytes written, exit status)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
+        os.execvp(cmd[0], cmd)
+    out = bytearray()
+    while True:
+        r, _, _ = select.select([fd], [], [], timeout)
+        if not r:
+            break
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+        if trigger and trigger.search(CSI.sub("", out.decode("utf-8", "replace"))):
+            trigger = None
+            os.killpg(pid, signal.SIGINT)
+    _, status = os.waitpid(pid, 0)
+    return bytes(out), os.waitstatus_to_exitcode(status)
+
+
 def main():
     args = sys.argv[1:]
     cols, raw, trigger = 100, None, None
@@ -98,35 +126,14 @@ def main():
         else:
             sys.exit("usage: ptyscreen.py [--cols N] [--raw FILE] [--interrupt-on REGEX] -- "
                      "COMMAND [ARGS...]")
-    cmd = args[1:]
-    pid, fd = pty.fork()
-    if pid == 0:
-        # the size is set by the child, on its own terminal, before exec
-        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
-        os.execvp(cmd[0], cmd)
-    out = bytearray()
-    while True:
-        r, _, _ = select.select([fd], [], [], 60)
-        if not r:
-            break
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-        if trigger and trigger.search(CSI.sub("", out.decode("utf-8", "replace"))):
-            trigger = None
-            os.killpg(pid, signal.SIGINT)
-    _, status = os.waitpid(pid, 0)
+    out, code = run_on_pty(args[1:], cols, 60, trigger)
     if raw:
         with open(raw, "wb") as f:
             f.write(out)
     # the pty turns LF into CR LF; the model handles both
-    for line in screen(bytes(out), cols):
+    for line in screen(out, cols):
         print(line)
-    sys.exit(os.waitstatus_to_exitcode(status))
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -21,44 +21,18 @@ the progress lines are left out:
 they differ between two runs.  Exits 1 and names the missing words.
 Standard library only.
 """
-import fcntl
 import os
-import pty
 import re
-import select
-import struct
 import sys
-import termios
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ptyscreen import screen  # noqa: E402
+from ptyscreen import run_on_pty, screen  # noqa: E402
 
 CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # a progress total: "  3 of 18 wheels done, ..." or "  5 done, ..."
 TOTAL = re.compile(r"^  (\d+ of \d+ .* done|\d+ done)(, |$)")
 # how a whole total ends: its count, its bytes and rate, bytes left, an ETA
 TOTAL_END = re.compile(r"(done|B/s|B\+? left|ETA ~?\d+ (s|min)|\d+ h \d+ min)$")
-
-
-def run_on_pty(cmd, cols):
-    pid, fd = pty.fork()
-    if pid == 0:
-        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
-        os.execvp(cmd[0], cmd)
-    out = bytearray()
-    while True:
-        r, _, _ = select.select([fd], [], [], 120)
-        if not r:
-            break
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    _, status = os.waitpid(pid, 0)
-    return bytes(out), os.waitstatus_to_exitcode(status)
 
 
 def written_lines(raw):
@@ -107,7 +81,7 @@ def main():
     opts, cmd = a[1:a.index("--")], a[a.index("--") + 1:]
     cols = int(opts[opts.index("--cols") + 1])
     outf = opts[opts.index("--out") + 1]
-    raw, status = run_on_pty(cmd, cols)
+    raw, status = run_on_pty(cmd, cols, 120)
     lines = screen(raw, cols)
     with open(outf, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
